@@ -1,0 +1,46 @@
+package agent
+
+import "encoding/json"
+
+// EventType names what happened in a run.
+type EventType string
+
+// The events a run emits, in the order they happen within a step.
+const (
+	EventTextDelta    EventType = "text_delta"    // Text: a piece of the model's answer
+	EventMessage      EventType = "message"       // Message: a message appended to the conversation
+	EventToolStarted  EventType = "tool_started"  // Call
+	EventToolProgress EventType = "tool_progress" // Call.ID, Text
+	EventToolFinished EventType = "tool_finished" // Call, Result, IsError
+	EventToolRefused  EventType = "tool_refused"  // Call, Verdict
+	EventPlanUpdated  EventType = "plan_updated"  // Plan: the whole list
+	EventUsage        EventType = "usage"         // Usage of one model request
+	EventRetry        EventType = "retry"         // Text: why the provider is retrying
+	EventRunFinished  EventType = "run_finished"  // Outcome, Text (final answer)
+)
+
+// TodoItem is one entry of the model-maintained plan.
+type TodoItem struct {
+	Content string `json:"content"`
+	Status  string `json:"status"` // pending | in_progress | completed
+}
+
+// Event is one observable step of a run. Only the fields its Type names are set.
+type Event struct {
+	Type    EventType       `json:"type"`
+	Step    int             `json:"step,omitempty"`
+	Text    string          `json:"text,omitempty"`
+	Message *Message        `json:"message,omitempty"`
+	Call    *ToolCall       `json:"call,omitempty"`
+	Args    json.RawMessage `json:"-"`
+	Result  string          `json:"result,omitempty"`
+	IsError bool            `json:"is_error,omitempty"`
+	Verdict *Verdict        `json:"verdict,omitempty"`
+	Plan    []TodoItem      `json:"plan,omitempty"`
+	Usage   *Usage          `json:"usage,omitempty"`
+	Outcome Outcome         `json:"outcome,omitempty"`
+}
+
+// Observer receives a run's events synchronously, in order. It must not block
+// for long: the run waits for it.
+type Observer func(Event)

@@ -1,0 +1,85 @@
+package agent
+
+import "encoding/json"
+
+// Role is the author of a Message.
+type Role string
+
+// The roles of the OpenAI-compatible chat format.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of a conversation. An assistant message may carry tool
+// calls; a tool message answers exactly one of them through ToolCallID.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+}
+
+// ToolCall is one complete call requested by the model. Arguments is the raw
+// JSON object the model produced; it may be malformed, and tools must say so.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolSchema describes a tool to the model.
+type ToolSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Request is one model turn. Model may be empty, in which case the provider
+// uses the model it was configured with. Temperature is sent only when set.
+type Request struct {
+	Model       string
+	Messages    []Message
+	Tools       []ToolSchema
+	Temperature *float64
+	MaxTokens   int
+}
+
+// Usage counts the tokens of one or more model requests.
+type Usage struct {
+	Prompt     int `json:"prompt"`
+	Completion int `json:"completion"`
+	Cached     int `json:"cached"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{Prompt: u.Prompt + v.Prompt, Completion: u.Completion + v.Completion, Cached: u.Cached + v.Cached}
+}
+
+// ChunkType says which field of a Chunk is set.
+type ChunkType int
+
+// The chunk kinds a provider stream emits. A stream ends with exactly one
+// ChunkDone or ChunkError, after which the channel is closed.
+const (
+	ChunkText ChunkType = iota
+	ChunkToolCall
+	ChunkUsage
+	ChunkDone
+	ChunkError
+)
+
+// Chunk is one piece of a streamed model response. Providers accumulate tool
+// call deltas themselves and emit only complete ToolCalls.
+type Chunk struct {
+	Type         ChunkType
+	Text         string    // ChunkText
+	ToolCall     *ToolCall // ChunkToolCall
+	Usage        Usage     // ChunkUsage
+	FinishReason string    // ChunkDone: "stop", "tool_calls", "length", ...
+	Err          error     // ChunkError
+}
