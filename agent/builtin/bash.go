@@ -1,0 +1,169 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"reasonix/agent"
+)
+
+const (
+	// bashKeep is how much output is kept at each end of a command's output.
+	bashKeep = 64 * 1024
+	// bashDrainGrace is how long output is still read after the command and
+	// its process group are gone, for a process that escaped the group but
+	// holds the pipe. After it the pipe is abandoned so the call returns.
+	bashDrainGrace = 2 * time.Second
+)
+
+func init() {
+	agent.RegisterBuiltin("bash", func(env agent.ToolEnv) agent.Tool { return &bash{env: env} })
+}
+
+// bash runs a shell command in the workspace.
+type bash struct{ env agent.ToolEnv }
+
+func (*bash) Name() string { return "bash" }
+func (*bash) Description() string {
+	return "Run a bash command in the workspace directory and return its combined stdout and stderr and its exit code. " +
+		"Use it for builds, tests, git and package managers; prefer read_file, edit_file, ls, glob and grep for files. " +
+		"Stdin is empty, so interactive commands fail: pass flags like --yes. " +
+		"Processes the command starts in the background are killed when it finishes. Very long output keeps its start and end."
+}
+
+func (*bash) Schema() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "The command line, run with bash -c in the workspace directory."},
+    "timeout_seconds": {"type": "integer", "minimum": 1, "description": "Kill the command after this many seconds. Default and upper bound: the run's configured shell timeout."}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`)
+}
+
+type bashArgs struct {
+	Command        string `json:"command"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
+}
+
+// Execute runs the command. A non-zero exit or a timeout is a normal result
+// (the model needs the output to react); the text ends with the exit code
+// and, after a timeout, says so. When ctx is cancelled the whole process
+// group is killed and Execute returns the output so far together with an
+// error wrapping ctx.Err().
+func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
+	var a bashArgs
+	if err := decodeArgs("bash", raw, &a, "command"); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return "", fmt.Errorf("bash: command must not be empty")
+	}
+	if a.TimeoutSeconds < 0 {
+		return "", fmt.Errorf("bash: timeout_seconds must be 1 or more, got %d", a.TimeoutSeconds)
+	}
+	timeout := a.TimeoutSeconds
+	if limit := t.env.BashTimeoutSeconds; limit > 0 && (timeout == 0 || timeout > limit) {
+		timeout = limit
+	}
+	argv := []string{"bash", "-c", a.Command}
+	if t.env.Shell != nil {
+		wrapped, err := t.env.Shell.WrapShell(t.env.Workdir, a.Command)
+		if err != nil {
+			return "", fmt.Errorf("bash: %w", err)
+		}
+		if len(wrapped) == 0 {
+			return "", fmt.Errorf("bash: shell wrapper returned an empty command")
+		}
+		argv = wrapped
+	}
+
+	runCtx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, time.Duration(timeout)*time.Second)
+		defer cancel()
+	}
+	out := newHeadTail(bashKeep)
+	state, err := runGroup(runCtx, argv, t.env.Workdir, out)
+	if err != nil {
+		return "", fmt.Errorf("bash: %w", err)
+	}
+
+	var b strings.Builder
+	b.WriteString(out.String())
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+		b.WriteByte('\n')
+	}
+	switch {
+	case ctx.Err() != nil:
+		b.WriteString("cancelled: the command and its child processes were killed\n")
+	case runCtx.Err() != nil:
+		fmt.Fprintf(&b, "timed out after %ds: the command and its child processes were killed\n", timeout)
+	}
+	fmt.Fprintf(&b, "exit code: %d", state.ExitCode())
+	if state.ExitCode() < 0 {
+		fmt.Fprintf(&b, " (%s)", state)
+	}
+	if ctx.Err() != nil {
+		return b.String(), fmt.Errorf("bash: command cancelled: %w", ctx.Err())
+	}
+	return b.String(), nil
+}
+
+// runGroup runs argv in dir as the leader of a new process group, writing
+// stdout and stderr to out. When ctx ends, or when the leader exits, the
+// whole group is killed: nothing a command started outlives the call. The
+// output goes through a pipe this function owns (not through os/exec's copy
+// goroutines) so that Wait returns when the leader exits even if a
+// grandchild still holds the pipe; reading then stops after bashDrainGrace.
+func runGroup(ctx context.Context, argv []string, dir string, out io.Writer) (*os.ProcessState, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer pr.Close()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdin = nil // os/exec connects /dev/null
+	cmd.Stdout, cmd.Stderr = pw, pw
+	setProcessGroup(cmd)
+	cmd.Cancel = func() error { return killProcessGroup(cmd) }
+	if err := cmd.Start(); err != nil {
+		_ = pw.Close()
+		return nil, err
+	}
+	// The child has its own copy; ours must go so EOF arrives when the
+	// last process holding the write end exits.
+	_ = pw.Close()
+
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, pr)
+	}()
+
+	waitErr := cmd.Wait()
+	_ = killProcessGroup(cmd) // background children of a finished command
+	if err := pr.SetReadDeadline(time.Now().Add(bashDrainGrace)); err != nil {
+		// No deadline support (Windows pipes): closing unblocks the reader.
+		timer := time.AfterFunc(bashDrainGrace, func() { _ = pr.Close() })
+		defer timer.Stop()
+	}
+	<-copied
+
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) && cmd.ProcessState == nil {
+		return nil, waitErr
+	}
+	return cmd.ProcessState, nil
+}
