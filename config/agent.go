@@ -1,0 +1,46 @@
+package config
+
+import (
+	"math"
+	"time"
+)
+
+// Agent is the [agent] table: how one agent run behaves.
+type Agent struct {
+	// SystemPrompt is the system prompt text. When system_prompt_file is set
+	// instead, Load reads that file into SystemPrompt.
+	SystemPrompt string `toml:"system_prompt"`
+	// SystemPromptFile is the file the prompt was read from, made absolute
+	// relative to the config file that named it; "" when the prompt is inline.
+	SystemPromptFile string `toml:"system_prompt_file"`
+	// Temperature is the sampling temperature in [0, 2]; nil = the model's default.
+	Temperature *float64 `toml:"temperature"`
+	// MaxSteps caps model turns per run; default 100.
+	MaxSteps int `toml:"max_steps"`
+	// GoalTokenBudget, GoalMaxTurns and GoalWallClock bound a goal; 0 = off.
+	GoalTokenBudget int           `toml:"goal_token_budget"`
+	GoalMaxTurns    int           `toml:"goal_max_turns"`
+	GoalWallClock   time.Duration `toml:"goal_wall_clock"` // a duration string such as "90m"
+	// MaxSubagentConcurrency caps sub-agents running at once; default 6.
+	MaxSubagentConcurrency int `toml:"max_subagent_concurrency"`
+	// MaxParallelWriters caps sub-agents holding write claims at once; default 3.
+	MaxParallelWriters int `toml:"max_parallel_writers"`
+}
+
+// maxPromptBytes bounds system_prompt_file so a wrong path (a log, an
+// image) fails loudly instead of filling the context window.
+const maxPromptBytes = 1 << 20
+
+func (a *Agent) validate(c *Config, p *problems) {
+	if t := a.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
+		p.add(c.origins["agent.temperature"], "agent.temperature", "must be between 0 and 2 (got %g)", *t)
+	}
+	checkRange(p, c.origins["agent.max_steps"], "agent.max_steps", a.MaxSteps, 1, 100000)
+	checkNonNegative(p, c.origins["agent.goal_token_budget"], "agent.goal_token_budget", a.GoalTokenBudget)
+	checkNonNegative(p, c.origins["agent.goal_max_turns"], "agent.goal_max_turns", a.GoalMaxTurns)
+	if a.GoalWallClock < 0 {
+		p.add(c.origins["agent.goal_wall_clock"], "agent.goal_wall_clock", "must not be negative (got %s)", a.GoalWallClock)
+	}
+	checkRange(p, c.origins["agent.max_subagent_concurrency"], "agent.max_subagent_concurrency", a.MaxSubagentConcurrency, 1, 64)
+	checkRange(p, c.origins["agent.max_parallel_writers"], "agent.max_parallel_writers", a.MaxParallelWriters, 1, 64)
+}

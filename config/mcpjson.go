@@ -1,0 +1,88 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"sort"
+)
+
+// mcpJSON is Claude Code's project .mcp.json. Unknown fields are ignored so
+// a file written for Claude works unchanged.
+type mcpJSON struct {
+	MCPServers map[string]mcpServer `json:"mcpServers"`
+}
+
+type mcpServer struct {
+	Type    string            `json:"type"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+
+// parseMCPJSON turns .mcp.json into plugins sorted by name, each with
+// Source set to path.
+func parseMCPJSON(path string, data []byte) ([]Plugin, error) {
+	var doc mcpJSON
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, &FileError{File: path, Line: jsonErrorLine(data, err), Err: err}
+	}
+	names := make([]string, 0, len(doc.MCPServers))
+	for name := range doc.MCPServers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	plugins := make([]Plugin, 0, len(names))
+	for _, name := range names {
+		s := doc.MCPServers[name]
+		typ := s.Type
+		if typ == "streamable-http" { // Claude's alias for the same transport
+			typ = TransportHTTP
+		}
+		plugins = append(plugins, Plugin{
+			Name: name, Type: typ, Command: s.Command, Args: s.Args, Env: s.Env,
+			URL: s.URL, Headers: s.Headers, Source: path,
+		})
+	}
+	return plugins, nil
+}
+
+// jsonErrorLine finds the line of a JSON decoding error, 0 when unknown.
+func jsonErrorLine(data []byte, err error) int {
+	var off int64
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	default:
+		return 0
+	}
+	off = min(max(off, 0), int64(len(data)))
+	return bytes.Count(data[:off], []byte("\n")) + 1
+}
+
+// readMCPJSON merges the project's .mcp.json, when present, into the
+// plugins read so far: its entries replace same-name user entries and are
+// in turn replaced by the project config's.
+func (l *loader) readMCPJSON(path string) {
+	data, found, err := readFile(path)
+	if !found {
+		return
+	}
+	if err != nil {
+		l.p.errs = append(l.p.errs, &FileError{File: path, Err: err})
+		return
+	}
+	l.c.sources = append(l.c.sources, path)
+	plugins, err := parseMCPJSON(path, data)
+	if err != nil {
+		l.p.errs = append(l.p.errs, err)
+		return
+	}
+	l.c.Plugins = mergeEntries(&l.p, path, "plugins", l.c.Plugins, plugins, func(p *Plugin) string { return p.Name })
+}

@@ -1,0 +1,31 @@
+package config
+
+import "time"
+
+const (
+	defaultTaskTimeout = 2 * time.Hour
+	defaultApprovalTTL = 30 * time.Minute
+	maxApprovalTTL     = 24 * time.Hour
+)
+
+// Runner is the [runner] table: how the service runs tasks.
+type Runner struct {
+	MaxConcurrentTasks int           `toml:"max_concurrent_tasks"` // per node; default 4
+	TaskTimeout        time.Duration `toml:"task_timeout"`         // default "2h"
+	KeepWorkspaces     bool          `toml:"keep_workspaces"`      // keep worktrees after a task ends
+	ApprovalTTL        time.Duration `toml:"approval_ttl"`         // unanswered approvals deny after this; default "30m", max "24h"
+	MaxToolCalls       int           `toml:"max_tool_calls"`       // per task; 0 = off
+	MaxTokens          int           `toml:"max_tokens"`           // per task; 0 = off
+}
+
+func (r *Runner) validate(c *Config, p *problems) {
+	checkRange(p, c.origins["runner.max_concurrent_tasks"], "runner.max_concurrent_tasks", r.MaxConcurrentTasks, 1, 1024)
+	if r.TaskTimeout <= 0 {
+		p.add(c.origins["runner.task_timeout"], "runner.task_timeout", "must be positive (got %s)", r.TaskTimeout)
+	}
+	if r.ApprovalTTL <= 0 || r.ApprovalTTL > maxApprovalTTL {
+		p.add(c.origins["runner.approval_ttl"], "runner.approval_ttl", "must be positive and at most 24h (got %s)", r.ApprovalTTL)
+	}
+	checkNonNegative(p, c.origins["runner.max_tool_calls"], "runner.max_tool_calls", r.MaxToolCalls)
+	checkNonNegative(p, c.origins["runner.max_tokens"], "runner.max_tokens", r.MaxTokens)
+}

@@ -1,0 +1,28 @@
+package config
+
+import (
+	"net"
+	"strconv"
+)
+
+// Serve is the [serve] table: the HTTP service of `reasonix serve`.
+type Serve struct {
+	Addr string `toml:"addr"` // listen address; default "127.0.0.1:8080"
+	// APITokenEnv names the variable holding the API bearer token; "" = the
+	// caller decides (e.g. generate one).
+	APITokenEnv string `toml:"api_token_env"`
+	// AllowWorkspacePlugins lets workspaces that opt in start MCP servers
+	// declared in their own .mcp.json; default false.
+	AllowWorkspacePlugins bool `toml:"allow_workspace_plugins"`
+}
+
+func (s *Serve) validate(c *Config, p *problems) {
+	src := c.origins["serve.addr"]
+	_, port, err := net.SplitHostPort(s.Addr)
+	if err != nil {
+		p.add(src, "serve.addr", "%q is not host:port (e.g. \"127.0.0.1:8080\")", s.Addr)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		p.add(src, "serve.addr", "%q has an invalid port", s.Addr)
+	}
+	checkEnvName(p, c.origins["serve.api_token_env"], "serve.api_token_env", s.APITokenEnv)
+}

@@ -1,0 +1,42 @@
+package config
+
+import "time"
+
+// Tools is the [tools] table.
+type Tools struct {
+	// Enabled lists the built-in tools to offer; empty = all built-ins.
+	// Names are checked by the caller against the tool registry.
+	Enabled []string `toml:"enabled"`
+	// BashTimeoutSeconds caps one foreground shell command; default 120, 0 = no cap.
+	BashTimeoutSeconds int `toml:"bash_timeout_seconds"`
+	// MCPStartupTimeoutSeconds caps an MCP server's initialize + tools/list; default 30.
+	MCPStartupTimeoutSeconds int `toml:"mcp_startup_timeout_seconds"`
+	// MCPCallTimeoutSeconds caps one MCP tool call; default 300.
+	MCPCallTimeoutSeconds int `toml:"mcp_call_timeout_seconds"`
+}
+
+// BashTimeout is BashTimeoutSeconds as a duration; 0 = no cap.
+func (t *Tools) BashTimeout() time.Duration { return seconds(t.BashTimeoutSeconds) }
+
+// MCPStartupTimeout is MCPStartupTimeoutSeconds as a duration.
+func (t *Tools) MCPStartupTimeout() time.Duration { return seconds(t.MCPStartupTimeoutSeconds) }
+
+// MCPCallTimeout is MCPCallTimeoutSeconds as a duration.
+func (t *Tools) MCPCallTimeout() time.Duration { return seconds(t.MCPCallTimeoutSeconds) }
+
+func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
+
+func (t *Tools) validate(c *Config, p *problems) {
+	src := c.origins["tools.enabled"]
+	checkStrings(p, src, "tools.enabled", t.Enabled)
+	seen := map[string]bool{}
+	for _, name := range t.Enabled {
+		if seen[name] {
+			p.add(src, "tools.enabled", "%q is listed twice", name)
+		}
+		seen[name] = true
+	}
+	checkRange(p, c.origins["tools.bash_timeout_seconds"], "tools.bash_timeout_seconds", t.BashTimeoutSeconds, 0, 86400)
+	checkRange(p, c.origins["tools.mcp_startup_timeout_seconds"], "tools.mcp_startup_timeout_seconds", t.MCPStartupTimeoutSeconds, 1, 3600)
+	checkRange(p, c.origins["tools.mcp_call_timeout_seconds"], "tools.mcp_call_timeout_seconds", t.MCPCallTimeoutSeconds, 1, 86400)
+}

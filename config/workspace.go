@@ -1,0 +1,57 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Workspace is one [[workspaces]] entry: a repository tasks can run in. Each
+// task gets its own git worktree of Repo at Base.
+type Workspace struct {
+	Name string `toml:"name"` // required, unique
+	// Repo is a git URL or a local path; a relative local path is resolved
+	// against the config file that set it.
+	Repo  string   `toml:"repo"`
+	Base  string   `toml:"base"`  // branch or ref worktrees start from; default "main"
+	Setup []string `toml:"setup"` // shell commands run in a fresh worktree, in order
+	// PluginsFromWorkspace lets the repository's own .mcp.json add servers
+	// (also requires [serve] allow_workspace_plugins); default false.
+	PluginsFromWorkspace bool `toml:"plugins_from_workspace"`
+
+	// Source is the file that declared the entry.
+	Source string `toml:"-"`
+}
+
+func (w *Workspace) applyDefaults() {
+	if w.Base == "" {
+		w.Base = "main"
+	}
+	if w.Repo != "" && !isRemoteRepo(w.Repo) {
+		w.Repo = resolveFrom(w.Repo, w.Source)
+	}
+}
+
+// isRemoteRepo reports whether repo is a git URL (scheme://... or the scp
+// form user@host:path) rather than a local path.
+func isRemoteRepo(repo string) bool {
+	if strings.Contains(repo, "://") {
+		return true
+	}
+	at, colon := strings.Index(repo, "@"), strings.Index(repo, ":")
+	return at > 0 && colon > at && !filepath.IsAbs(repo)
+}
+
+func (w *Workspace) validate(label string, p *problems) {
+	if w.Name == "" {
+		p.add(w.Source, label+".name", "is required")
+	} else if !validEntryName(w.Name) {
+		p.add(w.Source, label+".name", "%q must start with a letter or digit and contain only letters, digits, '.', '_' or '-'", w.Name)
+	}
+	if strings.TrimSpace(w.Repo) == "" {
+		p.add(w.Source, label+".repo", "is required (a git URL or a local path)")
+	}
+	if strings.TrimSpace(w.Base) == "" {
+		p.add(w.Source, label+".base", "must not be empty")
+	}
+	checkStrings(p, w.Source, label+".setup", w.Setup)
+}
