@@ -1,0 +1,104 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// allowed maps a package (or a package tree, with a trailing "/...") to the
+// module packages it may import. Every package may import internal/...;
+// a package may import its own subtree only where listed.
+var allowed = map[string][]string{
+	"internal/...":                {},
+	"agent":                       {},
+	"agent/openai":                {"agent"},
+	"agent/builtin":               {"agent", "policy"},
+	"agent/agenttest":             {"agent"},
+	"policy":                      {"agent"},
+	"policy/policytest":           {"agent", "policy"},
+	"mcp":                         {"agent"},
+	"mcp/mcptest":                 {"agent", "mcp"},
+	"goals":                       {"agent", "policy"},
+	"goals/...":                   {"agent", "policy", "goals"},
+	"config":                      {},
+	"runner":                      {"agent", "policy", "goals", "mcp", "config", "runner/..."},
+	"runner/...":                  {"agent", "policy", "goals", "mcp", "config", "runner/..."},
+	"bot":                         {"runner", "policy", "agent", "config", "bot/..."},
+	"bot/...":                     {"runner", "runner/...", "policy", "agent", "config", "bot/..."},
+	"cmd/reasonix":                {"..."},
+	"cmd/reasonix-plugin-example": {},
+}
+
+const module = "reasonix"
+
+func TestImportsFollowThePackageMap(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		if pkg == "" {
+			continue
+		}
+		rules, ok := rulesFor(pkg)
+		if !ok {
+			t.Errorf("package %s is not in the package map; add it to the guide and to this test", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if imp != module && !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module+"/")
+			if strings.HasPrefix(dep, "internal/") || permits(rules, dep) {
+				if isTestHelper(dep) && !isTestHelper(pkg) && pkg != "cmd/reasonix" {
+					t.Errorf("%s imports the test helper %s outside tests", pkg, dep)
+				}
+				continue
+			}
+			t.Errorf("%s may not import %s (allowed: %v)", pkg, dep, rules)
+		}
+	}
+}
+
+func TestNoProductionCodeImportsTestHelpers(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", module+"/cmd/reasonix").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for dep := range strings.SplitSeq(string(out), "\n") {
+		if strings.HasPrefix(dep, module+"/") && isTestHelper(strings.TrimPrefix(dep, module+"/")) {
+			t.Errorf("the reasonix binary links the test helper %s", dep)
+		}
+	}
+}
+
+func rulesFor(pkg string) ([]string, bool) {
+	if r, ok := allowed[pkg]; ok {
+		return r, true
+	}
+	for p := pkg; strings.Contains(p, "/"); {
+		p = p[:strings.LastIndex(p, "/")]
+		if r, ok := allowed[p+"/..."]; ok {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+func permits(rules []string, dep string) bool {
+	for _, r := range rules {
+		if r == "..." || r == dep || (strings.HasSuffix(r, "/...") && strings.HasPrefix(dep, strings.TrimSuffix(r, "..."))) {
+			return true
+		}
+	}
+	return false
+}
+
+func isTestHelper(pkg string) bool {
+	last := pkg[strings.LastIndex(pkg, "/")+1:]
+	return strings.HasSuffix(last, "test") && last != "test"
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what the tests need (as root, from Debian's
+# packages), then vets, runs every test with the race detector, and fuzzes each
+# target briefly. Safe to run repeatedly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/test-deps.sh
+
+go vet ./...
+go test -race -count=1 -timeout 15m ./...
+FUZZTIME="${FUZZTIME:-3s}" ./scripts/fuzz.sh
