@@ -69,27 +69,32 @@ func (h *headTail) filled() int {
 	return h.pos
 }
 
-// String renders what was kept, with a marker where bytes were dropped.
-func (h *headTail) String() string {
+// parts returns copies of the kept head and tail and the dropped count.
+func (h *headTail) parts() (head, tail []byte, dropped int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	tail := make([]byte, 0, h.filled())
+	tail = make([]byte, 0, h.filled())
 	if h.wrapped {
 		tail = append(tail, h.ring[h.pos:]...)
 	}
 	tail = append(tail, h.ring[:h.pos]...)
-	if h.dropped == 0 {
-		return string(h.head) + string(tail)
+	return append([]byte(nil), h.head...), tail, h.dropped
+}
+
+// String renders what was kept, with a marker where bytes were dropped.
+func (h *headTail) String() string {
+	head, tail, dropped := h.parts()
+	if dropped == 0 {
+		return string(head) + string(tail)
 	}
 	// Cut points fall anywhere; do not show half a character on either side.
-	head := h.head
 	for i := 0; i < utf8.UTFMax && len(head) > 0 && !utf8.FullRune(head[lastRuneStart(head):]); i++ {
 		head = head[:lastRuneStart(head)]
 	}
 	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
 		tail = tail[1:]
 	}
-	return fmt.Sprintf("%s\n\n[... %d bytes of output omitted ...]\n\n%s", head, h.dropped, tail)
+	return fmt.Sprintf("%s\n\n[... %d bytes of output omitted ...]\n\n%s", head, dropped, tail)
 }
 
 func lastRuneStart(b []byte) int {
