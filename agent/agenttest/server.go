@@ -1,0 +1,230 @@
+package agenttest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"reasonix/agent"
+)
+
+// maxRequestBody bounds what the fake reads of one request.
+const maxRequestBody = 64 << 20
+
+// Server is a fake OpenAI-compatible chat completions endpoint on loopback.
+// It answers POSTs to any path ending in /chat/completions with the next step
+// of its script, in the real SSE wire format and with no think time, and
+// records every request. All methods are safe for concurrent use.
+type Server struct {
+	// URL is the base URL to configure a provider with, ending in "/v1".
+	URL string
+
+	srv       *httptest.Server
+	done      chan struct{} // closed by Close: delayed steps stop waiting
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	script   []Turn
+	next     int
+	requests []Request
+}
+
+// NewServer starts a Server playing turns and closes it when the test ends.
+func NewServer(t testing.TB, turns ...Turn) *Server {
+	t.Helper()
+	s := StartServer(turns)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// StartServer starts a Server playing turns. The caller must Close it.
+func StartServer(turns []Turn) *Server {
+	s := &Server{done: make(chan struct{}), script: append([]Turn(nil), turns...)}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	s.URL = s.srv.URL + "/v1"
+	return s
+}
+
+// Close stops the server, aborting delayed steps, and waits for outstanding
+// requests to finish. It is safe to call more than once.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+	})
+}
+
+// Add appends turns to the script.
+func (s *Server) Add(turns ...Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script = append(s.script, turns...)
+}
+
+// Remaining reports how many script steps have not been played yet.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.script) - s.next
+}
+
+// Requests returns a copy of the requests received so far, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// ProviderConfig returns a configuration of kind "openai" pointing at the
+// server, with model "fake-model" and key "test-key", for wiring a provider.
+func (s *Server) ProviderConfig() agent.ProviderConfig {
+	return agent.ProviderConfig{Name: "fake", Kind: "openai", BaseURL: s.URL, Model: "fake-model", APIKey: "test-key"}
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := Request{Step: -1, Path: r.URL.Path, Authorization: r.Header.Get("Authorization"), Received: time.Now()}
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		idx := s.record(rec)
+		writeError(w, http.StatusNotFound, 0, newErrorBody("agenttest: only POST .../chat/completions is served", "invalid_request_error", ""))
+		s.responded(idx)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
+	rec.Body = body
+	if err == nil {
+		err = decodeRequest(body, &rec)
+	}
+	if err != nil {
+		idx := s.record(rec)
+		writeError(w, http.StatusBadRequest, 0, newErrorBody(err.Error(), "invalid_request_error", ""))
+		s.responded(idx)
+		return
+	}
+
+	s.mu.Lock()
+	var turn Turn
+	ok := s.next < len(s.script)
+	if ok {
+		turn, rec.Step = s.script[s.next], s.next
+		s.next++
+	}
+	s.requests = append(s.requests, rec)
+	idx, steps := len(s.requests)-1, len(s.script)
+	s.mu.Unlock()
+	defer s.responded(idx)
+
+	if !ok {
+		writeError(w, http.StatusInternalServerError, 0, newErrorBody(
+			fmt.Sprintf("agenttest: script exhausted: all %d steps were already played", steps), "server_error", ""))
+		return
+	}
+	if turn.Handler != nil {
+		turn = turn.Handler(rec)
+	}
+	if turn.Delay > 0 {
+		t := time.NewTimer(turn.Delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
+	s.play(w, turn, rec, idx)
+}
+
+// play writes one turn as the response to request number idx.
+func (s *Server) play(w http.ResponseWriter, turn Turn, rec Request, idx int) {
+	switch {
+	case turn.Status != 0:
+		typ := "invalid_request_error"
+		if turn.Status == http.StatusTooManyRequests {
+			typ = "rate_limit_error"
+		} else if turn.Status >= 500 {
+			typ = "server_error"
+		}
+		writeError(w, turn.Status, turn.RetryAfter, newErrorBody(turn.ErrorMessage, typ, turn.ErrorCode))
+		return
+	case turn.Raw != "":
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, turn.Raw)
+		return
+	}
+
+	model := rec.Model
+	if model == "" {
+		model = "fake-model"
+	}
+	plan := planStream(turn, model, rec.IncludeUsage)
+	if turn.StreamError {
+		plan.complete = false
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	var buf bytes.Buffer
+	send := func(data []byte) {
+		buf.Reset()
+		buf.WriteString("data: ")
+		buf.Write(data)
+		buf.WriteString("\n\n")
+		w.Write(buf.Bytes())
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	for _, c := range plan.chunks {
+		data, _ := json.Marshal(c)
+		send(data)
+	}
+	switch {
+	case turn.StreamError:
+		data, _ := json.Marshal(newErrorBody(turn.ErrorMessage, "server_error", turn.ErrorCode))
+		send(data)
+	case turn.Cut:
+		s.responded(idx)
+		// Aborting the handler drops the connection without the final
+		// chunk of the chunked encoding: the client sees a cut stream.
+		panic(http.ErrAbortHandler)
+	default:
+		send([]byte("[DONE]"))
+	}
+}
+
+func (s *Server) record(rec Request) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, rec)
+	return len(s.requests) - 1
+}
+
+// responded stamps the completion time of request idx once.
+func (s *Server) responded(idx int) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if idx >= 0 && idx < len(s.requests) && s.requests[idx].Responded.IsZero() {
+		s.requests[idx].Responded = now
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, retryAfter time.Duration, body errorBody) {
+	if retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}

@@ -1,0 +1,120 @@
+package agenttest
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"reasonix/agent"
+)
+
+// The OpenAI chat-completions wire format, written independently of
+// agent/openai so that the fake checks the client instead of mirroring it.
+
+type wireRequest struct {
+	Model       string        `json:"model"`
+	Messages    []wireMessage `json:"messages"`
+	Tools       []wireTool    `json:"tools"`
+	Temperature *float64      `json:"temperature"`
+	MaxTokens   int           `json:"max_tokens"`
+	Stream      bool          `json:"stream"`
+	Options     *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+type wireMessage struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Name       string         `json:"name,omitempty"`
+}
+
+type wireToolCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// decodeRequest fills the decoded fields of a Request from a JSON body.
+func decodeRequest(body []byte, rec *Request) error {
+	var w wireRequest
+	if err := json.Unmarshal(body, &w); err != nil {
+		return fmt.Errorf("agenttest: request body is not a chat completion request: %w", err)
+	}
+	rec.Model, rec.Temperature, rec.MaxTokens, rec.Stream = w.Model, w.Temperature, w.MaxTokens, w.Stream
+	rec.IncludeUsage = w.Options != nil && w.Options.IncludeUsage
+	for _, m := range w.Messages {
+		msg := agent.Message{Role: agent.Role(m.Role), ToolCallID: m.ToolCallID, Name: m.Name}
+		if m.Content != nil {
+			msg.Content = *m.Content
+		}
+		for _, c := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		rec.Messages = append(rec.Messages, msg)
+	}
+	for _, t := range w.Tools {
+		rec.Tools = append(rec.Tools, agent.ToolSchema{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	return nil
+}
+
+// The streamed chunk format.
+
+type chunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *chunkUsage   `json:"usage,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int     `json:"index"`
+	Delta        delta   `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type delta struct {
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
+}
+
+type chunkUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	Details          struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+type errorBody struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    string `json:"code,omitempty"`
+	} `json:"error"`
+}
+
+func newErrorBody(message, typ, code string) errorBody {
+	var b errorBody
+	b.Error.Message, b.Error.Type, b.Error.Code = message, typ, code
+	return b
+}

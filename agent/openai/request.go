@@ -1,0 +1,106 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"reasonix/agent"
+)
+
+// chatRequest is the body of a streaming chat completions request.
+type chatRequest struct {
+	Model         string        `json:"model"`
+	Messages      []chatMessage `json:"messages"`
+	Tools         []chatTool    `json:"tools,omitempty"`
+	Temperature   *float64      `json:"temperature,omitempty"`
+	MaxTokens     int           `json:"max_tokens,omitempty"`
+	Stream        bool          `json:"stream"`
+	StreamOptions streamOptions `json:"stream_options"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role string `json:"role"`
+	// Content is null for an assistant message that only calls tools, which
+	// is what OpenAI's own clients send; strict servers reject "" there.
+	Content    *string        `json:"content"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Name       string         `json:"name,omitempty"`
+}
+
+type chatToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type chatTool struct {
+	Type     string          `json:"type"`
+	Function chatToolSchema `json:"function"`
+}
+
+type chatToolSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// emptySchema stands in for a tool without parameters: several servers
+// reject a missing or null schema.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// encodeRequest renders req in the wire format, streaming with usage.
+func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
+	body := chatRequest{
+		Model:         req.Model,
+		Messages:      make([]chatMessage, 0, len(req.Messages)),
+		Temperature:   req.Temperature,
+		Stream:        true,
+		StreamOptions: streamOptions{IncludeUsage: true},
+	}
+	if body.Model == "" {
+		body.Model = p.model
+	}
+	if req.MaxTokens > 0 {
+		body.MaxTokens = req.MaxTokens
+	}
+	for _, m := range req.Messages {
+		cm := chatMessage{Role: string(m.Role), ToolCallID: m.ToolCallID, Name: m.Name}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			content := m.Content
+			cm.Content = &content
+		}
+		for _, c := range m.ToolCalls {
+			args := c.Arguments
+			if args == "" {
+				args = "{}"
+			}
+			cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: c.ID, Type: "function",
+				Function: chatFunction{Name: c.Name, Arguments: args}})
+		}
+		body.Messages = append(body.Messages, cm)
+	}
+	for _, t := range req.Tools {
+		params := t.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = emptySchema
+		}
+		body.Tools = append(body.Tools, chatTool{Type: "function",
+			Function: chatToolSchema{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		// Only a tool schema that is not valid JSON gets here.
+		return nil, fmt.Errorf("openai: encoding request: %w", err)
+	}
+	return data, nil
+}
