@@ -1,0 +1,120 @@
+package policy
+
+import (
+	"path"
+	"strings"
+)
+
+// ruleSet is one list of rules (allow, ask, deny or a task's grants)
+// indexed so a decision looks at only the rules that can match.
+type ruleSet struct {
+	rules   []Rule
+	byTool  map[string][]int // tool name → bare and glob rules covering it
+	bashBy  map[string][]int // first command word → word rules
+	bashAny []int            // word rules whose first word is a string prefix
+	exact   map[string]int   // Bash=literal → rule
+	seen    map[string]bool  // canonical forms, to drop duplicates
+}
+
+func newRuleSet() *ruleSet {
+	return &ruleSet{byTool: map[string][]int{}, bashBy: map[string][]int{}, exact: map[string]int{}, seen: map[string]bool{}}
+}
+
+// add inserts r. Indexing by tool name happens here, once, so that Decide
+// does map lookups instead of scanning every rule.
+func (s *ruleSet) add(r Rule) {
+	key := r.String()
+	if s.seen[key] {
+		return
+	}
+	s.seen[key] = true
+	i := len(s.rules)
+	s.rules = append(s.rules, r)
+	switch {
+	case r.kind == kindExact:
+		s.exact[r.spec] = i
+	case r.family == familyBash && r.kind != kindBare:
+		if r.kind == kindRawPrefix && len(r.words) == 1 {
+			s.bashAny = append(s.bashAny, i)
+		} else {
+			s.bashBy[r.words[0]] = append(s.bashBy[r.words[0]], i)
+		}
+	default:
+		for _, tool := range familyTools(r.family) {
+			s.byTool[tool] = append(s.byTool[tool], i)
+		}
+	}
+}
+
+func familyTools(family string) []string {
+	var set map[string]bool
+	switch family {
+	case familyBash:
+		return []string{"bash"}
+	case familyEdit:
+		set = editTools
+	case familyRead:
+		set = readTools
+	default:
+		return []string{family}
+	}
+	out := make([]string, 0, len(set))
+	for t := range set {
+		out = append(out, t)
+	}
+	return out
+}
+
+// matchWords reports whether a word rule matches a command's words.
+func (r *Rule) matchWords(words []string) bool {
+	n := len(r.words)
+	if len(words) < n {
+		return false
+	}
+	for i := 0; i < n-1; i++ {
+		if words[i] != r.words[i] {
+			return false
+		}
+	}
+	switch r.kind {
+	case kindPrefix:
+		return words[n-1] == r.words[n-1]
+	case kindRawPrefix:
+		return strings.HasPrefix(words[n-1], r.words[n-1])
+	case kindWords:
+		return len(words) == n && words[n-1] == r.words[n-1]
+	}
+	return false
+}
+
+// wordRule returns the first word rule matching words, or -1. With broad
+// set (deny and ask) a command named by path (/usr/bin/git) is also tried
+// under its base name.
+func (s *ruleSet) wordRule(words []string, broad bool, kinds func(ruleKind) bool) int {
+	if len(words) == 0 {
+		return -1
+	}
+	try := func(ws []string) int {
+		for _, i := range s.bashBy[ws[0]] {
+			if r := &s.rules[i]; kinds(r.kind) && r.matchWords(ws) {
+				return i
+			}
+		}
+		for _, i := range s.bashAny {
+			if r := &s.rules[i]; kinds(r.kind) && r.matchWords(ws) {
+				return i
+			}
+		}
+		return -1
+	}
+	if i := try(words); i >= 0 || !broad {
+		return i
+	}
+	if b := path.Base(words[0]); b != words[0] {
+		alt := append([]string{b}, words[1:]...)
+		return try(alt)
+	}
+	return -1
+}
+
+func anyKind(ruleKind) bool { return true }

@@ -1,0 +1,353 @@
+package policy
+
+import "strings"
+
+// unwrap skips transparent wrappers (nohup, timeout, nice, env, command,
+// builtin, stdbuf, setsid, time, sudo, doas) and returns the index of the
+// wrapped command. elevated is set under sudo/doas, whose command is never
+// treated as read-only; assigns is set when env sets variables. A wrapper
+// whose options cannot be proved returns a reason: the command it runs is
+// then unknown.
+func unwrap(words []string, lit []bool) (start int, elevated, assigns bool, why string) {
+	for hops := 0; start < len(words) && hops < 8; hops++ {
+		name := baseName(words[start])
+		n, known := wrapperArgs(name, words[start+1:], lit[start+1:])
+		if n < 0 {
+			return start, elevated, assigns, ""
+		}
+		if !known {
+			return start, elevated, assigns, "it is not clear which command `" + name + "` runs"
+		}
+		if name == "sudo" || name == "doas" {
+			elevated = true
+		}
+		if name == "env" {
+			for _, a := range words[start+1 : start+1+n] {
+				if !strings.HasPrefix(a, "-") && strings.Contains(a, "=") {
+					assigns = true // env NAME=value is an assignment too
+				}
+			}
+		}
+		start += 1 + n
+	}
+	return start, elevated, assigns, ""
+}
+
+// wrapperArgs returns how many of args belong to the wrapper name, or -1
+// when name is not a wrapper. known is false when an option is not
+// understood or not a literal.
+func wrapperArgs(name string, args []string, lit []bool) (n int, known bool) {
+	opts := func(withValue, flags string, long []string) (int, bool) {
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			if !lit[i] {
+				return i, false
+			}
+			switch {
+			case a == "--":
+				return i + 1, true
+			case !strings.HasPrefix(a, "-") || a == "-":
+				return i, true
+			case strings.HasPrefix(a, "--"):
+				ok := false
+				for _, l := range long {
+					if a == l || strings.HasPrefix(a, l+"=") {
+						ok = true
+					}
+				}
+				if !ok {
+					return i, false
+				}
+			case len(a) == 2 && strings.IndexByte(withValue, a[1]) >= 0:
+				i++ // the value follows
+			case strings.IndexByte(withValue, a[1]) >= 0:
+				// -kVALUE
+			case strings.Trim(a[1:], flags) == "":
+			default:
+				return i, false
+			}
+		}
+		return len(args), true
+	}
+	switch name {
+	case "nohup", "builtin":
+		if len(args) > 0 && args[0] == "--" {
+			return 1, true
+		}
+		return 0, true
+	case "nice":
+		for i, a := range args {
+			if !lit[i] {
+				return i, false
+			}
+			if len(a) > 1 && a[0] == '-' && strings.Trim(a[1:], "-0123456789") == "" {
+				continue // nice -10
+			}
+			return opts("n", "", []string{"--adjustment"})
+		}
+		return len(args), true
+	case "timeout":
+		i, ok := opts("sk", "v", []string{"--signal", "--kill-after", "--preserve-status", "--foreground", "--verbose"})
+		if !ok || i >= len(args) {
+			return i, ok
+		}
+		return i + 1, lit[i] // the duration
+	case "env":
+		i, ok := opts("uC", "i0", []string{"--ignore-environment", "--unset", "--chdir", "--null"})
+		if !ok {
+			return i, false
+		}
+		for i < len(args) && lit[i] && strings.Contains(args[i], "=") && !strings.HasPrefix(args[i], "=") {
+			i++ // NAME=value: an assignment, which makes the command dynamic
+		}
+		return i, true
+	case "command":
+		for _, a := range args {
+			if a == "-v" || a == "-V" {
+				return len(args), true // a lookup, nothing runs
+			}
+		}
+		return opts("", "p", nil)
+	case "stdbuf":
+		return opts("ioe", "", []string{"--input", "--output", "--error"})
+	case "setsid":
+		return opts("", "cfw", []string{"--ctty", "--fork", "--wait"})
+	case "time":
+		return opts("f", "pv", []string{"--portability", "--verbose", "--format"})
+	case "sudo", "doas":
+		return opts("ugC", "nEHkSb", []string{"--user", "--group", "--non-interactive", "--preserve-env"})
+	}
+	return -1, true
+}
+
+// commandClass is what a simple command is.
+type commandClass struct {
+	nested   string // why it executes code indirectly
+	script   string // a literal command string it runs (bash -c, eval), parsed again for deny rules
+	readOnly bool
+}
+
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true, "rbash": true}
+
+// alwaysIndirect run commands given to them as arguments or read from files
+// into the current shell.
+var alwaysIndirect = map[string]string{
+	"eval": "`eval` runs a string as shell code", "source": "`source` runs a script in the shell", ".": "`.` runs a script in the shell",
+	"exec": "`exec` replaces the shell with another command", "xargs": "`xargs` runs commands built from its input",
+	"parallel": "`parallel` runs commands built from its input", "watch": "`watch` runs a command string",
+	"su": "`su` runs a command string", "trap": "`trap` runs a command string later", "alias": "`alias` defines commands",
+	"busybox": "`busybox` runs another command", "pwsh": "a PowerShell command string", "powershell": "a PowerShell command string",
+	"cmd": "a cmd.exe command string", "cmd.exe": "a cmd.exe command string", "flock": "`flock` runs a command",
+}
+
+// readers are commands that only read, whatever their arguments.
+var readers = map[string]bool{
+	"ls": true, "pwd": true, "cat": true, "head": true, "tail": true, "wc": true, "grep": true, "egrep": true,
+	"fgrep": true, "echo": true, "printf": true, "true": true, "false": true, "which": true, "whoami": true,
+	"id": true, "uname": true, "stat": true, "du": true, "df": true, "basename": true, "dirname": true,
+	"realpath": true, "readlink": true, "cmp": true, "diff": true, "sha256sum": true, "sha1sum": true,
+	"md5sum": true, "nl": true, "printenv": true, "test": true, "[": true, "cd": true, "type": true, "rg": true,
+}
+
+var gitReaders = map[string]bool{"status": true, "log": true, "diff": true, "show": true, "blame": true, "ls-files": true, "rev-parse": true}
+
+// classify looks at one unwrapped simple command.
+func classify(w []string, lit []bool) commandClass {
+	name := baseName(w[0])
+	args := w[1:]
+	if why, ok := alwaysIndirect[name]; ok {
+		c := commandClass{nested: why}
+		if name == "eval" && allLit(lit[1:]) {
+			c.script = strings.Join(args, " ")
+		}
+		if name == "exec" && len(args) == 0 {
+			return commandClass{} // `exec >file` only redirects
+		}
+		return c
+	}
+	switch {
+	case shells[name]:
+		return classifyShell(name, args, lit[1:])
+	case strings.HasPrefix(name, "python") || strings.HasPrefix(name, "pypy"):
+		return classifyInterpreter(name, args, "c", "WXm", "m")
+	case name == "node" || name == "nodejs":
+		return classifyInterpreter(name, args, "ep", "r", "")
+	case name == "ruby" || name == "perl":
+		return classifyInterpreter(name, args, "eE", "IrC", "")
+	case name == "php":
+		return classifyInterpreter(name, args, "rR", "dc", "")
+	case name == "lua" || name == "luajit" || name == "Rscript":
+		return classifyInterpreter(name, args, "e", "l", "")
+	case name == "deno" && len(args) > 0 && args[0] == "eval", name == "bun" && hasAny(args, "-e", "--eval", "-p", "--print"):
+		return commandClass{nested: "`" + name + "` evaluates inline code"}
+	case name == "find":
+		return classifyFind(args)
+	case name == "git":
+		return classifyGit(args)
+	case name == "rg":
+		for _, a := range args {
+			if a == "--pre" || strings.HasPrefix(a, "--pre=") {
+				return commandClass{nested: "`rg --pre` runs a command on every file"}
+			}
+		}
+	case name == "awk" || name == "gawk" || name == "mawk" || name == "nawk":
+		for _, a := range args {
+			if strings.Contains(a, "system") || strings.Contains(a, "|") || strings.Contains(a, "getline") {
+				return commandClass{nested: "the awk program runs commands"}
+			}
+		}
+	case name == "sort":
+		return commandClass{readOnly: !hasFlag(args, "-o", "--output")}
+	case name == "tree":
+		return commandClass{readOnly: !hasFlag(args, "-o", "")}
+	}
+	return commandClass{readOnly: readers[name]}
+}
+
+func classifyShell(name string, args []string, lit []bool) commandClass {
+	scripts := 0
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		isOpt := len(a) > 1 && (a[0] == '-' || a[0] == '+') && !strings.HasPrefix(a, "--")
+		switch {
+		case a == "-" || a == "-s" || a == "-i":
+			return commandClass{nested: "`" + name + "` reads commands from its input"}
+		case isOpt && strings.ContainsRune(a[1:], 'c'):
+			c := commandClass{nested: "`" + name + " -c` runs a command string"}
+			for j := i + 1; j < len(args); j++ {
+				if !strings.HasPrefix(args[j], "-") {
+					if lit[j] {
+						c.script = args[j]
+					}
+					break
+				}
+			}
+			return c
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
+			i++
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+		default:
+			scripts++
+		}
+	}
+	if scripts == 0 {
+		return commandClass{nested: "`" + name + "` reads commands from its input"}
+	}
+	return commandClass{}
+}
+
+// classifyInterpreter spots inline code (python -c, node -e, perl -e, …) and
+// interpreters reading a program from standard input. inline lists the
+// short flags carrying code, valued the short flags taking a value, stop
+// the flags after which the remaining arguments belong to a module.
+func classifyInterpreter(name string, args []string, inline, valued, stop string) commandClass {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-":
+			return commandClass{nested: "`" + name + "` reads a program from its input"}
+		case a == "--eval" || a == "--print" || strings.HasPrefix(a, "--eval=") || strings.HasPrefix(a, "--print="):
+			return commandClass{nested: "`" + name + "` evaluates inline code"}
+		case a == "--version" || a == "-V" || a == "--help" || a == "-h" || a == "-v":
+			return commandClass{}
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			flags := a[1:]
+			for k := 0; k < len(flags); k++ {
+				f := flags[k]
+				if strings.IndexByte(inline, f) >= 0 {
+					return commandClass{nested: "`" + name + " -" + string(f) + "` evaluates inline code"}
+				}
+				if strings.IndexByte(stop, f) >= 0 {
+					return commandClass{}
+				}
+				if strings.IndexByte(valued, f) >= 0 {
+					if k == len(flags)-1 {
+						i++
+					}
+					break
+				}
+			}
+		default:
+			return commandClass{} // a program file
+		}
+	}
+	return commandClass{nested: "`" + name + "` reads a program from its input"}
+}
+
+func classifyFind(args []string) commandClass {
+	ro := true
+	for _, a := range args {
+		switch a {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			return commandClass{nested: "`find " + a + "` runs a command for every match"}
+		case "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
+			ro = false
+		}
+	}
+	return commandClass{readOnly: ro}
+}
+
+func classifyGit(args []string) commandClass {
+	for _, a := range args {
+		switch {
+		case a == "-c" || strings.HasPrefix(a, "--config-env") || strings.HasPrefix(a, "-c"):
+			if a == "-c" || a == "--config-env" || strings.HasPrefix(a, "--config-env=") {
+				return commandClass{nested: "`git -c` can configure commands git runs"}
+			}
+		case strings.HasPrefix(a, "--upload-pack") || strings.HasPrefix(a, "--receive-pack") || strings.HasPrefix(a, "--exec"):
+			return commandClass{nested: "the git option " + a + " runs a command"}
+		}
+	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "bisect", "submodule", "filter-branch":
+			if len(args) > 1 && (args[1] == "run" || args[1] == "foreach") || args[0] == "filter-branch" {
+				return commandClass{nested: "`git " + args[0] + "` runs a command"}
+			}
+		case "rebase":
+			if hasAny(args, "-x") {
+				return commandClass{nested: "`git rebase -x` runs a command"}
+			}
+		}
+	}
+	if len(args) == 0 || !gitReaders[args[0]] {
+		return commandClass{}
+	}
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "--output") || a == "--ext-diff" || a == "--textconv" {
+			return commandClass{}
+		}
+	}
+	return commandClass{readOnly: true}
+}
+
+func hasAny(args []string, want ...string) bool {
+	for _, a := range args {
+		for _, w := range want {
+			if a == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasFlag reports a short flag (alone or with its value attached) or a long flag.
+func hasFlag(args []string, short, long string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, short) && !strings.HasPrefix(a, "--") || long != "" && (a == long || strings.HasPrefix(a, long+"=")) {
+			return true
+		}
+	}
+	return false
+}
+
+func allLit(lit []bool) bool {
+	for _, l := range lit {
+		if !l {
+			return false
+		}
+	}
+	return true
+}
