@@ -56,3 +56,14 @@ func TestEditFileRefusals(t *testing.T) {
 	wantErr(t, ef, map[string]any{"path": "bin", "old_string": "a", "new_string": "b"}, "binary")
 	wantErr(t, ef, map[string]any{"path": "d", "old_string": "a", "new_string": "b"}, "directory")
 }
+
+func TestEditFileKeepsCRLFLineEndings(t *testing.T) {
+	env, _ := testEnv(t)
+	p := filepath.Join(env.Workdir, "win.txt")
+	writeTree(t, env.Workdir, map[string]string{"win.txt": "one\r\ntwo\r\nthree\r\n"})
+	// The model copies lines from read_file, which shows them without \r.
+	mustCall(t, tool(t, env, "edit_file"), map[string]any{"path": "win.txt", "old_string": "one\ntwo", "new_string": "1\n2\n2.5"})
+	if got := readString(t, p); got != "1\r\n2\r\n2.5\r\nthree\r\n" {
+		t.Errorf("content %q", got)
+	}
+}

@@ -32,6 +32,18 @@ func (e edit) apply(content string) (string, int, int, error) {
 		return "", 0, 0, errEditNoChange
 	}
 	n := strings.Count(content, e.OldString)
+	if n == 0 && strings.Contains(content, "\r\n") && strings.Contains(e.OldString, "\n") && !strings.Contains(e.OldString, "\r") {
+		// read_file shows CRLF files without the \r, so the model's copy of
+		// a multi-line passage lacks it; match it in the file's own endings.
+		crlf := edit{
+			OldString:  strings.ReplaceAll(e.OldString, "\n", "\r\n"),
+			NewString:  strings.ReplaceAll(strings.ReplaceAll(e.NewString, "\r\n", "\n"), "\n", "\r\n"),
+			ReplaceAll: e.ReplaceAll,
+		}
+		if strings.Contains(content, crlf.OldString) {
+			return crlf.apply(content)
+		}
+	}
 	if n == 0 {
 		return "", 0, 0, errEditNotFound
 	}
