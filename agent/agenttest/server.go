@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +34,8 @@ type Server struct {
 	done      chan struct{} // closed by Close: delayed steps stop waiting
 	closeOnce sync.Once
 
+	conns atomic.Int64 // connections accepted
+
 	mu       sync.Mutex
 	script   []Turn
 	next     int
@@ -49,7 +53,13 @@ func NewServer(t testing.TB, turns ...Turn) *Server {
 // StartServer starts a Server playing turns. The caller must Close it.
 func StartServer(turns []Turn) *Server {
 	s := &Server{done: make(chan struct{}), script: append([]Turn(nil), turns...)}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
+	s.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.srv.Start()
 	s.URL = s.srv.URL + "/v1"
 	return s
 }
@@ -77,6 +87,10 @@ func (s *Server) Remaining() int {
 	defer s.mu.Unlock()
 	return len(s.script) - s.next
 }
+
+// Connections reports how many TCP connections the server has accepted;
+// a client that keeps connections alive makes one per concurrent stream.
+func (s *Server) Connections() int { return int(s.conns.Load()) }
 
 // Requests returns a copy of the requests received so far, in arrival order.
 func (s *Server) Requests() []Request {

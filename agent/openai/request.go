@@ -44,7 +44,7 @@ type chatFunction struct {
 }
 
 type chatTool struct {
-	Type     string          `json:"type"`
+	Type     string         `json:"type"`
 	Function chatToolSchema `json:"function"`
 }
 

@@ -1,0 +1,123 @@
+package openai
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/agent"
+)
+
+func TestNewValidatesAndDefaults(t *testing.T) {
+	p, err := New(agent.ProviderConfig{Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.CloseIdleConnections()
+	if p.target != "https://api.openai.com/v1/chat/completions" || p.idle != 300*time.Second ||
+		p.maxRetries != 4 || p.Name() != "openai" {
+		t.Fatalf("defaults: target %q idle %v retries %d name %q", p.target, p.idle, p.maxRetries, p.Name())
+	}
+	if p.client.Timeout != 0 {
+		t.Fatalf("the client has a whole-request timeout of %v", p.client.Timeout)
+	}
+	p2, err := New(agent.ProviderConfig{Name: "ds", Model: "m", BaseURL: "https://api.deepseek.com/", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.target != "https://api.deepseek.com/chat/completions" || p2.maxRetries != 0 || p2.Name() != "ds" {
+		t.Fatalf("target %q retries %d name %q", p2.target, p2.maxRetries, p2.Name())
+	}
+
+	bad := []struct {
+		cfg  agent.ProviderConfig
+		want string
+	}{
+		{agent.ProviderConfig{}, "model is required"},
+		{agent.ProviderConfig{Model: "m", BaseURL: "ftp://x/v1"}, "base_url"},
+		{agent.ProviderConfig{Model: "m", BaseURL: "api.openai.com/v1"}, "base_url"},
+		{agent.ProviderConfig{Model: "m", RequestURL: "/relative"}, "request_url"},
+		{agent.ProviderConfig{Model: "m", BaseURL: "https://user:hunter2@x/v1x", RequestURL: "file:///etc"}, "request_url"},
+		{agent.ProviderConfig{Model: "m", APIKey: "sk-abc\n"}, "control characters"},
+		{agent.ProviderConfig{Model: "m", IdleTimeout: -time.Second}, "idle timeout"},
+	}
+	for _, b := range bad {
+		_, err := New(b.cfg)
+		if err == nil || !strings.Contains(err.Error(), b.want) || !strings.HasPrefix(err.Error(), "openai: ") {
+			t.Errorf("New(%+v) = %v, want an error about %q", b.cfg, err, b.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "sk-abc")) {
+			t.Errorf("error leaks a secret: %v", err)
+		}
+	}
+	if _, err := New(agent.ProviderConfig{Model: "m", BaseURL: "http://u:hunter2@x y/"}); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("unparsable URL: %v", err)
+	}
+}
+
+func TestRegisteredAsOpenAI(t *testing.T) {
+	if !agent.Providers.Has(Kind) {
+		t.Fatalf("kind %q is not registered; known: %v", Kind, agent.Providers.Kinds())
+	}
+	prov, err := agent.Providers.New(agent.ProviderConfig{Name: "x", Kind: Kind, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := prov.(*Provider)
+	if !ok {
+		t.Fatalf("registry built %T", prov)
+	}
+	p.CloseIdleConnections()
+	prov, err = agent.Providers.New(agent.ProviderConfig{Name: "x", Kind: Kind})
+	if err == nil || prov != nil {
+		t.Fatalf("invalid config: provider %v (non-nil interface?), err %v", prov, err)
+	}
+}
+
+func TestRetryAfterParsing(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name   string
+		header map[string]string
+		want   time.Duration
+	}{
+		{"seconds", map[string]string{"Retry-After": "3"}, 3 * time.Second},
+		{"fractional", map[string]string{"Retry-After": "1.5"}, 1500 * time.Millisecond},
+		{"date", map[string]string{"Retry-After": now.Add(90 * time.Second).Format(httpTimeFormat)}, 90 * time.Second},
+		{"past date", map[string]string{"Retry-After": now.Add(-time.Hour).Format(httpTimeFormat)}, 0},
+		{"ms wins", map[string]string{"Retry-After": "3", "Retry-After-Ms": "250"}, 250 * time.Millisecond},
+		{"garbage", map[string]string{"Retry-After": "soon"}, 0},
+		{"negative", map[string]string{"Retry-After": "-4"}, 0},
+		{"huge", map[string]string{"Retry-After": "1e300"}, 24 * time.Hour},
+		{"none", nil, 0},
+	}
+	for _, tt := range tests {
+		h := make(map[string][]string)
+		for k, v := range tt.header {
+			h[k] = []string{v}
+		}
+		if got := retryAfter(h, now); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+const httpTimeFormat = "Mon, 02 Jan 2006 15:04:05 GMT"
+
+func TestParseErrorBodyShapes(t *testing.T) {
+	tests := map[string]string{
+		`{"error":{"message":"bad model","type":"invalid_request_error","code":"model_not_found"}}`: "bad model",
+		`{"error":"plain string"}`:             "plain string",
+		`{"message":"top level"}`:              "top level",
+		`<html>502 Bad Gateway</html>`:         "<html>502 Bad Gateway</html>",
+		`{"error":{"message":"x","code":400}}`: "x",
+	}
+	for body, want := range tests {
+		if got := parseErrorBody([]byte(body)).Message; got != want {
+			t.Errorf("%s: got %q, want %q", body, got, want)
+		}
+	}
+	if c := parseErrorBody([]byte(`{"error":{"message":"x","code":400}}`)).code(); c != "400" {
+		t.Errorf("numeric code = %q", c)
+	}
+}
