@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"reasonix/agent"
 )
 
 // pluginBin is the example plugin, built once from source by TestMain.
@@ -122,4 +126,19 @@ func processGone(pid int) bool {
 		return true
 	}
 	return p.Signal(syscall.Signal(0)) != nil
+}
+
+type agentEvent = agent.Event
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -292,18 +293,22 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage, on
 		return nil, fmt.Errorf("mcp: %s on server %q: %w", tool, s.cfg.Name, ctx.Err())
 	case callCtx.Err() != nil:
 		return nil, fmt.Errorf("mcp: %s on server %q timed out after %s", tool, s.cfg.Name, timeout)
-	case errors.Is(err, sdk.ErrConnectionClosed) || !c.alive():
-		// Let watch record how the connection ended, briefly.
-		t := time.NewTimer(2 * time.Second)
-		defer t.Stop()
-		select {
-		case <-c.dead:
-			err = c.deadErr
-		case <-t.C:
-		}
-		return nil, fmt.Errorf("mcp: server %q stopped during %s (%v); it will be restarted on the next call", s.cfg.Name, tool, err)
 	}
-	return nil, fmt.Errorf("mcp: %s on server %q: %w", tool, s.cfg.Name, err)
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		// The server answered with an error: the connection is fine.
+		return nil, fmt.Errorf("mcp: %s on server %q: %w", tool, s.cfg.Name, err)
+	}
+	// Anything else is the transport failing (EOF, closed pipe, dropped
+	// session). Give watch a moment to record how the connection ended.
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-c.dead:
+		return nil, fmt.Errorf("mcp: server %q stopped during %s (%v); it will be restarted on the next call", s.cfg.Name, tool, c.deadErr)
+	case <-t.C:
+		return nil, fmt.Errorf("mcp: %s on server %q: %w", tool, s.cfg.Name, err)
+	}
 }
 
 // status reports the server's state.
