@@ -1,0 +1,150 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"reasonix/agent"
+)
+
+// SandboxConfig is the `[sandbox]` table plus the task's workspace.
+type SandboxConfig struct {
+	// WorkspaceRoot confines writers; required and absolute. The runner
+	// passes the task's workspace when the configuration leaves it empty.
+	WorkspaceRoot string
+	// AllowWrite are further directories writers may change.
+	AllowWrite []string
+	// ForbidRead are files or directories readers (and sandboxed bash) may
+	// not see. Entries of all three lists expand ${VAR}, ${VAR:-default},
+	// $VAR and a leading ~, and must then be absolute.
+	ForbidRead []string
+	// Bash is "enforce" (default: bash runs inside bubblewrap, and is
+	// refused when bubblewrap does not work) or "off" (bash runs unconfined).
+	Bash string
+	// Network lets sandboxed bash reach the network.
+	Network bool
+	// LookupEnv expands variables; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Bwrap is the bubblewrap executable; empty means "bwrap" on PATH.
+	Bwrap string
+}
+
+// Refusal reasons of a Confinement, for errors.Is.
+var (
+	ErrOutsideRoots = errors.New("outside the writable directories")
+	ErrForbidden    = errors.New("hidden by the sandbox configuration")
+)
+
+// Confinement implements agent.PathGuard: writers stay inside the
+// workspace and allow_write, readers stay out of forbid_read. It is
+// immutable and safe for concurrent use.
+type Confinement struct {
+	root      string
+	writable  []string // resolved; root first
+	forbidden []string // resolved
+	shell     agent.ShellWrapper
+}
+
+var _ agent.PathGuard = (*Confinement)(nil)
+
+// NewConfinement validates c and resolves its roots. Each bad entry yields
+// an error naming the field and the entry.
+func NewConfinement(c SandboxConfig) (*Confinement, error) {
+	lookup := c.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	var errs []error
+	resolveEntry := func(field, entry string) string {
+		p, err := expandVars(entry, lookup)
+		if err == nil && !filepath.IsAbs(p) {
+			err = errors.New("the path must be absolute (use ${HOME} for home-relative paths)")
+		}
+		if err == nil {
+			p, err = resolvePath(p, "/")
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("policy: sandbox %s %q: %w", field, entry, err))
+			return ""
+		}
+		return p
+	}
+	if strings.TrimSpace(c.WorkspaceRoot) == "" {
+		return nil, errors.New("policy: sandbox workspace_root is required")
+	}
+	conf := &Confinement{root: resolveEntry("workspace_root", c.WorkspaceRoot)}
+	conf.writable = append(conf.writable, conf.root)
+	for _, e := range c.AllowWrite {
+		conf.writable = append(conf.writable, resolveEntry("allow_write", e))
+	}
+	for _, e := range c.ForbidRead {
+		conf.forbidden = append(conf.forbidden, resolveEntry("forbid_read", e))
+	}
+	switch c.Bash {
+	case "", "enforce":
+		conf.shell = newBwrap(c.Bwrap, conf, c.Network)
+	case "off":
+	default:
+		errs = append(errs, fmt.Errorf("policy: sandbox bash %q: want \"enforce\" or \"off\"", c.Bash))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return conf, nil
+}
+
+// Root returns the resolved workspace root.
+func (c *Confinement) Root() string { return c.root }
+
+// ReadPath resolves p (relative to the workspace) and refuses it when it
+// lies under a forbid_read entry. Tools that walk directories should call
+// it for every entry they open, since a directory may contain hidden paths.
+func (c *Confinement) ReadPath(p string) (string, error) {
+	r, err := resolvePath(p, c.root)
+	if err != nil {
+		return "", err
+	}
+	if c.isForbidden(r) {
+		return "", fmt.Errorf("policy: cannot read %q: %w; it is off limits for this agent", p, ErrForbidden)
+	}
+	return r, nil
+}
+
+// WritePath resolves p (relative to the workspace) and refuses it unless it
+// lies inside the workspace or an allow_write directory and outside every
+// forbid_read entry.
+func (c *Confinement) WritePath(p string) (string, error) {
+	r, err := resolvePath(p, c.root)
+	if err != nil {
+		return "", err
+	}
+	if c.isForbidden(r) {
+		return "", fmt.Errorf("policy: cannot write %q: %w; it is off limits for this agent", p, ErrForbidden)
+	}
+	for _, root := range c.writable {
+		if within(r, root) {
+			return r, nil
+		}
+	}
+	where := ""
+	if r != filepath.Clean(p) {
+		where = " (it resolves to " + r + ")"
+	}
+	return "", fmt.Errorf("policy: cannot write %q%s: it is %w; writable: %s", p, where, ErrOutsideRoots, strings.Join(c.writable, ", "))
+}
+
+func (c *Confinement) isForbidden(r string) bool {
+	for _, f := range c.forbidden {
+		if within(r, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Shell returns the wrapper that runs bash inside bubblewrap, or nil when
+// `[sandbox] bash = "off"` (bash then runs unconfined).
+func (c *Confinement) Shell() agent.ShellWrapper { return c.shell }

@@ -1,0 +1,186 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"reasonix/agent"
+)
+
+// GateConfig configures one task's Gate.
+type GateConfig struct {
+	// Policy is the static policy; required.
+	Policy *Policy
+	// Posture resolves Ask decisions; empty means PostureAsk.
+	Posture Posture
+	// Approver asks a person; nil means nobody can be asked and every call
+	// that needs a person is refused as unattended.
+	Approver Approver
+	// Workdir is the task's absolute workspace, so relative path rules and
+	// grants match absolute paths inside it. Optional.
+	Workdir string
+	// Grants restores grants made earlier in the task (see Gate.Grants).
+	Grants []string
+}
+
+// Gate is the agent.Gate of one task: the policy, the posture, the task's
+// grants and the approver. It is safe for concurrent use.
+type Gate struct {
+	policy   *Policy
+	posture  Posture
+	approver Approver
+	workdir  string
+
+	mu     sync.RWMutex
+	grants *ruleSet
+}
+
+var _ agent.Gate = (*Gate)(nil)
+
+// NewGate validates c and returns the task's gate.
+func NewGate(c GateConfig) (*Gate, error) {
+	if c.Policy == nil {
+		return nil, errors.New("policy: gate needs a Policy")
+	}
+	posture, err := ParsePosture(string(c.Posture))
+	if err != nil {
+		return nil, err
+	}
+	g := &Gate{policy: c.Policy, posture: posture, approver: c.Approver, workdir: c.Workdir, grants: newRuleSet()}
+	for _, s := range c.Grants {
+		if err := g.Grant(s); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// Grant adds a task grant (a rule in allow form). Grants cover the writer
+// fallback and nested shell commands identical to a Bash= grant; they never
+// override deny or explicit ask rules.
+func (g *Gate) Grant(scope string) error {
+	r, err := parseRule(scope)
+	if err != nil {
+		return fmt.Errorf("policy: grant: %w", err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.grants.add(r)
+	return nil
+}
+
+// Grants lists the task's grants in canonical form, oldest first, for the
+// runner to persist and pass back through GateConfig.Grants.
+func (g *Gate) Grants() []string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make([]string, len(g.grants.rules))
+	for i, r := range g.grants.rules {
+		out[i] = r.String()
+	}
+	return out
+}
+
+// Authorize decides one call. It blocks while the approver asks a person
+// and honours ctx; an error means the decision itself failed.
+func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, error) {
+	q := Query{Tool: call.Tool, ReadOnly: call.ReadOnly, Args: call.Args, Workdir: g.workdir}
+	ev, f := g.policy.evaluate(q)
+	switch ev.Decision {
+	case Allow:
+		return agent.Allow, nil
+	case Deny:
+		return agent.Verdict{Code: agent.RefusedByRule, Reason: "Blocked by the permission policy: " + ev.Reason + ". Do not retry this call; find another way or report that you are blocked."}, nil
+	}
+	explicit := ev.Rule != ""
+	if !explicit && g.granted(q, f, ev.HumanOnly) {
+		return agent.Allow, nil
+	}
+	switch {
+	case g.posture == PostureYolo:
+		return agent.Allow, nil
+	case g.posture == PostureAuto && !explicit && !ev.HumanOnly:
+		return agent.Allow, nil
+	}
+	if g.approver == nil {
+		return agent.Verdict{Code: agent.RefusedUnattended, Reason: "Refused without asking anyone: " + ev.Reason + ", and nobody can approve calls in this run. " + g.hint(explicit, ev.HumanOnly)}, nil
+	}
+	req := Request{Call: call, Subject: subjectText(f), Preview: preview(call, f), Reason: ev.Reason}
+	if !explicit {
+		req.Scopes = g.scopes(call, f, ev.HumanOnly)
+	}
+	ans, err := g.approver.Approve(ctx, req)
+	switch {
+	case errors.Is(err, ErrExpired):
+		return agent.Verdict{Code: agent.RefusedExpired, Reason: "A person was asked to approve this call and did not answer in time, so it did not run (" + ev.Reason + ")."}, nil
+	case errors.Is(err, ErrUnattended):
+		return agent.Verdict{Code: agent.RefusedUnattended, Reason: "Refused without asking anyone: " + ev.Reason + ", and no approver was reachable. " + g.hint(explicit, ev.HumanOnly)}, nil
+	case err != nil:
+		return agent.Verdict{}, fmt.Errorf("policy: approval of %s: %w", call.Tool, err)
+	}
+	switch ans.Choice {
+	case AllowOnce:
+		return agent.Allow, nil
+	case AllowForTask:
+		if !slices.Contains(req.Scopes, ans.Scope) {
+			return agent.Verdict{}, fmt.Errorf("policy: approval of %s: scope %q was not offered", call.Tool, ans.Scope)
+		}
+		if err := g.Grant(ans.Scope); err != nil {
+			return agent.Verdict{}, err
+		}
+		return agent.Allow, nil
+	case Decline:
+		reason := "A person declined this call."
+		if note := strings.TrimSpace(ans.Note); note != "" {
+			reason += " They said: " + note
+		}
+		return agent.Verdict{Code: agent.RefusedByPerson, Reason: reason}, nil
+	}
+	return agent.Verdict{}, fmt.Errorf("policy: approval of %s: approver returned no decision", call.Tool)
+}
+
+// granted reports whether a task grant covers the call. Nested shell
+// commands are covered only by an identical Bash= grant.
+func (g *Gate) granted(q Query, f *callFacts, humanOnly bool) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if humanOnly {
+		_, ok := g.grants.exact[strings.TrimSpace(f.sub.command)]
+		return ok
+	}
+	return g.grants.allows(q, f) >= 0
+}
+
+func (g *Gate) hint(explicit, humanOnly bool) string {
+	switch {
+	case humanOnly:
+		return "Only a person (or the yolo posture) can approve commands that run code indirectly; run it as a plain command instead, or report that you are blocked."
+	case explicit:
+		return "An ask rule needs a person for this call; report that you are blocked if it is required."
+	case g.posture == PostureAsk:
+		return "This run fails closed; it needs --auto (or an allow rule) to make ordinary changes."
+	}
+	return ""
+}
+
+// maxPreview bounds the preview shown to a person.
+const maxPreview = 4 << 10
+
+func subjectText(f *callFacts) string {
+	if f.sub.isShell {
+		return f.sub.command
+	}
+	return strings.Join(f.sub.values(), " -> ")
+}
+
+func preview(call agent.Call, f *callFacts) string {
+	s := string(call.Args)
+	if f.sub.isShell {
+		s = f.sub.command
+	}
+	return agent.BoundResult(s, maxPreview)
+}
