@@ -197,6 +197,10 @@ type ToolEnv struct {
 	Paths PathGuard
 	// Shell wraps shell commands, e.g. in an OS sandbox. Nil runs them directly.
 	Shell ShellWrapper
+	// ShellEnv is the environment of shell commands, "KEY=value" entries.
+	// Nil inherits the process environment; callers running a service pass a
+	// filtered copy so commands the model writes cannot read provider keys.
+	ShellEnv []string
 	// Emit receives events a tool raises itself (a plan update). Nil drops them.
 	Emit func(Event)
 }

@@ -94,7 +94,7 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 		defer cancel()
 	}
 	out := newHeadTail(bashKeep)
-	state, err := runGroup(runCtx, argv, t.env.Workdir, out)
+	state, err := runGroup(runCtx, argv, t.env.Workdir, t.env.ShellEnv, out)
 	if err != nil {
 		return "", fmt.Errorf("bash: %w", err)
 	}
@@ -126,7 +126,7 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 // output goes through a pipe this function owns (not through os/exec's copy
 // goroutines) so that Wait returns when the leader exits even if a
 // grandchild still holds the pipe; reading then stops after bashDrainGrace.
-func runGroup(ctx context.Context, argv []string, dir string, out io.Writer) (*os.ProcessState, error) {
+func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer) (*os.ProcessState, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -134,6 +134,7 @@ func runGroup(ctx context.Context, argv []string, dir string, out io.Writer) (*o
 	defer pr.Close()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Env = env // nil inherits the process environment
 	cmd.Stdin = nil // os/exec connects /dev/null
 	cmd.Stdout, cmd.Stderr = pw, pw
 	setProcessGroup(cmd)

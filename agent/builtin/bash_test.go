@@ -213,3 +213,14 @@ func TestBashUsesTheShellWrapper(t *testing.T) {
 		t.Error("a refused command ran")
 	}
 }
+
+func TestBashUsesTheGivenEnvironment(t *testing.T) {
+	t.Setenv("REASONIX_TEST_SECRET", "s3cret")
+	env, _ := testEnv(t)
+	env.ShellEnv = []string{"PATH=" + os.Getenv("PATH"), "VISIBLE=yes"}
+	b := tool(t, env, "bash")
+	got := mustCall(t, b, map[string]any{"command": `echo "[$VISIBLE][$REASONIX_TEST_SECRET]"`})
+	if got != "[yes][]\nexit code: 0" {
+		t.Errorf("got %q: the command saw a variable it was not given", got)
+	}
+}
