@@ -119,13 +119,19 @@ func toolByName(t testing.TB, m *Manager, name string) *Tool {
 	return nil
 }
 
-// processGone reports whether pid no longer exists.
+// processGone reports whether pid no longer runs. A zombie counts as gone:
+// it is dead and only waits for its parent (init, for an orphan) to reap it.
 func processGone(pid int) bool {
-	p, err := os.FindProcess(pid)
+	if err := syscall.Kill(pid, 0); err != nil {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return true
 	}
-	return p.Signal(syscall.Signal(0)) != nil
+	// The state follows the parenthesised command name.
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return strings.HasPrefix(rest, "Z")
 }
 
 type agentEvent = agent.Event

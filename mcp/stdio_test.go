@@ -195,7 +195,7 @@ func TestSerialWaitHonoursCancellation(t *testing.T) {
 	go func() {
 		// The first call takes the slot; progress is not needed, the
 		// status of the semaphore is.
-		_, err := slow.Execute(context.Background(), json.RawMessage(`{"millis":3000}`))
+		_, err := slow.Execute(context.Background(), json.RawMessage(`{"millis":1000}`))
 		first <- err
 	}()
 	go func() {
