@@ -99,6 +99,23 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// IdleGaps returns, for each request after the first, how long the server
+// sat idle between completing the previous response and receiving this
+// request: the client's own per-step overhead (tool runs included). Requests
+// that overlapped count as 0; a response still in progress ends the list.
+func (s *Server) IdleGaps() []time.Duration {
+	reqs := s.Requests()
+	var gaps []time.Duration
+	for i := 1; i < len(reqs); i++ {
+		prev := reqs[i-1].Responded
+		if prev.IsZero() {
+			break
+		}
+		gaps = append(gaps, max(reqs[i].Received.Sub(prev), 0))
+	}
+	return gaps
+}
+
 // ProviderConfig returns a configuration of kind "openai" pointing at the
 // server, with model "fake-model" and key "test-key", for wiring a provider.
 func (s *Server) ProviderConfig() agent.ProviderConfig {

@@ -240,3 +240,21 @@ func TestServerCloseAbortsDelayedStep(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	s.Close() // idempotent
 }
+
+func TestServerIdleGaps(t *testing.T) {
+	s := NewServer(t, Turn{Text: "a"}, Turn{Text: "b"}, Turn{Text: "c"})
+	for range 3 {
+		resp := post(t, s.URL+"/chat/completions", minimalBody)
+		io.ReadAll(resp.Body)
+	}
+	gaps := s.IdleGaps()
+	reqs := s.Requests()
+	if len(gaps) != 2 {
+		t.Fatalf("gaps = %v", gaps)
+	}
+	for i, g := range gaps {
+		if want := reqs[i+1].Received.Sub(reqs[i].Responded); g != max(want, 0) || g < 0 {
+			t.Errorf("gap %d = %v, want %v", i, g, want)
+		}
+	}
+}

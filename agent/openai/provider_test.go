@@ -121,3 +121,31 @@ func TestParseErrorBodyShapes(t *testing.T) {
 		t.Errorf("numeric code = %q", c)
 	}
 }
+
+func TestStatusClass(t *testing.T) {
+	tests := []struct {
+		status int
+		err    apiError
+		want   error
+	}{
+		{429, apiError{Message: "Rate limit reached"}, agent.ErrRateLimited},
+		{429, apiError{Message: "You exceeded your current quota", Code: []byte(`"insufficient_quota"`)}, agent.ErrRejected},
+		{408, apiError{}, agent.ErrTransient},
+		{409, apiError{}, agent.ErrTransient},
+		{500, apiError{}, agent.ErrTransient},
+		{529, apiError{Message: "overloaded"}, agent.ErrTransient},
+		{400, apiError{Message: "bad"}, agent.ErrRejected},
+		{401, apiError{}, agent.ErrRejected},
+		{403, apiError{}, agent.ErrRejected},
+		{404, apiError{Message: "model not found"}, agent.ErrRejected},
+		{413, apiError{}, agent.ErrContextTooLong},
+		{400, apiError{Code: []byte(`"context_length_exceeded"`)}, agent.ErrContextTooLong},
+		{400, apiError{Message: "This model's maximum context length is 65536 tokens."}, agent.ErrContextTooLong},
+		{400, apiError{Message: "too many tokens in request"}, agent.ErrContextTooLong},
+	}
+	for _, tt := range tests {
+		if got := statusClass(tt.status, tt.err); got != tt.want {
+			t.Errorf("statusClass(%d, %+v) = %v, want %v", tt.status, tt.err, got, tt.want)
+		}
+	}
+}
