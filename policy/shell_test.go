@@ -91,3 +91,23 @@ func TestPrefixGrantAllowsSimpleCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestSuggestPrefix(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"go test ./pkg/... -run TestX": "go test",
+		"git status":                   "git status",
+		"npm run build":                "npm run",
+		"make":                         "make",
+		"ls -la /etc":                  "ls",
+		"git --no-pager log":           "git",
+		"go ./x":                       "go",
+		"python3 x.py":                 "",
+		"env":                          "",
+		"sudo make":                    "",
+	} {
+		f := analyzeShell(cmd)
+		if got := suggestPrefix(f.parts[0].words); got != want {
+			t.Errorf("suggestPrefix(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
