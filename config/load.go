@@ -221,6 +221,10 @@ func (l *loader) readTOML(path string, required bool) {
 	for _, k := range unknownKeys(md) {
 		l.p.errs = append(l.p.errs, &FileError{File: path, Err: fmt.Errorf("unknown key %q", k)})
 	}
+	for _, k := range misCasedKeys(md) {
+		l.p.errs = append(l.p.errs, &FileError{File: path,
+			Err: fmt.Errorf("unknown key %q (keys are case-sensitive: write %q)", k[0], k[1])})
+	}
 	for _, k := range durationKeys {
 		if md.Type(k...) == "Integer" {
 			l.p.errs = append(l.p.errs, &FileError{File: path, Key: strings.Join(k, "."),

@@ -283,3 +283,30 @@ func TestLoadSystemPromptLayers(t *testing.T) {
 		t.Errorf("prompt = %q file %q, want the project's inline prompt", c.Agent.SystemPrompt, c.Agent.SystemPromptFile)
 	}
 }
+
+func TestLoadRejectsMiscasedKeys(t *testing.T) {
+	f := newFixture(t)
+	p := f.proj(`
+[Agent]
+max_steps = 5
+[tools]
+Bash_Timeout_Seconds = 1
+[[providers]]
+name = "p"
+Model = "m"
+model_overrides = { m = { Context_Window = 5 } }
+[[plugins]]
+name = "x"
+command = "c"
+env = { lower_case = "kept" }
+`)
+	got := f.loadErr()
+	wantContains(t, got,
+		"config: "+p+`: unknown key "Agent" (keys are case-sensitive: write "agent")`,
+		`unknown key "tools.Bash_Timeout_Seconds"`,
+		`unknown key "providers.Model"`,
+		`unknown key "providers.model_overrides.m.Context_Window"`)
+	if strings.Contains(got, "Agent.max_steps") || strings.Contains(got, "lower_case") {
+		t.Errorf("reported too much: %s", got)
+	}
+}
