@@ -35,8 +35,9 @@ const (
 // channel. Failures after the response started are not retried: part of the
 // answer may already have been passed on.
 //
-// When ctx ends, the request is abandoned and the channel is closed, with a
-// final ChunkError carrying ctx's error if the consumer has room for it.
+// The consumer must read until the channel is closed or cancel ctx. When
+// ctx ends, the request is abandoned and the channel is closed, with a final
+// ChunkError carrying ctx's error if the channel has room for it.
 func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.Chunk, error) {
 	body, err := p.encodeRequest(req)
 	if err != nil {
@@ -137,7 +138,7 @@ func (p *Provider) attempt(ctx context.Context, body []byte, emit func(agent.Chu
 			resp.Body.Close()
 		}
 		return result{gone: true}
-	case idled():
+	case err != nil && idled():
 		res := failed(p.streamError(fmt.Sprintf("no response from the server within the idle timeout of %s", p.idle)))
 		res.preHeaderIdle = true
 		return res
