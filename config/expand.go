@@ -127,7 +127,8 @@ func (e expander) list(dst []string, source, field string) {
 }
 
 func (e expander) table(m map[string]string, source, field string) {
-	for k, v := range m {
+	for _, k := range sortedKeys(m) {
+		v := m[k]
 		e.str(&v, source, fmt.Sprintf("%s.%s", field, k))
 		m[k] = v
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -63,7 +64,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, err
 	}
 	c.home = home
-	projectDir, err := filepath.Abs(cmpOrString(opts.ProjectDir, "."))
+	projectDir, err := filepath.Abs(cmp.Or(opts.ProjectDir, "."))
 	if err != nil {
 		return nil, fmt.Errorf("config: project directory: %w", err)
 	}
@@ -93,13 +94,6 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-func cmpOrString(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // reasonixHome finds the Reasonix home. Only a real environment falls back
