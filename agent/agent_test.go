@@ -78,10 +78,12 @@ type fakeTool struct {
 	fn       func(ctx context.Context, args json.RawMessage) (string, error)
 }
 
-func (f *fakeTool) Name() string            { return f.name }
-func (f *fakeTool) Description() string     { return "test tool " + f.name }
-func (f *fakeTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object","properties":{}}`) }
-func (f *fakeTool) ReadOnly() bool          { return f.readOnly }
+func (f *fakeTool) Name() string        { return f.name }
+func (f *fakeTool) Description() string { return "test tool " + f.name }
+func (f *fakeTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{}}`)
+}
+func (f *fakeTool) ReadOnly() bool { return f.readOnly }
 func (f *fakeTool) Execute(ctx context.Context, args json.RawMessage) (string, error) {
 	return f.fn(ctx, args)
 }
@@ -338,7 +340,9 @@ func TestRunGateFailureStopsTheRun(t *testing.T) {
 	ran := false
 	w := &fakeTool{name: "w", fn: func(context.Context, json.RawMessage) (string, error) { ran = true; return "", nil }}
 	p := &script{replies: []func(agent.Request) []agent.Chunk{callTools(agent.ToolCall{ID: "a", Name: "w"}), say("x")}}
-	gate := agent.GateFunc(func(context.Context, agent.Call) (agent.Verdict, error) { return agent.Verdict{}, errors.New("store down") })
+	gate := agent.GateFunc(func(context.Context, agent.Call) (agent.Verdict, error) {
+		return agent.Verdict{}, errors.New("store down")
+	})
 	res := newAgent(t, agent.Config{Provider: p, Tools: registry(t, w), Gate: gate}).Run(context.Background(), "go")
 	if ran || res.Outcome != agent.OutcomeFailed || !strings.Contains(res.Err.Error(), "store down") {
 		t.Fatalf("ran=%v result=%+v", ran, res)

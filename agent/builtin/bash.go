@@ -134,7 +134,7 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	defer pr.Close()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = env // nil inherits the process environment
+	cmd.Env = env   // nil inherits the process environment
 	cmd.Stdin = nil // os/exec connects /dev/null
 	cmd.Stdout, cmd.Stderr = pw, pw
 	setProcessGroup(cmd)

@@ -30,8 +30,8 @@ const (
 // chunk, then exactly one ChunkDone or ChunkError, and is then closed.
 //
 // Transient failures (connection errors, 408, 409, 5xx, 429 with a
-// Retry-After of at most two minutes, and one silent wait for response
-// headers) are retried with jittered backoff before anything was sent on the
+// Retry-After of at most two minutes, a stream cut or garbled before any of
+// it was passed on, and one silent wait for response headers) are retried with jittered backoff before anything was sent on the
 // channel. Failures after the response started are not retried: part of the
 // answer may already have been passed on.
 //
@@ -107,6 +107,10 @@ func (p *Provider) retryDelay(res result, attempt int, idleRetried *bool) (time.
 		}
 		return p.backoff.Delay(attempt, pe.RetryAfter), true
 	case pe.Class == agent.ErrTransient:
+		return p.backoff.Delay(attempt, 0), true
+	case pe.Class == agent.ErrStream && !res.preHeaderIdle:
+		// Cut or garbled before anything reached the consumer (tool calls
+		// are only passed on complete): asking again loses nothing.
 		return p.backoff.Delay(attempt, 0), true
 	}
 	return 0, false

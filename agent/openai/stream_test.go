@@ -89,14 +89,31 @@ func wantError(t *testing.T, got streamed, class error) *agent.ProviderError {
 }
 
 func TestMalformedStreamIsStreamError(t *testing.T) {
-	srv := agenttest.NewServer(t, agenttest.Raw("data: {nope\n\n"))
+	bad := agenttest.Raw("data: {nope\n\n")
+	srv := agenttest.NewServer(t, bad, bad, bad, bad, bad)
 	p, sleeps := newTestProvider(t, srv.ProviderConfig())
 	pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrStream)
 	if !strings.Contains(pe.Message, "malformed") {
 		t.Errorf("message %q does not say the stream was malformed", pe.Message)
 	}
-	if len(srv.Requests()) != 1 || len(sleeps.waits()) != 0 {
-		t.Errorf("a malformed stream was retried: %d requests", len(srv.Requests()))
+	// Nothing reached the consumer, so each garbled answer was asked for again.
+	if len(srv.Requests()) != 1+DefaultMaxRetries || len(sleeps.waits()) != DefaultMaxRetries {
+		t.Errorf("requests = %d, sleeps = %d", len(srv.Requests()), len(sleeps.waits()))
+	}
+}
+
+func TestBrokenStreamRetriedWhenNothingWasPassedOn(t *testing.T) {
+	srv := agenttest.NewServer(t,
+		agenttest.Raw("data: {nope\n\n"),
+		agenttest.CutToolCall("", agent.ToolCall{ID: "call_w", Name: "write_file", Arguments: `{"path":"x.go"}`}),
+		agenttest.Turn{Text: "recovered"})
+	p, _ := newTestProvider(t, srv.ProviderConfig())
+	got := mustStream(t, p, userRequest("x"))
+	if got.final.Type != agent.ChunkDone || got.text != "recovered" || len(got.calls) != 0 {
+		t.Fatalf("got %+v", got)
+	}
+	if len(srv.Requests()) != 3 {
+		t.Errorf("requests = %d", len(srv.Requests()))
 	}
 }
 

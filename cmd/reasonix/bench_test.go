@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"reasonix/agent/agenttest"
+)
+
+// thirtyStepScript is the benchmark task of the agent-core issue: 24 shell
+// steps, 3 file writes and 3 reads, one call per model turn, then an answer.
+func thirtyStepScript() []agenttest.Turn {
+	var turns []agenttest.Turn
+	for k := 1; k <= 30; k++ {
+		id := fmt.Sprintf("c%d", k)
+		switch {
+		case k%10 == 3:
+			turns = append(turns, toolTurn(call(id, "write_file", fmt.Sprintf(`{"path":"out/file-%d.txt","content":"content %d\n"}`, k, k))))
+		case k%10 == 6:
+			turns = append(turns, toolTurn(call(id, "read_file", `{"path":"log.txt"}`)))
+		default:
+			turns = append(turns, toolTurn(call(id, "bash", fmt.Sprintf(`{"command":"echo step-%d >> log.txt"}`, k))))
+		}
+	}
+	return append(turns, answer("done"))
+}
+
+// BenchmarkRunThirtySteps runs the real binary through the 30-step task
+// against a fake model with zero think time and reports, per run:
+// the median harness overhead per step (the model server idle between
+// finishing a response and receiving the next request), the peak RSS of the
+// process tree, and the time from launch to the first model request.
+func BenchmarkRunThirtySteps(b *testing.B) {
+	var overheads, rss, firsts []float64
+	for b.Loop() {
+		e := newE2E(b, thirtyStepScript()...)
+		cmd := exec.Command(binary, "run", "--auto", "--max-steps", "40", "benchmark task")
+		cmd.Dir = e.work
+		cmd.Env = baseEnv(e.home)
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		var peak atomic.Int64
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			for {
+				if kb := treeRSS(cmd.Process.Pid); kb > peak.Load() {
+					peak.Store(kb)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond):
+				}
+			}
+		}()
+		err := cmd.Wait()
+		close(stop)
+		<-sampled
+		if err != nil {
+			b.Fatalf("run failed: %v", err)
+		}
+		reqs := e.srv.Requests()
+		if len(reqs) != 31 {
+			b.Fatalf("requests = %d", len(reqs))
+		}
+		var gaps []float64
+		for i := 1; i < len(reqs); i++ {
+			gaps = append(gaps, float64(reqs[i].Received.Sub(reqs[i-1].Responded).Microseconds())/1000)
+		}
+		overheads = append(overheads, median(gaps))
+		self := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+		rss = append(rss, float64(max(peak.Load(), self))/1024)
+		firsts = append(firsts, float64(reqs[0].Received.Sub(start).Microseconds())/1000)
+		if data, _ := os.ReadFile(filepath.Join(e.work, "log.txt")); strings.Count(string(data), "\n") != 24 {
+			b.Fatalf("log.txt has %q", data)
+		}
+	}
+	b.ReportMetric(median(overheads), "ms-overhead/step")
+	b.ReportMetric(median(rss), "MB-peak-rss")
+	b.ReportMetric(median(firsts), "ms-to-first-request")
+}
+
+// treeRSS sums the resident set (KiB) of pid and its descendants.
+func treeRSS(pid int) int64 {
+	total := int64(0)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			total += kb
+		}
+	}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		data, _ := os.ReadFile(t)
+		for f := range strings.FieldsSeq(string(data)) {
+			if child, err := strconv.Atoi(f); err == nil {
+				total += treeRSS(child)
+			}
+		}
+	}
+	return total
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

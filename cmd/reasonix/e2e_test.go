@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+)
+
+// binary is the reasonix executable built once for the end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "reasonix-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "reasonix")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building reasonix: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// e2e is one isolated installation: a home with a user config pointing at a
+// fake model, and an empty workspace.
+type e2e struct {
+	t     testing.TB
+	home  string
+	work  string
+	srv   *agenttest.Server
+	extra []string // environment additions
+}
+
+func newE2E(t testing.TB, turns ...agenttest.Turn) *e2e {
+	t.Helper()
+	e := &e2e{t: t, home: t.TempDir(), work: t.TempDir(), srv: agenttest.NewServer(t, turns...)}
+	e.writeUserConfig(fmt.Sprintf(`
+default_model = "fake"
+
+[[providers]]
+name = "fake"
+kind = "openai"
+base_url = %q
+model = "fake-model"
+api_key_env = "FAKE_API_KEY"
+max_retries = 2
+`, e.srv.URL))
+	return e
+}
+
+func (e *e2e) writeUserConfig(body string) {
+	e.t.Helper()
+	if err := os.WriteFile(filepath.Join(e.home, "config.toml"), []byte(body), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// run executes the binary in the workspace and returns stdout, stderr and the exit code.
+func (e *e2e) run(args ...string) (string, string, int) {
+	e.t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = e.work
+	cmd.Env = append(baseEnv(e.home), e.extra...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("running reasonix: %v", err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func baseEnv(home string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"REASONIX_HOME=" + home,
+		"FAKE_API_KEY=sk-secret-test-key",
+	}
+}
+
+func call(id, name, args string) agent.ToolCall {
+	return agent.ToolCall{ID: id, Name: name, Arguments: args}
+}
+
+func toolTurn(calls ...agent.ToolCall) agenttest.Turn {
+	return agenttest.Turn{ToolCalls: calls, Usage: agent.Usage{Prompt: 100, Completion: 10, Cached: 80}}
+}
+
+func answer(text string) agenttest.Turn {
+	return agenttest.Turn{Text: text, Usage: agent.Usage{Prompt: 120, Completion: 20}}
+}
+
+func TestRunWritesFileAndRunsCommand(t *testing.T) {
+	e := newE2E(t,
+		toolTurn(call("c1", "write_file", `{"path":"notes/hello.txt","content":"hello from the agent\n"}`)),
+		toolTurn(call("c2", "bash", `{"command":"echo step-1 >> log.txt && cat notes/hello.txt"}`)),
+		toolTurn(call("c3", "read_file", `{"path":"log.txt"}`), call("c4", "ls", `{"path":"."}`)),
+		answer("All done: wrote notes/hello.txt and logged a step."),
+	)
+	stdout, stderr, code := e.run("run", "--auto", "write a note and log a step")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "All done") {
+		t.Errorf("stdout = %q", stdout)
+	}
+	data, err := os.ReadFile(filepath.Join(e.work, "notes/hello.txt"))
+	if err != nil || string(data) != "hello from the agent\n" {
+		t.Errorf("hello.txt = %q, %v", data, err)
+	}
+	if log, _ := os.ReadFile(filepath.Join(e.work, "log.txt")); string(log) != "step-1\n" {
+		t.Errorf("log.txt = %q", log)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("model saw %d requests", len(reqs))
+	}
+	if reqs[0].Authorization != "Bearer sk-secret-test-key" {
+		t.Errorf("authorization = %q", reqs[0].Authorization)
+	}
+	bashResult := reqs[2].Messages[len(reqs[2].Messages)-1]
+	if bashResult.ToolCallID != "c2" || !strings.Contains(bashResult.Content, "hello from the agent") {
+		t.Errorf("bash result fed back = %+v", bashResult)
+	}
+	if strings.Contains(stderr, "sk-secret-test-key") || strings.Contains(stdout, "sk-secret-test-key") {
+		t.Error("the API key leaked into the output")
+	}
+	// The transcript was written as the run went.
+	files, _ := filepath.Glob(filepath.Join(e.home, "transcripts", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("transcripts: %v", files)
+	}
+	f, _ := os.Open(files[0])
+	defer f.Close()
+	msgs, err := agent.ReadTranscript(f)
+	if err != nil || len(msgs) != 1+3+4+1 {
+		t.Errorf("transcript has %d messages (%v)", len(msgs), err)
+	}
+}
+
+func TestRunJSONResult(t *testing.T) {
+	e := newE2E(t,
+		toolTurn(call("c1", "bash", `{"command":"echo hi"}`)),
+		answer("fine"),
+	)
+	stdout, stderr, code := e.run("run", "--json", "-y", "say", "hi")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res jsonResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+	}
+	if res.Status != "succeeded" || res.Outcome != "completed" || res.FinalAnswer != "fine" || res.Steps != 2 ||
+		res.ToolCalls != 1 || res.RefusedCalls != 0 || res.Tokens != (agent.Usage{Prompt: 220, Completion: 30, Cached: 80}) {
+		t.Errorf("result = %+v", res)
+	}
+	if got := e.srv.Requests()[0].Messages; got[len(got)-1].Content != "say hi" {
+		t.Errorf("task sent = %q", got[len(got)-1].Content)
+	}
+}
+
+func TestRunRefusedWriteExitsBlocked(t *testing.T) {
+	e := newE2E(t,
+		toolTurn(call("c1", "write_file", `{"path":"x.txt","content":"x"}`)),
+		answer("I was not allowed to write x.txt."),
+	)
+	stdout, stderr, code := e.run("run", "--json", "create x.txt")
+	if code != exitBlocked {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitBlocked, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.work, "x.txt")); err == nil {
+		t.Error("a refused write happened")
+	}
+	var res jsonResult
+	json.Unmarshal([]byte(stdout), &res)
+	if res.Status != "blocked" || res.RefusedCalls != 1 {
+		t.Errorf("result = %+v", res)
+	}
+	fed := e.srv.Requests()[1].Messages
+	if msg := fed[len(fed)-1].Content; !strings.Contains(msg, "nobody could be asked") {
+		t.Errorf("model was told %q", msg)
+	}
+}
+
+func TestRunStepLimit(t *testing.T) {
+	var turns []agenttest.Turn
+	for i := range 5 {
+		turns = append(turns, toolTurn(call(fmt.Sprint(i), "ls", `{}`)))
+	}
+	e := newE2E(t, turns...)
+	_, stderr, code := e.run("run", "--max-steps", "3", "loop")
+	if code != exitBudget {
+		t.Fatalf("exit %d, want %d: %s", code, exitBudget, stderr)
+	}
+	if n := len(e.srv.Requests()); n != 3 {
+		t.Errorf("requests = %d", n)
+	}
+}
+
+func TestRunProviderFailures(t *testing.T) {
+	cut := agenttest.CutToolCall("", call("c1", "write_file", `{"path":"a.txt","content":"aaaa"}`))
+	tests := []struct {
+		name     string
+		turns    []agenttest.Turn
+		code     int
+		stderr   string
+		requests int
+	}{
+		{"unauthorized", []agenttest.Turn{agenttest.Fail(401, "Incorrect API key provided: sk-secr***", 0)}, exitFailed, "rejected the API key", 1},
+		{"malformed stream", []agenttest.Turn{agenttest.Raw("data: {not json\n\n"), agenttest.Raw("data: {not json\n\n"), agenttest.Raw("data: {not json\n\n")}, exitFailed, "stream", 3},
+		{"cut mid tool call, then recovered", []agenttest.Turn{cut, answer("ok after retry")}, exitOK, "", 2},
+		{"cut every time", []agenttest.Turn{cut, cut, cut}, exitFailed, "stream", 3},
+		{"rate limited, then success", []agenttest.Turn{agenttest.Fail(429, "slow down", time.Second), answer("ok")}, exitOK, "", 2},
+		{"server errors exhaust retries", []agenttest.Turn{agenttest.Fail(503, "busy", 0), agenttest.Fail(503, "busy", 0), agenttest.Fail(503, "busy", 0)}, exitFailed, "503", 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newE2E(t, tc.turns...)
+			start := time.Now()
+			stdout, stderr, code := e.run("run", "do it")
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr %q does not mention %q", stderr, tc.stderr)
+			}
+			if n := len(e.srv.Requests()); n != tc.requests {
+				t.Errorf("requests = %d, want %d", n, tc.requests)
+			}
+			if tc.name == "rate limited, then success" && time.Since(start) < time.Second {
+				t.Errorf("Retry-After was not respected: done after %v", time.Since(start))
+			}
+			if strings.Contains(stderr, "sk-secret-test-key") {
+				t.Error("the API key leaked")
+			}
+		})
+	}
+}
+
+func TestRunConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, config string
+		args         []string
+		want         []string
+	}{
+		{"unknown provider kind", `
+[[providers]]
+name = "x"
+kind = "gemini-native"
+model = "m"
+`, nil, []string{`"gemini-native"`, "openai"}},
+		{"unknown key", `
+[agent]
+temprature = 0.2
+`, nil, []string{"agent.temprature", "config.toml"}},
+		{"no provider at all", ``, nil, []string{"no model is configured", "[[providers]]"}},
+		{"missing key variable", `
+[[providers]]
+name = "x"
+model = "m"
+api_key_env = "NOT_SET_ANYWHERE"
+`, nil, []string{"NOT_SET_ANYWHERE"}},
+		{"unknown model", ``, []string{"--model", "nope"}, []string{`"nope"`}},
+		{"bad flag", ``, []string{"--permission-mode", "sometimes"}, []string{"ask, auto or yolo"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newE2E(t)
+			if tc.config != "" || tc.name == "no provider at all" {
+				e.writeUserConfig(tc.config)
+			}
+			args := append(append([]string{"run"}, tc.args...), "task")
+			_, stderr, code := e.run(args...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d: %s", code, exitUsage, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not mention %q", stderr, w)
+				}
+			}
+			if n := len(e.srv.Requests()); n != 0 {
+				t.Errorf("a bad configuration still reached the model (%d requests)", n)
+			}
+		})
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	e := newE2E(t,
+		toolTurn(call("c1", "bash", `{"command":"sleep 30"}`)),
+		answer("never"),
+	)
+	cmd := exec.Command(binary, "run", "-y", "wait")
+	cmd.Dir = e.work
+	cmd.Env = baseEnv(e.home)
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the sleep is running.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "sleep 30") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted {
+		t.Fatalf("exit = %v, want %d\n%s", err, exitInterrupted, stderr.String())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v to stop", d)
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	e := newE2E(t)
+	if out, _, code := e.run("version"); code != 0 || !strings.HasPrefix(out, "reasonix ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+	if _, stderr, code := e.run("frobnicate"); code != exitUsage || !strings.Contains(stderr, "frobnicate") {
+		t.Errorf("unknown command: %d %q", code, stderr)
+	}
+	if _, stderr, code := e.run("run"); code != exitUsage || !strings.Contains(stderr, "needs a task") {
+		t.Errorf("run without task: %d %q", code, stderr)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a test may read while a process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"reasonix/agent"
+	"reasonix/config"
+	"reasonix/policy"
+)
+
+// buildPolicy turns [permissions] into a policy; a bad rule is a configError
+// quoting the rule.
+func buildPolicy(cfg *config.Config) (*policy.Policy, error) {
+	p, err := policy.New(policy.Config{
+		Mode:             cfg.Permissions.Mode,
+		Allow:            cfg.Permissions.Allow,
+		Ask:              cfg.Permissions.Ask,
+		Deny:             cfg.Permissions.Deny,
+		AllowDynamicBash: cfg.Permissions.AllowDynamicBash,
+	})
+	if err != nil {
+		return nil, &configError{fmt.Errorf("[permissions]: %w", err)}
+	}
+	return p, nil
+}
+
+// buildPermissions assembles the gate and the confinement of a headless run
+// in workdir. Nobody can be asked, so the gate has no approver: under the
+// ask posture every call that needs a person is refused.
+func buildPermissions(cfg *config.Config, posture, workdir string) (agent.Gate, agent.ToolEnv, error) {
+	pol, err := buildPolicy(cfg)
+	if err != nil {
+		return nil, agent.ToolEnv{}, err
+	}
+	gate, err := policy.NewGate(policy.GateConfig{Policy: pol, Posture: policy.Posture(posture), Workdir: workdir})
+	if err != nil {
+		return nil, agent.ToolEnv{}, &configError{err}
+	}
+	root := cfg.Sandbox.WorkspaceRoot
+	if root == "" {
+		root = workdir
+	}
+	confine, err := policy.NewConfinement(policy.SandboxConfig{
+		WorkspaceRoot: root,
+		AllowWrite:    cfg.Sandbox.AllowWrite,
+		ForbidRead:    cfg.Sandbox.ForbidRead,
+		Bash:          cmpString(cfg.Sandbox.Bash, config.BashOff),
+		Network:       cfg.Sandbox.Network,
+	})
+	if err != nil {
+		return nil, agent.ToolEnv{}, &configError{fmt.Errorf("[sandbox]: %w", err)}
+	}
+	env := agent.ToolEnv{
+		Workdir:            workdir,
+		BashTimeoutSeconds: cfg.Tools.BashTimeoutSeconds,
+		Paths:              confine,
+		Shell:              confine.Shell(),
+		ShellEnv:           shellEnv(cfg),
+	}
+	return gate, env, nil
+}
+
+// shellEnv is the process environment without the secrets the configuration
+// names, so a command the model writes cannot print a provider key.
+func shellEnv(cfg *config.Config) []string {
+	secret := map[string]bool{"REASONIX_API_TOKEN": true}
+	for _, p := range cfg.Providers {
+		if p.APIKeyEnv != "" {
+			secret[p.APIKeyEnv] = true
+		}
+	}
+	if cfg.Store.DSNEnv != "" {
+		secret[cfg.Store.DSNEnv] = true
+	}
+	if cfg.Serve.APITokenEnv != "" {
+		secret[cfg.Serve.APITokenEnv] = true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !secret[name] {
+			env = append(env, kv)
+		}
+	}
+	return env
+}

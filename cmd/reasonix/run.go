@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"reasonix/agent"
+)
+
+type runOptions struct {
+	configFile string
+	model      string
+	auto       bool
+	mode       string
+	maxSteps   int
+	json       bool
+	workspace  string
+}
+
+// runCommand is `reasonix run`: one task, headless, with honest exit codes.
+func runCommand(args []string, stdout, stderr io.Writer) int {
+	var o runOptions
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: reasonix run [flags] TASK...\n\nRuns one task in a workspace and exits: 0 succeeded, 1 failed, 2 usage or config error,\n3 blocked (a needed call was refused), 4 step limit reached, 130 interrupted.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.configFile, "config", "", "configuration `file` (replaces ./reasonix.toml)")
+	fs.StringVar(&o.model, "model", "", "model `reference`: a provider name, a model name or provider/model")
+	fs.BoolVar(&o.auto, "auto", false, "allow ordinary writes in the workspace without asking (same as --permission-mode auto)")
+	fs.BoolVar(&o.auto, "y", false, "short for --auto")
+	fs.StringVar(&o.mode, "permission-mode", "", "tool approval posture: ask (refuse what needs a human), auto or yolo")
+	fs.IntVar(&o.maxSteps, "max-steps", 0, "most model requests for this run (default [agent] max_steps, 100)")
+	fs.BoolVar(&o.json, "json", false, "print one JSON object with the result on stdout instead of the streamed answer")
+	fs.StringVar(&o.workspace, "workspace", "", "`directory` the agent works in (default: the current directory)")
+	positional, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage // the flag package already printed the problem
+	}
+	task := strings.TrimSpace(strings.Join(positional, " "))
+	if task == "" {
+		return reportError(stderr, usageErrorf("run needs a task, e.g. reasonix run \"fix the failing test\""))
+	}
+	if o.maxSteps < 0 {
+		return reportError(stderr, usageErrorf("--max-steps must be positive"))
+	}
+
+	setup, err := prepareRun(o)
+	if err != nil {
+		return reportError(stderr, err)
+	}
+	defer setup.close()
+
+	ctx, stop := signalContext()
+	defer stop()
+
+	progress := newProgress(stderr)
+	var observers []agent.Observer
+	if !o.json {
+		observers = append(observers, textPrinter(stdout))
+	}
+	observers = append(observers, progress.observe, setup.transcript.Observe)
+	a, err := agent.New(agent.Config{
+		Provider:     setup.provider,
+		Model:        setup.model,
+		Tools:        setup.tools,
+		Gate:         setup.gate,
+		SystemPrompt: setup.systemPrompt,
+		Temperature:  setup.temperature,
+		MaxTokens:    setup.maxTokens,
+		MaxSteps:     setup.maxSteps,
+		Observer:     agent.Observers(observers...),
+	})
+	if err != nil {
+		return reportError(stderr, err)
+	}
+	res := a.Run(ctx, task)
+	if !o.json && res.FinalAnswer != "" && !strings.HasSuffix(res.FinalAnswer, "\n") {
+		fmt.Fprintln(stdout)
+	}
+	if err := setup.transcript.Err(); err != nil {
+		fmt.Fprintf(stderr, "reasonix: warning: %v\n", err)
+	}
+	progress.summary(res, setup.transcriptPath)
+	if o.json {
+		if err := writeJSONResult(stdout, res, setup.transcriptPath); err != nil {
+			fmt.Fprintf(stderr, "reasonix: %v\n", err)
+			return exitFailed
+		}
+	}
+	return exitCode(res.Outcome)
+}
+
+// signalContext is cancelled by the first SIGINT or SIGTERM; a second one
+// exits at once, for a run that does not stop in time.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(fmt.Errorf("interrupted by %v", s))
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// jsonResult is the --json output: the contract of docs/SPEC.md.
+type jsonResult struct {
+	Status       string      `json:"status"`
+	Outcome      string      `json:"outcome"`
+	FinalAnswer  string      `json:"final_answer"`
+	Steps        int         `json:"steps"`
+	ToolCalls    int         `json:"tool_calls"`
+	RefusedCalls int         `json:"refused_calls"`
+	Tokens       agent.Usage `json:"tokens"`
+	DurationMS   int64       `json:"duration_ms"`
+	Error        string      `json:"error,omitempty"`
+	Transcript   string      `json:"transcript,omitempty"`
+}
+
+func writeJSONResult(w io.Writer, res agent.Result, transcript string) error {
+	out := jsonResult{
+		Status:       status(res.Outcome),
+		Outcome:      outcomeDetail(res),
+		FinalAnswer:  res.FinalAnswer,
+		Steps:        res.Steps,
+		ToolCalls:    res.ToolCalls,
+		RefusedCalls: res.RefusedCalls,
+		Tokens:       res.Usage,
+		DurationMS:   res.Duration.Milliseconds(),
+		Transcript:   transcript,
+	}
+	if res.Err != nil {
+		out.Error = errorSummary(res.Err)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+// status maps an outcome to the task-state vocabulary the service uses too.
+func status(o agent.Outcome) string {
+	if o == agent.OutcomeStepLimit {
+		return "budget_exhausted"
+	}
+	return string(o)
+}
+
+// outcomeDetail says why the run ended, in a word a script can match.
+func outcomeDetail(res agent.Result) string {
+	switch res.Outcome {
+	case agent.OutcomeSucceeded:
+		return "completed"
+	case agent.OutcomeBlocked:
+		return "refused"
+	case agent.OutcomeStepLimit:
+		return "step_limit"
+	case agent.OutcomeInterrupted:
+		return "interrupted"
+	default:
+		return agent.Reason(res.Err)
+	}
+}
+
+// errorSummary is what a person should read about a failed run.
+func errorSummary(err error) string {
+	var pe *agent.ProviderError
+	if errors.As(err, &pe) {
+		switch {
+		case errors.Is(err, agent.ErrRejected) && (pe.Status == 401 || pe.Status == 403):
+			return fmt.Sprintf("the model provider rejected the API key (HTTP %d); check the key in the variable named by api_key_env", pe.Status)
+		case errors.Is(err, agent.ErrContextTooLong):
+			return "the conversation no longer fits the model's context window"
+		}
+	}
+	return err.Error()
+}
+
+// transcriptFile creates the run's JSONL transcript under the data dir.
+func transcriptFile(dataDir string) (*os.File, string, error) {
+	dir := filepath.Join(dataDir, "transcripts")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("creating the transcript directory: %w", err)
+	}
+	name := filepath.Join(dir, fmt.Sprintf("run-%s-%d.jsonl", time.Now().UTC().Format("20060102T150405Z"), os.Getpid()))
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("creating the transcript: %w", err)
+	}
+	return f, name, nil
+}
