@@ -111,3 +111,56 @@ func TestSuggestPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestReadOnlyClassification(t *testing.T) {
+	readers := []string{
+		"git status", "git log -3 --oneline | head -5", "ls -la && pwd", "find . -name '*.go'", "rg TODO",
+		"cat a.txt | wc -l", "grep -rn foo . 2>/dev/null", "echo ok", "timeout 5 cat x", "command -v go", "env",
+	}
+	writers := []string{
+		"find . -delete", "git diff --output=x", "echo hi > f", "sort -o f in", "git push", "rm -rf x",
+		"git -c core.pager=x log", "cat $F", "sudo cat /etc/shadow", "tree -o out", "ls; rm x",
+	}
+	for _, c := range readers {
+		if f := analyzeShell(c); !f.readOnly {
+			t.Errorf("%q: not classified read-only (nested=%q dynamic=%v)", c, f.nested, f.dynamic)
+		}
+	}
+	for _, c := range writers {
+		if f := analyzeShell(c); f.readOnly {
+			t.Errorf("%q: classified read-only", c)
+		}
+	}
+}
+
+func TestEditFamilyCoversBothEndsOfMove(t *testing.T) {
+	move := func(from, to string) json.RawMessage {
+		b, _ := json.Marshal(map[string]string{"path": from, "new_path": to})
+		return b
+	}
+	p := mustPolicy(t, Config{Allow: []string{"Edit(docs/**)"}, Deny: []string{"Edit(.git/**)"}})
+	cases := []struct {
+		args json.RawMessage
+		want Decision
+	}{
+		{move("docs/a.md", "docs/b.md"), Allow},
+		{move("docs/a.md", "src/b.md"), Ask},
+		{move("docs/a.md", ".git/hooks/pre-commit"), Deny},
+		{move(".git/config", "docs/x"), Deny},
+	}
+	for _, c := range cases {
+		if got := p.Decide("move_file", false, c.args); got != c.want {
+			t.Errorf("move_file %s: %v, want %v", c.args, got, c.want)
+		}
+	}
+	// A legacy tool-specific rule covers only its own tool.
+	p = mustPolicy(t, Config{Allow: []string{"write_file(src/*.go)"}})
+	if p.Decide("write_file", false, []byte(`{"path":"src/a.go"}`)) != Allow || p.Decide("edit_file", false, []byte(`{"path":"src/a.go"}`)) != Ask {
+		t.Error("write_file(...) rule scope")
+	}
+	// A subject rule never matches a call that exposes no subject.
+	p = mustPolicy(t, Config{Allow: []string{"mcp__x__run(ls*)"}, Deny: []string{"mcp__x__rm(*)"}})
+	if p.Decide("mcp__x__run", false, []byte(`{"cmd":"ls"}`)) != Ask || p.Decide("mcp__x__run", false, []byte(`{"command":"ls -l"}`)) != Allow {
+		t.Error("subject extraction for MCP tools")
+	}
+}
