@@ -304,7 +304,8 @@ outer:
 
 // mergeKeys copies every top-level key and every key of a top-level table
 // that the file defined from src into dst, recording its origin. Arrays of
-// tables are skipped: they merge by name.
+// tables are skipped: they merge by name. The permission rule lists are
+// the exception: they are appended, so every layer's rules apply.
 func mergeKeys(dst, src *Config, md *toml.MetaData, file string) {
 	dv, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
 	t := dv.Type()
@@ -319,10 +320,18 @@ func mergeKeys(dst, src *Config, md *toml.MetaData, file string) {
 		case f.Type.Kind() == reflect.Struct:
 			for j := 0; j < f.Type.NumField(); j++ {
 				sub := tomlName(f.Type.Field(j))
-				if sub != "" && md.IsDefined(name, sub) {
-					dv.Field(i).Field(j).Set(sv.Field(i).Field(j))
-					dst.origins[name+"."+sub] = file
+				if sub == "" || !md.IsDefined(name, sub) {
+					continue
 				}
+				d, s := dv.Field(i).Field(j), sv.Field(i).Field(j)
+				if name == "permissions" && (sub == "allow" || sub == "ask" || sub == "deny") {
+					// Rule lists accumulate across files: a project file
+					// must not silently drop the user's deny rules.
+					d.Set(reflect.AppendSlice(d, s))
+				} else {
+					d.Set(s)
+				}
+				dst.origins[name+"."+sub] = file
 			}
 		default:
 			if md.IsDefined(name) {

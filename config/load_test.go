@@ -310,3 +310,19 @@ env = { lower_case = "kept" }
 		t.Errorf("reported too much: %s", got)
 	}
 }
+
+func TestLoadPermissionRulesAccumulate(t *testing.T) {
+	f := newFixture(t)
+	f.user("[permissions]\ndeny = [\"Bash(rm:*)\"]\nallow = [\"Bash(go test:*)\"]\nmode = \"deny\"\n")
+	f.proj("[permissions]\ndeny = [\"Bash(git push:*)\"]\nmode = \"ask\"\n")
+	c := f.load()
+	if got := strings.Join(c.Permissions.Deny, ","); got != "Bash(rm:*),Bash(git push:*)" {
+		t.Errorf("deny = %q: a project file dropped the user's deny rules", got)
+	}
+	if got := strings.Join(c.Permissions.Allow, ","); got != "Bash(go test:*)" {
+		t.Errorf("allow = %q", got)
+	}
+	if c.Permissions.Mode != "ask" {
+		t.Errorf("mode = %q: scalars still override", c.Permissions.Mode)
+	}
+}
