@@ -25,7 +25,9 @@ type TodoItem struct {
 	Status  string `json:"status"` // pending | in_progress | completed
 }
 
-// Event is one observable step of a run. Only the fields its Type names are set.
+// Event is one observable step of a run. Only the fields its Type names are
+// set. Other packages may define further types (e.g. goals' fleet progress)
+// and put their payload in Data.
 type Event struct {
 	Type    EventType       `json:"type"`
 	Step    int             `json:"step,omitempty"`
@@ -39,6 +41,9 @@ type Event struct {
 	Plan    []TodoItem      `json:"plan,omitempty"`
 	Usage   *Usage          `json:"usage,omitempty"`
 	Outcome Outcome         `json:"outcome,omitempty"`
+	// Data carries the payload of event types other packages define (a goal
+	// update, a fleet node's progress). It must marshal to JSON.
+	Data any `json:"data,omitempty"`
 }
 
 // Observer receives a run's events synchronously, in order. It must not block
