@@ -1,0 +1,75 @@
+// Package mcptest serves fake MCP servers for tests of code that uses
+// package mcp, such as the CLI's plugin wiring, without building or spawning
+// a plugin binary. Import it only from _test.go files.
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"reasonix/mcp"
+)
+
+// Tool is one tool of a fake server.
+type Tool struct {
+	Name        string
+	Description string
+	ReadOnly    bool
+	// Handle answers a call. Its error becomes an isError result, which
+	// the mcp adapter returns to the model as an error. Nil echoes the
+	// arguments as JSON.
+	Handle func(ctx context.Context, args map[string]any) (string, error)
+}
+
+// NewHTTPServer serves tools over streamable HTTP on loopback until the test
+// ends and returns a ServerConfig, named name, that reaches it.
+func NewHTTPServer(t testing.TB, name string, tools ...Tool) mcp.ServerConfig {
+	t.Helper()
+	srv := sdk.NewServer(&sdk.Implementation{Name: name, Version: "test"}, nil)
+	for _, tool := range tools {
+		srv.AddTool(&sdk.Tool{
+			Name:        tool.Name,
+			Description: tool.Description,
+			InputSchema: json.RawMessage(`{"type":"object"}`),
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: tool.ReadOnly},
+		}, handler(tool))
+	}
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return mcp.ServerConfig{Name: name, Type: mcp.TypeHTTP, URL: ts.URL}
+}
+
+func handler(tool Tool) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var args map[string]any
+		if len(req.Params.Arguments) > 0 {
+			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+				return errorResult("arguments are not a JSON object"), nil
+			}
+		}
+		if tool.Handle == nil {
+			raw, _ := json.Marshal(args)
+			return textResult(string(raw)), nil
+		}
+		out, err := tool.Handle(ctx, args)
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		return textResult(out), nil
+	}
+}
+
+func textResult(s string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+}
+
+func errorResult(s string) *sdk.CallToolResult {
+	r := textResult(s)
+	r.IsError = true
+	return r
+}
