@@ -1,0 +1,320 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// ApprovalState is where an approval request is.
+type ApprovalState string
+
+// The approval states. Only pending changes, exactly once.
+const (
+	ApprovalPending ApprovalState = "pending"
+	ApprovalAllowed ApprovalState = "allowed"
+	ApprovalDenied  ApprovalState = "denied"
+	ApprovalExpired ApprovalState = "expired"
+)
+
+// Decision is what an approver chose.
+type Decision string
+
+// The decisions. AllowTask also covers later identical calls of the task;
+// honouring that is the caller's business, the store only records it.
+const (
+	AllowOnce Decision = "allow_once"
+	AllowTask Decision = "allow_task"
+	Deny      Decision = "deny"
+)
+
+// NewApproval is a request for a human decision on one tool call.
+type NewApproval struct {
+	TaskID    string
+	Tool      string
+	Subject   string // what the rule matched: a command, a path
+	CallHash  string // hash of the exact call; a decision is bound to it
+	Preview   string // what the approver is shown
+	Requester string // who asked for the task
+	// Approvers are the platform ids allowed to decide. Empty means the
+	// store does not restrict who decides (the caller checked).
+	Approvers []string
+	ExpiresAt time.Time // required; unanswered by then means expired (deny)
+}
+
+// Approval is a stored approval request.
+type Approval struct {
+	ID        string
+	TaskID    string
+	Tool      string
+	Subject   string
+	CallHash  string
+	Preview   string
+	Requester string
+	Approvers []string
+	State     ApprovalState
+	Decision  Decision // "" until decided
+	DecidedBy string   // "" until decided
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	DecidedAt time.Time // zero until decided or expired
+}
+
+// AuditEntry is one row of the append-only approval audit trail.
+type AuditEntry struct {
+	ID         string
+	ApprovalID string
+	TaskID     string
+	Action     string // "requested", a Decision, or "expired"
+	Actor      string
+	Detail     string
+	Time       time.Time
+}
+
+const approvalCols = `id, task_id, tool, subject, call_hash, preview, requester, approvers, state,
+	decision, decided_by, created_at, expires_at, decided_at`
+
+func scanApproval(r row) (Approval, error) {
+	var (
+		a                Approval
+		approvers        string
+		state, decision  string
+		created, expires int64
+		decided          sql.NullInt64
+	)
+	if err := r.Scan(&a.ID, &a.TaskID, &a.Tool, &a.Subject, &a.CallHash, &a.Preview, &a.Requester,
+		&approvers, &state, &decision, &a.DecidedBy, &created, &expires, &decided); err != nil {
+		return Approval{}, err
+	}
+	a.State, a.Decision = ApprovalState(state), Decision(decision)
+	a.CreatedAt, a.ExpiresAt, a.DecidedAt = fromMicros(created), fromMicros(expires), fromNullMicros(decided)
+	if err := json.Unmarshal([]byte(approvers), &a.Approvers); err != nil {
+		return Approval{}, fmt.Errorf("store: approval %s approvers: %w", a.ID, err)
+	}
+	return a, nil
+}
+
+// CreateApproval stores a pending approval request and its "requested" audit
+// row in one transaction.
+func (s *Store) CreateApproval(ctx context.Context, na NewApproval) (Approval, error) {
+	if na.TaskID == "" || na.Tool == "" || na.CallHash == "" {
+		return Approval{}, invalid("approval needs a task id, a tool and a call hash")
+	}
+	now := s.now()
+	if !na.ExpiresAt.After(now) {
+		return Approval{}, invalid("approval deadline %s is not in the future", na.ExpiresAt.Format(time.RFC3339))
+	}
+	approvers := na.Approvers
+	if approvers == nil {
+		approvers = []string{}
+	}
+	aj, err := json.Marshal(approvers)
+	if err != nil {
+		return Approval{}, fmt.Errorf("store: encode approvers: %w", err)
+	}
+	var a Approval
+	err = s.inTx(ctx, func(tx txn) error {
+		a, err = scanApproval(tx.queryRow(ctx, `INSERT INTO approvals (id, task_id, tool, subject, call_hash,
+				preview, requester, approvers, state, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+approvalCols,
+			newID("a_", now), na.TaskID, na.Tool, na.Subject, na.CallHash, na.Preview, na.Requester,
+			string(aj), string(ApprovalPending), micros(now), micros(na.ExpiresAt)))
+		if err != nil {
+			return fmt.Errorf("store: insert approval: %w", err)
+		}
+		return s.audit(ctx, tx, a, "requested", na.Requester, "", now)
+	})
+	if err != nil {
+		return Approval{}, err
+	}
+	return a, nil
+}
+
+func (s *Store) audit(ctx context.Context, tx txn, a Approval, action, actor, detail string, now time.Time) error {
+	if _, err := tx.exec(ctx, `INSERT INTO approval_audit (id, approval_id, task_id, action, actor, detail, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, newID("au_", now), a.ID, a.TaskID, action, actor, detail, micros(now)); err != nil {
+		return fmt.Errorf("store: write approval audit: %w", err)
+	}
+	return nil
+}
+
+// Approval returns the approval with id, or an error wrapping ErrNotFound.
+func (s *Store) Approval(ctx context.Context, id string) (Approval, error) {
+	return getApproval(ctx, s.db, id)
+}
+
+func getApproval(ctx context.Context, q querier, id string) (Approval, error) {
+	a, err := scanApproval(q.queryRow(ctx, "SELECT "+approvalCols+" FROM approvals WHERE id = ?", id))
+	if isNoRows(err) {
+		return Approval{}, fmt.Errorf("store: approval %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Approval{}, fmt.Errorf("store: read approval %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// DecideApproval records approver's decision on approval id, exactly once:
+// a single compare-and-swap from pending that also requires the deadline not
+// to have passed and, when callHash is not "", the call hash to match. The
+// audit row is written in the same transaction. It returns the decided
+// approval, or an error matching ErrNotFound, ErrAlreadyDecided (a
+// *ApprovalDecidedError holding the winner's decision), ErrExpired,
+// ErrCallMismatch or ErrNotApprover. A refused decision changes nothing.
+//
+// The store enforces the stored approver list; policy such as "the
+// requester may not approve their own call" belongs to the caller, which
+// builds that list.
+func (s *Store) DecideApproval(ctx context.Context, id string, d Decision, approver, callHash string) (Approval, error) {
+	state := ApprovalAllowed
+	switch d {
+	case AllowOnce, AllowTask:
+	case Deny:
+		state = ApprovalDenied
+	default:
+		return Approval{}, invalid("decision %q is not allow_once, allow_task or deny", d)
+	}
+	if approver == "" {
+		return Approval{}, invalid("decision without an approver")
+	}
+	now := s.now()
+	var out Approval
+	err := s.inTx(ctx, func(tx txn) error {
+		cur, err := getApproval(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		// The approver list never changes after creation, so checking it
+		// before the swap is race-free.
+		if len(cur.Approvers) > 0 && !slices.Contains(cur.Approvers, approver) {
+			return fmt.Errorf("store: approval %s: %w", id, ErrNotApprover)
+		}
+		a, err := scanApproval(tx.queryRow(ctx, `UPDATE approvals
+			SET state = ?, decision = ?, decided_by = ?, decided_at = ?
+			WHERE id = ? AND state = ? AND expires_at > ? AND (? = '' OR call_hash = ?)
+			RETURNING `+approvalCols,
+			string(state), string(d), approver, micros(now),
+			id, string(ApprovalPending), micros(now), callHash, callHash))
+		if isNoRows(err) {
+			// Lost: classify against the row as it is now.
+			cur, err := getApproval(ctx, tx, id)
+			switch {
+			case err != nil:
+				return err
+			case cur.State != ApprovalPending:
+				return &ApprovalDecidedError{Approval: cur}
+			case !cur.ExpiresAt.After(now):
+				return fmt.Errorf("store: approval %s: %w", id, ErrExpired)
+			default:
+				return fmt.Errorf("store: approval %s: %w", id, ErrCallMismatch)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("store: decide approval %s: %w", id, err)
+		}
+		out = a
+		return s.audit(ctx, tx, a, string(d), approver, "", now)
+	})
+	if err != nil {
+		return Approval{}, err
+	}
+	return out, nil
+}
+
+// PendingApprovals lists pending approvals, oldest first; taskID "" lists
+// those of every task. Pending rows past their deadline are included until
+// ExpireApprovals sweeps them; check ExpiresAt.
+func (s *Store) PendingApprovals(ctx context.Context, taskID string) ([]Approval, error) {
+	q := "SELECT " + approvalCols + " FROM approvals WHERE state = ?"
+	args := []any{string(ApprovalPending)}
+	if taskID != "" {
+		q += " AND task_id = ?"
+		args = append(args, taskID)
+	}
+	return s.approvals(ctx, q+" ORDER BY created_at, id", args...)
+}
+
+func (s *Store) approvals(ctx context.Context, q string, args ...any) ([]Approval, error) {
+	rs, err := s.db.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list approvals: %w", err)
+	}
+	defer rs.Close()
+	var out []Approval
+	for rs.Next() {
+		a, err := scanApproval(rs)
+		if err != nil {
+			return nil, fmt.Errorf("store: list approvals: %w", err)
+		}
+		out = append(out, a)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("store: list approvals: %w", err)
+	}
+	return out, nil
+}
+
+// ExpireApprovals moves every pending approval whose deadline is at or before
+// now to expired (which means deny), with an "expired" audit row each, and
+// returns them so the caller can wake their tasks. Safe to run on several
+// nodes at once: each approval expires exactly once.
+func (s *Store) ExpireApprovals(ctx context.Context, now time.Time) ([]Approval, error) {
+	var out []Approval
+	err := s.inTx(ctx, func(tx txn) error {
+		rs, err := tx.query(ctx, `UPDATE approvals SET state = ?, decided_at = ?
+			WHERE state = ? AND expires_at <= ? RETURNING `+approvalCols,
+			string(ApprovalExpired), micros(now), string(ApprovalPending), micros(now))
+		if err != nil {
+			return fmt.Errorf("store: expire approvals: %w", err)
+		}
+		for rs.Next() {
+			a, err := scanApproval(rs)
+			if err != nil {
+				rs.Close()
+				return fmt.Errorf("store: expire approvals: %w", err)
+			}
+			out = append(out, a)
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return fmt.Errorf("store: expire approvals: %w", err)
+		}
+		for _, a := range out {
+			if err := s.audit(ctx, tx, a, string(ApprovalExpired), "system", "", now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ApprovalAudit returns the audit trail of approval id, oldest first.
+func (s *Store) ApprovalAudit(ctx context.Context, id string) ([]AuditEntry, error) {
+	rs, err := s.db.query(ctx, `SELECT id, approval_id, task_id, action, actor, detail, created_at
+		FROM approval_audit WHERE approval_id = ? ORDER BY created_at, id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: read approval audit: %w", err)
+	}
+	defer rs.Close()
+	var out []AuditEntry
+	for rs.Next() {
+		var e AuditEntry
+		var at int64
+		if err := rs.Scan(&e.ID, &e.ApprovalID, &e.TaskID, &e.Action, &e.Actor, &e.Detail, &at); err != nil {
+			return nil, fmt.Errorf("store: read approval audit: %w", err)
+		}
+		e.Time = fromMicros(at)
+		out = append(out, e)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("store: read approval audit: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,25 @@
+package store
+
+import "context"
+
+// ExecForTest runs raw SQL, for tests that break the schema on purpose.
+func (s *Store) ExecForTest(ctx context.Context, q string) error {
+	_, err := s.db.exec(ctx, q)
+	return err
+}
+
+// CountForTest runs a SELECT COUNT(*) with "?" args.
+func (s *Store) CountForTest(ctx context.Context, q string, args ...any) (int, error) {
+	var n int
+	err := s.db.queryRow(ctx, q, args...).Scan(&n)
+	return n, err
+}
+
+// JobStateForTest reports the River state of a job.
+func (s *Store) JobStateForTest(ctx context.Context, id int64) (string, error) {
+	j, err := s.river.jobGet(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return string(j.State), nil
+}

@@ -1,0 +1,115 @@
+package store
+
+// migration is one forward step of our schema. Versions are dense, start at 1
+// and never change once released: fix a mistake with a new migration.
+type migration struct {
+	version int
+	// sql runs on both databases unless postgres is set, in which case sql is
+	// SQLite's text and postgres is Postgres'.
+	sql      string
+	postgres string
+}
+
+// migrations is the ordered list of schema steps. The SQL sticks to the
+// common subset of SQLite and Postgres: TEXT, INTEGER, BIGINT, no serials
+// (sequence numbers come from counter columns), times as BIGINT Unix
+// microseconds, JSON as TEXT, booleans as INTEGER 0/1.
+var migrations = []migration{
+	{version: 1, sql: `
+CREATE TABLE tasks (
+	id           TEXT PRIMARY KEY,
+	source       TEXT NOT NULL,
+	requester    TEXT NOT NULL,
+	prompt       TEXT NOT NULL,
+	goal         INTEGER NOT NULL DEFAULT 0,
+	plan_first   INTEGER NOT NULL DEFAULT 0,
+	workspace    TEXT NOT NULL DEFAULT '',
+	posture      TEXT NOT NULL DEFAULT '',
+	notify       TEXT NOT NULL DEFAULT '[]',
+	state        TEXT NOT NULL,
+	job_id       BIGINT,
+	attempt      INTEGER NOT NULL DEFAULT 0,
+	lease_owner  TEXT NOT NULL DEFAULT '',
+	wake_pending INTEGER NOT NULL DEFAULT 0,
+	event_seq    BIGINT NOT NULL DEFAULT 0,
+	message_seq  BIGINT NOT NULL DEFAULT 0,
+	result       TEXT,
+	goal_state   TEXT,
+	created_at   BIGINT NOT NULL,
+	updated_at   BIGINT NOT NULL,
+	started_at   BIGINT,
+	finished_at  BIGINT
+);
+CREATE INDEX tasks_state_id ON tasks (state, id);
+CREATE INDEX tasks_source_id ON tasks (source, id);
+CREATE INDEX tasks_wake ON tasks (wake_pending);
+
+CREATE TABLE dedupe_keys (
+	source     TEXT NOT NULL,
+	dedupe_key TEXT NOT NULL,
+	task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (source, dedupe_key)
+);
+
+CREATE TABLE task_events (
+	task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	seq        BIGINT NOT NULL,
+	type       TEXT NOT NULL,
+	payload    TEXT NOT NULL,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (task_id, seq)
+);
+
+CREATE TABLE task_messages (
+	task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	seq        BIGINT NOT NULL,
+	body       TEXT NOT NULL,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (task_id, seq)
+);
+
+CREATE TABLE tool_journal (
+	task_id     TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	call_id     TEXT NOT NULL,
+	tool        TEXT NOT NULL,
+	args_hash   TEXT NOT NULL,
+	args        TEXT NOT NULL,
+	started_at  BIGINT NOT NULL,
+	finished_at BIGINT,
+	result      TEXT,
+	is_error    INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (task_id, call_id)
+);
+
+CREATE TABLE approvals (
+	id          TEXT PRIMARY KEY,
+	task_id     TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	tool        TEXT NOT NULL,
+	subject     TEXT NOT NULL,
+	call_hash   TEXT NOT NULL,
+	preview     TEXT NOT NULL,
+	requester   TEXT NOT NULL,
+	approvers   TEXT NOT NULL,
+	state       TEXT NOT NULL,
+	decision    TEXT NOT NULL DEFAULT '',
+	decided_by  TEXT NOT NULL DEFAULT '',
+	created_at  BIGINT NOT NULL,
+	expires_at  BIGINT NOT NULL,
+	decided_at  BIGINT
+);
+CREATE INDEX approvals_state_expires ON approvals (state, expires_at);
+CREATE INDEX approvals_task ON approvals (task_id);
+
+CREATE TABLE approval_audit (
+	id          TEXT PRIMARY KEY,
+	approval_id TEXT NOT NULL REFERENCES approvals (id) ON DELETE CASCADE,
+	task_id     TEXT NOT NULL,
+	action      TEXT NOT NULL,
+	actor       TEXT NOT NULL,
+	detail      TEXT NOT NULL DEFAULT '',
+	created_at  BIGINT NOT NULL
+);
+CREATE INDEX approval_audit_approval ON approval_audit (approval_id, created_at);
+`},
+}

@@ -1,0 +1,261 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Job is one claimed run of a task's job.
+type Job struct {
+	ID      int64  // River job id
+	TaskID  string // the task to run
+	Attempt int    // 1 for the first run; snoozes do not count
+}
+
+// Handler runs task jobs. Return nil when the task reached an end (its state
+// says which), Snooze to park it without holding a worker, or another error
+// to have River retry it (up to Config.MaxAttempts, with backoff). A run may
+// find its task already terminal (a wake can race with completion); it must
+// then return nil without doing anything. A panic fails the attempt.
+type Handler interface {
+	RunTask(ctx context.Context, job Job) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, job Job) error
+
+// RunTask calls f.
+func (f HandlerFunc) RunTask(ctx context.Context, job Job) error { return f(ctx, job) }
+
+// Snooze returns the error a Handler returns to park its job for d: the job
+// frees its worker and runs again after d, or earlier when Wake is called for
+// its task. Use the approval deadline as d so an unanswered request still
+// resumes the task.
+func Snooze(d time.Duration) error { return river.JobSnooze(max(d, 0)) }
+
+// Discard returns the error a Handler returns when its job must not be
+// retried (the task is failed for good); err is recorded on the job.
+func Discard(err error) error { return river.JobCancel(err) }
+
+// QueueConfig configures the workers of one node.
+type QueueConfig struct {
+	// Handler runs the jobs; required.
+	Handler Handler
+	// MaxWorkers is how many tasks run at once on this node; default 4.
+	MaxWorkers int
+	// JobTimeout bounds one run of a task; default 2h (River's own default
+	// of one minute would kill every agent run).
+	JobTimeout time.Duration
+	// PollInterval is how often the queue looks for runnable jobs when no
+	// notification arrives (always, on SQLite); default 1s.
+	PollInterval time.Duration
+	// WakeInterval is how often the queue retries wakes that raced with a
+	// running job (see Wake); default 2s.
+	WakeInterval time.Duration
+	// ID names this node's client in River's tables; default random.
+	ID string
+}
+
+// Queue is a node's set of workers pulling task jobs. Build it with
+// (*Store).NewQueue, then Start and eventually Stop it.
+type Queue struct {
+	s       *Store
+	client  riverRunner
+	handler Handler
+	wakeInt time.Duration
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	swept   chan struct{}
+	started bool
+}
+
+type taskWorker struct {
+	river.WorkerDefaults[TaskArgs]
+	q *Queue
+}
+
+func (w *taskWorker) Work(ctx context.Context, job *river.Job[TaskArgs]) error {
+	// A wake that arrives from here on is seen by this run (it reads fresh
+	// state); one that arrived earlier is consumed by starting the run.
+	if _, err := w.q.s.db.exec(ctx, "UPDATE tasks SET wake_pending = 0 WHERE id = ? AND wake_pending = 1", job.Args.TaskID); err != nil {
+		return fmt.Errorf("store: clear wake: %w", err)
+	}
+	return w.q.handler.RunTask(ctx, Job{ID: job.ID, TaskID: job.Args.TaskID, Attempt: job.Attempt})
+}
+
+// NewQueue builds the workers of this node. Nothing runs until Start.
+func (s *Store) NewQueue(cfg QueueConfig) (*Queue, error) {
+	if cfg.Handler == nil {
+		return nil, invalid("queue needs a handler")
+	}
+	cfg.MaxWorkers = cmp.Or(cfg.MaxWorkers, 4)
+	cfg.JobTimeout = cmp.Or(cfg.JobTimeout, 2*time.Hour)
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, time.Second)
+	cfg.WakeInterval = cmp.Or(cfg.WakeInterval, 2*time.Second)
+	switch {
+	case cfg.MaxWorkers < 1 || cfg.MaxWorkers > river.QueueNumWorkersMax:
+		return nil, invalid("max workers must be 1..%d (got %d)", river.QueueNumWorkersMax, cfg.MaxWorkers)
+	case cfg.JobTimeout < 0:
+		return nil, invalid("job timeout must be positive (got %s)", cfg.JobTimeout)
+	case cfg.PollInterval < time.Millisecond:
+		return nil, invalid("poll interval must be at least 1ms (got %s)", cfg.PollInterval)
+	case cfg.WakeInterval < time.Millisecond:
+		return nil, invalid("wake interval must be at least 1ms (got %s)", cfg.WakeInterval)
+	}
+	q := &Queue{s: s, handler: cfg.Handler, wakeInt: cfg.WakeInterval}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &taskWorker{q: q}); err != nil {
+		return nil, fmt.Errorf("store: register worker: %w", err)
+	}
+	client, err := s.river.newClient(&river.Config{
+		ID:                cfg.ID,
+		Logger:            s.log,
+		JobTimeout:        cfg.JobTimeout,
+		MaxAttempts:       s.maxAtt,
+		FetchPollInterval: cfg.PollInterval,
+		FetchCooldown:     min(cfg.PollInterval, river.FetchCooldownDefault),
+		Queues:            map[string]river.QueueConfig{queueName: {MaxWorkers: cfg.MaxWorkers}},
+		Workers:           workers,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: river client: %w", err)
+	}
+	q.client = client
+	return q, nil
+}
+
+// Start begins fetching and running jobs, and the wake sweeper. ctx only
+// bounds starting; stop with Stop.
+func (q *Queue) Start(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.started {
+		return errors.New("store: queue already started")
+	}
+	if err := q.client.Start(ctx); err != nil {
+		return fmt.Errorf("store: start queue: %w", err)
+	}
+	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	q.cancel, q.swept, q.started = cancel, make(chan struct{}), true
+	go q.sweep(sweepCtx)
+	return nil
+}
+
+// Stop stops fetching new jobs and waits for running ones to finish. When
+// ctx ends first, running jobs are cancelled (their ctx is done) and Stop
+// waits for them to return; River retries them later. Stop returns when no
+// goroutine of the queue is left. Stopping a queue that never started is a
+// no-op.
+func (q *Queue) Stop(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.started {
+		return nil
+	}
+	q.started = false
+	q.cancel()
+	<-q.swept
+	err := q.client.Stop(ctx)
+	if err != nil && ctx.Err() != nil {
+		err = q.client.StopAndCancel(context.WithoutCancel(ctx))
+	}
+	if err != nil {
+		return fmt.Errorf("store: stop queue: %w", err)
+	}
+	return nil
+}
+
+func (q *Queue) sweep(ctx context.Context) {
+	defer close(q.swept)
+	t := time.NewTicker(q.wakeInt)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := q.s.retryPendingWakes(ctx); err != nil && ctx.Err() == nil {
+			q.s.log.Warn("store: wake sweep failed", "err", err)
+		}
+	}
+}
+
+// Wake makes the task's snoozed job runnable now, from any node: it is what
+// a decided approval or a steering reply calls. A wake that races with the
+// job still running (about to snooze) is remembered and retried by every
+// running Queue's sweeper, so it is never lost. Waking a task in a terminal
+// state does nothing; an unknown task is an error wrapping ErrNotFound.
+func (s *Store) Wake(ctx context.Context, taskID string) error {
+	var jobID int64
+	var state string
+	err := s.db.queryRow(ctx, "UPDATE tasks SET wake_pending = 1 WHERE id = ? RETURNING job_id, state", taskID).Scan(&jobID, &state)
+	if isNoRows(err) {
+		return fmt.Errorf("store: wake %s: %w", taskID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("store: wake %s: %w", taskID, err)
+	}
+	if State(state).Terminal() {
+		return nil
+	}
+	return s.retryJob(ctx, jobID)
+}
+
+// retryJob makes a parked job available now. Only parked jobs are touched:
+// JobRetry would also revive completed, cancelled or discarded jobs.
+func (s *Store) retryJob(ctx context.Context, jobID int64) error {
+	job, err := s.river.jobGet(ctx, jobID)
+	if errors.Is(err, river.ErrNotFound) {
+		return nil // cleaned up after finishing
+	}
+	if err != nil {
+		return fmt.Errorf("store: read job %d: %w", jobID, err)
+	}
+	switch job.State {
+	case rivertype.JobStateScheduled, rivertype.JobStateRetryable:
+		if _, err := s.river.jobRetry(ctx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
+			return fmt.Errorf("store: retry job %d: %w", jobID, err)
+		}
+	}
+	return nil
+}
+
+// retryPendingWakes retries the jobs of live tasks with a wake recorded that
+// no run has consumed yet.
+func (s *Store) retryPendingWakes(ctx context.Context) error {
+	rs, err := s.db.query(ctx, "SELECT job_id FROM tasks WHERE wake_pending = 1 AND state IN (?, ?, ?)",
+		string(StateQueued), string(StateRunning), string(StateWaitingApproval))
+	if err != nil {
+		return fmt.Errorf("store: read pending wakes: %w", err)
+	}
+	var ids []int64
+	for rs.Next() {
+		var id int64
+		if err := rs.Scan(&id); err != nil {
+			rs.Close()
+			return fmt.Errorf("store: read pending wakes: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return fmt.Errorf("store: read pending wakes: %w", err)
+	}
+	for _, id := range ids {
+		if err := s.retryJob(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var _ Handler = HandlerFunc(nil)

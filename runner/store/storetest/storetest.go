@@ -1,0 +1,120 @@
+// Package storetest opens real, isolated stores for tests: a fresh SQLite
+// file in a temporary directory, or a fresh schema in the test Postgres
+// database. Import it only from _test.go files.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"reasonix/runner/store"
+)
+
+// DefaultPostgresDSN is where scripts/test-deps.sh puts the test database.
+// It is used when REASONIX_TEST_POSTGRES_DSN is unset.
+const DefaultPostgresDSN = "postgres://reasonix:reasonix@127.0.0.1:5432/reasonix_test?sslmode=disable"
+
+// Opener opens a fresh, empty, migrated store for one test and closes it
+// when the test ends. cfg.Driver, Path and DSN are filled in by the opener;
+// a nil cfg.Logger becomes a discarding one.
+type Opener func(t testing.TB, cfg store.Config) *store.Store
+
+// SQLite opens a store on a new SQLite file in t.TempDir().
+func SQLite(t testing.TB, cfg store.Config) *store.Store {
+	t.Helper()
+	cfg.Driver, cfg.Path = store.DriverSQLite, t.TempDir()
+	return open(t, cfg)
+}
+
+// Postgres opens a store in a new schema of the test Postgres database (see
+// PostgresDSN).
+func Postgres(t testing.TB, cfg store.Config) *store.Store {
+	t.Helper()
+	cfg.Driver, cfg.DSN = store.DriverPostgres, PostgresDSN(t)
+	return open(t, cfg)
+}
+
+// Openers are both databases by name, for running one suite on each.
+var Openers = map[string]Opener{store.DriverSQLite: SQLite, store.DriverPostgres: Postgres}
+
+func open(t testing.TB, cfg store.Config) *store.Store {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = Quiet()
+	}
+	s, err := store.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("storetest: open %s: %v", cfg.Driver, err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Quiet is a logger that drops everything (River logs every start and stop).
+func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// PostgresDSN creates a fresh schema in the test database, drops it when the
+// test ends, and returns a DSN whose search_path points at it, so tests never
+// see each other's rows. The database is REASONIX_TEST_POSTGRES_DSN or
+// DefaultPostgresDSN. When it cannot be reached the test is skipped — unless
+// CI is set, where a missing Postgres is a failure.
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("REASONIX_TEST_POSTGRES_DSN")
+	if base == "" {
+		base = DefaultPostgresDSN
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("storetest: postgres unreachable in CI (run scripts/test-deps.sh): %v", err)
+		}
+		t.Skipf("storetest: postgres unreachable, skipping (run scripts/test-deps.sh as root): %v", err)
+	}
+	defer conn.Close(context.Background())
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "test_" + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("storetest: create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("storetest: drop schema %s: %v", schema, err)
+			return
+		}
+		defer c.Close(context.Background())
+		if _, err := c.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("storetest: drop schema %s: %v", schema, err)
+		}
+	})
+	return withSearchPath(base, schema)
+}
+
+func withSearchPath(dsn, schema string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err == nil {
+			q := u.Query()
+			q.Set("search_path", schema)
+			u.RawQuery = q.Encode()
+			return u.String()
+		}
+	}
+	return dsn + " search_path=" + schema
+}

@@ -1,0 +1,385 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"reasonix/agent"
+)
+
+// Source is where a task came from.
+type Source string
+
+// The intake sources.
+const (
+	SourceAPI      Source = "api"
+	SourceCLI      Source = "cli"
+	SourceWebhook  Source = "webhook"
+	SourceCron     Source = "cron"
+	SourceSlack    Source = "slack"
+	SourceTelegram Source = "telegram"
+)
+
+var sources = []Source{SourceAPI, SourceCLI, SourceWebhook, SourceCron, SourceSlack, SourceTelegram}
+
+// State is where a task is in its life.
+type State string
+
+// The task states. Queued, Running and WaitingApproval are live; the rest
+// are terminal (see Terminal).
+const (
+	StateQueued          State = "queued"
+	StateRunning         State = "running"
+	StateWaitingApproval State = "waiting_approval"
+	StateSucceeded       State = "succeeded"
+	StateFailed          State = "failed"
+	StateBlocked         State = "blocked"
+	StateCancelled       State = "cancelled"
+	StateInterrupted     State = "interrupted"
+	StateBudgetExhausted State = "budget_exhausted"
+)
+
+var states = []State{StateQueued, StateRunning, StateWaitingApproval, StateSucceeded, StateFailed,
+	StateBlocked, StateCancelled, StateInterrupted, StateBudgetExhausted}
+
+// Terminal reports whether a task in state s is finished for good.
+// Interrupted is terminal: a resumed task is continued by a new run that
+// moves it back to running explicitly.
+func (s State) Terminal() bool {
+	switch s {
+	case StateQueued, StateRunning, StateWaitingApproval:
+		return false
+	}
+	return true
+}
+
+// NotifyTarget is one place a task reports to, e.g. a Slack thread.
+type NotifyTarget struct {
+	Transport string `json:"transport"`        // "slack", "telegram", "webhook", …
+	Channel   string `json:"channel"`          // channel or chat id
+	Thread    string `json:"thread,omitempty"` // thread ts or reply-to message id
+}
+
+// Result is what a finished task produced.
+type Result struct {
+	Summary     string      `json:"summary,omitempty"`
+	FinalAnswer string      `json:"final_answer,omitempty"`
+	DiffStat    string      `json:"diff_stat,omitempty"`
+	Branch      string      `json:"branch,omitempty"`
+	Tokens      agent.Usage `json:"tokens"`
+	Cost        float64     `json:"cost"`
+	DurationMS  int64       `json:"duration_ms"`
+	Error       string      `json:"error,omitempty"`
+}
+
+// NewTask is the intake of a task.
+type NewTask struct {
+	Source    Source // required
+	Requester string // source-qualified id, e.g. "slack:U123"
+	Prompt    string // required
+	Goal      bool
+	PlanFirst bool
+	Workspace string
+	Posture   string
+	Notify    []NotifyTarget
+}
+
+// Task is a stored task.
+type Task struct {
+	ID         string
+	Source     Source
+	Requester  string
+	Prompt     string
+	Goal       bool
+	PlanFirst  bool
+	Workspace  string
+	Posture    string
+	Notify     []NotifyTarget
+	State      State
+	JobID      int64  // the River job that runs it
+	Attempt    int    // how many times it entered running
+	LeaseOwner string // who runs it now (set through StateOpts)
+	Result     *Result
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	StartedAt  time.Time // first time it entered running; zero before
+	FinishedAt time.Time // when it entered a terminal state; zero before
+}
+
+const taskCols = `id, source, requester, prompt, goal, plan_first, workspace, posture, notify, state,
+	job_id, attempt, lease_owner, result, created_at, updated_at, started_at, finished_at`
+
+func scanTask(r row) (Task, error) {
+	var (
+		t                 Task
+		goal, planFirst   int
+		notify            string
+		jobID             sql.NullInt64
+		result            sql.NullString
+		created, updated  int64
+		started, finished sql.NullInt64
+		source, state     string
+	)
+	err := r.Scan(&t.ID, &source, &t.Requester, &t.Prompt, &goal, &planFirst, &t.Workspace, &t.Posture,
+		&notify, &state, &jobID, &t.Attempt, &t.LeaseOwner, &result, &created, &updated, &started, &finished)
+	if err != nil {
+		return Task{}, err
+	}
+	t.Source, t.State = Source(source), State(state)
+	t.Goal, t.PlanFirst = goal != 0, planFirst != 0
+	t.JobID = jobID.Int64
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	t.StartedAt, t.FinishedAt = fromNullMicros(started), fromNullMicros(finished)
+	if err := json.Unmarshal([]byte(notify), &t.Notify); err != nil {
+		return Task{}, fmt.Errorf("store: task %s notify targets: %w", t.ID, err)
+	}
+	if result.Valid {
+		t.Result = new(Result)
+		if err := json.Unmarshal([]byte(result.String), t.Result); err != nil {
+			return Task{}, fmt.Errorf("store: task %s result: %w", t.ID, err)
+		}
+	}
+	return t, nil
+}
+
+func (nt *NewTask) validate() error {
+	if !slices.Contains(sources, nt.Source) {
+		return invalid("task source %q is not one of %v", nt.Source, sources)
+	}
+	if strings.TrimSpace(nt.Prompt) == "" {
+		return invalid("task prompt is empty")
+	}
+	return nil
+}
+
+// CreateTask is the intake: in ONE transaction it records the dedupe key
+// (source, dedupeKey), inserts the task in state queued, and inserts its
+// River job. Acknowledge the sender only after it returns nil: then all three
+// are committed, and a crash loses nothing.
+//
+// If (nt.Source, dedupeKey) was seen before, nothing is written and the
+// existing task is returned with created=false. An empty dedupeKey disables
+// deduplication. If any insert fails, none of them happened.
+func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKey string) (task Task, created bool, err error) {
+	if err := nt.validate(); err != nil {
+		return Task{}, false, err
+	}
+	notify := nt.Notify
+	if notify == nil {
+		notify = []NotifyTarget{}
+	}
+	notifyJSON, err := json.Marshal(notify)
+	if err != nil {
+		return Task{}, false, fmt.Errorf("store: encode notify targets: %w", err)
+	}
+	now := s.now()
+	id := newID("t_", now)
+	err = s.inTx(ctx, func(tx txn) error {
+		if dedupeKey != "" {
+			// ON CONFLICT DO NOTHING rather than catching a unique violation:
+			// on Postgres a concurrent duplicate waits for the first
+			// transaction and then sees its row, with no aborted transaction.
+			n, err := tx.exec(ctx, `INSERT INTO dedupe_keys (source, dedupe_key, task_id, created_at)
+				VALUES (?, ?, ?, ?) ON CONFLICT (source, dedupe_key) DO NOTHING`,
+				string(nt.Source), dedupeKey, id, micros(now))
+			if err != nil {
+				return fmt.Errorf("store: insert dedupe key: %w", err)
+			}
+			if n == 0 {
+				var existing string
+				if err := tx.queryRow(ctx, "SELECT task_id FROM dedupe_keys WHERE source = ? AND dedupe_key = ?",
+					string(nt.Source), dedupeKey).Scan(&existing); err != nil {
+					return fmt.Errorf("store: read dedupe key: %w", err)
+				}
+				task, err = getTask(ctx, tx, existing)
+				return err
+			}
+		}
+		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id})
+		if err != nil {
+			return fmt.Errorf("store: insert job: %w", err)
+		}
+		task, err = scanTask(tx.queryRow(ctx, `INSERT INTO tasks (id, source, requester, prompt, goal, plan_first,
+				workspace, posture, notify, state, job_id, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
+			id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), boolInt(nt.PlanFirst),
+			nt.Workspace, nt.Posture, string(notifyJSON), string(StateQueued), res.Job.ID, micros(now), micros(now)))
+		if err != nil {
+			return fmt.Errorf("store: insert task: %w", err)
+		}
+		created = true
+		return nil
+	})
+	if err != nil {
+		return Task{}, false, err
+	}
+	return task, created, nil
+}
+
+// Task returns the task with id, or an error wrapping ErrNotFound.
+func (s *Store) Task(ctx context.Context, id string) (Task, error) {
+	return getTask(ctx, s.db, id)
+}
+
+func getTask(ctx context.Context, q querier, id string) (Task, error) {
+	t, err := scanTask(q.queryRow(ctx, "SELECT "+taskCols+" FROM tasks WHERE id = ?", id))
+	if isNoRows(err) {
+		return Task{}, fmt.Errorf("store: task %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Task{}, fmt.Errorf("store: read task %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// StateOpts are the optional parts of a state change.
+type StateOpts struct {
+	// Result, when set, is stored with the change (normally with a terminal
+	// state).
+	Result *Result
+	// LeaseOwner, when set, records who runs the task (a node or worker id).
+	LeaseOwner *string
+}
+
+// SetTaskState moves task id to state to if, and only if, its current state
+// is one of from — a compare-and-swap that is safe across nodes. Entering
+// running counts an attempt and stamps StartedAt the first time; entering a
+// terminal state stamps FinishedAt. It returns the updated task, an error
+// wrapping ErrNotFound, or a *StateError (matching ErrStateConflict) naming
+// the state it found. opts may be nil.
+func (s *Store) SetTaskState(ctx context.Context, id string, from []State, to State, opts *StateOpts) (Task, error) {
+	if !slices.Contains(states, to) {
+		return Task{}, invalid("task state %q is not one of %v", to, states)
+	}
+	if len(from) == 0 {
+		return Task{}, invalid("no from states for task %s", id)
+	}
+	if opts == nil {
+		opts = &StateOpts{}
+	}
+	now := micros(s.now())
+	var result sql.NullString
+	if opts.Result != nil {
+		b, err := json.Marshal(opts.Result)
+		if err != nil {
+			return Task{}, fmt.Errorf("store: encode result: %w", err)
+		}
+		result = sql.NullString{String: string(b), Valid: true}
+	}
+	var lease sql.NullString
+	if opts.LeaseOwner != nil {
+		lease = sql.NullString{String: *opts.LeaseOwner, Valid: true}
+	}
+	running := boolInt(to == StateRunning)
+	var finished sql.NullInt64
+	if to.Terminal() {
+		finished = sql.NullInt64{Int64: now, Valid: true}
+	}
+	args := []any{string(to), now, running, running, now, finished, result, lease, id}
+	for _, f := range from {
+		args = append(args, string(f))
+	}
+	q := `UPDATE tasks SET state = ?, updated_at = ?,
+			attempt = attempt + ?,
+			started_at = CASE WHEN ? = 1 THEN COALESCE(started_at, ?) ELSE started_at END,
+			finished_at = COALESCE(?, finished_at),
+			result = COALESCE(?, result),
+			lease_owner = COALESCE(?, lease_owner)
+		WHERE id = ? AND state IN (?` + strings.Repeat(", ?", len(from)-1) + `)
+		RETURNING ` + taskCols
+	t, err := scanTask(s.db.queryRow(ctx, q, args...))
+	if err == nil {
+		return t, nil
+	}
+	if !isNoRows(err) {
+		return Task{}, fmt.Errorf("store: set task %s state: %w", id, err)
+	}
+	cur, err := getTask(ctx, s.db, id)
+	if err != nil {
+		return Task{}, err
+	}
+	return Task{}, &StateError{TaskID: id, Current: cur.State}
+}
+
+// TaskFilter selects tasks for ListTasks. Zero fields do not filter.
+type TaskFilter struct {
+	States    []State
+	Source    Source
+	Requester string
+	// Cursor continues a listing: pass the previous page's Next.
+	Cursor string
+	// Limit is the page size; default 50, at most 500.
+	Limit int
+}
+
+// TaskPage is one page of tasks, newest first. Next is the cursor of the
+// following page, "" when this is the last.
+type TaskPage struct {
+	Tasks []Task
+	Next  string
+}
+
+// ListTasks returns tasks matching f, newest first, one page at a time.
+// Pagination is keyset on the (time-sortable) id, so pages stay stable while
+// new tasks arrive.
+func (s *Store) ListTasks(ctx context.Context, f TaskFilter) (TaskPage, error) {
+	limit := f.Limit
+	switch {
+	case limit <= 0:
+		limit = 50
+	case limit > 500:
+		limit = 500
+	}
+	var where []string
+	var args []any
+	if len(f.States) > 0 {
+		where = append(where, "state IN (?"+strings.Repeat(", ?", len(f.States)-1)+")")
+		for _, st := range f.States {
+			args = append(args, string(st))
+		}
+	}
+	if f.Source != "" {
+		where = append(where, "source = ?")
+		args = append(args, string(f.Source))
+	}
+	if f.Requester != "" {
+		where = append(where, "requester = ?")
+		args = append(args, f.Requester)
+	}
+	if f.Cursor != "" {
+		where = append(where, "id < ?")
+		args = append(args, f.Cursor)
+	}
+	q := "SELECT " + taskCols + " FROM tasks"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id DESC LIMIT ?"
+	args = append(args, limit+1)
+	rs, err := s.db.query(ctx, q, args...)
+	if err != nil {
+		return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
+	}
+	defer rs.Close()
+	var page TaskPage
+	for rs.Next() {
+		t, err := scanTask(rs)
+		if err != nil {
+			return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
+		}
+		page.Tasks = append(page.Tasks, t)
+	}
+	if err := rs.Err(); err != nil {
+		return TaskPage{}, fmt.Errorf("store: list tasks: %w", err)
+	}
+	if len(page.Tasks) > limit {
+		page.Tasks = page.Tasks[:limit]
+		page.Next = page.Tasks[limit-1].ID
+	}
+	return page, nil
+}
