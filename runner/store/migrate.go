@@ -56,6 +56,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 	})
 }
 
+// LatestSchemaVersion reports the version Migrate brings our schema to.
+func LatestSchemaVersion() int { return len(migrations) }
+
 // SchemaVersion reports the latest of our migrations applied to the database.
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v int

@@ -1,0 +1,174 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"reasonix/runner/store"
+	"reasonix/runner/store/storetest"
+)
+
+// run is one call of the handler.
+type run struct {
+	taskID  string
+	attempt int
+}
+
+// TestQueueSnoozeWake: a snoozed job frees its worker (another task runs on
+// the single worker meanwhile) and Wake runs it again long before its snooze
+// would end — on both databases, with a real River client.
+func TestQueueSnoozeWake(t *testing.T) {
+	for name, open := range storetest.Openers {
+		t.Run(name, func(t *testing.T) { testSnoozeWake(t, open, false) })
+	}
+}
+
+// TestQueueWakeWhileRunning: a wake that lands while the job is still running
+// (so River cannot retry it yet) is not lost: the sweeper retries it once the
+// job has snoozed.
+func TestQueueWakeWhileRunning(t *testing.T) {
+	for name, open := range storetest.Openers {
+		t.Run(name, func(t *testing.T) { testSnoozeWake(t, open, true) })
+	}
+}
+
+func testSnoozeWake(t *testing.T, open storetest.Opener, wakeWhileRunning bool) {
+	ctx := context.Background()
+	s := open(t, store.Config{})
+	runs := make(chan run, 16)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	q, err := s.NewQueue(store.QueueConfig{
+		MaxWorkers:   1,
+		PollInterval: 20 * time.Millisecond,
+		WakeInterval: 50 * time.Millisecond,
+		Handler: store.HandlerFunc(func(ctx context.Context, job store.Job) error {
+			mu.Lock()
+			seen[job.TaskID]++
+			n := seen[job.TaskID]
+			mu.Unlock()
+			runs <- run{job.TaskID, job.Attempt}
+			task, err := s.Task(ctx, job.TaskID)
+			if err != nil {
+				return err
+			}
+			if task.Prompt == "park" && n == 1 {
+				if wakeWhileRunning {
+					if err := s.Wake(ctx, job.TaskID); err != nil {
+						return err
+					}
+				}
+				return store.Snooze(time.Hour)
+			}
+			return nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := q.Stop(stopCtx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	}()
+
+	park := mustCreate(t, s, newTask("park"), "")
+	want(t, runs, park.ID)
+
+	if wakeWhileRunning {
+		// No explicit wake after the snooze: only the recorded one.
+		r := want(t, runs, park.ID)
+		if r.attempt != 1 {
+			t.Errorf("woken run attempt = %d, want 1 (snoozes do not count)", r.attempt)
+		}
+		return
+	}
+
+	waitJobState(t, s, park.JobID, "scheduled")
+	other := mustCreate(t, s, newTask("quick"), "")
+	want(t, runs, other.ID) // the only worker is free while park is snoozed
+	waitJobState(t, s, other.JobID, "completed")
+	select {
+	case r := <-runs:
+		t.Fatalf("unexpected run %+v before Wake", r)
+	default:
+	}
+	if err := s.Wake(ctx, park.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r := want(t, runs, park.ID); r.attempt != 1 {
+		t.Errorf("woken run attempt = %d, want 1 (snoozes do not count)", r.attempt)
+	}
+	waitJobState(t, s, park.JobID, "completed")
+	// Waking a finished job must not revive it.
+	if err := s.Wake(ctx, park.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.JobStateForTest(ctx, park.JobID); st != "completed" {
+		t.Errorf("wake of a completed job moved it to %s", st)
+	}
+}
+
+// want waits for the next handler run and checks it is taskID's. The bound is
+// a failure deadline, not a timing assumption.
+func want(t *testing.T, runs <-chan run, taskID string) run {
+	t.Helper()
+	select {
+	case r := <-runs:
+		if r.taskID != taskID {
+			t.Fatalf("ran %s, want %s", r.taskID, taskID)
+		}
+		return r
+	case <-time.After(15 * time.Second):
+		t.Fatalf("task %s did not run", taskID)
+	}
+	return run{}
+}
+
+// waitJobState polls River's row until the job reaches state; River writes
+// completions asynchronously, so there is no event to wait on instead.
+func waitJobState(t *testing.T, s *store.Store, id int64, state string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		st, err := s.JobStateForTest(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d is %s, want %s", id, st, state)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestQueueConfigValidation(t *testing.T) {
+	s := storetest.SQLite(t, store.Config{})
+	bad := []store.QueueConfig{
+		{},
+		{Handler: store.HandlerFunc(nil), MaxWorkers: -1},
+		{Handler: store.HandlerFunc(nil), JobTimeout: -time.Second},
+	}
+	for _, c := range bad {
+		if _, err := s.NewQueue(c); err == nil {
+			t.Errorf("NewQueue(%+v) accepted", c)
+		}
+	}
+	q, err := s.NewQueue(store.QueueConfig{Handler: store.HandlerFunc(func(context.Context, store.Job) error { return nil })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Stop(context.Background()); err != nil {
+		t.Errorf("Stop of an unstarted queue: %v", err)
+	}
+}
