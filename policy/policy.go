@@ -147,6 +147,12 @@ func (p *Policy) evaluate(q Query) (Evaluation, *callFacts) {
 		ev.Decision, ev.Reason = Allow, "read-only calls are allowed"
 		return ev, f
 	}
+	if strings.HasPrefix(q.Tool, "mcp__") && p.mode != Deny {
+		// Declaring an MCP server in the service's configuration is the
+		// trust decision for its tools; deny and ask rules still apply.
+		ev.Decision, ev.Reason = Allow, "tools of a configured MCP server are allowed"
+		return ev, f
+	}
 	ev.Decision = p.mode
 	switch p.mode {
 	case Allow:

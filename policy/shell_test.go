@@ -159,8 +159,8 @@ func TestEditFamilyCoversBothEndsOfMove(t *testing.T) {
 		t.Error("write_file(...) rule scope")
 	}
 	// A subject rule never matches a call that exposes no subject.
-	p = mustPolicy(t, Config{Allow: []string{"mcp__x__run(ls*)"}, Deny: []string{"mcp__x__rm(*)"}})
-	if p.Decide("mcp__x__run", false, []byte(`{"cmd":"ls"}`)) != Ask || p.Decide("mcp__x__run", false, []byte(`{"command":"ls -l"}`)) != Allow {
+	p = mustPolicy(t, Config{Mode: "deny", Allow: []string{"mcp__x__run(ls*)"}, Deny: []string{"mcp__x__rm(*)"}})
+	if p.Decide("mcp__x__run", false, []byte(`{"cmd":"ls"}`)) != Deny || p.Decide("mcp__x__run", false, []byte(`{"command":"ls -l"}`)) != Allow {
 		t.Error("subject extraction for MCP tools")
 	}
 }
