@@ -56,3 +56,17 @@ var ReadOnlyGate Gate = GateFunc(func(_ context.Context, c Call) (Verdict, error
 	}
 	return Verdict{Code: RefusedUnattended, Reason: "this run has no approver and " + c.Tool + " changes files or runs commands; rerun with --auto to allow ordinary writes"}, nil
 })
+
+type toolCallKey struct{}
+
+// ContextWithToolCall returns ctx carrying the call a tool is executing, so
+// a tool can tag the progress it reports with the call's ID.
+func ContextWithToolCall(ctx context.Context, c ToolCall) context.Context {
+	return context.WithValue(ctx, toolCallKey{}, c)
+}
+
+// ToolCallFromContext returns the call the harness is executing in ctx.
+func ToolCallFromContext(ctx context.Context) (ToolCall, bool) {
+	c, ok := ctx.Value(toolCallKey{}).(ToolCall)
+	return c, ok
+}

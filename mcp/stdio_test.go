@@ -245,6 +245,7 @@ func TestProgressBecomesEvents(t *testing.T) {
 		}
 	}
 	ctx := context.WithValue(context.Background(), key{}, "call-7")
+	ctx = agent.ContextWithToolCall(ctx, agent.ToolCall{ID: "call-7", Name: "mcp__ex__progress"})
 	out, err := tool.Execute(ctx, json.RawMessage(`{"steps":3}`))
 	if err != nil || out != "done after 3 steps" {
 		t.Fatalf("progress = %q, %v", out, err)
@@ -255,7 +256,7 @@ func TestProgressBecomesEvents(t *testing.T) {
 	defer mu.Unlock()
 	for i, ev := range events {
 		want := fmt.Sprintf("%d/3 step %d", i+1, i+1)
-		if ev.Type != agent.EventToolProgress || ev.Call == nil || ev.Call.Name != "mcp__ex__progress" || ev.Text != want {
+		if ev.Type != agent.EventToolProgress || ev.Call == nil || ev.Call.Name != "mcp__ex__progress" || ev.Call.ID != "call-7" || ev.Text != want {
 			t.Errorf("event %d = %+v (call %+v), want tool_progress %q", i, ev, ev.Call, want)
 		}
 	}

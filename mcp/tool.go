@@ -158,12 +158,13 @@ func (t *Tool) Execute(ctx context.Context, args json.RawMessage) (string, error
 	}
 	var onProgress func(*sdk.ProgressNotificationParams)
 	if t.progress != nil {
+		call, ok := agent.ToolCallFromContext(ctx)
+		if !ok {
+			call = agent.ToolCall{Name: t.name}
+		}
 		onProgress = func(p *sdk.ProgressNotificationParams) {
-			t.progress(ctx, agent.Event{
-				Type: agent.EventToolProgress,
-				Call: &agent.ToolCall{Name: t.name},
-				Text: progressText(p),
-			})
+			c := call
+			t.progress(ctx, agent.Event{Type: agent.EventToolProgress, Call: &c, Text: progressText(p)})
 		}
 	}
 	res, err := t.srv.call(ctx, t.remote, args, onProgress)
