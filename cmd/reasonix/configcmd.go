@@ -12,16 +12,11 @@ func configCommand(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "check" {
 		return usageErrorf("usage: reasonix config check [--config FILE]")
 	}
-	fs := flag.NewFlagSet("config check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.String("config", "", "configuration `file` (replaces ./reasonix.toml)")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageErrorf("%v", err)
+	file, err := configFlag("config check", args[1:], stderr)
+	if err != nil {
+		return err
 	}
-	cfg, err := loadConfig(*file)
+	cfg, err := loadConfig(file)
 	if err != nil {
 		return err
 	}
@@ -38,4 +33,21 @@ func configCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "configuration ok")
 	return nil
+}
+
+// configFlag parses a command whose only flag is --config.
+func configFlag(name string, args []string, stderr io.Writer) (string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "configuration `file` (replaces ./reasonix.toml)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", errHelpShown
+		}
+		return "", usageErrorf("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return "", usageErrorf("%s takes no arguments, got %q", name, fs.Arg(0))
+	}
+	return *file, nil
 }

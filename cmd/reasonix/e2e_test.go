@@ -17,8 +17,9 @@ import (
 	"reasonix/agent/agenttest"
 )
 
-// binary is the reasonix executable built once for the end-to-end tests.
-var binary string
+// binary is the reasonix executable built once for the end-to-end tests;
+// plugin is the example MCP server.
+var binary, plugin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "reasonix-e2e-")
@@ -27,11 +28,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "reasonix")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building reasonix: %v\n%s", err, out)
-		os.Exit(1)
+	plugin = filepath.Join(dir, "reasonix-plugin-example")
+	for out, pkg := range map[string]string{binary: ".", plugin: "../reasonix-plugin-example"} {
+		build := exec.Command("go", "build", "-o", out, pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if msg, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, msg)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -368,4 +372,42 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+func TestRunCallsAnMCPPluginTool(t *testing.T) {
+	e := newE2E(t,
+		toolTurn(call("c1", "mcp__example__wordcount", `{"text":"one two three\nfour"}`)),
+		answer("The text has four words."),
+	)
+	e.writeUserConfig(fmt.Sprintf(`
+[[providers]]
+name = "fake"
+base_url = %q
+model = "fake-model"
+api_key_env = "FAKE_API_KEY"
+
+[[plugins]]
+name = "example"
+command = %q
+`, e.srv.URL, plugin))
+	stdout, stderr, code := e.run("run", "count the words")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	reqs := e.srv.Requests()
+	var offered bool
+	for _, tool := range reqs[0].Tools {
+		offered = offered || tool.Name == "mcp__example__wordcount"
+	}
+	if !offered {
+		t.Fatalf("the plugin's tool was not offered to the model: %+v", reqs[0].Tools)
+	}
+	result := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if result.ToolCallID != "c1" || !strings.Contains(result.Content, "words=4") {
+		t.Errorf("wordcount result fed back = %+v", result)
+	}
+	out, _, code := e.run("mcp", "list")
+	if code != exitOK || !strings.Contains(out, "example") || !strings.Contains(out, "ready") {
+		t.Errorf("mcp list: exit %d\n%s", code, out)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"reasonix/agent"
@@ -46,3 +47,6 @@ type configError struct{ err error }
 
 func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
+
+// errHelpShown means a command printed its help on request: exit 0 quietly.
+var errHelpShown = errors.New("help shown")

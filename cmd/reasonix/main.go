@@ -28,6 +28,7 @@ const usage = `Reasonix runs coding agents headless.
 Usage:
   reasonix run [flags] TASK...     run one task in a workspace and exit
   reasonix config check [flags]    load and validate the configuration
+  reasonix mcp list [flags]        start the configured MCP servers and list their tools
   reasonix version                 print the version
 
 Run "reasonix COMMAND -h" for a command's flags.
@@ -45,6 +46,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return runCommand(args[1:], stdout, stderr)
 	case "config":
 		err = configCommand(args[1:], stdout, stderr)
+	case "mcp":
+		err = mcpCommand(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "reasonix %s\n", version)
 	case "help", "-h", "--help":
@@ -57,7 +60,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 
 // reportError prints err for a person and maps it to an exit code.
 func reportError(stderr io.Writer, err error) int {
-	if err == nil {
+	if err == nil || errors.Is(err, errHelpShown) {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "reasonix: %v\n", err)

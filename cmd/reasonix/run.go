@@ -59,7 +59,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return reportError(stderr, usageErrorf("--max-steps must be positive"))
 	}
 
-	setup, err := prepareRun(o)
+	setup, err := prepareRun(o, stderr)
 	if err != nil {
 		return reportError(stderr, err)
 	}
@@ -74,6 +74,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		observers = append(observers, textPrinter(stdout))
 	}
 	observers = append(observers, progress.observe, setup.transcript.Observe)
+	setup.observer = agent.Observers(observers...)
 	a, err := agent.New(agent.Config{
 		Provider:     setup.provider,
 		Model:        setup.model,
@@ -83,7 +84,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		Temperature:  setup.temperature,
 		MaxTokens:    setup.maxTokens,
 		MaxSteps:     setup.maxSteps,
-		Observer:     agent.Observers(observers...),
+		Observer:     setup.observer,
 	})
 	if err != nil {
 		return reportError(stderr, err)

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"reasonix/agent"
 	"reasonix/config"
@@ -32,6 +36,9 @@ type runSetup struct {
 	transcript     *agent.Transcript
 	transcriptPath string
 	closers        []func()
+	// observer receives events raised outside the harness (plugin
+	// progress); runCommand sets it before the run starts.
+	observer agent.Observer
 }
 
 func (s *runSetup) close() {
@@ -51,7 +58,7 @@ func loadConfig(file string) (*config.Config, error) {
 
 // prepareRun turns flags and configuration into a ready run. Every problem a
 // person must fix before anything runs is a configError or a usageError.
-func prepareRun(o runOptions) (*runSetup, error) {
+func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 	cfg, err := loadConfig(o.configFile)
 	if err != nil {
 		return nil, err
@@ -77,7 +84,7 @@ func prepareRun(o runOptions) (*runSetup, error) {
 		return nil, &configError{fmt.Errorf("[tools] enabled: %w", err)}
 	}
 
-	s := &runSetup{
+	s = &runSetup{
 		provider:     provider,
 		model:        ref.Model,
 		tools:        tools,
@@ -89,6 +96,30 @@ func prepareRun(o runOptions) (*runSetup, error) {
 	}
 	if o.maxSteps > 0 {
 		s.maxSteps = o.maxSteps
+	}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	plugins, err := newPlugins(cfg, workdir, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return nil, err
+	}
+	if plugins != nil {
+		startPlugins(context.Background(), plugins, cfg, stderr)
+		s.closers = append(s.closers, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			plugins.Stop(ctx)
+		})
+		if _, err := plugins.AddTools(tools, func(_ context.Context, ev agent.Event) {
+			if s.observer != nil {
+				s.observer(ev)
+			}
+		}); err != nil {
+			fmt.Fprintf(stderr, "reasonix: plugins: %v\n", err)
+		}
 	}
 	f, path, err := transcriptFile(cfg.DataDir())
 	if err != nil {
