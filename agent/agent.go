@@ -40,6 +40,9 @@ const DefaultMaxSteps = 100
 type Agent struct {
 	cfg      Config
 	messages []Message
+
+	mu      sync.Mutex
+	steered []string // messages from Steer, added before the next request
 }
 
 // New checks cfg and returns an Agent ready to Run.
@@ -86,6 +89,74 @@ var ErrRefused = errors.New("agent: a tool call was refused")
 // ErrStepLimit is the cause of a run that used all its steps.
 var ErrStepLimit = errors.New("agent: step limit reached")
 
+// ErrSuspend, wrapped in an error a Gate returns, suspends the run instead
+// of failing it: the call is waiting for something outside the process (a
+// person's approval). The run stops before that call; Continue resumes it
+// later, asking the gate again about exactly the same call.
+var ErrSuspend = errors.New("agent: run suspended")
+
+// Steer queues a message from the requester; it is added to the
+// conversation before the next model request of a running Run or Continue.
+// It is safe to call from any goroutine.
+func (a *Agent) Steer(text string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.steered = append(a.steered, text)
+}
+
+// Continue resumes a conversation restored through Config.History without a
+// new user message: calls of the last assistant message that have no result
+// yet run first (gated again), then the loop goes on. A conversation whose
+// last message is a final answer has nothing to continue and succeeds at once.
+func (a *Agent) Continue(ctx context.Context) Result {
+	start := time.Now()
+	res := a.resume(ctx)
+	res.Duration = time.Since(start)
+	a.cfg.Observer(Event{Type: EventRunFinished, Step: res.Steps, Outcome: res.Outcome, Text: res.FinalAnswer})
+	return res
+}
+
+func (a *Agent) resume(ctx context.Context) Result {
+	var res Result
+	pending, last := a.pendingCalls()
+	if last != nil && len(last.ToolCalls) == 0 {
+		res.Outcome, res.FinalAnswer = OutcomeSucceeded, last.Content
+		return res
+	}
+	if len(pending) > 0 {
+		res.ToolCalls += len(pending)
+		if stop, ok := a.executeAndCheck(ctx, &res, pending); !ok {
+			return stop
+		}
+	}
+	return a.loop(ctx, res)
+}
+
+// pendingCalls returns the calls of the last assistant message that have no
+// tool message yet, and that assistant message when it is the last message
+// apart from tool results.
+func (a *Agent) pendingCalls() ([]ToolCall, *Message) {
+	answered := map[string]bool{}
+	for i := len(a.messages) - 1; i >= 0; i-- {
+		m := &a.messages[i]
+		switch m.Role {
+		case RoleTool:
+			answered[m.ToolCallID] = true
+			continue
+		case RoleAssistant:
+			var pending []ToolCall
+			for _, c := range m.ToolCalls {
+				if !answered[c.ID] {
+					pending = append(pending, c)
+				}
+			}
+			return pending, m
+		}
+		return nil, nil
+	}
+	return nil, nil
+}
+
 // Run adds input as a user message and drives the model until it answers
 // without tool calls, the step bound is reached, or ctx ends. Cancelling ctx
 // reaches the in-flight model request and running tools. A refused call goes
@@ -100,12 +171,17 @@ func (a *Agent) Run(ctx context.Context, input string) Result {
 }
 
 func (a *Agent) run(ctx context.Context, input string) Result {
-	var res Result
 	a.appendMessage(0, Message{Role: RoleUser, Content: input})
+	return a.loop(ctx, Result{})
+}
+
+// loop requests the model and runs its calls until it answers without calls.
+func (a *Agent) loop(ctx context.Context, res Result) Result {
 	for {
 		if ctx.Err() != nil {
 			return a.interrupted(res, ctx)
 		}
+		a.takeSteered(res.Steps)
 		if res.Steps >= a.cfg.MaxSteps {
 			res.Outcome, res.Err = OutcomeStepLimit, ErrStepLimit
 			return res
@@ -130,12 +206,35 @@ func (a *Agent) run(ctx context.Context, input string) Result {
 			return res
 		}
 		res.ToolCalls += len(reply.ToolCalls)
-		refused, err := a.execute(ctx, res.Steps, reply.ToolCalls)
-		res.RefusedCalls += refused
-		if err != nil {
-			res.Outcome, res.Err = OutcomeFailed, err
-			return res
+		if stop, ok := a.executeAndCheck(ctx, &res, reply.ToolCalls); !ok {
+			return stop
 		}
+	}
+}
+
+// executeAndCheck runs calls and reports whether the loop may go on; when it
+// may not, the returned Result says why.
+func (a *Agent) executeAndCheck(ctx context.Context, res *Result, calls []ToolCall) (Result, bool) {
+	refused, err := a.execute(ctx, res.Steps, calls)
+	res.RefusedCalls += refused
+	switch {
+	case errors.Is(err, ErrSuspend):
+		res.Outcome, res.Err = OutcomeSuspended, err
+		return *res, false
+	case err != nil:
+		res.Outcome, res.Err = OutcomeFailed, err
+		return *res, false
+	}
+	return *res, true
+}
+
+func (a *Agent) takeSteered(step int) {
+	a.mu.Lock()
+	msgs := a.steered
+	a.steered = nil
+	a.mu.Unlock()
+	for _, text := range msgs {
+		a.appendMessage(step, Message{Role: RoleUser, Content: text})
 	}
 }
 
@@ -207,10 +306,13 @@ type callResult struct {
 // execute runs one batch of tool calls and appends one tool message per call
 // in the order the model asked. Consecutive read-only calls run in parallel;
 // writers run alone, in order. It returns how many calls were refused, and an
-// error only when the gate itself failed.
+// error when the gate failed or suspended the run. On suspension only the
+// calls that ran before it get tool messages, so Continue can pick up the
+// rest.
 func (a *Agent) execute(ctx context.Context, step int, calls []ToolCall) (int, error) {
 	results := make([]callResult, len(calls))
 	var gateErr error
+	done := len(calls)
 	for i := 0; i < len(calls); {
 		if gateErr != nil || ctx.Err() != nil {
 			results[i] = callResult{content: "not run: the run was stopped before this call"}
@@ -225,10 +327,14 @@ func (a *Agent) execute(ctx context.Context, step int, calls []ToolCall) (int, e
 			j = i + 1 // a writer: a batch of one
 		}
 		gateErr = a.runBatch(ctx, step, calls[i:j], results[i:j])
+		if errors.Is(gateErr, ErrSuspend) {
+			done = i
+			break
+		}
 		i = j
 	}
 	refused := 0
-	for i, c := range calls {
+	for i, c := range calls[:done] {
 		if results[i].refused {
 			refused++
 		}
@@ -262,6 +368,9 @@ func (a *Agent) runBatch(ctx context.Context, step int, calls []ToolCall, result
 		args[i] = raw
 		v, err := a.cfg.Gate.Authorize(ctx, Call{ID: c.ID, Tool: c.Name, ReadOnly: IsReadOnly(t), Args: raw})
 		if err != nil {
+			if errors.Is(err, ErrSuspend) {
+				return err // nothing of this batch has run yet
+			}
 			if ctx.Err() != nil {
 				results[i].content = "not run: the run was stopped"
 				return nil
