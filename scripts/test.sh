@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/test-deps.sh
+# Sourced, so the variables it exports (the Postgres DSN) reach the tests.
+. ./scripts/test-deps.sh
 
 go vet ./...
 go test -race -count=1 -timeout 15m ./...
