@@ -1,0 +1,82 @@
+package goals
+
+import (
+	"time"
+
+	"reasonix/agent"
+)
+
+// Event types this package emits through the configured agent.Observer. The
+// payload is in agent.Event.Data, of the type named beside each.
+const (
+	// EventGoalUpdated: GoalUpdate, after every turn and status change.
+	EventGoalUpdated agent.EventType = "goal_updated"
+	// EventQuestion: Question, when the goal needs information only the
+	// requester has. The answer comes back through Controller.Resume.
+	EventQuestion agent.EventType = "question"
+	// EventPlanApproval: PlanProposal, when a plan-first goal submits its plan.
+	EventPlanApproval agent.EventType = "plan_approval"
+	// EventFleetUpdated: FleetSnapshot, on every node state change, with
+	// every node of the graph so a chat can render one live graph.
+	EventFleetUpdated agent.EventType = "fleet_updated"
+	// EventSubagentStarted and EventSubagentFinished: SubagentEvent.
+	EventSubagentStarted  agent.EventType = "subagent_started"
+	EventSubagentFinished agent.EventType = "subagent_finished"
+)
+
+// GoalUpdate is the payload of EventGoalUpdated.
+type GoalUpdate struct {
+	GoalID   string `json:"goal_id"`
+	Revision int    `json:"revision"`
+	Status   Status `json:"status"`
+	Turns    int    `json:"turns"`
+	Tokens   int    `json:"tokens"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Question is the payload of EventQuestion.
+type Question struct {
+	GoalID   string `json:"goal_id"`
+	Question string `json:"question"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// NodeState is a fleet node's lifecycle state.
+type NodeState string
+
+// Fleet node states. Done, failed and skipped are final.
+const (
+	NodePending NodeState = "pending"
+	NodeRunning NodeState = "running"
+	NodeDone    NodeState = "done"
+	NodeFailed  NodeState = "failed"
+	NodeSkipped NodeState = "skipped"
+)
+
+// NodeStatus is one node of a FleetSnapshot.
+type NodeStatus struct {
+	ID        string        `json:"id"`
+	State     NodeState     `json:"state"`
+	DependsOn []string      `json:"depends_on,omitempty"`
+	Reason    string        `json:"reason,omitempty"`  // failure class, inherited by skipped nodes
+	Summary   string        `json:"summary,omitempty"` // short preview of the answer or why it stopped
+	Ref       string        `json:"ref,omitempty"`     // the child's answer, for read_subagent_result
+	Duration  time.Duration `json:"duration,omitempty"`
+	Tokens    int           `json:"tokens,omitempty"`
+}
+
+// FleetSnapshot is the payload of EventFleetUpdated: the whole graph.
+type FleetSnapshot struct {
+	FleetID string       `json:"fleet_id"`
+	Nodes   []NodeStatus `json:"nodes"`
+}
+
+// SubagentEvent is the payload of EventSubagentStarted and EventSubagentFinished.
+type SubagentEvent struct {
+	FleetID     string    `json:"fleet_id,omitempty"`
+	ID          string    `json:"id"`
+	Ref         string    `json:"ref"`
+	CapsuleHash string    `json:"capsule_hash,omitempty"`
+	State       NodeState `json:"state,omitempty"` // finished only
+	Reason      string    `json:"reason,omitempty"`
+}

@@ -1,0 +1,178 @@
+package goals
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"reasonix/agent"
+)
+
+const (
+	startInstruction    = "Start working on the goal."
+	continueInstruction = "Continue working toward the goal from where you left off; do not redo work that is already done. " +
+		"If everything is done and verified, call update_goal with action \"complete\"."
+)
+
+// execute issues executing turns until the goal stops.
+func (s *session) execute(ctx context.Context, message string) (Result, error) {
+	st := s.st
+	st.Phase = PhaseExecuting
+	var hostTools []agent.Tool
+	if s.cfg.Host != nil {
+		hostTools = s.cfg.Host.Tools()
+	}
+	reg, err := registry(s.cfg.Agent.Tools, nil, append(s.goalTools(), hostTools...)...)
+	if err != nil {
+		return s.result(), err
+	}
+	gate := s.cfg.Agent.Gate
+	if st.PlanApproved && s.cfg.Policy != nil {
+		gate = ApprovedPlanGate(s.cfg.Policy, s.cfg.Workdir, gate)
+	}
+	gate = goalToolsGate(gate)
+	for st.Status == StatusActive {
+		if ctx.Err() != nil {
+			s.err = context.Cause(ctx)
+			s.stop(StatusCancelled, "cancelled")
+		} else if spent := s.budgetSpent(); spent != "" {
+			s.stop(StatusBudget, spent)
+		} else {
+			instruction := continueInstruction
+			if st.Turns == 0 || len(st.History) == 0 {
+				instruction = startInstruction
+			}
+			if message != "" {
+				instruction = ""
+			}
+			res, err := s.runTurn(ctx, s.input(message, instruction), reg, gate, message != "")
+			if err != nil {
+				return s.result(), err
+			}
+			message = ""
+			s.judge(ctx, res)
+		}
+		if err := s.save(ctx); err != nil {
+			return s.result(), err
+		}
+		s.emitUpdate()
+	}
+	return s.result(), nil
+}
+
+// judge decides after a turn whether the goal stops. The model's own report
+// comes first, then cancellation and failure, then budgets, then the
+// blocked audit and the stall detector.
+func (s *session) judge(ctx context.Context, res agent.Result) {
+	st := s.st
+	if r := s.report; r != nil {
+		switch r.action {
+		case actionComplete:
+			st.Summary = r.text
+			s.stop(StatusComplete, "")
+		case actionBlocked:
+			st.Blocked = append(st.Blocked, BlockedReport{Turn: st.Turns, Text: r.text, Normalized: normalizeBlocked(r.text), Audit: st.AuditEpoch})
+			if r.question != "" {
+				st.Question = r.question
+				s.stop(StatusQuestion, r.text)
+			} else {
+				s.stop(StatusBlocked, r.text)
+			}
+		case actionPause:
+			s.stop(StatusPaused, "paused by the requester")
+		}
+		return
+	}
+	switch res.Outcome {
+	case agent.OutcomeInterrupted:
+		if ctx.Err() == nil && errors.Is(res.Err, errWallClock) {
+			s.stop(StatusBudget, s.budgetSpent())
+			if st.Reason == "" {
+				st.Reason = "wall-clock budget spent"
+			}
+			return
+		}
+		s.err = res.Err
+		s.stop(StatusCancelled, "cancelled")
+		return
+	case agent.OutcomeFailed:
+		s.err = res.Err
+		s.stop(StatusFailed, agent.Reason(res.Err))
+		return
+	}
+	if spent := s.budgetSpent(); spent != "" {
+		s.stop(StatusBudget, spent)
+		return
+	}
+	if res.Outcome == agent.OutcomeBlocked && s.auditBlocked(res) {
+		return
+	}
+	s.checkStall()
+}
+
+// auditBlocked records a turn that ended with a refused call and stops the
+// goal when the same blocked state has recurred BlockedRepeats times in the
+// current audit epoch.
+func (s *session) auditBlocked(res agent.Result) bool {
+	st := s.st
+	text := strings.TrimSpace(res.FinalAnswer)
+	if text == "" {
+		text = strings.Join(s.refusals, "; ")
+	}
+	norm := normalizeBlocked(text)
+	st.Blocked = append(st.Blocked, BlockedReport{Turn: st.Turns, Text: text, Normalized: norm, Audit: st.AuditEpoch})
+	same := 0
+	for _, b := range st.Blocked {
+		if b.Audit == st.AuditEpoch && b.Normalized == norm {
+			same++
+		}
+	}
+	if same >= s.cfg.BlockedRepeats {
+		s.stop(StatusBlocked, text)
+		return true
+	}
+	st.Notices = append(st.Notices, fmt.Sprintf("A call this turn needed was refused (%s). Find another way that the permissions allow; "+
+		"if there is none, call update_goal with action \"blocked\" and say what a person must do.", strings.Join(s.refusals, "; ")))
+	return false
+}
+
+// checkStall counts turns without novel progress: after StallTurns of them
+// the model gets one reassessment nudge, and one more such turn blocks the
+// goal as stalled with a question for the requester.
+func (s *session) checkStall() {
+	st := s.st
+	if s.novel {
+		st.StalledTurns, st.Nudged = 0, false
+		return
+	}
+	st.StalledTurns++
+	switch {
+	case st.Nudged:
+		st.Question = fmt.Sprintf("The goal made no new progress in %d turns, even after a reassessment. "+
+			"How should it go on (more information, a narrower request, or stop)?", st.StalledTurns+s.cfg.StallTurns)
+		s.stop(StatusBlocked, "stalled")
+	case st.StalledTurns >= s.cfg.StallTurns:
+		st.Nudged, st.StalledTurns = true, 0
+		st.Notices = append(st.Notices, fmt.Sprintf("The last %d turns produced no new results, changes or completed plan items. "+
+			"Stop and reassess: what is actually missing, and what different approach could get it? "+
+			"If the goal cannot progress without the requester, call update_goal with action \"blocked\" and a question.", s.cfg.StallTurns))
+	}
+}
+
+// goalToolsGate lets the goal tools through: they change only the
+// controller's own state, and a goal that could not report its end would
+// run until a budget stopped it. Every other call goes to inner (nil means
+// agent.ReadOnlyGate, the harness default).
+func goalToolsGate(inner agent.Gate) agent.Gate {
+	if inner == nil {
+		inner = agent.ReadOnlyGate
+	}
+	return agent.GateFunc(func(ctx context.Context, c agent.Call) (agent.Verdict, error) {
+		switch c.Tool {
+		case toolCreateGoal, toolGetGoal, toolUpdateGoal:
+			return agent.Allow, nil
+		}
+		return inner.Authorize(ctx, c)
+	})
+}

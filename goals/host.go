@@ -1,0 +1,228 @@
+package goals
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"reasonix/agent"
+)
+
+// HostConfig assembles a Host.
+type HostConfig struct {
+	// Factory builds every child's agent.Config; required.
+	Factory ChildFactory
+	// Workdir is the absolute workspace root. Write claims are relative to
+	// it; required.
+	Workdir string
+	// Paths resolves paths the way the run's file tools do (normally the
+	// task's policy.Confinement), so write claims are checked on the same
+	// symlink-free form. Nil resolves symlinks under Workdir directly.
+	Paths agent.PathGuard
+	// MaxConcurrency bounds children running at once
+	// (`max_subagent_concurrency`); 0 means 6.
+	MaxConcurrency int
+	// MaxParallelWriters bounds writer children running at once
+	// (`max_parallel_writers`); 0 means 3.
+	MaxParallelWriters int
+	// UpstreamBudget bounds the dependency answers in one
+	// <upstream-results> block, in bytes; 0 means 16 KiB.
+	UpstreamBudget int
+	// ReadOnlyProfile reports whether a profile only reads. Read-only
+	// children claim nothing and do not count as writers. Nil makes every
+	// child a writer.
+	ReadOnlyProfile func(profile string) bool
+	// BindShell is the OS-sandbox hook: it returns bash bound so that it can
+	// write only under claim (absolute, resolved paths), or ok=false when the
+	// sandbox cannot do that. Nil (the default) removes bash from every
+	// writer child that declares write_paths.
+	BindShell func(bash agent.Tool, claim []string) (bound agent.Tool, ok bool)
+	// PathArgs names the path-aware writers and the argument keys holding
+	// the paths they write; nil means DefaultPathArgs. A writer tool not
+	// listed cannot be scoped and is removed from children with write_paths.
+	PathArgs map[string][]string
+	// Observer receives the fleet and sub-agent events; nil drops them.
+	// Calls are serialized; it must not block for long.
+	Observer agent.Observer
+	// Now is the clock for durations; nil means time.Now.
+	Now func() time.Time
+}
+
+// DefaultPathArgs are the built-in path-aware writers.
+var DefaultPathArgs = map[string][]string{
+	"write_file": {"path"},
+	"edit_file":  {"path"},
+	"multi_edit": {"path"},
+	"move_file":  {"path", "new_path"},
+}
+
+// Counters are the delegation counters of seed §3.17, cumulative over a
+// Host's life. `reasonix run --json` reports them under these names.
+type Counters struct {
+	SubagentRuns         int `json:"subagent_runs"`
+	SubagentToolCalls    int `json:"subagent_tool_calls"`
+	CompletionReports    int `json:"completion_reports"`
+	FalseCompletions     int `json:"false_completions"`
+	CriterionDowngrades  int `json:"criterion_downgrades"`
+	WriteScopeViolations int `json:"write_scope_violations"`
+}
+
+// ChildRecord is a finished child. Records are what read_subagent_result,
+// list_subagents and adopt_ref address by Ref; a runner persists them
+// (Host.Records) and restores them (HostConfig-independent Host.Restore).
+type ChildRecord struct {
+	Ref         string            `json:"ref"`
+	FleetID     string            `json:"fleet_id,omitempty"`
+	ID          string            `json:"id"`
+	State       NodeState         `json:"state"`
+	Reason      string            `json:"reason,omitempty"`
+	Answer      string            `json:"answer"`
+	Tokens      int               `json:"tokens"`
+	Duration    time.Duration     `json:"duration"`
+	CapsuleHash string            `json:"capsule_hash"`
+	Report      *CompletionReport `json:"report,omitempty"`
+	Receipts    Receipts          `json:"receipts"`
+	Finished    time.Time         `json:"finished"`
+}
+
+// Host runs the sub-agents of one parent conversation. It is safe for
+// concurrent use.
+type Host struct {
+	cfg     HostConfig
+	workdir string // resolved
+
+	emitMu  sync.Mutex
+	mu      sync.Mutex
+	records map[string]*ChildRecord
+	order   []string // refs, oldest first
+
+	runs, toolCalls, reports, falseDone, downgrades, violations atomic.Int64
+	fleets                                                      atomic.Int64
+}
+
+// NewHost checks cfg and applies defaults.
+func NewHost(cfg HostConfig) (*Host, error) {
+	if cfg.Factory == nil {
+		return nil, errors.New("goals: host config Factory is required")
+	}
+	if !filepath.IsAbs(cfg.Workdir) {
+		return nil, fmt.Errorf("goals: host config Workdir must be an absolute path, got %q", cfg.Workdir)
+	}
+	if cfg.MaxConcurrency < 0 || cfg.MaxParallelWriters < 0 || cfg.UpstreamBudget < 0 {
+		return nil, errors.New("goals: host limits must not be negative")
+	}
+	cfg.MaxConcurrency = cmp.Or(cfg.MaxConcurrency, 6)
+	cfg.MaxParallelWriters = cmp.Or(cfg.MaxParallelWriters, 3)
+	cfg.UpstreamBudget = cmp.Or(cfg.UpstreamBudget, 16<<10)
+	if cfg.PathArgs == nil {
+		cfg.PathArgs = DefaultPathArgs
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	h := &Host{cfg: cfg, records: map[string]*ChildRecord{}}
+	wd, err := h.resolve(cfg.Workdir)
+	if err != nil {
+		return nil, fmt.Errorf("goals: host workdir: %w", err)
+	}
+	h.workdir = wd
+	return h, nil
+}
+
+// Counters returns a snapshot of the delegation counters.
+func (h *Host) Counters() Counters {
+	return Counters{
+		SubagentRuns:         int(h.runs.Load()),
+		SubagentToolCalls:    int(h.toolCalls.Load()),
+		CompletionReports:    int(h.reports.Load()),
+		FalseCompletions:     int(h.falseDone.Load()),
+		CriterionDowngrades:  int(h.downgrades.Load()),
+		WriteScopeViolations: int(h.violations.Load()),
+	}
+}
+
+// Records lists the finished children, oldest first, for persistence.
+func (h *Host) Records() []ChildRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]ChildRecord, 0, len(h.order))
+	for _, ref := range h.order {
+		out = append(out, *h.records[ref])
+	}
+	return out
+}
+
+// Restore adds records saved from an earlier Host of the same
+// conversation, so their refs can be read and adopted again. A ref already
+// known is an error.
+func (h *Host) Restore(records []ChildRecord) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range records {
+		if r.Ref == "" {
+			return errors.New("goals: restore: a record has no ref")
+		}
+		if _, dup := h.records[r.Ref]; dup {
+			return fmt.Errorf("goals: restore: ref %q is already known", r.Ref)
+		}
+		rec := r
+		h.records[r.Ref] = &rec
+		h.order = append(h.order, r.Ref)
+	}
+	return nil
+}
+
+func (h *Host) record(r *ChildRecord) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records[r.Ref] = r
+	h.order = append(h.order, r.Ref)
+}
+
+func (h *Host) lookup(ref string) (ChildRecord, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, ok := h.records[ref]
+	if !ok {
+		return ChildRecord{}, false
+	}
+	return *r, true
+}
+
+// newest lists records newest first.
+func (h *Host) newest() []ChildRecord {
+	out := h.Records()
+	slices.Reverse(out)
+	return out
+}
+
+func (h *Host) emit(e agent.Event) {
+	if h.cfg.Observer != nil {
+		h.emitMu.Lock()
+		defer h.emitMu.Unlock()
+		h.cfg.Observer(e)
+	}
+}
+
+func newRef() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "sa-" + hex.EncodeToString(b[:])
+}
+
+// RunFleet runs a preflighted graph to its end and returns every node's
+// final status. Adopted refs are checked before anything starts. The error
+// is non-nil only when the fleet could not start (an unadoptable ref, a
+// write claim outside the workspace); failed items are reported in the
+// result, not as an error.
+func (h *Host) RunFleet(ctx context.Context, g *Graph) (FleetResult, error) {
+	return h.runGraph(ctx, g)
+}
