@@ -43,7 +43,8 @@ type HostConfig struct {
 	// BindShell is the OS-sandbox hook: it returns bash bound so that it can
 	// write only under claim (absolute, resolved paths), or ok=false when the
 	// sandbox cannot do that. Nil (the default) removes bash from every
-	// writer child that declares write_paths.
+	// writer child that declares write_paths. It is called concurrently for
+	// children starting at the same time.
 	BindShell func(bash agent.Tool, claim []string) (bound agent.Tool, ok bool)
 	// PathArgs names the path-aware writers and the argument keys holding
 	// the paths they write; nil means DefaultPathArgs. A writer tool not

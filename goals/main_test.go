@@ -3,6 +3,7 @@ package goals
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -130,4 +131,15 @@ func toolNames(r agenttest.Request) map[string]bool {
 		out[s.Name] = true
 	}
 	return out
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
