@@ -42,6 +42,9 @@ type NewApproval struct {
 	// Approvers are the platform ids allowed to decide. Empty means the
 	// store does not restrict who decides (the caller checked).
 	Approvers []string
+	// Scopes are the task-wide grants an approver may choose with
+	// AllowTask, best first; empty means only allow-once is possible.
+	Scopes    []string
 	ExpiresAt time.Time // required; unanswered by then means expired (deny)
 }
 
@@ -61,6 +64,12 @@ type Approval struct {
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	DecidedAt time.Time // zero until decided or expired
+	Scopes    []string  // offered task-wide grants
+	Scope     string    // the grant chosen with AllowTask; "" otherwise
+	Note      string    // the approver's note, passed to the model with a denial
+	// ConsumedAt is when a run acted on the decision (see ConsumeApproval);
+	// zero until then.
+	ConsumedAt time.Time
 }
 
 // AuditEntry is one row of the append-only approval audit trail.
@@ -75,7 +84,7 @@ type AuditEntry struct {
 }
 
 const approvalCols = `id, task_id, tool, subject, call_hash, preview, requester, approvers, state,
-	decision, decided_by, created_at, expires_at, decided_at`
+	decision, decided_by, created_at, expires_at, decided_at, scopes, scope, note, consumed_at`
 
 func scanApproval(r row) (Approval, error) {
 	var (
@@ -84,10 +93,17 @@ func scanApproval(r row) (Approval, error) {
 		state, decision  string
 		created, expires int64
 		decided          sql.NullInt64
+		scopes           string
+		consumed         sql.NullInt64
 	)
 	if err := r.Scan(&a.ID, &a.TaskID, &a.Tool, &a.Subject, &a.CallHash, &a.Preview, &a.Requester,
-		&approvers, &state, &decision, &a.DecidedBy, &created, &expires, &decided); err != nil {
+		&approvers, &state, &decision, &a.DecidedBy, &created, &expires, &decided,
+		&scopes, &a.Scope, &a.Note, &consumed); err != nil {
 		return Approval{}, err
+	}
+	a.ConsumedAt = fromNullMicros(consumed)
+	if err := json.Unmarshal([]byte(scopes), &a.Scopes); err != nil {
+		return Approval{}, fmt.Errorf("store: approval %s scopes: %w", a.ID, err)
 	}
 	a.State, a.Decision = ApprovalState(state), Decision(decision)
 	a.CreatedAt, a.ExpiresAt, a.DecidedAt = fromMicros(created), fromMicros(expires), fromNullMicros(decided)
@@ -115,13 +131,21 @@ func (s *Store) CreateApproval(ctx context.Context, na NewApproval) (Approval, e
 	if err != nil {
 		return Approval{}, fmt.Errorf("store: encode approvers: %w", err)
 	}
+	scopes := na.Scopes
+	if scopes == nil {
+		scopes = []string{}
+	}
+	sj, err := json.Marshal(scopes)
+	if err != nil {
+		return Approval{}, fmt.Errorf("store: encode scopes: %w", err)
+	}
 	var a Approval
 	err = s.inTx(ctx, func(tx txn) error {
 		a, err = scanApproval(tx.queryRow(ctx, `INSERT INTO approvals (id, task_id, tool, subject, call_hash,
-				preview, requester, approvers, state, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+approvalCols,
+				preview, requester, approvers, state, created_at, expires_at, scopes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+approvalCols,
 			newID("a_", now), na.TaskID, na.Tool, na.Subject, na.CallHash, na.Preview, na.Requester,
-			string(aj), string(ApprovalPending), micros(now), micros(na.ExpiresAt)))
+			string(aj), string(ApprovalPending), micros(now), micros(na.ExpiresAt), string(sj)))
 		if err != nil {
 			return fmt.Errorf("store: insert approval: %w", err)
 		}
@@ -169,6 +193,25 @@ func getApproval(ctx context.Context, q querier, id string) (Approval, error) {
 // requester may not approve their own call" belongs to the caller, which
 // builds that list.
 func (s *Store) DecideApproval(ctx context.Context, id string, d Decision, approver, callHash string) (Approval, error) {
+	return s.Decide(ctx, id, DecideOpts{Decision: d, Approver: approver, CallHash: callHash})
+}
+
+// DecideOpts is one decision on an approval; see Decide.
+type DecideOpts struct {
+	Decision Decision
+	Approver string // required
+	CallHash string // "" skips the hash check
+	// Scope is the grant chosen with AllowTask; it must be one of the
+	// approval's Scopes. "" picks the first offered scope.
+	Scope string
+	// Note is a message for the model, kept with the decision.
+	Note string
+}
+
+// Decide is DecideApproval with a chosen scope and a note. An AllowTask
+// scope that was not offered is rejected as invalid and changes nothing.
+func (s *Store) Decide(ctx context.Context, id string, o DecideOpts) (Approval, error) {
+	d, approver, callHash := o.Decision, o.Approver, o.CallHash
 	state := ApprovalAllowed
 	switch d {
 	case AllowOnce, AllowTask:
@@ -192,11 +235,21 @@ func (s *Store) DecideApproval(ctx context.Context, id string, d Decision, appro
 		if len(cur.Approvers) > 0 && !slices.Contains(cur.Approvers, approver) {
 			return fmt.Errorf("store: approval %s: %w", id, ErrNotApprover)
 		}
+		scope := ""
+		if d == AllowTask {
+			scope = o.Scope
+			switch {
+			case scope == "" && len(cur.Scopes) > 0:
+				scope = cur.Scopes[0]
+			case scope != "" && !slices.Contains(cur.Scopes, scope):
+				return invalid("scope %q was not offered for approval %s", scope, id)
+			}
+		}
 		a, err := scanApproval(tx.queryRow(ctx, `UPDATE approvals
-			SET state = ?, decision = ?, decided_by = ?, decided_at = ?
+			SET state = ?, decision = ?, decided_by = ?, decided_at = ?, scope = ?, note = ?
 			WHERE id = ? AND state = ? AND expires_at > ? AND (? = '' OR call_hash = ?)
 			RETURNING `+approvalCols,
-			string(state), string(d), approver, micros(now),
+			string(state), string(d), approver, micros(now), scope, o.Note,
 			id, string(ApprovalPending), micros(now), callHash, callHash))
 		if isNoRows(err) {
 			// Lost: classify against the row as it is now.
@@ -216,7 +269,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, d Decision, appro
 			return fmt.Errorf("store: decide approval %s: %w", id, err)
 		}
 		out = a
-		return s.audit(ctx, tx, a, string(d), approver, "", now)
+		return s.audit(ctx, tx, a, string(d), approver, o.Note, now)
 	})
 	if err != nil {
 		return Approval{}, err

@@ -111,5 +111,36 @@ CREATE TABLE approval_audit (
 	created_at  BIGINT NOT NULL
 );
 CREATE INDEX approval_audit_approval ON approval_audit (approval_id, created_at);
+`},	// 2: what the runner service needs beyond the intake: who may approve a
+	// task, cancel/heartbeat columns a remote node's worker polls, task
+	// grants restored on resume, a steering inbox that works across nodes,
+	// and the offered scopes, chosen scope, note and one-time consumption
+	// of approvals.
+	{version: 2, sql: `
+ALTER TABLE tasks ADD COLUMN approvers TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE tasks ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN heartbeat_at BIGINT;
+ALTER TABLE approvals ADD COLUMN scopes TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE approvals ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+ALTER TABLE approvals ADD COLUMN note TEXT NOT NULL DEFAULT '';
+ALTER TABLE approvals ADD COLUMN consumed_at BIGINT;
+CREATE INDEX approvals_task_hash ON approvals (task_id, call_hash);
+
+CREATE TABLE task_grants (
+	task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	scope      TEXT NOT NULL,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (task_id, scope)
+);
+
+CREATE TABLE task_inbox (
+	id          TEXT PRIMARY KEY,
+	task_id     TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	requester   TEXT NOT NULL,
+	body        TEXT NOT NULL,
+	created_at  BIGINT NOT NULL,
+	consumed_at BIGINT
+);
+CREATE INDEX task_inbox_pending ON task_inbox (task_id, consumed_at);
 `},
 }

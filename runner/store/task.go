@@ -87,6 +87,9 @@ type NewTask struct {
 	Workspace string
 	Posture   string
 	Notify    []NotifyTarget
+	// Approvers are the ids allowed to decide the task's approvals; empty
+	// means the runner's default (e.g. the API token holder).
+	Approvers []string
 }
 
 // Task is a stored task.
@@ -100,6 +103,7 @@ type Task struct {
 	Workspace  string
 	Posture    string
 	Notify     []NotifyTarget
+	Approvers  []string
 	State      State
 	JobID      int64  // the River job that runs it
 	Attempt    int    // how many times it entered running
@@ -112,7 +116,7 @@ type Task struct {
 }
 
 const taskCols = `id, source, requester, prompt, goal, plan_first, workspace, posture, notify, state,
-	job_id, attempt, lease_owner, result, created_at, updated_at, started_at, finished_at`
+	job_id, attempt, lease_owner, result, created_at, updated_at, started_at, finished_at, approvers`
 
 func scanTask(r row) (Task, error) {
 	var (
@@ -124,9 +128,10 @@ func scanTask(r row) (Task, error) {
 		created, updated  int64
 		started, finished sql.NullInt64
 		source, state     string
+		approvers         string
 	)
 	err := r.Scan(&t.ID, &source, &t.Requester, &t.Prompt, &goal, &planFirst, &t.Workspace, &t.Posture,
-		&notify, &state, &jobID, &t.Attempt, &t.LeaseOwner, &result, &created, &updated, &started, &finished)
+		&notify, &state, &jobID, &t.Attempt, &t.LeaseOwner, &result, &created, &updated, &started, &finished, &approvers)
 	if err != nil {
 		return Task{}, err
 	}
@@ -137,6 +142,9 @@ func scanTask(r row) (Task, error) {
 	t.StartedAt, t.FinishedAt = fromNullMicros(started), fromNullMicros(finished)
 	if err := json.Unmarshal([]byte(notify), &t.Notify); err != nil {
 		return Task{}, fmt.Errorf("store: task %s notify targets: %w", t.ID, err)
+	}
+	if err := json.Unmarshal([]byte(approvers), &t.Approvers); err != nil {
+		return Task{}, fmt.Errorf("store: task %s approvers: %w", t.ID, err)
 	}
 	if result.Valid {
 		t.Result = new(Result)
@@ -177,6 +185,14 @@ func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKey string) (t
 	if err != nil {
 		return Task{}, false, fmt.Errorf("store: encode notify targets: %w", err)
 	}
+	approvers := nt.Approvers
+	if approvers == nil {
+		approvers = []string{}
+	}
+	approversJSON, err := json.Marshal(approvers)
+	if err != nil {
+		return Task{}, false, fmt.Errorf("store: encode approvers: %w", err)
+	}
 	now := s.now()
 	id := newID("t_", now)
 	err = s.inTx(ctx, func(tx txn) error {
@@ -205,10 +221,11 @@ func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKey string) (t
 			return fmt.Errorf("store: insert job: %w", err)
 		}
 		task, err = scanTask(tx.queryRow(ctx, `INSERT INTO tasks (id, source, requester, prompt, goal, plan_first,
-				workspace, posture, notify, state, job_id, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
+				workspace, posture, notify, state, job_id, created_at, updated_at, approvers)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
 			id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), boolInt(nt.PlanFirst),
-			nt.Workspace, nt.Posture, string(notifyJSON), string(StateQueued), res.Job.ID, micros(now), micros(now)))
+			nt.Workspace, nt.Posture, string(notifyJSON), string(StateQueued), res.Job.ID, micros(now), micros(now),
+			string(approversJSON)))
 		if err != nil {
 			return fmt.Errorf("store: insert task: %w", err)
 		}

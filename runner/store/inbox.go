@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// InboxMessage is a message from a person to a task (a chat reply, an API
+// message) that the task's run has not taken yet.
+type InboxMessage struct {
+	ID        string
+	TaskID    string
+	Requester string
+	Text      string
+	CreatedAt time.Time
+}
+
+// PostMessage puts text into task taskID's inbox. The worker running the task,
+// on whichever node, takes it between steps (TakeInbox); a task that is not
+// running takes it when it runs next.
+func (s *Store) PostMessage(ctx context.Context, taskID, requester, text string) (InboxMessage, error) {
+	if strings.TrimSpace(text) == "" {
+		return InboxMessage{}, invalid("message text is empty")
+	}
+	now := s.now()
+	m := InboxMessage{ID: newID("m_", now), TaskID: taskID, Requester: requester, Text: text, CreatedAt: fromMicros(micros(now))}
+	_, err := s.db.exec(ctx, "INSERT INTO task_inbox (id, task_id, requester, body, created_at) VALUES (?, ?, ?, ?, ?)",
+		m.ID, taskID, requester, text, micros(now))
+	if err != nil {
+		return InboxMessage{}, fmt.Errorf("store: post message to %s: %w", taskID, err)
+	}
+	return m, nil
+}
+
+// TakeInbox returns the task's untaken messages, oldest first, and marks
+// them taken in the same transaction, so each is delivered once.
+func (s *Store) TakeInbox(ctx context.Context, taskID string) ([]InboxMessage, error) {
+	var out []InboxMessage
+	err := s.inTx(ctx, func(tx txn) error {
+		rs, err := tx.query(ctx, `UPDATE task_inbox SET consumed_at = ? WHERE task_id = ? AND consumed_at IS NULL
+			RETURNING id, requester, body, created_at`, micros(s.now()), taskID)
+		if err != nil {
+			return fmt.Errorf("store: take inbox of %s: %w", taskID, err)
+		}
+		defer rs.Close()
+		for rs.Next() {
+			m := InboxMessage{TaskID: taskID}
+			var at int64
+			if err := rs.Scan(&m.ID, &m.Requester, &m.Text, &at); err != nil {
+				return fmt.Errorf("store: take inbox of %s: %w", taskID, err)
+			}
+			m.CreatedAt = fromMicros(at)
+			out = append(out, m)
+		}
+		return rs.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING gives no order guarantee.
+	slices.SortStableFunc(out, func(a, b InboxMessage) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// HasInbox reports whether the task has untaken messages.
+func (s *Store) HasInbox(ctx context.Context, taskID string) (bool, error) {
+	var n int
+	if err := s.db.queryRow(ctx, "SELECT COUNT(*) FROM task_inbox WHERE task_id = ? AND consumed_at IS NULL", taskID).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: read inbox of %s: %w", taskID, err)
+	}
+	return n > 0, nil
+}
