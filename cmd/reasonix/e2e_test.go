@@ -411,3 +411,23 @@ command = %q
 		t.Errorf("mcp list: exit %d\n%s", code, out)
 	}
 }
+
+func TestDoctorAndMigrate(t *testing.T) {
+	e := newE2E(t)
+	out, stderr, code := e.run("migrate")
+	if code != exitOK || !strings.Contains(out, "sqlite store at schema version") {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, "reasonix.db")); err != nil {
+		t.Errorf("no database in the data dir: %v", err)
+	}
+	out, _, code = e.run("doctor")
+	if code != exitOK || !strings.Contains(out, "ok    model        fake/fake-model") || !strings.Contains(out, "answered HTTP") {
+		t.Errorf("doctor on a good setup: exit %d\n%s", code, out)
+	}
+	e.extra = []string{"FAKE_API_KEY="}
+	out, _, code = e.run("doctor")
+	if code != exitFailed || !strings.Contains(out, "FAIL  model") || !strings.Contains(out, "$FAKE_API_KEY is not set") {
+		t.Errorf("doctor without the key: exit %d\n%s", code, out)
+	}
+}

@@ -29,6 +29,8 @@ Usage:
   reasonix run [flags] TASK...     run one task in a workspace and exit
   reasonix config check [flags]    load and validate the configuration
   reasonix mcp list [flags]        start the configured MCP servers and list their tools
+  reasonix migrate [flags]         bring the database schema up to date
+  reasonix doctor [flags]          check configuration, model key, store, git and sandbox
   reasonix version                 print the version
 
 Run "reasonix COMMAND -h" for a command's flags.
@@ -48,6 +50,10 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		err = configCommand(args[1:], stdout, stderr)
 	case "mcp":
 		err = mcpCommand(args[1:], stdout, stderr)
+	case "migrate":
+		err = migrateCommand(args[1:], stdout, stderr)
+	case "doctor":
+		err = doctorCommand(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "reasonix %s\n", version)
 	case "help", "-h", "--help":
