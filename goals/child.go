@@ -77,7 +77,12 @@ type childRun struct {
 	report   *CompletionReport
 }
 
-func (r *childRun) inClaim(abs string) bool {
+// inClaim reports whether abs lies in the claim; no explicit claim means
+// the whole workspace.
+func (r *childRun) inClaim(abs, workspace string) bool {
+	if len(r.claim) == 0 {
+		return within(abs, workspace)
+	}
 	for _, c := range r.claim {
 		if within(abs, c) {
 			return true

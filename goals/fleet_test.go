@@ -372,10 +372,13 @@ func TestWritesOutsideTheClaimAreRefusedAndCounted(t *testing.T) {
 	write := func(id, p string) agent.ToolCall {
 		return call(id, "write_file", map[string]any{"path": p, "content": "x"})
 	}
-	k := newKids(map[string][]agenttest.Turn{"w": {
-		calls(write("1", "b/out.txt"), write("2", "a/link/laundered.txt"), write("3", "a/ok.txt")),
-		say("wrote what I could"),
-	}})
+	k := newKids(map[string][]agenttest.Turn{
+		"w": {
+			calls(write("1", "b/out.txt"), write("2", "a/link/laundered.txt"), write("3", "a/ok.txt")),
+			say("wrote what I could"),
+		},
+		"whole": {calls(write("1", "../escaped.txt"), write("2", "b/fine.txt")), say("done")},
+	})
 	k.tools = func(ChildSpec) *agent.ToolRegistry {
 		reg := builtinTools(t, root, conf, "write_file", "read_file")
 		_ = reg.Add(&fakeTool{name: "bash"})
@@ -384,12 +387,18 @@ func TestWritesOutsideTheClaimAreRefusedAndCounted(t *testing.T) {
 	}
 	k.gate = agent.GateFunc(func(context.Context, agent.Call) (agent.Verdict, error) { return agent.Allow, nil })
 	h, _ := newHost(t, k, HostConfig{Workdir: root, Paths: conf})
-	res, err := h.RunFleet(t.Context(), mustGraph(t, `{"items":[{"id":"w","prompt":"write","write_paths":["a"]},{"id":"r","prompt":"read","write_paths":["b/r"]}]}`))
+	res, err := h.RunFleet(t.Context(), mustGraph(t, `{"items":[{"id":"w","prompt":"write","write_paths":["a"]},{"id":"r","prompt":"read","write_paths":["b/r"]},{"id":"whole","prompt":"anything"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := h.Counters(); c.WriteScopeViolations != 2 {
-		t.Fatalf("violations %d, want 2", c.WriteScopeViolations)
+	if c := h.Counters(); c.WriteScopeViolations != 3 {
+		t.Fatalf("violations %d, want 3", c.WriteScopeViolations)
+	}
+	if _, err := os.Stat(filepath.Join(root, "b", "fine.txt")); err != nil {
+		t.Errorf("a whole-workspace writer could not write inside the workspace: %v", err)
+	}
+	if names := toolNames(k.providers["whole"].Requests()[0]); !names["bash"] || !names["custom_writer"] {
+		t.Errorf("a whole-workspace writer lost tools: %v", names)
 	}
 	for _, p := range []string{"b/out.txt", "b/laundered.txt"} {
 		if _, err := os.Stat(filepath.Join(root, p)); err == nil {

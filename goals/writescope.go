@@ -89,7 +89,12 @@ func (h *Host) bindTools(base *agent.ToolRegistry, run *childRun) (*agent.ToolRe
 		switch {
 		case name == toolCompleteSubtask:
 			continue // the host's own contract replaces any other
-		case !scoped || agent.IsReadOnly(t):
+		case agent.IsReadOnly(t):
+		case run.spec.Writer && h.cfg.PathArgs[name] != nil:
+			// Scoped even without explicit paths: the whole-workspace claim
+			// still reports writes that leave the workspace.
+			t = &scopedWriter{Tool: t, keys: h.cfg.PathArgs[name], run: run, host: h}
+		case !scoped:
 		case name == "bash":
 			if h.cfg.BindShell == nil {
 				continue
@@ -99,8 +104,6 @@ func (h *Host) bindTools(base *agent.ToolRegistry, run *childRun) (*agent.ToolRe
 				continue
 			}
 			t = bound
-		case h.cfg.PathArgs[name] != nil:
-			t = &scopedWriter{Tool: t, keys: h.cfg.PathArgs[name], run: run, host: h}
 		default:
 			continue
 		}
@@ -137,7 +140,7 @@ func (w *scopedWriter) Execute(ctx context.Context, args json.RawMessage) (strin
 			continue
 		}
 		r, err := w.host.resolve(p)
-		if err == nil && !w.run.inClaim(r) {
+		if err == nil && !w.run.inClaim(r, w.host.workdir) {
 			err = fmt.Errorf("%q %w (%s)", p, ErrOutsideClaim, strings.Join(w.run.spec.WritePaths, ", "))
 		}
 		if err != nil {
@@ -156,4 +159,3 @@ func (h *Host) relPath(abs string) string {
 	}
 	return abs
 }
-
