@@ -431,3 +431,69 @@ func TestDoctorAndMigrate(t *testing.T) {
 		t.Errorf("doctor without the key: exit %d\n%s", code, out)
 	}
 }
+
+func TestDenyRuleWinsEvenUnderYolo(t *testing.T) {
+	e := newE2E(t,
+		toolTurn(call("c1", "bash", `{"command":"rm -f keep.txt"}`)),
+		toolTurn(call("c2", "bash", `{"command":"echo ok > other.txt"}`)),
+		answer("could not remove keep.txt"),
+	)
+	e.writeUserConfig(fmt.Sprintf(`
+[[providers]]
+name = "fake"
+base_url = %q
+model = "fake-model"
+api_key_env = "FAKE_API_KEY"
+
+[permissions]
+deny = ["Bash(rm:*)"]
+`, e.srv.URL))
+	if err := os.WriteFile(filepath.Join(e.work, "keep.txt"), []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := e.run("run", "--json", "--permission-mode", "yolo", "clean up")
+	if code != exitBlocked {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitBlocked, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.work, "keep.txt")); err != nil {
+		t.Error("the denied rm ran")
+	}
+	if data, _ := os.ReadFile(filepath.Join(e.work, "other.txt")); string(data) != "ok\n" {
+		t.Errorf("yolo did not allow the ordinary write: %q", data)
+	}
+	fed := e.srv.Requests()[1].Messages
+	if msg := fed[len(fed)-1].Content; !strings.Contains(msg, "permission policy") || !strings.Contains(msg, "Bash(rm:*)") {
+		t.Errorf("the model was told %q", msg)
+	}
+}
+
+func TestSandboxedBashCannotWriteOutsideTheWorkspace(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	outside := t.TempDir()
+	e := newE2E(t,
+		toolTurn(call("c1", "bash", fmt.Sprintf(`{"command":"echo in > inside.txt; echo out > %s/outside.txt"}`, outside))),
+		answer("tried"),
+	)
+	e.writeUserConfig(fmt.Sprintf(`
+[[providers]]
+name = "fake"
+base_url = %q
+model = "fake-model"
+api_key_env = "FAKE_API_KEY"
+
+[sandbox]
+bash = "enforce"
+`, e.srv.URL))
+	stdout, stderr, code := e.run("run", "--auto", "write two files")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(e.work, "inside.txt")); string(data) != "in\n" {
+		t.Errorf("inside.txt = %q", data)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "outside.txt")); err == nil {
+		t.Error("sandboxed bash wrote outside the workspace")
+	}
+}
