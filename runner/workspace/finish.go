@@ -1,0 +1,135 @@
+package workspace
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// Default commit identity, used for whatever the repository's own config
+// does not set.
+const (
+	DefaultAuthorName  = "Reasonix"
+	DefaultAuthorEmail = "reasonix@localhost"
+)
+
+// Result of finishing a task's workspace.
+type Result struct {
+	Branch   string // "" for scratch
+	Commit   string // the branch head when the branch differs from Base (the commit made for the task's changes); "" when nothing changed
+	DiffStat string // `git diff --stat <base>..<branch>` output, "" when nothing changed or scratch
+	Changed  bool   // the task branch differs from Base
+}
+
+// Finish commits every change in the worktree (including new files; respecting .gitignore) on the
+// task branch with message, computes the diff stat against Base, and removes the worktree unless
+// Config.Keep (the branch stays in the repository; for a URL workspace that is the Manager's clone).
+//
+// The commit's author and committer are "Reasonix <reasonix@localhost>" unless the repository's own
+// config (not the global one) sets user.name / user.email; the identity is passed per command, so it
+// works on a machine with no git identity and writes no config. Commit hooks do not run: an
+// unattended commit must not be blocked or rewritten by a hook. An empty message becomes
+// "reasonix: task <id>".
+//
+// Changes the task committed itself count too: Changed, Commit and DiffStat describe the whole branch
+// against Base, so a continued task reports everything it did. Finish is safe to repeat: when the
+// worktree is already gone it reports the branch as it stands. A scratch directory has no result;
+// it is removed unless Keep.
+func (m *Manager) Finish(ctx context.Context, ws *Workspace, message string) (Result, error) {
+	if ws == nil {
+		return Result{}, fmt.Errorf("%w: nil workspace", ErrInvalid)
+	}
+	if ws.Branch == "" {
+		dir, err := m.scratchOf(ws)
+		if err != nil {
+			return Result{}, err
+		}
+		if !m.keep {
+			return Result{}, m.removeTree(dir)
+		}
+		return Result{}, nil
+	}
+	taskID, rec, err := m.locate(ws)
+	if err != nil {
+		return Result{}, err
+	}
+	unlock, err := m.lock(ctx, rec.GitDir)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+
+	if _, err := os.Lstat(ws.Dir); err == nil {
+		if err := m.commit(ctx, ws, taskID, cmp.Or(message, "reasonix: task "+taskID)); err != nil {
+			return Result{}, err
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return Result{}, fmt.Errorf("workspace: inspect worktree: %w", err)
+	}
+
+	res := Result{Branch: ws.Branch}
+	base := cmp.Or(rec.Base, ws.Base)
+	head, err := m.git(ctx, rec.GitDir, "rev-parse", "--verify", "refs/heads/"+ws.Branch)
+	if err != nil {
+		return Result{}, err
+	}
+	_, err = m.git(ctx, rec.GitDir, "diff", "--quiet", "--no-ext-diff", base, head)
+	switch {
+	case err == nil:
+	case exitCode(err) == 1:
+		res.Changed, res.Commit = true, head
+		stat, err := m.git(ctx, rec.GitDir, "diff", "--stat", "--no-color", "--no-ext-diff", base+".."+head)
+		if err != nil {
+			return Result{}, err
+		}
+		res.DiffStat = stat
+	default:
+		return Result{}, err
+	}
+	if !m.keep {
+		if err := m.dropWorktree(ctx, ws.Dir, rec.GitDir); err != nil {
+			return res, err
+		}
+	}
+	m.log.Info("workspace: finished", "task", taskID, "branch", ws.Branch, "changed", res.Changed, "commit", res.Commit)
+	return res, nil
+}
+
+// commit stages everything in the worktree and commits it on the task
+// branch, unless nothing is staged. The caller holds the lock.
+func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID, message string) error {
+	head, err := m.git(ctx, ws.Dir, "symbolic-ref", "--quiet", "HEAD")
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
+	if head != "refs/heads/"+ws.Branch {
+		return fmt.Errorf("workspace: task %s's worktree %s is not on branch %s any more (the task switched branches); its changes were left uncommitted there",
+			taskID, ws.Dir, ws.Branch)
+	}
+	if _, err := m.git(ctx, ws.Dir, "add", "--all"); err != nil {
+		return err
+	}
+	_, err = m.git(ctx, ws.Dir, "diff", "--cached", "--quiet")
+	if err == nil {
+		return nil // nothing to commit
+	}
+	if exitCode(err) != 1 {
+		return err
+	}
+	name, email := m.identity(ctx, ws.Dir)
+	_, err = m.git(ctx, ws.Dir,
+		"-c", "user.name="+name, "-c", "user.email="+email,
+		"-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null",
+		"commit", "--quiet", "--no-verify", "--cleanup=whitespace", "-m", message)
+	return err
+}
+
+// identity returns the commit identity: the repository's own user.name and
+// user.email where set, the Reasonix defaults otherwise.
+func (m *Manager) identity(ctx context.Context, dir string) (name, email string) {
+	name, _ = m.git(ctx, dir, "config", "--local", "--get", "user.name")
+	email, _ = m.git(ctx, dir, "config", "--local", "--get", "user.email")
+	return cmp.Or(name, DefaultAuthorName), cmp.Or(email, DefaultAuthorEmail)
+}

@@ -1,0 +1,217 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Workspace is a task's prepared directory. Its fields are all Finish and
+// Remove need, so a caller may persist them and rebuild the value after a
+// restart.
+type Workspace struct {
+	Dir    string // absolute, symlink-free
+	Branch string // "reasonix/<task-id>"; "" for a scratch directory
+	Base   string // the commit the branch started from; "" for scratch
+	Spec   string // the workspace name; "" for scratch
+}
+
+// Prepare creates (or, for a task resumed after a restart, reopens) the task's workspace:
+// with spec == nil a scratch directory <Root>/scratch/<taskID>; otherwise a git worktree of
+// spec.Repo on a new branch reasonix/<taskID> from spec.Base under <Root>/worktrees/<taskID>.
+// A git URL is cloned once (bare) into <Root>/repos/<name> and fetched before each task.
+// Setup commands run in the new worktree (not again when reopening); a failing one is a
+// *SetupError quoting the command and the tail of its output.
+//
+// Reopening: a worktree whose setup completed and that is still a healthy
+// worktree on the task branch is returned as it is, uncommitted changes
+// included. A broken one (setup interrupted, git metadata gone, another
+// branch checked out) is deleted and made again. When the task branch
+// already exists (a finished task being continued), the new worktree checks
+// it out instead of starting from the base again, and Base stays the commit
+// the task first started from.
+//
+// The taskID must match [A-Za-z0-9_-]+ (else ErrInvalid); a missing base is
+// ErrBaseNotFound. Prepare is safe to call concurrently for different tasks.
+func (m *Manager) Prepare(ctx context.Context, taskID string, spec *Spec) (*Workspace, error) {
+	if err := validTaskID(taskID); err != nil {
+		return nil, err
+	}
+	if spec == nil {
+		return m.prepareScratch(taskID)
+	}
+	s, err := spec.normalize()
+	if err != nil {
+		return nil, err
+	}
+	gitDir, err := m.gitDirOf(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	ws, fresh, err := m.checkout(ctx, taskID, s, gitDir)
+	if err != nil || !fresh {
+		return ws, err
+	}
+	rec := &record{Task: taskID, Spec: s.Name, Repo: redact(s.Repo), GitDir: gitDir, Base: ws.Base}
+	if err := m.setup(ctx, s, ws.Dir, taskID); err != nil {
+		if !m.keep {
+			if rerr := m.removeWorktree(context.WithoutCancel(ctx), taskID, gitDir); rerr != nil {
+				m.log.Warn("workspace: cleaning up after failed setup", "task", taskID, "err", rerr)
+			}
+		}
+		return nil, err
+	}
+	rec.SetupDone = true
+	if err := m.writeRecord(rec); err != nil {
+		return nil, err
+	}
+	m.log.Info("workspace: prepared", "task", taskID, "workspace", s.Name, "dir", ws.Dir, "base", ws.Base)
+	return ws, nil
+}
+
+// prepareScratch makes (or reopens) an empty directory for a task without a
+// workspace.
+func (m *Manager) prepareScratch(taskID string) (*Workspace, error) {
+	dir := m.scratchDir(taskID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("workspace: scratch directory: %w", err)
+	}
+	return &Workspace{Dir: dir}, nil
+}
+
+// checkout does the git part of Prepare under the repository's lock: it
+// syncs a clone, reopens a healthy worktree (fresh == false), or cleans a
+// broken one and adds a new worktree (fresh == true, record written with
+// SetupDone false so a crash during setup marks it broken).
+func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir string) (ws *Workspace, fresh bool, err error) {
+	unlock, err := m.lock(ctx, gitDir)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	if isURL(s.Repo) {
+		if err := m.syncClone(ctx, s, gitDir); err != nil {
+			return nil, false, err
+		}
+	}
+	rec, err := m.readRecord(taskID)
+	if err != nil {
+		return nil, false, err
+	}
+	if rec != nil && (rec.Spec != s.Name || rec.GitDir != gitDir) {
+		return nil, false, fmt.Errorf("%w: task %s already has a worktree of workspace %q (%s); a task keeps its workspace",
+			ErrInvalid, taskID, rec.Spec, rec.Repo)
+	}
+	dir, branch := m.worktreeDir(taskID), BranchFor(taskID)
+	if rec != nil && rec.SetupDone {
+		healthy, err := m.healthy(ctx, dir, branch, gitDir)
+		if err != nil {
+			return nil, false, err
+		}
+		if healthy {
+			m.log.Info("workspace: reopened", "task", taskID, "workspace", s.Name, "dir", dir)
+			return &Workspace{Dir: dir, Branch: branch, Base: rec.Base, Spec: s.Name}, false, nil
+		}
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		m.log.Warn("workspace: recreating a broken worktree", "task", taskID, "dir", dir)
+	}
+	if err := m.dropWorktree(ctx, dir, gitDir); err != nil {
+		return nil, false, err
+	}
+
+	base, err := m.startingPoint(ctx, s, gitDir, branch, rec)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, false, fmt.Errorf("workspace: worktree directory: %w", err)
+	}
+	if base.branchExists {
+		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", dir, branch)
+	} else {
+		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", "--no-track", "-b", branch, dir, base.commit)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if err := m.writeRecord(&record{Task: taskID, Spec: s.Name, Repo: redact(s.Repo), GitDir: gitDir, Base: base.commit}); err != nil {
+		return nil, false, err
+	}
+	return &Workspace{Dir: dir, Branch: branch, Base: base.commit, Spec: s.Name}, true, nil
+}
+
+// start is where a new worktree begins.
+type start struct {
+	commit       string // the task's base commit
+	branchExists bool   // check the task branch out instead of creating it
+}
+
+// startingPoint decides where a new worktree begins: a new branch at the
+// resolved base, or the existing task branch (whose base is the recorded
+// one, or its merge base with the configured base when the record is gone).
+func (m *Manager) startingPoint(ctx context.Context, s Spec, gitDir, branch string, rec *record) (start, error) {
+	_, err := m.git(ctx, gitDir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	if err != nil && exitCode(err) != 1 {
+		return start{}, err
+	}
+	exists := err == nil
+	if exists && rec != nil && rec.Base != "" {
+		return start{commit: rec.Base, branchExists: true}, nil
+	}
+	base, err := m.resolveBase(ctx, s, gitDir)
+	if err != nil {
+		return start{}, err
+	}
+	if !exists {
+		return start{commit: base}, nil
+	}
+	mb, err := m.git(ctx, gitDir, "merge-base", base, "refs/heads/"+branch)
+	if err != nil {
+		return start{}, fmt.Errorf("workspace: branch %s shares no history with base %q: delete the branch or fix base: %w", branch, s.Base, err)
+	}
+	return start{commit: mb, branchExists: true}, nil
+}
+
+// healthy reports whether dir is a worktree of gitDir with the task branch
+// checked out. Only ctx ending is an error; anything else is "not healthy".
+func (m *Manager) healthy(ctx context.Context, dir, branch, gitDir string) (bool, error) {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return false, nil
+	}
+	top, err := m.git(ctx, dir, "rev-parse", "--show-toplevel", "--git-common-dir")
+	if err != nil {
+		return false, ctx.Err()
+	}
+	var common string
+	top, common, _ = cut2(top)
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(dir, common)
+	}
+	if !samePath(top, dir) || !samePath(common, gitDir) {
+		return false, nil
+	}
+	head, err := m.git(ctx, dir, "symbolic-ref", "--quiet", "HEAD")
+	if err != nil {
+		return false, ctx.Err()
+	}
+	return head == "refs/heads/"+branch, nil
+}
+
+// dropWorktree removes whatever is at dir and the repository's metadata of
+// worktrees whose directory is gone. The caller holds the lock.
+func (m *Manager) dropWorktree(ctx context.Context, dir, gitDir string) error {
+	if _, err := os.Lstat(dir); err == nil {
+		// Let git unregister it if it can; the directory goes either way.
+		_, _ = m.git(ctx, gitDir, "worktree", "remove", "--force", "--force", dir)
+		if err := m.removeTree(dir); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("workspace: inspect worktree: %w", err)
+	}
+	_, err := m.git(ctx, gitDir, "worktree", "prune")
+	return err
+}
