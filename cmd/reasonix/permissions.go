@@ -29,14 +29,14 @@ func buildPolicy(cfg *config.Config) (*policy.Policy, error) {
 // buildPermissions assembles the gate and the confinement of a headless run
 // in workdir. Nobody can be asked, so the gate has no approver: under the
 // ask posture every call that needs a person is refused.
-func buildPermissions(cfg *config.Config, posture, workdir string) (agent.Gate, agent.ToolEnv, error) {
+func buildPermissions(cfg *config.Config, posture, workdir string) (*policy.Policy, agent.Gate, agent.ToolEnv, error) {
 	pol, err := buildPolicy(cfg)
 	if err != nil {
-		return nil, agent.ToolEnv{}, err
+		return nil, nil, agent.ToolEnv{}, err
 	}
 	gate, err := policy.NewGate(policy.GateConfig{Policy: pol, Posture: policy.Posture(posture), Workdir: workdir})
 	if err != nil {
-		return nil, agent.ToolEnv{}, &configError{err}
+		return nil, nil, agent.ToolEnv{}, &configError{err}
 	}
 	root := cfg.Sandbox.WorkspaceRoot
 	if root == "" {
@@ -50,7 +50,7 @@ func buildPermissions(cfg *config.Config, posture, workdir string) (agent.Gate, 
 		Network:       cfg.Sandbox.Network,
 	})
 	if err != nil {
-		return nil, agent.ToolEnv{}, &configError{fmt.Errorf("[sandbox]: %w", err)}
+		return nil, nil, agent.ToolEnv{}, &configError{fmt.Errorf("[sandbox]: %w", err)}
 	}
 	env := agent.ToolEnv{
 		Workdir:            workdir,
@@ -59,7 +59,7 @@ func buildPermissions(cfg *config.Config, posture, workdir string) (agent.Gate, 
 		Shell:              confine.Shell(),
 		ShellEnv:           shellEnv(cfg),
 	}
-	return gate, env, nil
+	return pol, gate, env, nil
 }
 
 // shellEnv is the process environment without the secrets the configuration

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/goals"
 )
 
 type runOptions struct {
@@ -25,6 +26,7 @@ type runOptions struct {
 	maxSteps   int
 	json       bool
 	workspace  string
+	goal       bool
 }
 
 // runCommand is `reasonix run`: one task, headless, with honest exit codes.
@@ -33,7 +35,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: reasonix run [flags] TASK...\n\nRuns one task in a workspace and exits: 0 succeeded, 1 failed, 2 usage or config error,\n3 blocked (a needed call was refused), 4 step limit reached, 130 interrupted.\n\nFlags:\n")
+		fmt.Fprint(stderr, "Usage: reasonix run [flags] TASK...\n\nRuns one task in a workspace and exits: 0 succeeded, 1 failed, 2 usage or config error,\n3 blocked (a needed call was refused, or the goal is blocked), 4 step limit or budget reached, 130 interrupted.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.configFile, "config", "", "configuration `file` (replaces ./reasonix.toml)")
@@ -44,6 +46,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.maxSteps, "max-steps", 0, "most model requests for this run (default [agent] max_steps, 100)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object with the result on stdout instead of the streamed answer")
 	fs.StringVar(&o.workspace, "workspace", "", "`directory` the agent works in (default: the current directory)")
+	fs.BoolVar(&o.goal, "goal", false, "run the task as a goal: keep going until it is complete or blocked, with sub-agent fleets")
 	positional, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -75,7 +78,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	observers = append(observers, progress.observe, setup.transcript.Observe)
 	setup.observer = agent.Observers(observers...)
-	a, err := agent.New(agent.Config{
+	base := agent.Config{
 		Provider:     setup.provider,
 		Model:        setup.model,
 		Tools:        setup.tools,
@@ -85,7 +88,11 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		MaxTokens:    setup.maxTokens,
 		MaxSteps:     setup.maxSteps,
 		Observer:     setup.observer,
-	})
+	}
+	if o.goal {
+		return goalCommand(ctx, setup, base, task, o, progress, stdout, stderr)
+	}
+	a, err := agent.New(base)
 	if err != nil {
 		return reportError(stderr, err)
 	}
@@ -104,6 +111,38 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitCode(res.Outcome)
+}
+
+// goalCommand finishes `reasonix run --goal`: 0 complete, 3 blocked (or a
+// question for the requester), 4 budget, 130 interrupted, 1 failed.
+func goalCommand(ctx context.Context, setup *runSetup, base agent.Config, task string, o runOptions, p *progress, stdout, stderr io.Writer) int {
+	totals := &goalTotals{}
+	base.Observer = agent.Observers(base.Observer, totals.observe)
+	start := time.Now()
+	res, err := runGoal(ctx, setup, task, base, totals, stderr)
+	if err != nil {
+		return reportError(stderr, err)
+	}
+	d := time.Since(start)
+	if !o.json && res.FinalAnswer != "" && !strings.HasSuffix(res.FinalAnswer, "\n") {
+		fmt.Fprintln(stdout)
+	}
+	p.mu.Lock()
+	goalSummary(p.w, res, totals, d)
+	if setup.transcriptPath != "" {
+		fmt.Fprintf(p.w, "reasonix: transcript %s\n", setup.transcriptPath)
+	}
+	p.w.Flush()
+	p.mu.Unlock()
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(goalResultJSON(res, totals, d, setup.transcriptPath)); err != nil {
+			fmt.Fprintf(stderr, "reasonix: %v\n", err)
+			return exitFailed
+		}
+	}
+	return goals.ExitCode(res.Outcome)
 }
 
 // signalContext is cancelled by the first SIGINT or SIGTERM; a second one

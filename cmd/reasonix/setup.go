@@ -13,6 +13,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/config"
+	"reasonix/policy"
 )
 
 // defaultSystemPrompt is stable across runs so providers can cache the prefix.
@@ -25,10 +26,14 @@ changed and how you verified it.`
 
 // runSetup is everything a run needs, built from configuration and flags.
 type runSetup struct {
+	cfg            *config.Config
+	workdir        string
 	provider       agent.Provider
 	model          string
 	tools          *agent.ToolRegistry
 	gate           agent.Gate
+	policy         *policy.Policy
+	env            agent.ToolEnv // what built-in tools (and sub-agents' tools) are built with
 	systemPrompt   string
 	temperature    *float64
 	maxTokens      int
@@ -75,7 +80,7 @@ func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 	if err != nil {
 		return nil, err
 	}
-	gate, env, err := buildPermissions(cfg, posture, workdir)
+	pol, gate, env, err := buildPermissions(cfg, posture, workdir)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +90,10 @@ func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 	}
 
 	s = &runSetup{
+		cfg:          cfg,
+		workdir:      workdir,
+		policy:       pol,
+		env:          env,
 		provider:     provider,
 		model:        ref.Model,
 		tools:        tools,

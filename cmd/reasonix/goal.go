@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/goals"
+)
+
+// childSystemPrompt is every sub-agent's prompt: children inherit nothing
+// from the parent's conversation, only what their task says.
+const childSystemPrompt = `You are a Reasonix sub-agent working unattended on one self-contained part of a larger task.
+You see only the task you were given and the workspace. Do exactly that task, verify your work,
+and finish with a short answer the parent can use. When you change files, close with
+complete_subtask, backing every claim with a command you ran or a file you wrote.`
+
+// goalTotals sums what a goal did across its turns and sub-agents, for the
+// closing summary and --json.
+type goalTotals struct {
+	steps, toolCalls, refused int
+	usage                     agent.Usage
+}
+
+func (t *goalTotals) observe(e agent.Event) {
+	switch e.Type {
+	case agent.EventUsage:
+		t.usage = t.usage.Add(*e.Usage)
+		t.steps++
+	case agent.EventToolStarted:
+		t.toolCalls++
+	case agent.EventToolRefused:
+		t.toolCalls++
+		t.refused++
+	}
+}
+
+// runGoal drives task as a goal: continuation turns until the goal is
+// complete, blocked, out of budget or interrupted, with fleets of
+// sub-agents available through the task and fleet tools.
+func runGoal(ctx context.Context, s *runSetup, task string, base agent.Config, totals *goalTotals, stderr io.Writer) (goals.Result, error) {
+	childObserver := agent.Observers(totals.observe, newProgress(stderr).childObserve, s.transcript.Observe)
+	host, err := goals.NewHost(goals.HostConfig{
+		Factory: goals.ChildFactoryFunc(func(_ context.Context, spec goals.ChildSpec) (agent.Config, error) {
+			tools := agent.NewToolRegistry()
+			if err := tools.AddBuiltins(s.env, s.cfg.Tools.Enabled); err != nil {
+				return agent.Config{}, err
+			}
+			return agent.Config{
+				Provider:     s.provider,
+				Model:        s.model,
+				Tools:        tools,
+				Gate:         s.gate,
+				SystemPrompt: childSystemPrompt,
+				Temperature:  s.temperature,
+				MaxTokens:    s.maxTokens,
+				MaxSteps:     s.maxSteps,
+				Observer:     childObserver,
+			}, nil
+		}),
+		Workdir:            s.workdir,
+		Paths:              s.env.Paths,
+		MaxConcurrency:     s.cfg.Agent.MaxSubagentConcurrency,
+		MaxParallelWriters: s.cfg.Agent.MaxParallelWriters,
+		Observer:           base.Observer,
+	})
+	if err != nil {
+		return goals.Result{}, err
+	}
+	ctl, err := goals.New(goals.Config{
+		Agent: base,
+		Budget: goals.Budget{
+			Tokens:    s.cfg.Agent.GoalTokenBudget,
+			Turns:     s.cfg.Agent.GoalMaxTurns,
+			WallClock: s.cfg.Agent.GoalWallClock,
+		},
+		Policy:  s.policy,
+		Workdir: s.workdir,
+		Host:    host,
+	})
+	if err != nil {
+		return goals.Result{}, err
+	}
+	return ctl.Run(ctx, goals.Goal{Objective: task})
+}
+
+// goalJSON is the --json result of a goal run: the run fields plus the
+// goal's status and the delegation counters.
+type goalJSON struct {
+	jsonResult
+	Reason   string `json:"reason,omitempty"`
+	Question string `json:"question,omitempty"`
+	goals.Counters
+}
+
+func goalResultJSON(res goals.Result, totals *goalTotals, d time.Duration, transcript string) goalJSON {
+	out := goalJSON{
+		jsonResult: jsonResult{
+			Status:       goalStatus(res.Outcome),
+			Outcome:      string(res.Outcome),
+			FinalAnswer:  res.FinalAnswer,
+			Steps:        totals.steps,
+			ToolCalls:    totals.toolCalls,
+			RefusedCalls: totals.refused,
+			Tokens:       totals.usage,
+			DurationMS:   d.Milliseconds(),
+			Transcript:   transcript,
+		},
+		Reason:   res.Reason,
+		Question: res.Question,
+		Counters: res.Counters,
+	}
+	if res.Err != nil {
+		out.Error = errorSummary(res.Err)
+	}
+	return out
+}
+
+// goalStatus maps a goal outcome to the task-state vocabulary.
+func goalStatus(o goals.Outcome) string {
+	switch o {
+	case goals.StatusComplete:
+		return "succeeded"
+	case goals.StatusBudget:
+		return "budget_exhausted"
+	case goals.StatusCancelled:
+		return "interrupted"
+	case goals.StatusBlocked, goals.StatusQuestion, goals.StatusPaused:
+		return "blocked"
+	}
+	return "failed"
+}
+
+func (p *progress) childObserve(e agent.Event) {
+	if e.Type == agent.EventToolStarted || e.Type == agent.EventToolRefused {
+		p.observe(e)
+	}
+}
+
+func goalSummary(w io.Writer, res goals.Result, totals *goalTotals, d time.Duration) {
+	fmt.Fprintf(w, "reasonix: goal %s after %d model requests, %d tool calls (%d refused), %d+%d tokens, %s\n",
+		res.Outcome, totals.steps, totals.toolCalls, totals.refused, totals.usage.Prompt, totals.usage.Completion, d.Round(time.Millisecond))
+	if res.Reason != "" {
+		fmt.Fprintf(w, "reasonix: reason: %s\n", res.Reason)
+	}
+	if res.Question != "" {
+		fmt.Fprintf(w, "reasonix: question for you: %s\n", res.Question)
+	}
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+)
+
+var goalTag = regexp.MustCompile(`<goal id="([^"]+)" revision="(\d+)">`)
+
+// goalRef finds the goal id and revision the controller put on the latest user turn.
+func goalRef(t *testing.T, req agenttest.Request) (string, string) {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if m := goalTag.FindStringSubmatch(req.Messages[i].Content); m != nil {
+			return m[1], m[2]
+		}
+	}
+	t.Errorf("no goal block in the request")
+	return "", "0"
+}
+
+func lastToolResult(req agenttest.Request) string {
+	m := req.Messages[len(req.Messages)-1]
+	if m.Role != agent.RoleTool {
+		return ""
+	}
+	return m.Content
+}
+
+// goalScript answers every request with fn, so concurrent sub-agents and the
+// parent can share one fake model.
+func goalScript(n int, fn func(req agenttest.Request) agenttest.Turn) []agenttest.Turn {
+	turns := make([]agenttest.Turn, n)
+	for i := range turns {
+		turns[i] = agenttest.Respond(fn)
+	}
+	return turns
+}
+
+func TestRunGoalCompletes(t *testing.T) {
+	var e *e2e
+	e = newE2E(t, goalScript(6, func(req agenttest.Request) agenttest.Turn {
+		switch res := lastToolResult(req); {
+		case strings.Contains(res, "Goal completed") || strings.Contains(res, "complete"):
+			return answer("Goal done: wrote result.txt.")
+		case strings.Contains(res, "exit code: 0"):
+			id, rev := goalRef(t, req)
+			return toolTurn(call("c2", "update_goal", fmt.Sprintf(`{"goal_id":%q,"revision":%s,"action":"complete","summary":"wrote result.txt and checked it"}`, id, rev)))
+		default:
+			return toolTurn(call("c1", "bash", `{"command":"echo 42 > result.txt && cat result.txt"}`))
+		}
+	})...)
+	stdout, stderr, code := e.run("run", "--goal", "--auto", "--json", "write 42 to result.txt")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if res["status"] != "succeeded" || res["outcome"] != "complete" || res["final_answer"] != "Goal done: wrote result.txt." {
+		t.Errorf("result = %v", res)
+	}
+	for _, k := range []string{"subagent_runs", "subagent_tool_calls", "completion_reports", "false_completions", "criterion_downgrades", "write_scope_violations"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("--json lacks %s", k)
+		}
+	}
+	// The goal block rides on the user turn, never in the system prompt.
+	first := e.srv.Requests()[0]
+	if strings.Contains(first.Messages[0].Content, "<goal") || !goalTag.MatchString(first.Messages[len(first.Messages)-1].Content) {
+		t.Errorf("goal block misplaced: %+v", first.Messages)
+	}
+}
+
+func TestRunGoalBlockedExitsThree(t *testing.T) {
+	e := newE2E(t, goalScript(4, func(req agenttest.Request) agenttest.Turn {
+		if strings.Contains(lastToolResult(req), "blocked") {
+			return answer("I am blocked: the database credentials are missing.")
+		}
+		id, rev := goalRef(t, req)
+		return toolTurn(call("b1", "update_goal", fmt.Sprintf(`{"goal_id":%q,"revision":%s,"action":"blocked","reason":"no database credentials","question":"Which database should I use?"}`, id, rev)))
+	})...)
+	stdout, stderr, code := e.run("run", "--goal", "--json", "migrate the database")
+	if code != exitBlocked {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res map[string]any
+	json.Unmarshal([]byte(stdout), &res)
+	if res["status"] != "blocked" || res["question"] != "Which database should I use?" {
+		t.Errorf("result = %v", res)
+	}
+}
+
+func TestRunGoalBudgetExitsFour(t *testing.T) {
+	e := newE2E(t, goalScript(10, func(req agenttest.Request) agenttest.Turn {
+		if len(req.Messages) > 3 {
+			return answer("still working on it")
+		}
+		return toolTurn(call(fmt.Sprint(len(req.Messages)), "ls", `{}`))
+	})...)
+	e.writeUserConfig(fmt.Sprintf(`
+[[providers]]
+name = "fake"
+base_url = %q
+model = "fake-model"
+api_key_env = "FAKE_API_KEY"
+
+[agent]
+goal_max_turns = 1
+`, e.srv.URL))
+	stdout, stderr, code := e.run("run", "--goal", "--json", "an endless goal")
+	if code != exitBudget {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, `"status":"budget_exhausted"`) {
+		t.Errorf("stdout = %s", stdout)
+	}
+}
+
+func TestRunGoalFleetOfSubagents(t *testing.T) {
+	e := newE2E(t, goalScript(12, func(req agenttest.Request) agenttest.Turn {
+		if strings.Contains(req.Messages[0].Content, "sub-agent") {
+			task := req.Messages[len(req.Messages)-1].Content
+			switch {
+			case strings.Contains(lastToolResult(req), "ok"):
+				return answer("child finished")
+			case strings.Contains(task, "count files"):
+				return toolTurn(call("k1", "ls", `{}`))
+			default:
+				return answer("child answer for: " + strings.SplitN(task, "\n", 2)[0])
+			}
+		}
+		res := lastToolResult(req)
+		switch {
+		case strings.Contains(res, "Goal completed") || strings.Contains(res, "complete"):
+			return answer("fleet done")
+		case strings.Contains(res, "child"):
+			id, rev := goalRef(t, req)
+			return toolTurn(call("g2", "update_goal", fmt.Sprintf(`{"goal_id":%q,"revision":%s,"action":"complete","summary":"both children answered"}`, id, rev)))
+		default:
+			return toolTurn(call("g1", "fleet", `{"items":[{"id":"look","prompt":"count files"},{"id":"report","prompt":"summarize","depends_on":["look"]}]}`))
+		}
+	})...)
+	stdout, stderr, code := e.run("run", "--goal", "--auto", "--json", "investigate with a fleet")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res map[string]any
+	json.Unmarshal([]byte(stdout), &res)
+	if res["subagent_runs"] != float64(2) {
+		t.Errorf("subagent_runs = %v\n%s", res["subagent_runs"], stdout)
+	}
+	// The dependent child opened with its upstream's answer.
+	var sawUpstream bool
+	for _, r := range e.srv.Requests() {
+		for _, m := range r.Messages {
+			sawUpstream = sawUpstream || strings.Contains(m.Content, "<upstream-results>") && strings.Contains(m.Content, "child")
+		}
+	}
+	if !sawUpstream {
+		t.Error("the dependent child never saw its upstream's answer")
+	}
+}
