@@ -117,7 +117,11 @@ func parseGitVersion(s string) (major, minor int, ok bool) {
 	if !found {
 		return 0, 0, false
 	}
-	parts := strings.SplitN(strings.Fields(rest+" ")[0], ".", 3)
+	fields := strings.Fields(rest)
+	if len(fields) == 0 {
+		return 0, 0, false
+	}
+	parts := strings.SplitN(fields[0], ".", 3)
 	if len(parts) < 2 {
 		return 0, 0, false
 	}
