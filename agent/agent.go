@@ -263,7 +263,10 @@ func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) 
 		Temperature: a.cfg.Temperature,
 		MaxTokens:   a.cfg.MaxTokens,
 	}
-	stream, err := a.cfg.Provider.Stream(ctx, req)
+	sctx := ContextWithRetryReporter(ctx, func(text string) {
+		a.cfg.Observer(Event{Type: EventRetry, Step: step, Text: text})
+	})
+	stream, err := a.cfg.Provider.Stream(sctx, req)
 	if err != nil {
 		return Message{}, Usage{}, err
 	}

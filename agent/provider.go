@@ -108,3 +108,20 @@ func (r *ProviderRegistry) New(cfg ProviderConfig) (Provider, error) {
 func (r *ProviderRegistry) Has(kind string) bool {
 	return slices.Contains(r.Kinds(), kind)
 }
+
+type retryKey struct{}
+
+// ContextWithRetryReporter returns ctx carrying report, which a provider
+// calls (through ReportRetry) each time it waits to repeat a failed request,
+// so a run can say why it is slow instead of going quiet.
+func ContextWithRetryReporter(ctx context.Context, report func(text string)) context.Context {
+	return context.WithValue(ctx, retryKey{}, report)
+}
+
+// ReportRetry tells the run in ctx, if it listens, that the provider will
+// repeat a request and why.
+func ReportRetry(ctx context.Context, text string) {
+	if report, ok := ctx.Value(retryKey{}).(func(string)); ok {
+		report(text)
+	}
+}

@@ -67,6 +67,8 @@ func (p *Provider) run(ctx context.Context, body []byte, out chan<- agent.Chunk)
 		}
 		if res.final.Type == agent.ChunkError && attempt < p.maxRetries {
 			if delay, retry := p.retryDelay(res, attempt, &idleRetried); retry {
+				agent.ReportRetry(ctx, fmt.Sprintf("%v; retrying in %s (retry %d of %d)",
+					res.final.Err, delay.Round(time.Millisecond), attempt+1, p.maxRetries))
 				if p.sleep(ctx, delay) != nil {
 					break
 				}

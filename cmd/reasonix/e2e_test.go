@@ -237,7 +237,7 @@ func TestRunProviderFailures(t *testing.T) {
 		{"malformed stream", []agenttest.Turn{agenttest.Raw("data: {not json\n\n"), agenttest.Raw("data: {not json\n\n"), agenttest.Raw("data: {not json\n\n")}, exitFailed, "stream", 3},
 		{"cut mid tool call, then recovered", []agenttest.Turn{cut, answer("ok after retry")}, exitOK, "", 2},
 		{"cut every time", []agenttest.Turn{cut, cut, cut}, exitFailed, "stream", 3},
-		{"rate limited, then success", []agenttest.Turn{agenttest.Fail(429, "slow down", time.Second), answer("ok")}, exitOK, "", 2},
+		{"rate limited, then success", []agenttest.Turn{agenttest.Fail(429, "slow down", time.Second), answer("ok")}, exitOK, "retrying in", 2},
 		{"server errors exhaust retries", []agenttest.Turn{agenttest.Fail(503, "busy", 0), agenttest.Fail(503, "busy", 0), agenttest.Fail(503, "busy", 0)}, exitFailed, "503", 3},
 	}
 	for _, tc := range tests {

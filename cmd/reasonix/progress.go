@@ -40,6 +40,8 @@ func (p *progress) observe(e agent.Event) {
 		}
 	case agent.EventToolRefused:
 		line = fmt.Sprintf("⊘ %s %s refused (%s)", e.Call.Name, callSubject(e.Call), e.Verdict.Code)
+	case agent.EventRetry:
+		line = "↻ " + e.Text
 	case agent.EventPlanUpdated:
 		var b strings.Builder
 		b.WriteString("plan:")
