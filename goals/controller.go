@@ -131,7 +131,7 @@ func ExitCode(o Outcome) int {
 	switch o {
 	case StatusComplete:
 		return 0
-	case StatusBlocked, StatusQuestion, StatusPaused:
+	case StatusBlocked, StatusQuestion, StatusPaused, StatusSuspended:
 		return 3
 	case StatusBudget:
 		return 4

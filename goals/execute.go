@@ -85,6 +85,11 @@ func (s *session) judge(ctx context.Context, res agent.Result) {
 		return
 	}
 	switch res.Outcome {
+	case agent.OutcomeSuspended:
+		s.err = res.Err
+		st.Suspended = true
+		s.stop(StatusSuspended, "waiting for a person's approval")
+		return
 	case agent.OutcomeInterrupted:
 		if ctx.Err() == nil && errors.Is(res.Err, errWallClock) {
 			s.stop(StatusBudget, s.budgetSpent())

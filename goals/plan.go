@@ -2,6 +2,7 @@ package goals
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -82,6 +83,13 @@ func (s *session) plan(ctx context.Context, message string) (stop bool, err erro
 		s.emit(agent.Event{Type: EventPlanApproval, Data: p})
 		dec, err := s.cfg.Approver.ReviewPlan(ctx, p)
 		if err != nil {
+			if errors.Is(err, agent.ErrSuspend) {
+				// The plan is with a person; PlanPending re-submits the
+				// same plan when the goal is resumed.
+				s.err = err
+				s.stop(StatusSuspended, "waiting for the plan's approval")
+				return true, s.finishTurn(ctx)
+			}
 			if ctx.Err() != nil {
 				s.err = context.Cause(ctx)
 				s.stop(StatusCancelled, "cancelled")

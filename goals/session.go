@@ -99,7 +99,18 @@ func (s *session) runTurn(ctx context.Context, input string, reg *agent.ToolRegi
 		defer cancel()
 	}
 	start := s.cfg.Now()
-	res := ag.Run(turnCtx, input)
+	var res agent.Result
+	if s.st.Suspended {
+		// The last turn stopped at a call waiting for approval: continue
+		// it; a requester's message joins before the next model request.
+		s.st.Suspended = false
+		if human {
+			ag.Steer(input)
+		}
+		res = ag.Continue(turnCtx)
+	} else {
+		res = ag.Run(turnCtx, input)
+	}
 	elapsed := max(s.cfg.Now().Sub(start), 0)
 
 	s.mu.Lock()

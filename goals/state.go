@@ -24,6 +24,10 @@ const (
 	StatusBudget    Status = "budget_exhausted"
 	StatusPaused    Status = "paused"
 	StatusCancelled Status = "cancelled"
+	// StatusSuspended: a tool call or the plan waits for a person's
+	// decision (the approvals broker returned agent.ErrSuspend). Resume
+	// continues exactly there: the same call is asked about again.
+	StatusSuspended Status = "suspended"
 	StatusFailed    Status = "failed"
 )
 
@@ -102,6 +106,10 @@ type State struct {
 	// Notices are host messages for the next turn (a refused completion, a
 	// nudge, plan feedback).
 	Notices []string `json:"notices,omitempty"`
+
+	// Suspended is set while a turn waits on a suspended tool call, so the
+	// next turn continues the conversation instead of starting a new one.
+	Suspended bool `json:"suspended,omitempty"`
 
 	// History is the conversation without the system prompt.
 	History []agent.Message `json:"history,omitempty"`
