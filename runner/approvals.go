@@ -1,0 +1,128 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"reasonix/runner/store"
+)
+
+// ApprovalFilter selects approvals for Approvals. Zero fields do not filter.
+type ApprovalFilter struct {
+	State  store.ApprovalState // pending, allowed, denied, expired
+	TaskID string
+	Limit  int // default 100, at most 1000
+}
+
+// Approvals lists approvals matching f, oldest first.
+func (s *Service) Approvals(ctx context.Context, f ApprovalFilter) ([]store.Approval, error) {
+	switch f.State {
+	case "", store.ApprovalPending, store.ApprovalAllowed, store.ApprovalDenied, store.ApprovalExpired:
+	default:
+		return nil, invalidf("approval state %q is not pending, allowed, denied or expired", f.State)
+	}
+	list, err := s.st.ListApprovals(ctx, f.State, f.TaskID, f.Limit)
+	return list, mapStoreErr(err)
+}
+
+// Decision is a person's answer to an approval request.
+type Decision struct {
+	ApprovalID string
+	// Decision is "allow_once", "allow_task" or "deny".
+	Decision string
+	// Approver is who decides: an id from the task's approvers, or for API
+	// and CLI tasks without approvers, the name the token holder gives.
+	Approver string
+	// Note goes to the model with a denial.
+	Note string
+	// Scope, with allow_task, picks one of the offered scopes; "" takes the
+	// first.
+	Scope string
+	// CallHash, when set, binds the decision to the call the approver saw;
+	// a different call is refused with ErrConflict.
+	CallHash string
+}
+
+// Decide records d exactly once and wakes the task, whose next run executes
+// or refuses exactly the approved call. Errors wrap ErrInvalid, ErrNotFound,
+// ErrForbidden (not an allowed approver, or the task's requester when
+// self-approval is off), ErrExpired, or ErrConflict (decided already, or a
+// different call).
+func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error) {
+	dec := store.Decision(d.Decision)
+	switch dec {
+	case store.AllowOnce, store.AllowTask, store.Deny:
+	default:
+		return store.Approval{}, invalidf("decision %q is not allow_once, allow_task or deny", d.Decision)
+	}
+	d.Approver = strings.TrimSpace(d.Approver)
+	if d.Approver == "" || len(d.Approver) > maxIDLen {
+		return store.Approval{}, invalidf("the approver must be named (at most %d bytes)", maxIDLen)
+	}
+	if len(d.Note) > maxPreview {
+		return store.Approval{}, invalidf("the note is limited to %d bytes", maxPreview)
+	}
+	a, err := s.st.Approval(ctx, d.ApprovalID)
+	if err != nil {
+		return store.Approval{}, mapStoreErr(err)
+	}
+	task, err := s.st.Task(ctx, a.TaskID)
+	if err != nil {
+		return store.Approval{}, mapStoreErr(err)
+	}
+	if !s.cfg.AllowSelfApproval && task.Requester != "" && d.Approver == task.Requester {
+		return store.Approval{}, fmt.Errorf("%w: the requester may not approve their own task's calls", ErrForbidden)
+	}
+	decided, err := s.st.Decide(ctx, a.ID, store.DecideOpts{
+		Decision: dec, Approver: d.Approver, CallHash: d.CallHash, Scope: d.Scope, Note: d.Note,
+	})
+	if err != nil {
+		return store.Approval{}, mapStoreErr(err)
+	}
+	s.metrics.approvals.WithLabelValues(string(dec)).Inc()
+	s.emitLogged(ctx, a.TaskID, "approval_decided", map[string]any{
+		"approval_id": a.ID, "decision": dec, "approver": d.Approver, "scope": decided.Scope, "note": d.Note,
+	})
+	if err := s.st.Wake(ctx, a.TaskID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		// The decision stands; the job still resumes when its snooze ends.
+		s.log.Warn("runner: wake after decision", "task", a.TaskID, "err", err)
+	}
+	return decided, nil
+}
+
+// sweep expires unanswered approvals every SweepInterval and wakes their
+// tasks, whose runs then refuse the calls with code expired.
+func (s *Service) sweep(ctx context.Context) {
+	defer s.bg.Done()
+	t := time.NewTicker(s.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.expireNow(ctx)
+	}
+}
+
+// expireNow runs one expiry sweep.
+func (s *Service) expireNow(ctx context.Context) {
+	expired, err := s.st.ExpireApprovals(ctx, s.now())
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("runner: approval sweep", "err", err)
+		}
+		return
+	}
+	for _, a := range expired {
+		s.metrics.approvals.WithLabelValues("expired").Inc()
+		s.emitLogged(ctx, a.TaskID, "approval_decided", map[string]any{"approval_id": a.ID, "decision": "expired"})
+		if err := s.st.Wake(ctx, a.TaskID); err != nil && ctx.Err() == nil {
+			s.log.Warn("runner: wake after expiry", "task", a.TaskID, "err", err)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"reasonix/runner/store"
+)
+
+// errCancelled is the cancellation cause of a run stopped by Cancel.
+var errCancelled = errors.New("runner: the task was cancelled")
+
+// Cancel stops task id. A queued or waiting task becomes cancelled at once;
+// a running one is interrupted at its next safe point (on this node through
+// its context, on another through the store flag its worker polls) and
+// becomes cancelled. A finished task is an error wrapping ErrConflict.
+func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
+	for range 3 { // the state may change under us; each round re-reads it
+		t, err := s.Task(ctx, id)
+		if err != nil {
+			return store.Task{}, err
+		}
+		switch t.State {
+		case store.StateQueued, store.StateWaitingApproval:
+			nt, err := s.st.SetTaskState(ctx, id, []store.State{t.State}, store.StateCancelled,
+				&store.StateOpts{Result: &store.Result{Error: "cancelled"}})
+			if errors.Is(err, store.ErrStateConflict) {
+				continue
+			}
+			if err != nil {
+				return store.Task{}, mapStoreErr(err)
+			}
+			s.finishedMetrics(nt, 0)
+			s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "cancelled"})
+			// Let a parked job run once and find the task finished, rather
+			// than sit in the queue until its snooze ends.
+			_ = s.st.Wake(ctx, id)
+			return nt, nil
+		case store.StateRunning:
+			if err := s.st.RequestCancel(ctx, id); err != nil {
+				return store.Task{}, mapStoreErr(err)
+			}
+			if r := s.runFor(id); r != nil {
+				r.cancel(errCancelled)
+			}
+			s.emitLogged(ctx, id, "cancel_requested", nil)
+			return t, nil
+		default:
+			return store.Task{}, fmt.Errorf("%w: task %s is already %s", ErrConflict, id, t.State)
+		}
+	}
+	return store.Task{}, fmt.Errorf("%w: task %s keeps changing state; try again", ErrConflict, id)
+}
+
+// Message delivers text from requester to task id. A live task (queued,
+// running, waiting) takes it before its next model request — steering it; a
+// running task on another node picks it up within ControlInterval. A
+// finished or interrupted task is continued: it is queued again and the
+// message follows the existing conversation. It returns the task as it is
+// after the message.
+func (s *Service) Message(ctx context.Context, id, requester, text string) (store.Task, error) {
+	if strings.TrimSpace(text) == "" {
+		return store.Task{}, invalidf("the message is empty")
+	}
+	if len(text) > MaxPromptBytes {
+		return store.Task{}, invalidf("the message is %d bytes; at most %d are accepted", len(text), MaxPromptBytes)
+	}
+	if s.stopping.Load() {
+		return store.Task{}, fmt.Errorf("%w: the service is shutting down", ErrUnavailable)
+	}
+	t, err := s.Task(ctx, id)
+	if err != nil {
+		return store.Task{}, err
+	}
+	if t.State == store.StateCancelled {
+		return store.Task{}, fmt.Errorf("%w: task %s was cancelled", ErrConflict, id)
+	}
+	if _, err := s.st.PostMessage(ctx, id, requester, text); err != nil {
+		return store.Task{}, mapStoreErr(err)
+	}
+	s.emitLogged(ctx, id, "message", map[string]any{"role": "user", "requester": requester, "text": text})
+	if r := s.runFor(id); r != nil {
+		r.poke()
+		return t, nil
+	}
+	if !t.State.Terminal() {
+		if t.State == store.StateWaitingApproval {
+			// The message is read when the run resumes; it does not
+			// answer the approval.
+			return t, nil
+		}
+		return t, nil
+	}
+	nt, err := s.st.Requeue(ctx, id, []store.State{t.State})
+	if err != nil {
+		// Lost a race with a worker that will read the inbox itself.
+		if errors.Is(err, store.ErrStateConflict) {
+			return s.Task(ctx, id)
+		}
+		return store.Task{}, mapStoreErr(err)
+	}
+	s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "continued"})
+	return nt, nil
+}
+
+// Resume queues an interrupted task again; its next run rebuilds the
+// session from the store and continues where it stopped (see the journal
+// rules in the package doc). Any other state is an error wrapping
+// ErrConflict.
+func (s *Service) Resume(ctx context.Context, id string) (store.Task, error) {
+	if s.stopping.Load() {
+		return store.Task{}, fmt.Errorf("%w: the service is shutting down", ErrUnavailable)
+	}
+	nt, err := s.st.Requeue(ctx, id, []store.State{store.StateInterrupted})
+	if err != nil {
+		var se *store.StateError
+		if errors.As(err, &se) {
+			return store.Task{}, fmt.Errorf("%w: task %s is %s; only interrupted tasks resume", ErrConflict, id, se.Current)
+		}
+		return store.Task{}, mapStoreErr(err)
+	}
+	s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "resumed"})
+	return nt, nil
+}

@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"reasonix/runner/store"
+)
+
+// hub tells subscribers of a task that its log grew. It carries no events
+// itself: subscribers read them from the store, which keeps the order and
+// never loses one; the hub only saves them the wait of a poll.
+type hub struct {
+	mu   sync.Mutex
+	subs map[string]map[chan struct{}]struct{}
+}
+
+func newHub() *hub { return &hub{subs: map[string]map[chan struct{}]struct{}{}} }
+
+func (h *hub) subscribe(taskID string) (chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	if h.subs[taskID] == nil {
+		h.subs[taskID] = map[chan struct{}]struct{}{}
+	}
+	h.subs[taskID][ch] = struct{}{}
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.subs[taskID], ch)
+		if len(h.subs[taskID]) == 0 {
+			delete(h.subs, taskID)
+		}
+	}
+}
+
+func (h *hub) notify(taskID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs[taskID] {
+		select {
+		case ch <- struct{}{}:
+		default: // already signalled
+		}
+	}
+}
+
+// emit appends an event to the task's log and tells local subscribers.
+// payload is marshalled to JSON; nil becomes {}.
+func (s *Service) emit(ctx context.Context, taskID, typ string, payload any) (store.Event, error) {
+	var raw json.RawMessage
+	if payload != nil {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			return store.Event{}, fmt.Errorf("runner: encode %s event: %w", typ, err)
+		}
+		raw = b
+	}
+	ev, err := s.st.AppendEvent(ctx, taskID, typ, raw)
+	if err != nil {
+		return store.Event{}, fmt.Errorf("runner: append %s event: %w", typ, err)
+	}
+	s.hub.notify(taskID)
+	return ev, nil
+}
+
+// emitLogged is emit for places where a lost event must not stop the work;
+// the failure is logged.
+func (s *Service) emitLogged(ctx context.Context, taskID, typ string, payload any) {
+	if _, err := s.emit(context.WithoutCancel(ctx), taskID, typ, payload); err != nil {
+		s.log.Error("runner: event lost", "task", taskID, "type", typ, "err", err)
+	}
+}
+
+// Subscribe streams task id's events with Seq > after: first those already
+// stored, then new ones as they are appended, in order and without gaps.
+// Events appended on this node arrive at once; those appended by another
+// node within ControlInterval. The channel is closed when ctx ends or the
+// store fails. An unknown task is an error wrapping ErrNotFound.
+func (s *Service) Subscribe(ctx context.Context, id string, after int64) (<-chan store.Event, error) {
+	if _, err := s.Task(ctx, id); err != nil {
+		return nil, err
+	}
+	signal, unsubscribe := s.hub.subscribe(id)
+	out := make(chan store.Event, 64)
+	go func() {
+		defer close(out)
+		defer unsubscribe()
+		t := time.NewTicker(s.cfg.ControlInterval)
+		defer t.Stop()
+		for {
+			for {
+				evs, err := s.st.Events(ctx, id, after, 500)
+				if err != nil {
+					if ctx.Err() == nil {
+						s.log.Warn("runner: subscription read failed", "task", id, "err", err)
+					}
+					return
+				}
+				for _, ev := range evs {
+					select {
+					case out <- ev:
+						after = ev.Seq
+					case <-ctx.Done():
+						return
+					}
+				}
+				if len(evs) < 500 {
+					break
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-signal:
+			case <-t.C:
+			}
+		}
+	}()
+	return out, nil
+}

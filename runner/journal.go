@@ -1,0 +1,178 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"reasonix/agent"
+	"reasonix/runner/store"
+)
+
+// unknownOutcome is what the model is told about a writer whose call started
+// but never finished: it may or may not have had its effect.
+const unknownOutcome = "error: the outcome of this call is unknown: the process stopped while it ran; inspect the workspace before retrying"
+
+// journalKey names a call in the journal: the sequence number of the
+// assistant message that asked for it and the call id, because a model's
+// call ids need not be unique across turns.
+func journalKey(asstSeq int64, callID string) string {
+	return fmt.Sprintf("%d/%s", asstSeq, callID)
+}
+
+// argsHash is the sha256 of a call's canonical JSON arguments.
+func argsHash(args json.RawMessage) string {
+	sum := sha256.Sum256(canonicalJSON(args))
+	return hex.EncodeToString(sum[:])
+}
+
+// canonicalJSON re-encodes a JSON value with sorted keys and no spaces; a
+// value that does not parse is used as it is.
+func canonicalJSON(raw []byte) []byte {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// journaledTool runs its tool behind the write-ahead journal: the call is
+// recorded as started before it runs and finished after, so after a crash
+// the runner knows which calls may have had an effect.
+type journaledTool struct {
+	agent.Tool
+	r *run
+}
+
+// ReadOnly keeps the wrapped tool's classification.
+func (j journaledTool) ReadOnly() bool { return agent.IsReadOnly(j.Tool) }
+
+var _ agent.ReadOnlyTool = journaledTool{}
+
+func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (string, error) {
+	r, s := j.r, j.r.s
+	call, ok := agent.ToolCallFromContext(ctx)
+	if !ok {
+		return "", errors.New("the call was not run: it has no call id to journal")
+	}
+	r.mu.Lock()
+	r.toolCalls++
+	n, asst := r.toolCalls, r.lastAsst
+	r.mu.Unlock()
+	if limit := s.set.Runner.MaxToolCalls; limit > 0 && n > limit {
+		r.cancel(errToolBudget)
+		return "", fmt.Errorf("the call was not run: the task's budget of %d tool calls is spent", limit)
+	}
+	key := journalKey(asst, call.ID)
+	err := s.st.JournalStart(ctx, r.task.ID, key, j.Name(), argsHash(args), string(args))
+	if err != nil && !(errors.Is(err, store.ErrAlreadyStarted) && j.ReadOnly()) {
+		// A read-only call may be re-run after a crash; a writer may not.
+		s.log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", err)
+		return "", errors.New("the call was not run: it could not be recorded in the task's journal")
+	}
+	out, runErr := j.Tool.Execute(ctx, args)
+	content := out
+	if runErr != nil {
+		content = "error: " + runErr.Error()
+		if out != "" {
+			content = out + "\n" + content
+		}
+	}
+	if err := s.st.JournalFinish(context.WithoutCancel(ctx), r.task.ID, key, agent.BoundResult(content, agent.MaxToolResult), runErr != nil); err != nil {
+		s.log.Error("runner: journal finish", "task", r.task.ID, "call", key, "err", err)
+	}
+	return out, runErr
+}
+
+// journaled wraps every tool of inner in the journal.
+func (r *run) journaled(inner *agent.ToolRegistry) (*agent.ToolRegistry, error) {
+	out := agent.NewToolRegistry()
+	for _, name := range inner.Names() {
+		t, _ := inner.Get(name)
+		if err := out.Add(journaledTool{Tool: t, r: r}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// recoverJournal settles the calls of the conversation's last assistant
+// message that have no result yet, using the journal: a finished call gets
+// its recorded result (it is not run again); a writer that started but never
+// finished is reported to the model as having an unknown outcome (never
+// silently re-run); a read-only call that never finished, and a call that
+// never started, stay pending so Continue runs them. The synthesized tool
+// messages are persisted.
+func (r *run) recoverJournal(ctx context.Context, history []agent.Message, tools *agent.ToolRegistry) ([]agent.Message, error) {
+	idx := -1
+	answered := map[string]bool{}
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Role == agent.RoleTool {
+			answered[history[i].ToolCallID] = true
+			continue
+		}
+		if history[i].Role == agent.RoleAssistant {
+			idx = i
+		}
+		break
+	}
+	if idx < 0 {
+		return history, nil
+	}
+	asstSeq := int64(idx + 1) // message seqs start at 1 and have no gaps
+	r.mu.Lock()
+	r.lastAsst = asstSeq
+	r.mu.Unlock()
+	var pending []agent.ToolCall
+	for _, c := range history[idx].ToolCalls {
+		if !answered[c.ID] {
+			pending = append(pending, c)
+		}
+	}
+	if len(pending) == 0 {
+		return history, nil
+	}
+	entries, err := r.s.st.Journal(ctx, r.task.ID)
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[string]store.JournalEntry{}
+	for _, e := range entries {
+		byKey[e.CallID] = e
+	}
+	var synth []agent.Message
+	for _, c := range pending {
+		key := journalKey(asstSeq, c.ID)
+		e, started := byKey[key]
+		if !started {
+			continue
+		}
+		content := e.Result
+		if e.FinishedAt.IsZero() {
+			if t, ok := tools.Get(c.Name); ok && agent.IsReadOnly(t) {
+				continue // safe to run again
+			}
+			content = unknownOutcome
+			if err := r.s.st.JournalFinish(ctx, r.task.ID, key, content, true); err != nil {
+				return nil, err
+			}
+			r.s.emitLogged(ctx, r.task.ID, "tool_finished", map[string]any{"call_id": c.ID, "tool": c.Name,
+				"result": content, "is_error": true, "recovered": true})
+		}
+		synth = append(synth, agent.Message{Role: agent.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content})
+	}
+	if len(synth) == 0 {
+		return history, nil
+	}
+	if _, err := r.s.st.AppendMessages(ctx, r.task.ID, synth...); err != nil {
+		return nil, err
+	}
+	return append(history, synth...), nil
+}

@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"reasonix/runner/store"
+)
+
+// metrics are the service's Prometheus metrics, on a registry the Service
+// owns (never the global one, so two Services in a test do not collide).
+type metrics struct {
+	reg       *prometheus.Registry
+	submitted *prometheus.CounterVec
+	finished  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	queueWait prometheus.Histogram
+	toolCalls *prometheus.CounterVec
+	approvals *prometheus.CounterVec
+	tokens    *prometheus.CounterVec
+}
+
+func newMetrics(s *Service) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		submitted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reasonix_tasks_submitted_total", Help: "Tasks accepted by this node, by source.",
+		}, []string{"source"}),
+		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reasonix_tasks_finished_total", Help: "Runs ended on this node, by final state and source.",
+		}, []string{"state", "source"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "reasonix_task_duration_seconds", Help: "Duration of finished task runs, by state.",
+			Buckets: []float64{1, 5, 15, 60, 300, 900, 1800, 3600, 7200},
+		}, []string{"state"}),
+		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "reasonix_queue_wait_seconds", Help: "Time from queued to started.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 5, 30},
+		}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reasonix_tool_calls_total", Help: "Tool calls started, by tool.",
+		}, []string{"tool"}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reasonix_approvals_total", Help: "Approval requests and their outcomes.",
+		}, []string{"outcome"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reasonix_tokens_total", Help: "Model tokens used, by kind.",
+		}, []string{"kind"}),
+	}
+	m.reg.MustRegister(m.submitted, m.finished, m.duration, m.queueWait, m.toolCalls, m.approvals, m.tokens,
+		&stateCollector{s: s}, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// Metrics serves the service's metrics in the Prometheus text format.
+func (s *Service) Metrics() http.Handler {
+	return promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
+}
+
+// stateCollector reads task counts from the store at scrape time, so the
+// gauges are right across nodes and restarts.
+type stateCollector struct{ s *Service }
+
+var (
+	tasksDesc = prometheus.NewDesc("reasonix_tasks", "Tasks in the store, by state and source.", []string{"state", "source"}, nil)
+	queueDesc = prometheus.NewDesc("reasonix_queue_depth", "Tasks waiting for a worker (state queued).", nil, nil)
+)
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- tasksDesc; ch <- queueDesc }
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	counts, err := c.s.st.CountTasks(ctx)
+	if err != nil {
+		c.s.log.Warn("runner: metrics: count tasks", "err", err)
+		return
+	}
+	queued := 0
+	for _, n := range counts {
+		ch <- prometheus.MustNewConstMetric(tasksDesc, prometheus.GaugeValue, float64(n.N), string(n.State), string(n.Source))
+		if n.State == store.StateQueued {
+			queued += n.N
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(queued))
+}

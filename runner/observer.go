@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"context"
+
+	"reasonix/agent"
+)
+
+// maxEventText bounds tool arguments and results copied into events; the
+// full result lives in the journal and the transcript.
+const maxEventText = 2 << 10
+
+// observer persists a run as it happens: every message appended to the
+// conversation goes to the transcript (so a later run rebuilds it), every
+// other step becomes an event a chat relay can render. Text deltas are not
+// stored; the assistant message that follows carries the whole text. A
+// message that cannot be saved stops the run: continuing it would make a
+// conversation that cannot be resumed.
+func (r *run) observer(ctx context.Context) agent.Observer {
+	s, id := r.s, r.task.ID
+	pctx := context.WithoutCancel(ctx) // persist even what a cancelled run says last
+	return func(e agent.Event) {
+		switch e.Type {
+		case agent.EventTextDelta, agent.EventToolProgress:
+			return
+		case agent.EventMessage:
+			seq, err := s.st.AppendMessages(pctx, id, *e.Message)
+			if err != nil {
+				s.log.Error("runner: saving a message failed", "task", id, "err", err)
+				r.cancel(errPersist)
+				return
+			}
+			if e.Message.Role == agent.RoleAssistant {
+				r.mu.Lock()
+				r.lastAsst = seq
+				r.mu.Unlock()
+				if e.Message.Content != "" {
+					s.emitLogged(pctx, id, "message", map[string]any{"role": "assistant", "step": e.Step, "text": truncate(e.Message.Content, 8<<10)})
+				}
+			}
+		case agent.EventToolStarted:
+			s.metrics.toolCalls.WithLabelValues(e.Call.Name).Inc()
+			s.emitLogged(pctx, id, "tool_started", map[string]any{"step": e.Step, "call_id": e.Call.ID, "tool": e.Call.Name,
+				"args": truncate(e.Call.Arguments, maxEventText)})
+		case agent.EventToolFinished:
+			s.emitLogged(pctx, id, "tool_finished", map[string]any{"step": e.Step, "call_id": e.Call.ID, "tool": e.Call.Name,
+				"result": truncate(e.Result, maxEventText), "is_error": e.IsError})
+		case agent.EventToolRefused:
+			s.emitLogged(pctx, id, "tool_refused", map[string]any{"step": e.Step, "call_id": e.Call.ID, "tool": e.Call.Name,
+				"code": e.Verdict.Code, "reason": e.Verdict.Reason})
+		case agent.EventPlanUpdated:
+			s.emitLogged(pctx, id, "plan_updated", map[string]any{"plan": e.Plan})
+		case agent.EventUsage:
+			r.addUsage(*e.Usage)
+			s.emitLogged(pctx, id, "usage", map[string]any{"step": e.Step, "prompt": e.Usage.Prompt,
+				"completion": e.Usage.Completion, "cached": e.Usage.Cached})
+		case agent.EventRetry:
+			s.emitLogged(pctx, id, "retry", map[string]any{"step": e.Step, "reason": truncate(e.Text, maxEventText)})
+		case agent.EventRunFinished:
+			s.emitLogged(pctx, id, "run_finished", map[string]any{"step": e.Step, "outcome": e.Outcome})
+		default:
+			s.emitLogged(pctx, id, string(e.Type), map[string]any{"step": e.Step, "text": truncate(e.Text, maxEventText), "data": e.Data})
+		}
+	}
+}
+
+// addUsage counts tokens and stops the run when the task's token budget
+// ([runner] max_tokens) is spent.
+func (r *run) addUsage(u agent.Usage) {
+	r.s.metrics.tokens.WithLabelValues("prompt").Add(float64(u.Prompt))
+	r.s.metrics.tokens.WithLabelValues("completion").Add(float64(u.Completion))
+	r.s.metrics.tokens.WithLabelValues("cached").Add(float64(u.Cached))
+	r.mu.Lock()
+	r.usage = r.usage.Add(u)
+	total := r.usage.Prompt + r.usage.Completion
+	r.mu.Unlock()
+	if limit := r.s.set.Runner.MaxTokens; limit > 0 && total >= limit {
+		r.cancel(errTokenBudget)
+	}
+}

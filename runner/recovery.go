@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"reasonix/runner/store"
+)
+
+// nodeIDFile holds a node's id inside the data directory.
+const nodeIDFile = "node-id"
+
+// NodeID returns this machine's node id, kept in <dataDir>/node-id and
+// created (0600) on first use, so a restarted service recognises the tasks
+// it was running when it died.
+func NodeID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, nodeIDFile)
+	if b, err := os.ReadFile(path); err == nil {
+		if id := strings.TrimSpace(string(b)); id != "" {
+			return id, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("runner: read node id: %w", err)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", fmt.Errorf("runner: node id: %w", err)
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	id := "node-" + hex.EncodeToString(b[:])
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("runner: write node id: %w", err)
+	}
+	return id, nil
+}
+
+// recoverCrashed marks interrupted every running task that this node owned
+// (it died running them) or whose node stopped sending heartbeats.
+func (s *Service) recoverCrashed(ctx context.Context) error {
+	running, err := s.st.RunningTasks(ctx)
+	if err != nil {
+		return fmt.Errorf("runner: crash recovery: %w", err)
+	}
+	for _, t := range running {
+		if t.LeaseOwner != s.node && !s.staleSince(t) {
+			continue
+		}
+		s.interruptStale(ctx, t.ID, "the service stopped while this task ran")
+	}
+	return nil
+}
+
+func (s *Service) staleSince(t store.RunningTask) bool {
+	last := t.HeartbeatAt
+	if last.IsZero() {
+		last = t.UpdatedAt
+	}
+	return s.now().Sub(last) > s.cfg.StaleAfter
+}
+
+func (s *Service) isStale(ctx context.Context, id string) bool {
+	running, err := s.st.RunningTasks(ctx)
+	if err != nil {
+		return false
+	}
+	for _, t := range running {
+		if t.ID == id {
+			return s.staleSince(t)
+		}
+	}
+	return false
+}
+
+// interruptStale moves a running task whose run is gone to interrupted,
+// with an event saying why; Resume continues it.
+func (s *Service) interruptStale(ctx context.Context, id, reason string) {
+	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateInterrupted,
+		&store.StateOpts{Result: &store.Result{Error: "interrupted"}})
+	if err != nil {
+		if !errors.Is(err, store.ErrStateConflict) {
+			s.log.Error("runner: mark interrupted", "task", id, "err", err)
+		}
+		return
+	}
+	s.log.Warn("runner: task interrupted", "task", id, "reason", reason)
+	s.metrics.finished.WithLabelValues(string(store.StateInterrupted), string(t.Source)).Inc()
+	s.emitLogged(ctx, id, "task_interrupted", map[string]any{"reason": reason})
+	s.emitLogged(ctx, id, "task_state", map[string]any{"state": store.StateInterrupted})
+}

@@ -1,0 +1,135 @@
+// Package runnertest starts real runner Services for tests of code built on
+// the runner (the HTTP API, the chat bots): a fresh store, a scripted model
+// and fast intervals. Import it only from _test.go files.
+package runnertest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/config"
+	"reasonix/runner"
+	"reasonix/runner/store"
+	"reasonix/runner/store/storetest"
+)
+
+// Options configure Start. The zero value runs a SQLite store and a
+// provider that fails every request.
+type Options struct {
+	// Open opens the store; nil means storetest.SQLite.
+	Open storetest.Opener
+	// Store, when set, is used instead of opening one (e.g. two Services
+	// sharing a Postgres store).
+	Store *store.Store
+	// Provider answers every task's model requests.
+	Provider agent.Provider
+	// Settings is the configuration; nil means config.Default() with
+	// max_concurrent_tasks = 2.
+	Settings *config.Config
+	// Now is the clock of the store and the service; nil means time.Now.
+	Now func() time.Time
+	// Configure may adjust the runner.Config before New.
+	Configure func(*runner.Config)
+}
+
+// Start builds and starts a Service on a fresh store and stops it when the
+// test ends (before the store is closed).
+func Start(t testing.TB, o Options) *runner.Service {
+	t.Helper()
+	st := o.Store
+	if st == nil {
+		open := o.Open
+		if open == nil {
+			open = storetest.SQLite
+		}
+		st = open(t, store.Config{Now: o.Now})
+	}
+	set := o.Settings
+	if set == nil {
+		set = config.Default()
+		set.Runner.MaxConcurrentTasks = 2
+	}
+	p := o.Provider
+	cfg := runner.Config{
+		Store:    st,
+		Settings: set,
+		Providers: func(string) (agent.Provider, string, error) {
+			if p == nil {
+				return nil, "", context.Canceled
+			}
+			return p, "", nil
+		},
+		ScratchDir:      t.TempDir(),
+		Logger:          storetest.Quiet(),
+		Now:             o.Now,
+		ShellEnv:        []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()},
+		PollInterval:    20 * time.Millisecond,
+		ControlInterval: 20 * time.Millisecond,
+		SweepInterval:   20 * time.Millisecond,
+	}
+	if o.Configure != nil {
+		o.Configure(&cfg)
+	}
+	svc, err := runner.New(cfg)
+	if err != nil {
+		t.Fatalf("runnertest: New: %v", err)
+	}
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatalf("runnertest: Start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+		defer cancel()
+		if err := svc.Stop(ctx); err != nil {
+			t.Errorf("runnertest: Stop: %v", err)
+		}
+	})
+	return svc
+}
+
+// WaitState polls task id until it is in one of states and returns it; the
+// test fails after timeout (default 10s when zero).
+func WaitState(t testing.TB, svc *runner.Service, id string, timeout time.Duration, states ...store.State) store.Task {
+	t.Helper()
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	var last store.Task
+	for time.Now().Before(deadline) {
+		task, err := svc.Task(context.Background(), id)
+		if err != nil {
+			t.Fatalf("runnertest: task %s: %v", id, err)
+		}
+		last = task
+		if slices.Contains(states, task.State) {
+			return task
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("runnertest: task %s is %s after %s, want one of %v", id, last.State, timeout, states)
+	return last
+}
+
+// Events returns every event of task id whose type is one of types (all
+// when none are given).
+func Events(t testing.TB, svc *runner.Service, id string, types ...string) []store.Event {
+	t.Helper()
+	evs, err := svc.Events(context.Background(), id, 0, 0)
+	if err != nil {
+		t.Fatalf("runnertest: events of %s: %v", id, err)
+	}
+	if len(types) == 0 {
+		return evs
+	}
+	var out []store.Event
+	for _, e := range evs {
+		if slices.Contains(types, e.Type) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,307 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/config"
+	"reasonix/policy"
+	"reasonix/runner/store"
+)
+
+// ProviderFunc resolves a model reference ("" = the configured default) to a
+// provider and the model name to request.
+type ProviderFunc func(modelRef string) (agent.Provider, string, error)
+
+// Config assembles a Service. Store and Providers are required.
+type Config struct {
+	// Store is the opened, migrated store; the Service does not close it.
+	Store *store.Store
+	// Settings is the loaded configuration; nil means config.Default().
+	// Load it with SkipMCPJSON for the service: MCP servers declared by a
+	// workspace's own files are never started.
+	Settings *config.Config
+	// Providers builds a task's model provider; required.
+	Providers ProviderFunc
+	// Workspaces prepares task directories (see NewWorkspaces); nil gives
+	// every task a scratch directory under ScratchDir.
+	Workspaces Workspaces
+	// ScratchDir holds scratch directories when Workspaces is nil; default
+	// <data dir>/scratch, or a directory under os.TempDir() when the
+	// configuration has no data dir.
+	ScratchDir string
+	// Node identifies this process among the nodes sharing the store (see
+	// NodeID); default a random id, which makes crash recovery rely on
+	// heartbeats alone.
+	Node string
+	// Logger receives the service's logs; nil uses slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for approval deadlines, heartbeats and durations;
+	// nil uses time.Now. Give the store the same clock.
+	Now func() time.Time
+	// AllowSelfApproval lets a task's requester decide approvals of their
+	// own task; default false.
+	AllowSelfApproval bool
+	// Goals runs tasks submitted with Goal or PlanFirst; nil runs them as
+	// plain tasks.
+	Goals GoalRunner
+	// ShellEnv is the environment of shell commands and workspace setup;
+	// nil means the process environment without the secrets the
+	// configuration names.
+	ShellEnv []string
+	// SystemPrompt overrides [agent] system_prompt and the default.
+	SystemPrompt string
+
+	// PollInterval is how often the queue looks for runnable jobs when no
+	// notification arrives; default 50ms on SQLite (which has no
+	// LISTEN/NOTIFY), 1s on Postgres.
+	PollInterval time.Duration
+	// ControlInterval is how often a running task checks the store for a
+	// cancel request or a steering message from another node; default 1s.
+	ControlInterval time.Duration
+	// HeartbeatInterval is how often running tasks prove their node alive;
+	// default 10s. StaleAfter is when a silent running task belongs to a
+	// dead node; default 60s.
+	HeartbeatInterval time.Duration
+	StaleAfter        time.Duration
+	// SweepInterval is how often expired approvals are swept; default 2s.
+	SweepInterval time.Duration
+}
+
+// GoalRunner runs a goal-mode task (submitted with Goal or PlanFirst) on a
+// session the runner assembled. It is the seam where the goals package's
+// controller plugs in; it must honour ctx and return the outcome of the
+// whole goal (OutcomeSuspended when a call waits for an approval).
+type GoalRunner interface {
+	RunGoal(ctx context.Context, run GoalRun) agent.Result
+}
+
+// GoalRun is what a GoalRunner gets for one run of a goal task.
+type GoalRun struct {
+	Task store.Task
+	// Agent has the persisted conversation restored; Resumed says whether
+	// there was one (then call Continue rather than Run).
+	Agent   *agent.Agent
+	Resumed bool
+	// Store persists the goal state (SaveGoalState / GoalState).
+	Store *store.Store
+}
+
+// Service runs tasks. Build it with New, then Start; Stop it before closing
+// the store. All methods are safe for concurrent use.
+type Service struct {
+	cfg     Config
+	st      *store.Store
+	set     *config.Config
+	pol     *policy.Policy
+	log     *slog.Logger
+	now     func() time.Time
+	node    string
+	queue   *store.Queue
+	hub     *hub
+	metrics *metrics
+
+	ready    atomic.Bool // started and not stopping
+	stopping atomic.Bool
+
+	mu      sync.Mutex // Start and Stop
+	started bool
+
+	// runsMu guards runs apart from mu, which Stop holds while it waits.
+	runsMu sync.Mutex
+	runs   map[string]*run // tasks running on this node
+	bgStop  context.CancelFunc
+	bg      sync.WaitGroup
+}
+
+// New validates cfg and builds a Service. Nothing runs until Start.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("runner: a store is required")
+	}
+	if cfg.Providers == nil {
+		return nil, errors.New("runner: a provider resolver is required")
+	}
+	if cfg.Settings == nil {
+		cfg.Settings = config.Default()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Node == "" {
+		cfg.Node = "node-" + newRef() + newRef()
+	}
+	poll := time.Second
+	if cfg.Store.Driver() == store.DriverSQLite {
+		poll = 50 * time.Millisecond
+	}
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, poll)
+	cfg.ControlInterval = cmp.Or(cfg.ControlInterval, time.Second)
+	cfg.HeartbeatInterval = cmp.Or(cfg.HeartbeatInterval, 10*time.Second)
+	cfg.StaleAfter = cmp.Or(cfg.StaleAfter, 60*time.Second)
+	cfg.SweepInterval = cmp.Or(cfg.SweepInterval, 2*time.Second)
+	if cfg.Workspaces == nil {
+		dir := cfg.ScratchDir
+		if dir == "" {
+			dir = filepath.Join(cmp.Or(cfg.Settings.DataDir(), filepath.Join(os.TempDir(), "reasonix")), "scratch")
+		}
+		cfg.Workspaces = scratchWorkspaces{root: dir}
+	}
+	r := cfg.Settings.Runner
+	if r.MaxConcurrentTasks < 0 || r.TaskTimeout < 0 || r.ApprovalTTL < 0 || r.ApprovalTTL > 24*time.Hour {
+		return nil, errors.New("runner: [runner] settings are out of range; validate the configuration first")
+	}
+	pol, err := policy.New(policy.Config{
+		Mode:             cfg.Settings.Permissions.Mode,
+		Allow:            cfg.Settings.Permissions.Allow,
+		Ask:              cfg.Settings.Permissions.Ask,
+		Deny:             cfg.Settings.Permissions.Deny,
+		AllowDynamicBash: cfg.Settings.Permissions.AllowDynamicBash,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("runner: [permissions]: %w", err)
+	}
+	s := &Service{
+		cfg: cfg, st: cfg.Store, set: cfg.Settings, pol: pol, log: cfg.Logger, now: cfg.Now,
+		node: cfg.Node, hub: newHub(), runs: map[string]*run{},
+	}
+	s.metrics = newMetrics(s)
+	q, err := cfg.Store.NewQueue(store.QueueConfig{
+		Handler:      store.HandlerFunc(s.runJob),
+		MaxWorkers:   s.maxConcurrent(),
+		JobTimeout:   s.taskTimeout() + 5*time.Minute,
+		PollInterval: cfg.PollInterval,
+		WakeInterval: max(cfg.PollInterval, 200*time.Millisecond),
+		ID:           cfg.Node,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("runner: queue: %w", err)
+	}
+	s.queue = q
+	return s, nil
+}
+
+func (s *Service) maxConcurrent() int { return cmp.Or(s.set.Runner.MaxConcurrentTasks, 4) }
+func (s *Service) taskTimeout() time.Duration {
+	return cmp.Or(s.set.Runner.TaskTimeout, 2*time.Hour)
+}
+func (s *Service) approvalTTL() time.Duration {
+	return min(cmp.Or(s.set.Runner.ApprovalTTL, 30*time.Minute), 24*time.Hour)
+}
+
+// Node is this service's node id.
+func (s *Service) Node() string { return s.node }
+
+// Start recovers tasks that were running when this node (or a node whose
+// heartbeats stopped) died, marking them interrupted, then starts the
+// workers and the approval expiry sweeper. ctx bounds starting only.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errors.New("runner: already started")
+	}
+	if err := s.recoverCrashed(ctx); err != nil {
+		return err
+	}
+	if err := s.queue.Start(ctx); err != nil {
+		return fmt.Errorf("runner: %w", err)
+	}
+	bgCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.bgStop = cancel
+	s.bg.Add(1)
+	go s.sweep(bgCtx)
+	s.started = true
+	s.ready.Store(true)
+	return nil
+}
+
+// errShutdown is the cancellation cause of runs stopped by Stop.
+var errShutdown = errors.New("runner: the service is shutting down")
+
+// Stop stops intake at once (Submit reports ErrUnavailable), interrupts
+// running tasks at their next safe point (their tools' contexts end, so
+// shell commands are killed with their process group and MCP servers are
+// stopped), marks them interrupted with an event, and waits for the workers
+// and the sweeper. Everything is done before ctx's deadline if the tasks
+// honour cancellation. Stop is idempotent.
+func (s *Service) Stop(ctx context.Context) error {
+	s.stopping.Store(true)
+	s.ready.Store(false)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started {
+		return nil
+	}
+	s.started = false
+	s.cancelRuns(errShutdown)
+	s.bgStop()
+	err := s.queue.Stop(ctx)
+	s.bg.Wait()
+	if err != nil {
+		return fmt.Errorf("runner: %w", err)
+	}
+	return nil
+}
+
+// Ready reports whether the service takes tasks: started, not stopping and
+// the store reachable.
+func (s *Service) Ready(ctx context.Context) error {
+	if !s.ready.Load() {
+		return fmt.Errorf("%w: not started or shutting down", ErrUnavailable)
+	}
+	if err := s.st.Ping(ctx); err != nil {
+		return fmt.Errorf("%w: the store does not answer", ErrUnavailable)
+	}
+	return nil
+}
+
+func (s *Service) cancelRuns(cause error) {
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	for _, r := range s.runs {
+		r.cancel(cause)
+	}
+}
+
+func (s *Service) runFor(taskID string) *run {
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	return s.runs[taskID]
+}
+
+func (s *Service) addRun(r *run) {
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	s.runs[r.task.ID] = r
+}
+
+func (s *Service) removeRun(r *run) {
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	if s.runs[r.task.ID] == r {
+		delete(s.runs, r.task.ID)
+	}
+}
+
+func (s *Service) runningIDs() []string {
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	ids := make([]string, 0, len(s.runs))
+	for id := range s.runs {
+		ids = append(ids, id)
+	}
+	return ids
+}

@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"reasonix/runner/store"
+)
+
+// Limits of a TaskRequest.
+const (
+	MaxPromptBytes = 100 << 10
+	maxNotify      = 16
+	maxApprovers   = 64
+	maxIDLen       = 256
+)
+
+// TaskRequest is one task handed to Submit.
+type TaskRequest struct {
+	Source    store.Source // required: api, cli, webhook, cron, slack, telegram
+	Requester string       // source-qualified id, e.g. "slack:U123"
+	Prompt    string       // required, at most MaxPromptBytes
+	Goal      bool
+	PlanFirst bool
+	// Workspace names a [[workspaces]] entry; "" is a scratch directory.
+	Workspace string
+	// Posture is ask, auto or yolo; "" means [permissions] posture.
+	Posture string
+	Notify  []store.NotifyTarget
+	// DedupeKey makes a repeated intake (a redelivered webhook, a retried
+	// API call) return the first task instead of creating another.
+	DedupeKey string
+	// Approvers may decide the task's approvals; empty means whoever holds
+	// the API token (for api and cli tasks) or nobody (webhook, cron).
+	Approvers []string
+}
+
+func (r *TaskRequest) validate(s *Service) error {
+	if strings.TrimSpace(r.Prompt) == "" {
+		return invalidf("the prompt is empty")
+	}
+	if len(r.Prompt) > MaxPromptBytes {
+		return invalidf("the prompt is %d bytes; at most %d are accepted", len(r.Prompt), MaxPromptBytes)
+	}
+	if !utf8.ValidString(r.Prompt) {
+		return invalidf("the prompt is not valid UTF-8")
+	}
+	switch r.Posture {
+	case "ask", "auto", "yolo":
+	case "":
+		r.Posture = s.set.Permissions.Posture
+		if r.Posture == "" {
+			r.Posture = "ask"
+		}
+	default:
+		return invalidf("posture %q is not ask, auto or yolo", r.Posture)
+	}
+	if r.Workspace != "" && s.workspaceSpec(r.Workspace) == nil {
+		names := make([]string, 0, len(s.set.Workspaces))
+		for _, w := range s.set.Workspaces {
+			names = append(names, w.Name)
+		}
+		if len(names) == 0 {
+			return invalidf("unknown workspace %q: no workspaces are configured", r.Workspace)
+		}
+		return invalidf("unknown workspace %q (known: %s)", r.Workspace, strings.Join(names, ", "))
+	}
+	if len(r.Notify) > maxNotify {
+		return invalidf("at most %d notify targets are accepted", maxNotify)
+	}
+	if len(r.Approvers) > maxApprovers {
+		return invalidf("at most %d approvers are accepted", maxApprovers)
+	}
+	for _, a := range r.Approvers {
+		if strings.TrimSpace(a) == "" || len(a) > maxIDLen {
+			return invalidf("approver ids must be non-empty and at most %d bytes", maxIDLen)
+		}
+	}
+	if len(r.DedupeKey) > maxIDLen || len(r.Requester) > maxIDLen {
+		return invalidf("the dedupe key and the requester are limited to %d bytes", maxIDLen)
+	}
+	return nil
+}
+
+func (s *Service) workspaceSpec(name string) *WorkspaceSpec {
+	for _, w := range s.set.Workspaces {
+		if w.Name == name {
+			return &WorkspaceSpec{Name: w.Name, Repo: w.Repo, Base: w.Base, Setup: w.Setup}
+		}
+	}
+	return nil
+}
+
+// Submit validates req and commits the task, its dedupe key and its job in
+// one transaction; when it returns nil the task is durable and may be
+// acknowledged. A repeated DedupeKey returns the existing task with
+// created=false. Errors wrap ErrInvalid (nothing was written) or
+// ErrUnavailable (the service is stopping).
+func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task, created bool, err error) {
+	if s.stopping.Load() {
+		return store.Task{}, false, fmt.Errorf("%w: the service is shutting down", ErrUnavailable)
+	}
+	if err := req.validate(s); err != nil {
+		return store.Task{}, false, err
+	}
+	task, created, err = s.st.CreateTask(ctx, store.NewTask{
+		Source: req.Source, Requester: req.Requester, Prompt: req.Prompt, Goal: req.Goal,
+		PlanFirst: req.PlanFirst, Workspace: req.Workspace, Posture: req.Posture,
+		Notify: req.Notify, Approvers: req.Approvers,
+	}, req.DedupeKey)
+	if err != nil {
+		return store.Task{}, false, mapStoreErr(fmt.Errorf("runner: submit: %w", err))
+	}
+	if created {
+		s.metrics.submitted.WithLabelValues(string(task.Source)).Inc()
+		s.emitLogged(ctx, task.ID, "task_state", map[string]any{"state": task.State, "source": task.Source})
+	}
+	return task, created, nil
+}

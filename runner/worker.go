@@ -1,0 +1,395 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/runner/store"
+)
+
+// Causes that stop a run early; each maps to a task state.
+var (
+	errToolBudget  = errors.New("runner: the task's tool-call budget is exhausted")
+	errTokenBudget = errors.New("runner: the task's token budget is exhausted")
+	errTimeout     = errors.New("runner: the task's time budget is exhausted")
+	errPersist     = errors.New("runner: the run's progress could not be saved")
+)
+
+// run is one execution of a task on this node.
+type run struct {
+	s      *Service
+	task   store.Task
+	cancel context.CancelCauseFunc
+	pokeCh chan struct{}
+
+	mu        sync.Mutex
+	ag        *agent.Agent
+	usage     agent.Usage
+	toolCalls int
+	lastAsst  int64 // message seq of the latest assistant message
+}
+
+func (r *run) poke() {
+	select {
+	case r.pokeCh <- struct{}{}:
+	default:
+	}
+}
+
+// runJob is the queue's Handler: it claims the task and runs it.
+func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
+	task, err := s.st.Task(ctx, job.TaskID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // deleted; nothing to run
+	}
+	if err != nil {
+		return fmt.Errorf("runner: read task: %w", err)
+	}
+	if task.JobID != job.ID {
+		return nil // superseded by a newer job (resume, continuation)
+	}
+	if s.stopping.Load() {
+		// Leave the job for the next start (or another node).
+		return store.Snooze(time.Second)
+	}
+	switch task.State {
+	case store.StateQueued, store.StateWaitingApproval:
+	case store.StateRunning:
+		return s.adoptRunning(ctx, task)
+	default:
+		return nil // finished, cancelled or interrupted without a resume
+	}
+	owner := s.node
+	claimed, err := s.st.SetTaskState(ctx, task.ID, []store.State{task.State}, store.StateRunning,
+		&store.StateOpts{LeaseOwner: &owner})
+	if errors.Is(err, store.ErrStateConflict) {
+		return nil // someone else moved it (cancelled meanwhile)
+	}
+	if err != nil {
+		return fmt.Errorf("runner: claim task: %w", err)
+	}
+	if err := s.st.Heartbeat(ctx, task.ID); err != nil {
+		s.log.Warn("runner: heartbeat", "task", task.ID, "err", err)
+	}
+	if task.State == store.StateQueued {
+		s.metrics.queueWait.Observe(s.now().Sub(task.UpdatedAt).Seconds())
+	}
+	s.emitLogged(ctx, task.ID, "task_state", map[string]any{"state": store.StateRunning, "node": s.node, "attempt": claimed.Attempt})
+	return s.execute(ctx, claimed)
+}
+
+// adoptRunning handles a job whose task is already running: after a failed
+// attempt on this node the task is taken again; on another node it is left
+// alone unless that node stopped proving it is alive.
+func (s *Service) adoptRunning(ctx context.Context, task store.Task) error {
+	if s.runFor(task.ID) != nil {
+		return nil
+	}
+	if task.LeaseOwner != s.node {
+		if s.isStale(ctx, task.ID) {
+			s.interruptStale(ctx, task.ID, "the node running this task stopped responding")
+			return nil
+		}
+		return store.Snooze(s.cfg.StaleAfter)
+	}
+	owner := s.node
+	claimed, err := s.st.SetTaskState(ctx, task.ID, []store.State{store.StateRunning}, store.StateRunning,
+		&store.StateOpts{LeaseOwner: &owner})
+	if err != nil {
+		return nil
+	}
+	return s.execute(ctx, claimed)
+}
+
+// execute runs a claimed task and records how it ended. It returns a snooze
+// when the run waits for an approval, nil otherwise.
+func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
+	ctx, cancel := context.WithCancelCause(jobCtx)
+	defer cancel(nil)
+	ctx, stopTimer := context.WithTimeoutCause(ctx, s.taskTimeout(), errTimeout)
+	defer stopTimer()
+	r := &run{s: s, task: task, cancel: cancel, pokeCh: make(chan struct{}, 1)}
+	s.addRun(r)
+	defer s.removeRun(r)
+	if s.stopping.Load() { // Stop ran between the claim and addRun
+		cancel(errShutdown)
+	}
+	start := s.now()
+
+	var wg sync.WaitGroup
+	ctlCtx, stopCtl := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.control(ctlCtx)
+	}()
+	defer func() {
+		stopCtl()
+		wg.Wait()
+	}()
+
+	defer func() {
+		if p := recover(); p != nil {
+			ref := newRef()
+			s.log.Error("runner: task panicked", "task", task.ID, "ref", ref, "panic", p, "stack", string(debug.Stack()))
+			err = s.finish(context.WithoutCancel(ctx), r, nil, outcome{state: store.StateFailed, code: "internal", ref: ref}, start)
+		}
+	}()
+
+	ws, err := s.cfg.Workspaces.Prepare(ctx, task.ID, s.workspaceSpec(task.Workspace))
+	if err != nil {
+		ref := newRef()
+		s.log.Error("runner: workspace", "task", task.ID, "ref", ref, "err", err)
+		if ctx.Err() != nil {
+			return s.finish(context.WithoutCancel(ctx), r, nil, s.stopped(ctx), start)
+		}
+		return s.finish(context.WithoutCancel(ctx), r, nil, outcome{state: store.StateFailed, code: "workspace", ref: ref}, start)
+	}
+	res, err := s.runSession(ctx, r, ws)
+	if err != nil {
+		ref := newRef()
+		s.log.Error("runner: session", "task", task.ID, "ref", ref, "err", err)
+		if ctx.Err() != nil {
+			return s.finish(context.WithoutCancel(ctx), r, ws, s.stopped(ctx), start)
+		}
+		return s.finish(context.WithoutCancel(ctx), r, ws, outcome{state: store.StateFailed, code: "setup", ref: ref}, start)
+	}
+	return s.finish(context.WithoutCancel(ctx), r, ws, s.classify(ctx, r, res), start)
+}
+
+// control watches, while a task runs, for a cancel request or steering
+// messages (possibly posted on another node) and keeps the heartbeat.
+func (r *run) control(ctx context.Context) {
+	s := r.s
+	tick := time.NewTicker(s.cfg.ControlInterval)
+	defer tick.Stop()
+	lastBeat := s.now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-r.pokeCh:
+		}
+		if c, err := s.st.CancelRequested(ctx, r.task.ID); err == nil && c {
+			r.cancel(errCancelled)
+			return
+		}
+		r.mu.Lock()
+		ag := r.ag
+		r.mu.Unlock()
+		if ag != nil {
+			msgs, err := s.st.TakeInbox(ctx, r.task.ID)
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("runner: read inbox", "task", r.task.ID, "err", err)
+			}
+			for _, m := range msgs {
+				ag.Steer(m.Text)
+			}
+		}
+		if s.now().Sub(lastBeat) >= s.cfg.HeartbeatInterval {
+			lastBeat = s.now()
+			if err := s.st.Heartbeat(ctx, r.task.ID); err != nil && ctx.Err() == nil {
+				s.log.Warn("runner: heartbeat", "task", r.task.ID, "err", err)
+			}
+		}
+	}
+}
+
+// outcome is how a run ended, in the terms of the task.
+type outcome struct {
+	state   store.State
+	code    string // short, safe error code; "" on success
+	ref     string // log reference of the internal detail
+	result  agent.Result
+	approve time.Time // waiting: the approval's deadline
+	reason  string    // interrupted: why
+}
+
+// stopped classifies a run whose context ended.
+func (s *Service) stopped(ctx context.Context) outcome {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errCancelled):
+		return outcome{state: store.StateCancelled, code: "cancelled"}
+	case errors.Is(cause, errToolBudget):
+		return outcome{state: store.StateBudgetExhausted, code: "tool_budget"}
+	case errors.Is(cause, errTokenBudget):
+		return outcome{state: store.StateBudgetExhausted, code: "token_budget"}
+	case errors.Is(cause, errTimeout):
+		return outcome{state: store.StateBudgetExhausted, code: "timeout"}
+	case errors.Is(cause, errPersist):
+		return outcome{state: store.StateFailed, code: "store"}
+	default: // shutdown, or the queue cancelled the job
+		return outcome{state: store.StateInterrupted, code: "interrupted", reason: "the service stopped while this task ran"}
+	}
+}
+
+func (s *Service) classify(ctx context.Context, r *run, res agent.Result) outcome {
+	o := outcome{result: res}
+	switch res.Outcome {
+	case agent.OutcomeSucceeded:
+		o.state = store.StateSucceeded
+	case agent.OutcomeBlocked:
+		o.state, o.code = store.StateBlocked, "refused"
+	case agent.OutcomeStepLimit:
+		o.state, o.code = store.StateBudgetExhausted, "step_limit"
+	case agent.OutcomeSuspended:
+		o.state = store.StateWaitingApproval
+		var se *suspendError
+		if errors.As(res.Err, &se) {
+			o.approve = se.approval.ExpiresAt
+		} else {
+			o.approve = s.now().Add(s.approvalTTL())
+		}
+	case agent.OutcomeInterrupted:
+		so := s.stopped(ctx)
+		so.result = res
+		return so
+	default:
+		o.state, o.code, o.ref = store.StateFailed, agent.Reason(res.Err), newRef()
+		s.log.Error("runner: run failed", "task", r.task.ID, "ref", o.ref, "err", res.Err)
+	}
+	return o
+}
+
+// finish records the end of a run: the waiting state and a snooze, the
+// interrupted state, or a terminal state with the workspace committed, the
+// result, a final_report event and the metrics.
+func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, start time.Time) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	id := r.task.ID
+	switch o.state {
+	case store.StateWaitingApproval:
+		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateWaitingApproval, nil); err != nil {
+			return s.lostState(ctx, id, err)
+		}
+		s.emitLogged(ctx, id, "task_state", map[string]any{"state": store.StateWaitingApproval})
+		// The expiry sweeper wakes the job at the deadline; the margin only
+		// covers a sweeper that is down.
+		return store.Snooze(o.approve.Sub(s.now()) + time.Minute)
+	case store.StateInterrupted:
+		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateInterrupted,
+			&store.StateOpts{Result: &store.Result{Error: "interrupted"}}); err != nil {
+			return s.lostState(ctx, id, err)
+		}
+		s.metrics.finished.WithLabelValues(string(store.StateInterrupted), string(r.task.Source)).Inc()
+		s.emitLogged(ctx, id, "task_interrupted", map[string]any{"reason": o.reason})
+		s.emitLogged(ctx, id, "task_state", map[string]any{"state": store.StateInterrupted})
+		return nil
+	}
+
+	r.mu.Lock()
+	usage := r.usage
+	r.mu.Unlock()
+	result := &store.Result{
+		FinalAnswer: o.result.FinalAnswer,
+		Summary:     summary(o.result.FinalAnswer),
+		Tokens:      usage,
+		Cost:        s.cost(usage),
+		DurationMS:  s.now().Sub(start).Milliseconds(),
+	}
+	if o.code != "" {
+		result.Error = o.code
+		if o.ref != "" {
+			result.Error += " (ref " + o.ref + ")"
+		}
+	}
+	if ws != nil && o.state != store.StateCancelled {
+		wr, err := s.cfg.Workspaces.Finish(ctx, ws, commitMessage(r.task.Prompt))
+		if err != nil {
+			ref := newRef()
+			s.log.Error("runner: finishing the workspace", "task", id, "ref", ref, "err", err)
+			if result.Error == "" {
+				result.Error = "workspace_commit (ref " + ref + ")"
+			}
+		}
+		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
+	}
+	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, o.state, &store.StateOpts{Result: result})
+	if err != nil {
+		return s.lostState(ctx, id, err)
+	}
+	s.finishedMetrics(t, time.Duration(result.DurationMS)*time.Millisecond)
+	s.emitLogged(ctx, id, "final_report", map[string]any{
+		"state": t.State, "summary": result.Summary, "final_answer": result.FinalAnswer,
+		"diff_stat": result.DiffStat, "branch": result.Branch, "tokens": result.Tokens,
+		"cost": result.Cost, "duration_ms": result.DurationMS, "error": result.Error,
+	})
+	s.emitLogged(ctx, id, "task_state", map[string]any{"state": t.State})
+	// A message that arrived as the run ended continues the task.
+	if has, err := s.st.HasInbox(ctx, id); err == nil && has && t.State != store.StateCancelled {
+		if _, err := s.st.Requeue(ctx, id, []store.State{t.State}); err == nil {
+			s.emitLogged(ctx, id, "task_state", map[string]any{"state": store.StateQueued, "reason": "continued"})
+		}
+	}
+	return nil
+}
+
+// lostState handles a final state change that found the task moved on
+// (cancelled through the store meanwhile): nothing more to do.
+func (s *Service) lostState(ctx context.Context, id string, err error) error {
+	if errors.Is(err, store.ErrStateConflict) {
+		s.log.Info("runner: task changed state under its run", "task", id, "err", err)
+		return nil
+	}
+	return fmt.Errorf("runner: record the end of task %s: %w", id, err)
+}
+
+func (s *Service) finishedMetrics(t store.Task, d time.Duration) {
+	s.metrics.finished.WithLabelValues(string(t.State), string(t.Source)).Inc()
+	if d > 0 {
+		s.metrics.duration.WithLabelValues(string(t.State)).Observe(d.Seconds())
+	}
+}
+
+// summary is the first paragraph of the final answer, bounded.
+func summary(answer string) string {
+	answer = strings.TrimSpace(answer)
+	if i := strings.Index(answer, "\n\n"); i >= 0 {
+		answer = answer[:i]
+	}
+	return truncate(answer, 500)
+}
+
+// commitMessage is the first line of the prompt, bounded.
+func commitMessage(prompt string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
+	return "reasonix: " + truncate(strings.TrimSpace(line), 72)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func cmpStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// cost prices usage with the default model's configured prices (USD);
+// 0 when none are known.
+func (s *Service) cost(u agent.Usage) float64 {
+	ref, err := s.set.ResolveModel("")
+	if err != nil || !ref.Priced {
+		return 0
+	}
+	uncached := max(u.Prompt-u.Cached, 0)
+	return (float64(uncached)*ref.Price.Input + float64(u.Cached)*ref.Price.CachedInput +
+		float64(u.Completion)*ref.Price.Output) / 1e6
+}

@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WorkspaceSpec is a configured [[workspaces]] entry, as the runner hands it
+// to Workspaces.Prepare.
+type WorkspaceSpec struct {
+	Name  string
+	Repo  string
+	Base  string
+	Setup []string
+}
+
+// Workdir is a prepared task directory.
+type Workdir struct {
+	Dir    string // absolute; the agent's workspace root
+	Branch string // the task's branch; "" for a scratch directory
+	Base   string
+	Spec   string // the workspace name; "" for a scratch directory
+	// Handle is the implementation's own value, passed back to Finish.
+	Handle any
+}
+
+// WorkResult is what Finish reports about a task's changes.
+type WorkResult struct {
+	Branch   string
+	Commit   string
+	DiffStat string
+	Changed  bool
+}
+
+// Workspaces prepares and finishes task directories. NewWorkspaces adapts a
+// *workspace.Manager; implementations must be safe for concurrent use.
+type Workspaces interface {
+	// Prepare returns the task's directory; spec nil means a scratch
+	// directory. Preparing a task again (a resumed run) reuses its
+	// directory.
+	Prepare(ctx context.Context, taskID string, spec *WorkspaceSpec) (*Workdir, error)
+	// Finish commits the task's changes with message and reports them.
+	Finish(ctx context.Context, w *Workdir, message string) (WorkResult, error)
+}
+
+// scratchWorkspaces gives each task an empty directory under root and keeps
+// it (there is no branch to keep the work otherwise).
+type scratchWorkspaces struct{ root string }
+
+func (s scratchWorkspaces) Prepare(_ context.Context, taskID string, spec *WorkspaceSpec) (*Workdir, error) {
+	if spec != nil {
+		return nil, fmt.Errorf("runner: workspace %q needs a workspace manager; only scratch directories are available", spec.Name)
+	}
+	dir := filepath.Join(s.root, taskID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("runner: scratch directory: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return &Workdir{Dir: dir}, nil
+}
+
+func (scratchWorkspaces) Finish(context.Context, *Workdir, string) (WorkResult, error) {
+	return WorkResult{}, nil
+}
