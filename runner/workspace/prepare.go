@@ -82,8 +82,8 @@ func (m *Manager) prepareScratch(taskID string) (*Workspace, error) {
 }
 
 // checkout does the git part of Prepare under the repository's lock: it
-// syncs a clone, reopens a healthy worktree (fresh == false), or cleans a
-// broken one and adds a new worktree (fresh == true, record written with
+// reopens a healthy worktree (fresh == false), or syncs a clone, cleans a
+// broken worktree and adds a new one (fresh == true, record written with
 // SetupDone false so a crash during setup marks it broken).
 func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir string) (ws *Workspace, fresh bool, err error) {
 	unlock, err := m.lock(ctx, gitDir)
@@ -91,11 +91,6 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 		return nil, false, err
 	}
 	defer unlock()
-	if isURL(s.Repo) {
-		if err := m.syncClone(ctx, s, gitDir); err != nil {
-			return nil, false, err
-		}
-	}
 	rec, err := m.readRecord(taskID)
 	if err != nil {
 		return nil, false, err
@@ -113,6 +108,13 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 		if healthy {
 			m.log.Info("workspace: reopened", "task", taskID, "workspace", s.Name, "dir", dir)
 			return &Workspace{Dir: dir, Branch: branch, Base: rec.Base, Spec: s.Name}, false, nil
+		}
+	}
+	// Only a new worktree needs the remote's latest state: reopening works
+	// while the remote is unreachable.
+	if isURL(s.Repo) {
+		if err := m.syncClone(ctx, s, gitDir); err != nil {
+			return nil, false, err
 		}
 	}
 	if _, err := os.Lstat(dir); err == nil {

@@ -136,3 +136,29 @@ func TestConcurrentTasksOnOneRepository(t *testing.T) {
 		}
 	}
 }
+
+func TestReopeningNeedsNoRemote(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	ctx := testCtx(t)
+	bare, _ := f.origin()
+	spec := &workspace.Spec{Name: "svc", Repo: "file://" + bare}
+	ws, err := f.m.Prepare(ctx, "offline", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws.Dir, "work.txt"), "in progress\n")
+	if err := os.RemoveAll(bare); err != nil { // the remote is unreachable now
+		t.Fatal(err)
+	}
+	again, err := f.manager(workspace.Config{}).Prepare(ctx, "offline", spec)
+	if err != nil {
+		t.Fatalf("reopen without the remote: %v", err)
+	}
+	if !exists(filepath.Join(again.Dir, "work.txt")) {
+		t.Error("reopened worktree lost its work")
+	}
+	if _, err := f.m.Prepare(ctx, "offline-2", spec); err == nil || !strings.Contains(err.Error(), "fetch") {
+		t.Errorf("a new task without the remote: %v, want a fetch error", err)
+	}
+}
