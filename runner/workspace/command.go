@@ -14,6 +14,9 @@ import (
 // exited or was killed, in case something it started still holds the pipes.
 const waitDelay = 2 * time.Second
 
+// maxArgsQuoted bounds how much of a failed command line an error repeats.
+const maxArgsQuoted = 200
+
 // tailBytes is how much of a failing command's output an error quotes.
 const tailBytes = 2048
 
@@ -50,7 +53,11 @@ type gitError struct {
 }
 
 func (e *gitError) Error() string {
-	msg := fmt.Sprintf("workspace: git %s: %v", strings.Join(e.args, " "), e.err)
+	args := strings.Join(e.args, " ")
+	if len(args) > maxArgsQuoted { // a long commit message, say
+		args = args[:maxArgsQuoted] + "…"
+	}
+	msg := fmt.Sprintf("workspace: git %s: %v", args, e.err)
 	if e.tail != "" {
 		msg += ": " + e.tail
 	}

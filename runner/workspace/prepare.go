@@ -34,7 +34,9 @@ type Workspace struct {
 // the task first started from.
 //
 // The taskID must match [A-Za-z0-9_-]+ (else ErrInvalid); a missing base is
-// ErrBaseNotFound. Prepare is safe to call concurrently for different tasks.
+// ErrBaseNotFound. Prepare is safe to call concurrently for different tasks;
+// the caller runs at most one Prepare, Finish or Remove per task at a time.
+// Submodules are not initialized: add `git submodule update --init` to setup.
 func (m *Manager) Prepare(ctx context.Context, taskID string, spec *Spec) (*Workspace, error) {
 	if err := validTaskID(taskID); err != nil {
 		return nil, err
