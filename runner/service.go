@@ -119,8 +119,8 @@ type Service struct {
 	// runsMu guards runs apart from mu, which Stop holds while it waits.
 	runsMu sync.Mutex
 	runs   map[string]*run // tasks running on this node
-	bgStop  context.CancelFunc
-	bg      sync.WaitGroup
+	bgStop context.CancelFunc
+	bg     sync.WaitGroup
 }
 
 // New validates cfg and builds a Service. Nothing runs until Start.

@@ -223,4 +223,3 @@ func (s *Service) shellEnv() []string {
 	}
 	return env
 }
-
