@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/internal/procgroup"
 )
 
 const (
@@ -137,8 +138,8 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	cmd.Env = env   // nil inherits the process environment
 	cmd.Stdin = nil // os/exec connects /dev/null
 	cmd.Stdout, cmd.Stderr = pw, pw
-	setProcessGroup(cmd)
-	cmd.Cancel = func() error { return killProcessGroup(cmd) }
+	procgroup.Detach(cmd)
+	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
 	if err := cmd.Start(); err != nil {
 		_ = pw.Close()
 		return nil, err
@@ -154,7 +155,7 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	}()
 
 	waitErr := cmd.Wait()
-	_ = killProcessGroup(cmd) // background children of a finished command
+	_ = procgroup.Kill(cmd) // background children of a finished command
 	if err := pr.SetReadDeadline(time.Now().Add(bashDrainGrace)); err != nil {
 		// No deadline support (Windows pipes): closing unblocks the reader.
 		timer := time.AfterFunc(bashDrainGrace, func() { _ = pr.Close() })

@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"goals/...":                   {"agent", "policy", "goals"},
 	"config":                      {},
 	"runner":                      {"agent", "policy", "goals", "mcp", "config", "runner/..."},
-	"runner/...":                  {"agent", "policy", "goals", "mcp", "config", "runner/..."},
+	"runner/...":                  {"agent", "policy", "goals", "mcp", "config", "runner", "runner/..."},
 	"bot":                         {"runner", "policy", "agent", "config", "bot/..."},
 	"bot/...":                     {"runner", "runner/...", "policy", "agent", "config", "bot/..."},
 	"cmd/reasonix":                {"..."},

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+	"reasonix/internal/procgroup"
 )
 
 // waitDelay bounds how long Wait keeps reading output after the command
@@ -82,8 +83,8 @@ func (m *Manager) git(ctx context.Context, dir string, args ...string) (string, 
 	cmd := exec.CommandContext(ctx, m.gitPath, append([]string{"-C", dir}, args...)...)
 	cmd.Env = m.gitEnv
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	detach(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	procgroup.Detach(cmd)
+	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
 	cmd.WaitDelay = waitDelay
 	err := cmd.Run()
 	if err != nil {

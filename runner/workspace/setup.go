@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reasonix/internal/procgroup"
 )
 
 // setup runs the spec's setup commands in order in dir, each under
@@ -54,11 +55,11 @@ func (m *Manager) runSetup(parent context.Context, bash, command, dir string, en
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
-	detach(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	procgroup.Detach(cmd)
+	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
 	cmd.WaitDelay = waitDelay
 	runErr := cmd.Run()
-	_ = killGroup(cmd) // whatever the command left in the background
+	_ = procgroup.Kill(cmd) // whatever the command left in the background
 	switch {
 	case parent.Err() != nil:
 		runErr = fmt.Errorf("%w (%w)", runErr, parent.Err())
