@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
 	"reasonix/internal/procgroup"
 )
 
