@@ -15,7 +15,9 @@ import (
 	"reasonix/runner/store"
 )
 
-func bashCall(id, cmd string) agent.ToolCall { return call(id, "bash", map[string]string{"command": cmd}) }
+func bashCall(id, cmd string) agent.ToolCall {
+	return call(id, "bash", map[string]string{"command": cmd})
+}
 
 // waitPending waits for the task's pending approval.
 func waitPending(t *testing.T, svc *runner.Service, taskID string) store.Approval {

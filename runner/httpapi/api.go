@@ -1,0 +1,122 @@
+// Package httpapi is the runner's HTTP API: tasks, their events (as JSON
+// and as a server-sent event stream), cancellation, steering, resumption and
+// approvals under /api/v1 behind a bearer token, plus /healthz, /readyz and
+// /metrics. Errors are JSON {code, message}; bad input is a 4xx that changes
+// nothing; a 5xx carries a reference id that the log line with the detail
+// also carries.
+package httpapi
+
+import (
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"reasonix/runner"
+)
+
+// MaxBody is the largest request body accepted.
+const MaxBody = 1 << 20
+
+// Config assembles the API handler.
+type Config struct {
+	// Service is the runner; required.
+	Service *runner.Service
+	// Token is the bearer token of /api/v1; required (the caller generates
+	// one when none is configured).
+	Token string
+	// Logger receives request failures; nil uses slog.Default().
+	Logger *slog.Logger
+	// KeepAlive is the interval of SSE keep-alive comments; default 15s.
+	KeepAlive time.Duration
+}
+
+// API serves the routes. Build it with New.
+type API struct {
+	svc       *runner.Service
+	token     []byte
+	log       *slog.Logger
+	keepAlive time.Duration
+	mux       *http.ServeMux
+}
+
+// New validates cfg and returns the API; use it as an http.Handler.
+func New(cfg Config) (*API, error) {
+	if cfg.Service == nil {
+		return nil, errors.New("httpapi: a runner service is required")
+	}
+	if strings.TrimSpace(cfg.Token) == "" {
+		return nil, errors.New("httpapi: an API token is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 15 * time.Second
+	}
+	a := &API{svc: cfg.Service, token: []byte(cfg.Token), log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux()}
+	a.mux.HandleFunc("GET /healthz", a.healthz)
+	a.mux.HandleFunc("GET /readyz", a.readyz)
+	a.mux.Handle("GET /metrics", cfg.Service.Metrics())
+	api := func(pattern string, h http.HandlerFunc) { a.mux.Handle(pattern, a.auth(h)) }
+	api("POST /api/v1/tasks", a.createTask)
+	api("GET /api/v1/tasks", a.listTasks)
+	api("GET /api/v1/tasks/{id}", a.getTask)
+	api("GET /api/v1/tasks/{id}/events", a.events)
+	api("GET /api/v1/tasks/{id}/events/stream", a.stream)
+	api("POST /api/v1/tasks/{id}/cancel", a.cancel)
+	api("POST /api/v1/tasks/{id}/messages", a.message)
+	api("POST /api/v1/tasks/{id}/resume", a.resume)
+	api("GET /api/v1/approvals", a.listApprovals)
+	api("POST /api/v1/approvals/{id}", a.decide)
+	api("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no such API route")
+	})
+	return a, nil
+}
+
+// ServeHTTP routes the request.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// auth checks the bearer token in constant time.
+func (a *API) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), a.token) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="reasonix"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
+	if err := a.svc.Ready(r.Context()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the service is not ready")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// NewServer returns an http.Server for h with timeouts that keep slow
+// clients from holding connections. WriteTimeout is set too; the SSE route
+// lifts it per request with http.ResponseController, so only event streams
+// stay open.
+func NewServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}

@@ -1,0 +1,400 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+	_ "reasonix/agent/builtin"
+	"reasonix/runner"
+	"reasonix/runner/httpapi"
+	"reasonix/runner/runnertest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const token = "s3cret-token"
+
+type env struct {
+	t   *testing.T
+	svc *runner.Service
+	srv *httptest.Server
+}
+
+func newEnv(t *testing.T, p agent.Provider) *env {
+	svc := runnertest.Start(t, runnertest.Options{Provider: p})
+	api, err := httpapi.New(httpapi.Config{Service: svc, Token: token, Logger: nil, KeepAlive: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return &env{t: t, svc: svc, srv: srv}
+}
+
+// do sends a request with the token and decodes a JSON answer into out.
+func (e *env) do(method, path, body string, hdr map[string]string, out any) *http.Response {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			e.t.Fatalf("%s %s: decoding %q: %v", method, path, b, err)
+		}
+	}
+	return res
+}
+
+func (e *env) status(method, path, body string) (int, string) {
+	e.t.Helper()
+	var er struct{ Code, Message string }
+	res := e.do(method, path, body, nil, &er)
+	return res.StatusCode, er.Code
+}
+
+type created struct {
+	ID      string
+	State   string
+	Created bool
+}
+
+func (e *env) waitTask(id string, states ...string) map[string]any {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var v map[string]any
+		e.do("GET", "/api/v1/tasks/"+id, "", nil, &v)
+		for _, s := range states {
+			if v["state"] == s {
+				return v
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.t.Fatalf("task %s never reached %v", id, states)
+	return nil
+}
+
+func TestAuth(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, h := range []string{"", "Bearer wrong", "Basic " + token, "Bearer " + token + "x"} {
+		req, _ := http.NewRequest("GET", e.srv.URL+"/api/v1/tasks", nil)
+		if h != "" {
+			req.Header.Set("Authorization", h)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var er struct{ Code string }
+		_ = json.NewDecoder(res.Body).Decode(&er)
+		res.Body.Close()
+		if res.StatusCode != 401 || er.Code != "unauthorized" || !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("auth %q: %d %q %q", h, res.StatusCode, er.Code, res.Header.Get("WWW-Authenticate"))
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		res, err := http.Get(e.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Errorf("%s = %d", path, res.StatusCode)
+		}
+		if path == "/metrics" && !strings.Contains(string(b), "reasonix_queue_depth") {
+			t.Errorf("/metrics lacks reasonix_queue_depth")
+		}
+	}
+	if _, err := httpapi.New(httpapi.Config{Service: e.svc}); err == nil {
+		t.Error("New without a token succeeded")
+	}
+}
+
+func TestTaskRoutes(t *testing.T) {
+	p := agenttest.NewScriptedProvider(agenttest.Turn{Text: "all done", Usage: agent.Usage{Prompt: 5, Completion: 2}})
+	e := newEnv(t, p)
+	var c created
+	res := e.do("POST", "/api/v1/tasks", `{"prompt":"hello","posture":"auto","requester":"alice"}`, map[string]string{"Idempotency-Key": "idem-1"}, &c)
+	if res.StatusCode != 202 || c.ID == "" || c.State != "queued" || !c.Created {
+		t.Fatalf("create = %d %+v", res.StatusCode, c)
+	}
+	var again created
+	if res := e.do("POST", "/api/v1/tasks", `{"prompt":"hello"}`, map[string]string{"Idempotency-Key": "idem-1"}, &again); res.StatusCode != 200 || again.ID != c.ID || again.Created {
+		t.Fatalf("idempotent create = %d %+v", res.StatusCode, again)
+	}
+	v := e.waitTask(c.ID, "succeeded", "failed")
+	if v["state"] != "succeeded" || v["requester"] != "api:alice" {
+		t.Fatalf("task = %v", v)
+	}
+	if r, _ := v["result"].(map[string]any); r["final_answer"] != "all done" {
+		t.Fatalf("result = %v", v["result"])
+	}
+	var evs struct {
+		Events []struct {
+			Seq  int64
+			Type string
+		}
+	}
+	e.do("GET", "/api/v1/tasks/"+c.ID+"/events?after=1", "", nil, &evs)
+	if len(evs.Events) == 0 || evs.Events[0].Seq != 2 {
+		t.Fatalf("events after 1 = %+v", evs.Events)
+	}
+	var list struct {
+		Tasks      []map[string]any
+		NextCursor string `json:"next_cursor"`
+	}
+	e.do("GET", "/api/v1/tasks?state=succeeded&source=api&limit=10", "", nil, &list)
+	if len(list.Tasks) != 1 || list.Tasks[0]["id"] != c.ID {
+		t.Fatalf("list = %+v", list)
+	}
+	e.do("GET", "/api/v1/tasks?state=queued", "", nil, &list)
+	if len(list.Tasks) != 0 {
+		t.Fatalf("queued list = %+v", list)
+	}
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{"GET", "/api/v1/tasks/t_nope", "", 404, "not_found"},
+		{"GET", "/api/v1/tasks/t_nope/events", "", 404, "not_found"},
+		{"GET", "/api/v1/tasks?state=bogus", "", 400, "invalid"},
+		{"GET", "/api/v1/tasks?source=bogus", "", 400, "invalid"},
+		{"GET", "/api/v1/tasks?limit=0", "", 400, "invalid"},
+		{"GET", "/api/v1/tasks/" + c.ID + "/events?after=-1", "", 400, "invalid"},
+		{"GET", "/api/v1/tasks/" + c.ID + "/events?limit=x", "", 400, "invalid"},
+		{"POST", "/api/v1/tasks/" + c.ID + "/cancel", "", 409, "conflict"},
+		{"POST", "/api/v1/tasks/t_nope/cancel", "", 404, "not_found"},
+		{"POST", "/api/v1/tasks/" + c.ID + "/resume", "", 409, "conflict"},
+		{"POST", "/api/v1/tasks/" + c.ID + "/messages", `{"text":""}`, 400, "invalid"},
+		{"POST", "/api/v1/tasks/t_nope/messages", `{"text":"hi"}`, 404, "not_found"},
+		{"GET", "/api/v1/nothing", "", 404, "not_found"},
+		{"GET", "/api/v1/approvals?state=bogus", "", 400, "invalid"},
+		{"POST", "/api/v1/approvals/a_nope", `{"decision":"allow_once","approver":"bob"}`, 404, "not_found"},
+		{"POST", "/api/v1/approvals/a_nope", `{"decision":"maybe","approver":"bob"}`, 400, "invalid"},
+	} {
+		if st, code := e.status(tc.method, tc.path, tc.body); st != tc.status || code != tc.code {
+			t.Errorf("%s %s %s = %d %q, want %d %q", tc.method, tc.path, tc.body, st, code, tc.status, tc.code)
+		}
+	}
+}
+
+// TestBadBodies: malformed, oversized, unknown-field and invalid requests
+// are 4xx and create nothing.
+func TestBadBodies(t *testing.T) {
+	e := newEnv(t, nil)
+	big := `{"prompt":"` + strings.Repeat("x", httpapi.MaxBody) + `"}`
+	for _, tc := range []struct {
+		body   string
+		status int
+	}{
+		{`{"prompt":"x","colour":"red"}`, 400},
+		{`{"prompt":`, 400},
+		{``, 400},
+		{`[]`, 400},
+		{`{"prompt":42}`, 400},
+		{`{"prompt":"x"} {"prompt":"y"}`, 400},
+		{`{"prompt":"   "}`, 400},
+		{`{"prompt":"x","posture":"reckless"}`, 400},
+		{`{"prompt":"x","workspace":"nowhere"}`, 400},
+		{`{"prompt":"x","source":"slack"}`, 400},
+		{`{"prompt":"` + strings.Repeat("y", runner.MaxPromptBytes+1) + `"}`, 400},
+		{big, 413},
+	} {
+		if st, _ := e.status("POST", "/api/v1/tasks", tc.body); st != tc.status {
+			t.Errorf("body %.40q = %d, want %d", tc.body, st, tc.status)
+		}
+	}
+	req, _ := http.NewRequest("POST", e.srv.URL+"/api/v1/tasks", strings.NewReader(`{"prompt":"x"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "text/plain")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 415 {
+		t.Errorf("text/plain = %d, want 415", res.StatusCode)
+	}
+	var list struct{ Tasks []any }
+	e.do("GET", "/api/v1/tasks", "", nil, &list)
+	if len(list.Tasks) != 0 {
+		t.Fatalf("bad requests created %d tasks", len(list.Tasks))
+	}
+}
+
+func TestApprovalRoutes(t *testing.T) {
+	p := agenttest.NewScriptedProvider(
+		agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > f"}`}}},
+		agenttest.Turn{Text: "done"})
+	e := newEnv(t, p)
+	var c created
+	e.do("POST", "/api/v1/tasks", `{"prompt":"needs approval","requester":"alice"}`, nil, &c)
+	e.waitTask(c.ID, "waiting_approval")
+	var list struct{ Approvals []map[string]any }
+	e.do("GET", "/api/v1/approvals?state=pending", "", nil, &list)
+	if len(list.Approvals) != 1 || list.Approvals[0]["task_id"] != c.ID || list.Approvals[0]["tool"] != "bash" {
+		t.Fatalf("pending = %+v", list)
+	}
+	id := list.Approvals[0]["id"].(string)
+	for _, tc := range []struct {
+		body   string
+		status int
+		code   string
+	}{
+		{`{"decision":"allow_once"}`, 400, "invalid"},
+		{`{"decision":"allow_once","approver":"api:alice"}`, 403, "forbidden"},
+		{`{"decision":"allow_once","approver":"bob","call_hash":"abc"}`, 409, "conflict"},
+		{`{"decision":"allow_once","approver":"bob","extra":1}`, 400, "invalid"},
+	} {
+		if st, code := e.status("POST", "/api/v1/approvals/"+id, tc.body); st != tc.status || code != tc.code {
+			t.Errorf("decide %s = %d %q, want %d %q", tc.body, st, code, tc.status, tc.code)
+		}
+	}
+	var ap map[string]any
+	if res := e.do("POST", "/api/v1/approvals/"+id, `{"decision":"allow_once","approver":"bob"}`, nil, &ap); res.StatusCode != 200 || ap["state"] != "allowed" || ap["decided_by"] != "bob" {
+		t.Fatalf("decide = %d %v", res.StatusCode, ap)
+	}
+	if st, code := e.status("POST", "/api/v1/approvals/"+id, `{"decision":"deny","approver":"carol"}`); st != 409 || code != "conflict" {
+		t.Fatalf("second decision = %d %q", st, code)
+	}
+	e.waitTask(c.ID, "succeeded")
+}
+
+func TestCancelAndMessage(t *testing.T) {
+	p := agenttest.NewScriptedProvider(
+		agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > f"}`}}},
+		agenttest.Turn{Text: "continued"})
+	e := newEnv(t, p)
+	var c created
+	e.do("POST", "/api/v1/tasks", `{"prompt":"wait for me"}`, nil, &c)
+	e.waitTask(c.ID, "waiting_approval")
+	var got created
+	if res := e.do("POST", "/api/v1/tasks/"+c.ID+"/messages", `{"text":"also do X"}`, nil, &got); res.StatusCode != 202 {
+		t.Fatalf("message = %d", res.StatusCode)
+	}
+	if res := e.do("POST", "/api/v1/tasks/"+c.ID+"/cancel", "", nil, &got); res.StatusCode != 202 || got.State != "cancelled" {
+		t.Fatalf("cancel = %d %+v", res.StatusCode, got)
+	}
+	if st, code := e.status("POST", "/api/v1/tasks/"+c.ID+"/cancel", ""); st != 409 || code != "conflict" {
+		t.Fatalf("second cancel = %d %q", st, code)
+	}
+	if st, _ := e.status("POST", "/api/v1/tasks/"+c.ID+"/messages", `{"text":"more"}`); st != 409 {
+		t.Fatalf("message to a cancelled task = %d", st)
+	}
+}
+
+// TestEventStream: the SSE route replays events after Last-Event-ID, then
+// delivers new ones live, each with id = seq.
+func TestEventStream(t *testing.T) {
+	p := agenttest.NewScriptedProvider(
+		agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > f"}`}}},
+		agenttest.Turn{Text: "done"})
+	e := newEnv(t, p)
+	var c created
+	e.do("POST", "/api/v1/tasks", `{"prompt":"stream me"}`, nil, &c)
+	e.waitTask(c.ID, "waiting_approval")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/api/v1/tasks/"+c.ID+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", "2")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream = %d %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(res.Body)
+	next := func() (int64, string) {
+		var id int64
+		var typ string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "id: "):
+				fmt.Sscan(strings.TrimPrefix(line, "id: "), &id)
+			case strings.HasPrefix(line, "event: "):
+				typ = strings.TrimPrefix(line, "event: ")
+			case line == "" && id != 0:
+				return id, typ
+			}
+		}
+		t.Fatalf("stream ended: %v", sc.Err())
+		return 0, ""
+	}
+	if id, _ := next(); id != 3 {
+		t.Fatalf("first replayed id = %d, want 3", id)
+	}
+	// Decide: the live part of the stream shows the decision and the end.
+	var list struct{ Approvals []map[string]any }
+	e.do("GET", "/api/v1/approvals?state=pending", "", nil, &list)
+	e.do("POST", "/api/v1/approvals/"+list.Approvals[0]["id"].(string), `{"decision":"allow_once","approver":"bob"}`, nil, nil)
+	last := int64(3)
+	for {
+		id, typ := next()
+		if id != last+1 {
+			t.Fatalf("event id %d after %d: a gap or a repeat", id, last)
+		}
+		last = id
+		if typ == "final_report" {
+			break
+		}
+	}
+}
+
+// FuzzCreateTask: no request body makes the API fail with a 5xx or panic.
+func FuzzCreateTask(f *testing.F) {
+	for _, s := range []string{`{"prompt":"x"}`, `{"prompt":"x","notify":[{"transport":"slack","channel":"C"}]}`,
+		`{"prompt":"x","approvers":["a",""]}`, `{"prompt":null}`, `{}`, `[`, `{"goal":"yes"}`, "\x00", `{"prompt":"\ud800"}`} {
+		f.Add(s)
+	}
+	svc := runnertest.Start(f, runnertest.Options{})
+	api, err := httpapi.New(httpapi.Config{Service: svc, Token: token})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, path := range []string{"/api/v1/tasks", "/api/v1/approvals/a_x", "/api/v1/tasks/t_x/messages"} {
+			req := httptest.NewRequest("POST", path, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+token)
+			w := httptest.NewRecorder()
+			api.ServeHTTP(w, req)
+			if w.Code >= 500 {
+				t.Fatalf("POST %s %q = %d %s", path, body, w.Code, w.Body)
+			}
+		}
+	})
+}

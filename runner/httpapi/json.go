@@ -1,0 +1,135 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"reasonix/runner"
+)
+
+// apiError is the body of every error response.
+type apiError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Ref     string `json:"ref,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, apiError{Code: code, Message: msg})
+}
+
+// fail maps a service error to a response. Only the runner's sentinel
+// conditions produce 4xx with their (safe) message; anything else is a
+// 500 whose detail goes to the log under a reference id.
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, code := 0, ""
+	switch {
+	case errors.Is(err, runner.ErrInvalid):
+		status, code = http.StatusBadRequest, "invalid"
+	case errors.Is(err, runner.ErrNotFound):
+		status, code = http.StatusNotFound, "not_found"
+	case errors.Is(err, runner.ErrExpired):
+		status, code = http.StatusConflict, "expired"
+	case errors.Is(err, runner.ErrConflict):
+		status, code = http.StatusConflict, "conflict"
+	case errors.Is(err, runner.ErrForbidden):
+		status, code = http.StatusForbidden, "forbidden"
+	case errors.Is(err, runner.ErrUnavailable):
+		status, code = http.StatusServiceUnavailable, "unavailable"
+	}
+	if status != 0 {
+		writeError(w, status, code, safeMessage(err))
+		return
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	ref := hex.EncodeToString(b[:])
+	a.log.Error("httpapi: request failed", slog.String("ref", ref), slog.String("method", r.Method),
+		slog.String("path", r.URL.Path), slog.Any("err", err))
+	writeJSON(w, http.StatusInternalServerError, apiError{Code: "internal",
+		Message: "the request failed; quote the reference when reporting it", Ref: ref})
+}
+
+// safeMessage is the runner's message without the package prefixes and
+// wrapped internals: the text after the sentinel, cut at the first wrapped
+// store error.
+func safeMessage(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"runner: invalid request: ", "runner: not found: ", "runner: conflict: ",
+		"runner: approval expired: ", "runner: not allowed: ", "runner: service unavailable: "} {
+		if rest, ok := strings.CutPrefix(msg, p); ok {
+			msg = rest
+			break
+		}
+	}
+	return msg
+}
+
+// decode reads a JSON body into v: at most MaxBody bytes, one object, no
+// unknown fields. A failure has been answered with a 4xx.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send application/json")
+		return false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body exceeds %d bytes", MaxBody))
+			return false
+		}
+		writeError(w, http.StatusBadRequest, "invalid", "the body could not be read")
+		return false
+	}
+	if err := decodeBody(body, v); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", err.Error())
+		return false
+	}
+	return true
+}
+
+// decodeBody is decode without HTTP, for the fuzz target.
+func decodeBody(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF):
+			return errors.New("the body is empty; send a JSON object")
+		case errors.As(err, &syn):
+			return fmt.Errorf("the body is not valid JSON (at byte %d)", syn.Offset)
+		case errors.As(err, &typ):
+			return fmt.Errorf("field %q has the wrong type (want %s)", typ.Field, typ.Type)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return fmt.Errorf("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		}
+		return errors.New("the body is not a valid JSON object")
+	}
+	if dec.More() {
+		return errors.New("the body holds more than one JSON value")
+	}
+	var rest json.RawMessage
+	if err := dec.Decode(&rest); !errors.Is(err, io.EOF) {
+		return errors.New("the body holds more than one JSON value")
+	}
+	return nil
+}
