@@ -1,0 +1,240 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/runner"
+	"reasonix/runner/runnertest"
+	"reasonix/runner/store"
+	"reasonix/runner/store/storetest"
+)
+
+// waitEvent waits until the task has an event of type typ.
+func waitEvent(t *testing.T, svc *runner.Service, id, typ string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(runnertest.Events(t, svc, id, typ)) > 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("task %s has no %s event", id, typ)
+}
+
+// TestCancel: a running task (in a long shell command) and a queued one are
+// both cancelled promptly; the running command is killed.
+func TestCancel(t *testing.T) {
+	ctx := context.Background()
+	rt := newRouter()
+	rt.script("sleep long", calls(bashCall("c1", "sleep 30")), answer("woke"))
+	rt.script("queued behind", answer("never"))
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: settings(1)})
+	run, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "sleep long", Posture: "yolo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, svc, run.ID, "tool_started")
+	queued, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "queued behind", Posture: "yolo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.Cancel(ctx, queued.ID)
+	if err != nil || got.State != store.StateCancelled {
+		t.Fatalf("cancel queued = %+v, %v", got.State, err)
+	}
+	start := time.Now()
+	if _, err := svc.Cancel(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, svc, run.ID, 0, store.StateCancelled, store.StateSucceeded, store.StateFailed)
+	if done.State != store.StateCancelled || time.Since(start) > 5*time.Second {
+		t.Fatalf("running task: %s after %s", done.State, time.Since(start))
+	}
+	if _, err := svc.Cancel(ctx, run.ID); !errors.Is(err, runner.ErrConflict) {
+		t.Fatalf("cancel of a cancelled task: %v", err)
+	}
+	if got := runnertest.WaitState(t, svc, queued.ID, 0, store.StateCancelled); got.Attempt != 0 {
+		t.Fatalf("the cancelled queued task ran %d times", got.Attempt)
+	}
+}
+
+// TestStopInterrupts: Stop interrupts a task inside a long shell command
+// quickly; it becomes interrupted with an event, and Resume on a new
+// service continues it to success.
+func TestStopInterrupts(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.SQLite(t, store.Config{})
+	rt := newRouter()
+	p := rt.script("sleep then answer", calls(bashCall("c1", "sleep 30")), answer("resumed fine"))
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) { c.Node = "n1" }})
+	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "sleep then answer", Posture: "yolo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, svc, task.ID, "tool_started")
+	start := time.Now()
+	stopCtx, cancel := context.WithTimeout(ctx, 25*time.Second)
+	defer cancel()
+	if err := svc.Stop(stopCtx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Stop took %s", d)
+	}
+	got, err := st.Task(ctx, task.ID)
+	if err != nil || got.State != store.StateInterrupted {
+		t.Fatalf("after Stop: %s, %v", got.State, err)
+	}
+	if _, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "late"}); !errors.Is(err, runner.ErrUnavailable) {
+		t.Fatalf("Submit after Stop: %v", err)
+	}
+	if len(runnertest.Events(t, svc, task.ID, "task_interrupted")) != 1 {
+		t.Fatal("no task_interrupted event")
+	}
+	// A new service on the same store resumes it.
+	svc2 := runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) { c.Node = "n1" }})
+	if _, err := svc2.Resume(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, svc2, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded || done.Result.FinalAnswer != "resumed fine" {
+		t.Fatalf("resumed: %s %+v", done.State, done.Result)
+	}
+	// The shell command was killed by the shutdown, and the model is told so.
+	if res := toolResult(p, "c1"); !contains(res, "killed") {
+		t.Fatalf("the interrupted shell call was reported as %q", res)
+	}
+}
+
+// TestCrashRecovery: tasks left running by a crashed node are marked
+// interrupted at Start and not run again by their old job; Resume rebuilds
+// the session with the journal rules: a finished call's result is reused,
+// a started-but-unfinished writer is reported as unknown and not re-run, a
+// call that never started runs.
+func TestCrashRecovery(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.SQLite(t, store.Config{})
+	task, _, err := st.CreateTask(ctx, store.NewTask{Source: store.SourceAPI, Requester: "api:a", Prompt: "recover me", Posture: "auto"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := "crashed-node"
+	if _, err := st.SetTaskState(ctx, task.ID, []store.State{store.StateQueued}, store.StateRunning, &store.StateOpts{LeaseOwner: &node}); err != nil {
+		t.Fatal(err)
+	}
+	scratch := t.TempDir()
+	dir := filepath.Join(scratch, task.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "in.txt"), []byte("input\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	asst := agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
+		call("c1", "write_file", map[string]string{"path": "half.txt", "content": "x"}),
+		call("c2", "write_file", map[string]string{"path": "done.txt", "content": "y"}),
+		call("c3", "read_file", map[string]string{"path": "in.txt"}),
+	}}
+	if _, err := st.AppendMessages(ctx, task.ID, agent.Message{Role: agent.RoleUser, Content: "recover me"}, asst); err != nil {
+		t.Fatal(err)
+	}
+	// Journal keys are "<assistant message seq>/<call id>"; the assistant
+	// message is the second message.
+	for _, c := range []string{"c1", "c2"} {
+		if err := st.JournalStart(ctx, task.ID, "2/"+c, "write_file", "h", "{}"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.JournalFinish(ctx, task.ID, "2/c2", "wrote done.txt earlier", false); err != nil {
+		t.Fatal(err)
+	}
+
+	rt := newRouter()
+	p := rt.script("recover me", answer("recovered"))
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) {
+		c.Node = node
+		c.ScratchDir = scratch
+	}})
+	got := runnertest.WaitState(t, svc, task.ID, 0, store.StateInterrupted)
+	if len(runnertest.Events(t, svc, task.ID, "task_interrupted")) != 1 {
+		t.Fatal("no task_interrupted event")
+	}
+	// The old job runs and must leave the task alone.
+	time.Sleep(200 * time.Millisecond)
+	if again, _ := svc.Task(ctx, task.ID); again.State != store.StateInterrupted || again.Attempt != got.Attempt {
+		t.Fatalf("the crashed task was run again without a resume: %s attempt %d", again.State, again.Attempt)
+	}
+	if _, err := svc.Resume(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("state = %s %+v", done.State, done.Result)
+	}
+	if r := toolResult(p, "c1"); !contains(r, "outcome of this call is unknown") {
+		t.Errorf("c1 (unfinished writer) = %q", r)
+	}
+	if r := toolResult(p, "c2"); r != "wrote done.txt earlier" {
+		t.Errorf("c2 (finished) = %q", r)
+	}
+	if r := toolResult(p, "c3"); !contains(r, "input") {
+		t.Errorf("c3 (never started) = %q", r)
+	}
+	for _, f := range []string{"half.txt", "done.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s was written again on resume", f)
+		}
+	}
+	var started []string
+	for _, e := range runnertest.Events(t, svc, task.ID, "tool_started") {
+		var m map[string]any
+		_ = json.Unmarshal(e.Payload, &m)
+		started = append(started, m["call_id"].(string))
+	}
+	if len(started) != 1 || started[0] != "c3" {
+		t.Fatalf("tools run on resume: %v, want only c3", started)
+	}
+}
+
+// TestMessageContinues: a message to a finished task continues the same
+// conversation with the new user message.
+func TestMessageContinues(t *testing.T) {
+	ctx := context.Background()
+	rt := newRouter()
+	p := rt.script("first", answer("first answer"), answer("second answer"))
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt})
+	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded)
+	if _, err := svc.Message(ctx, task.ID, "api:a", "and now more"); err != nil {
+		t.Fatal(err)
+	}
+	var done store.Task
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		done, _ = svc.Task(ctx, task.ID)
+		if done.State == store.StateSucceeded && done.Result.FinalAnswer == "second answer" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if done.Result == nil || done.Result.FinalAnswer != "second answer" {
+		t.Fatalf("continued task = %s %+v", done.State, done.Result)
+	}
+	reqs := p.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if len(msgs) < 4 || msgs[len(msgs)-1].Content != "and now more" || msgs[len(msgs)-2].Content != "first answer" {
+		t.Fatalf("continuation request = %+v", msgs)
+	}
+}
+
