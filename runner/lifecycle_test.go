@@ -237,4 +237,3 @@ func TestMessageContinues(t *testing.T) {
 		t.Fatalf("continuation request = %+v", msgs)
 	}
 }
-

@@ -1,0 +1,103 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+	"reasonix/runner"
+	"reasonix/runner/runnertest"
+	"reasonix/runner/store"
+	"reasonix/runner/store/storetest"
+)
+
+// echoProvider answers every request with a final answer at once.
+type echoProvider struct{}
+
+func (echoProvider) Name() string { return "echo" }
+
+func (echoProvider) Stream(ctx context.Context, req agent.Request) (<-chan agent.Chunk, error) {
+	return agenttest.NewScriptedProvider(agenttest.Turn{Text: "ok"}).Stream(ctx, req)
+}
+
+// TestTwoNodesPostgres: two services share one Postgres database. Over many
+// tasks none runs twice, and an approval decided through one node resumes
+// the task on either.
+func TestTwoNodesPostgres(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	open := func() *store.Store {
+		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		return st
+	}
+	rt := newRouter()
+	rt.script("approve on the other node", calls(bashCall("c1", "echo hi > f")), answer("done"))
+	prov := &fallback{rt: rt}
+	a := runnertest.Start(t, runnertest.Options{Provider: prov, Store: open(), Configure: func(c *runner.Config) { c.Node = "A" }})
+	b := runnertest.Start(t, runnertest.Options{Provider: prov, Store: open(), Configure: func(c *runner.Config) { c.Node = "B" }})
+
+	const n = 40
+	ids := make([]string, n)
+	for i := range n {
+		svc := a
+		if i%2 == 1 {
+			svc = b
+		}
+		task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: fmt.Sprint("task ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = task.ID
+	}
+	nodes := map[string]int{}
+	for _, id := range ids {
+		done := runnertest.WaitState(t, a, id, 0, store.StateSucceeded, store.StateFailed)
+		if done.State != store.StateSucceeded || done.Attempt != 1 {
+			t.Fatalf("task %s: %s after %d attempts", id, done.State, done.Attempt)
+		}
+		if runs := len(runnertest.Events(t, a, id, "run_finished")); runs != 1 {
+			t.Fatalf("task %s ran %d times", id, runs)
+		}
+		nodes[done.LeaseOwner]++
+	}
+	t.Logf("tasks per node: %v", nodes)
+
+	task, _, err := a.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Requester: "api:alice", Prompt: "approve on the other node"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := waitPending(t, a, task.ID)
+	if _, err := b.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, a, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("state = %s", done.State)
+	}
+}
+
+// fallback routes scripted prompts and answers everything else at once.
+type fallback struct{ rt *router }
+
+func (f *fallback) Name() string { return "fallback" }
+
+func (f *fallback) Stream(ctx context.Context, req agent.Request) (<-chan agent.Chunk, error) {
+	for _, m := range req.Messages {
+		if m.Role == agent.RoleUser {
+			f.rt.mu.Lock()
+			_, ok := f.rt.scripts[m.Content]
+			f.rt.mu.Unlock()
+			if ok {
+				return f.rt.Stream(ctx, req)
+			}
+			break
+		}
+	}
+	return echoProvider{}.Stream(ctx, req)
+}
