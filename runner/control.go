@@ -81,16 +81,19 @@ func (s *Service) Message(ctx context.Context, id, requester, text string) (stor
 		return store.Task{}, mapStoreErr(err)
 	}
 	s.emitLogged(ctx, id, "message", map[string]any{"role": "user", "requester": requester, "text": text})
-	if r := s.runFor(id); r != nil {
-		r.poke()
-		return t, nil
+	// Read the state again after posting: a run that ends after this read
+	// finds the message in its final inbox check, one that ended before it
+	// is continued here, so the message is never left unread.
+	if t, err = s.Task(ctx, id); err != nil {
+		return store.Task{}, err
 	}
 	if !t.State.Terminal() {
-		if t.State == store.StateWaitingApproval {
-			// The message is read when the run resumes; it does not
-			// answer the approval.
-			return t, nil
+		if r := s.runFor(id); r != nil {
+			r.poke()
 		}
+		return t, nil
+	}
+	if t.State == store.StateCancelled {
 		return t, nil
 	}
 	nt, err := s.st.Requeue(ctx, id, []store.State{t.State})

@@ -72,6 +72,9 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 	}
 	key := journalKey(asst, call.ID)
 	err := s.st.JournalStart(ctx, r.task.ID, key, j.Name(), argsHash(args), string(args))
+	if err != nil && ctx.Err() != nil {
+		return "", errors.New("not run: the run was stopped before this call")
+	}
 	if err != nil && !(errors.Is(err, store.ErrAlreadyStarted) && j.ReadOnly()) {
 		// A read-only call may be re-run after a crash; a writer may not.
 		s.log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", err)

@@ -29,6 +29,19 @@ func waitEvent(t *testing.T, svc *runner.Service, id, typ string) {
 	t.Fatalf("task %s has no %s event", id, typ)
 }
 
+// waitFile waits until path exists.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", path)
+}
+
 // TestCancel: a running task (in a long shell command) and a queued one are
 // both cancelled promptly; the running command is killed.
 func TestCancel(t *testing.T) {
@@ -73,13 +86,17 @@ func TestStopInterrupts(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.SQLite(t, store.Config{})
 	rt := newRouter()
-	p := rt.script("sleep then answer", calls(bashCall("c1", "sleep 30")), answer("resumed fine"))
-	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) { c.Node = "n1" }})
+	p := rt.script("sleep then answer", calls(bashCall("c1", "touch started; sleep 30")), answer("resumed fine"))
+	var scratch string
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) {
+		c.Node = "n1"
+		scratch = c.ScratchDir
+	}})
 	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "sleep then answer", Posture: "yolo"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitEvent(t, svc, task.ID, "tool_started")
+	waitFile(t, filepath.Join(scratch, task.ID, "started"))
 	start := time.Now()
 	stopCtx, cancel := context.WithTimeout(ctx, 25*time.Second)
 	defer cancel()

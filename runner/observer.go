@@ -30,6 +30,9 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 				r.cancel(errPersist)
 				return
 			}
+			if e.Message.Role == agent.RoleUser {
+				r.sawUserMessage(e.Message.Content)
+			}
 			if e.Message.Role == agent.RoleAssistant {
 				r.mu.Lock()
 				r.lastAsst = seq

@@ -30,6 +30,7 @@ type run struct {
 
 	mu        sync.Mutex
 	ag        *agent.Agent
+	steered   []store.InboxMessage // taken from the inbox, not yet seen in the conversation
 	usage     agent.Usage
 	toolCalls int
 	lastAsst  int64 // message seq of the latest assistant message
@@ -129,10 +130,12 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		defer wg.Done()
 		r.control(ctlCtx)
 	}()
-	defer func() {
+	stopControl := sync.OnceFunc(func() {
 		stopCtl()
 		wg.Wait()
-	}()
+		r.returnUnsteered(context.WithoutCancel(ctx))
+	})
+	defer stopControl()
 
 	defer func() {
 		if p := recover(); p != nil {
@@ -152,6 +155,7 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		return s.finish(context.WithoutCancel(ctx), r, nil, outcome{state: store.StateFailed, code: "workspace", ref: ref}, start)
 	}
 	res, err := s.runSession(ctx, r, ws)
+	stopControl() // before finish, which continues the task if messages remain
 	if err != nil {
 		ref := newRef()
 		s.log.Error("runner: session", "task", task.ID, "ref", ref, "err", err)
@@ -190,6 +194,9 @@ func (r *run) control(ctx context.Context) {
 				s.log.Warn("runner: read inbox", "task", r.task.ID, "err", err)
 			}
 			for _, m := range msgs {
+				r.mu.Lock()
+				r.steered = append(r.steered, m)
+				r.mu.Unlock()
 				ag.Steer(m.Text)
 			}
 		}
@@ -198,6 +205,33 @@ func (r *run) control(ctx context.Context) {
 			if err := s.st.Heartbeat(ctx, r.task.ID); err != nil && ctx.Err() == nil {
 				s.log.Warn("runner: heartbeat", "task", r.task.ID, "err", err)
 			}
+		}
+	}
+}
+
+// sawUserMessage notes that a steered message joined the conversation.
+func (r *run) sawUserMessage(text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, m := range r.steered {
+		if m.Text == text {
+			r.steered = append(r.steered[:i], r.steered[i+1:]...)
+			return
+		}
+	}
+}
+
+// returnUnsteered puts messages that were steered into the agent but never
+// reached the conversation (the run ended first) back into the inbox, so
+// they continue the task instead of being lost.
+func (r *run) returnUnsteered(ctx context.Context) {
+	r.mu.Lock()
+	left := r.steered
+	r.steered = nil
+	r.mu.Unlock()
+	for _, m := range left {
+		if _, err := r.s.st.PostMessage(ctx, r.task.ID, m.Requester, m.Text); err != nil {
+			r.s.log.Error("runner: a steering message could not be returned to the inbox", "task", r.task.ID, "err", err)
 		}
 	}
 }
