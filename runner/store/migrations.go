@@ -111,7 +111,8 @@ CREATE TABLE approval_audit (
 	created_at  BIGINT NOT NULL
 );
 CREATE INDEX approval_audit_approval ON approval_audit (approval_id, created_at);
-`},	// 2: what the runner service needs beyond the intake: who may approve a
+`},
+	// 2: what the runner service needs beyond the intake: who may approve a
 	// task, cancel/heartbeat columns a remote node's worker polls, task
 	// grants restored on resume, a steering inbox that works across nodes,
 	// and the offered scopes, chosen scope, note and one-time consumption
