@@ -1,0 +1,38 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"reasonix/runner/workspace"
+)
+
+// NewWorkspaces adapts a workspace manager (git worktrees per task, scratch
+// directories for tasks without a workspace) to Workspaces.
+func NewWorkspaces(m *workspace.Manager) Workspaces { return gitWorkspaces{m: m} }
+
+type gitWorkspaces struct{ m *workspace.Manager }
+
+func (g gitWorkspaces) Prepare(ctx context.Context, taskID string, spec *WorkspaceSpec) (*Workdir, error) {
+	var ws *workspace.Spec
+	if spec != nil {
+		ws = &workspace.Spec{Name: spec.Name, Repo: spec.Repo, Base: spec.Base, Setup: spec.Setup}
+	}
+	w, err := g.m.Prepare(ctx, taskID, ws)
+	if err != nil {
+		return nil, fmt.Errorf("runner: workspace: %w", err)
+	}
+	return &Workdir{Dir: w.Dir, Branch: w.Branch, Base: w.Base, Spec: w.Spec, Handle: w}, nil
+}
+
+func (g gitWorkspaces) Finish(ctx context.Context, w *Workdir, message string) (WorkResult, error) {
+	ws, ok := w.Handle.(*workspace.Workspace)
+	if !ok {
+		ws = &workspace.Workspace{Dir: w.Dir, Branch: w.Branch, Base: w.Base, Spec: w.Spec}
+	}
+	r, err := g.m.Finish(ctx, ws, message)
+	if err != nil {
+		return WorkResult{}, fmt.Errorf("runner: workspace: %w", err)
+	}
+	return WorkResult{Branch: r.Branch, Commit: r.Commit, DiffStat: r.DiffStat, Changed: r.Changed}, nil
+}
