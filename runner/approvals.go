@@ -94,11 +94,15 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 }
 
 // sweep expires unanswered approvals every SweepInterval and wakes their
-// tasks, whose runs then refuse the calls with code expired.
+// tasks, whose runs then refuse the calls with code expired. Every half
+// StaleAfter it also marks interrupted the running tasks whose node stopped
+// sending heartbeats, so a dead node's work is reported without waiting for
+// a restart.
 func (s *Service) sweep(ctx context.Context) {
 	defer s.bg.Done()
 	t := time.NewTicker(s.cfg.SweepInterval)
 	defer t.Stop()
+	lastStale := s.now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -106,6 +110,26 @@ func (s *Service) sweep(ctx context.Context) {
 		case <-t.C:
 		}
 		s.expireNow(ctx)
+		if s.now().Sub(lastStale) >= s.cfg.StaleAfter/2 {
+			lastStale = s.now()
+			s.interruptDead(ctx)
+		}
+	}
+}
+
+// interruptDead marks interrupted every running task with a stale heartbeat.
+func (s *Service) interruptDead(ctx context.Context) {
+	running, err := s.st.RunningTasks(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("runner: stale task sweep", "err", err)
+		}
+		return
+	}
+	for _, t := range running {
+		if s.staleSince(t) && s.runFor(t.ID) == nil {
+			s.interruptStale(ctx, t.ID, "the node running this task stopped responding")
+		}
 	}
 }
 

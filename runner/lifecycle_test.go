@@ -254,3 +254,28 @@ func TestMessageContinues(t *testing.T) {
 		t.Fatalf("continuation request = %+v", msgs)
 	}
 }
+
+// TestDeadNodeSweep: a task running on another node whose heartbeats stop
+// is marked interrupted by a live node's sweeper, without a restart.
+func TestDeadNodeSweep(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	st := storetest.SQLite(t, store.Config{Now: clk.Now})
+	task, _, err := st.CreateTask(ctx, store.NewTask{Source: store.SourceAPI, Prompt: "elsewhere"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := "other-node"
+	if _, err := st.SetTaskState(ctx, task.ID, []store.State{store.StateQueued}, store.StateRunning, &store.StateOpts{LeaseOwner: &other}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Heartbeat(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Now: clk.Now})
+	if got, _ := svc.Task(ctx, task.ID); got.State != store.StateRunning {
+		t.Fatalf("a live node's task was touched at start: %s", got.State)
+	}
+	clk.Advance(2 * time.Minute)
+	runnertest.WaitState(t, svc, task.ID, 0, store.StateInterrupted)
+}

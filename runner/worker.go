@@ -335,7 +335,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			result.Error += " (ref " + o.ref + ")"
 		}
 	}
-	if ws != nil && o.state != store.StateCancelled {
+	if ws != nil { // commit even a cancelled task's work: its branch keeps it
 		wr, err := s.cfg.Workspaces.Finish(ctx, ws, commitMessage(r.task.Prompt))
 		if err != nil {
 			ref := newRef()
