@@ -26,7 +26,11 @@ func main() {
 const usage = `Reasonix runs coding agents headless.
 
 Usage:
+  reasonix serve [flags]           run the service: HTTP API, durable task queue, workers
   reasonix run [flags] TASK...     run one task in a workspace and exit
+  reasonix tasks list|show|cancel  inspect and cancel the service's tasks
+  reasonix approvals list|allow|deny
+                                   decide the calls tasks wait on
   reasonix config check [flags]    load and validate the configuration
   reasonix mcp list [flags]        start the configured MCP servers and list their tools
   reasonix migrate [flags]         bring the database schema up to date
@@ -50,6 +54,12 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		err = configCommand(args[1:], stdout, stderr)
 	case "mcp":
 		err = mcpCommand(args[1:], stdout, stderr)
+	case "serve":
+		err = serveCommand(args[1:], stdout, stderr)
+	case "tasks":
+		err = tasksCommand(args[1:], stdout, stderr)
+	case "approvals":
+		err = approvalsCommand(args[1:], stdout, stderr)
 	case "migrate":
 		err = migrateCommand(args[1:], stdout, stderr)
 	case "doctor":

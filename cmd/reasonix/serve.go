@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/config"
+	"reasonix/runner"
+	"reasonix/runner/httpapi"
+	"reasonix/runner/workspace"
+)
+
+// stopBudget is how long a SIGTERM may take: intake stops at once, running
+// tasks are interrupted at a safe point, and the process is gone well
+// within 25 seconds.
+const stopBudget = 20 * time.Second
+
+// tokenFile holds the generated API token inside the data dir.
+const tokenFile = "api-token"
+
+// serveCommand is `reasonix serve`: the durable service with its HTTP API.
+func serveCommand(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "configuration `file` (replaces ./reasonix.toml)")
+	addr := fs.String("addr", "", "listen `address` (default [serve] addr, 127.0.0.1:8080)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelpShown
+		}
+		return usageErrorf("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("serve takes no arguments, got %q", fs.Arg(0))
+	}
+	cfg, err := loadServiceConfig(*file)
+	if err != nil {
+		return err
+	}
+	listen := cmpString(*addr, cfg.Serve.Addr)
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	dataDir := cfg.DataDir()
+	if dataDir == "" {
+		return &configError{errors.New("no data directory: set [store] path or REASONIX_HOME")}
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("creating the data directory: %w", err)
+	}
+	token, tokenSource, err := apiToken(cfg, dataDir)
+	if err != nil {
+		return err
+	}
+	warnMissingModel(cfg, log)
+
+	ctx := context.Background()
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svcCfg, err := serviceConfig(cfg, dataDir, log)
+	if err != nil {
+		return err
+	}
+	svcCfg.Store = st
+	svc, err := runner.New(svcCfg)
+	if err != nil {
+		return err
+	}
+	api, err := httpapi.New(httpapi.Config{Service: svc, Token: token, Logger: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return &configError{fmt.Errorf("cannot listen on %s: %w (set --addr or [serve] addr)", listen, err)}
+	}
+	if err := svc.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+	srv := httpapi.NewServer(listen, api)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("reasonix serving", "url", "http://"+ln.Addr().String(), "node", svc.Node(), "store", st.Driver(), "data", dataDir, "token", tokenSource)
+	fmt.Fprintf(stdout, "reasonix %s serving on http://%s (API token: %s)\n", version, ln.Addr(), tokenSource)
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var serveErr error
+	select {
+	case s := <-sigs:
+		log.Info("stopping", "signal", s.String())
+	case serveErr = <-served:
+		log.Error("the HTTP server stopped", "err", serveErr)
+	}
+	go func() { // a second signal: stop waiting
+		<-sigs
+		log.Warn("second signal: exiting now")
+		os.Exit(exitInterrupted)
+	}()
+	return shutdown(srv, svc, log, serveErr)
+}
+
+// shutdown stops intake at once (the listener closes, /readyz fails), lets
+// the service interrupt its running tasks, then cuts what is still open.
+func shutdown(srv *http.Server, svc *runner.Service, log *slog.Logger, cause error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), stopBudget)
+	defer cancel()
+	httpDone := make(chan struct{})
+	go func() {
+		defer close(httpDone)
+		short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
+		defer cancelShort()
+		if err := srv.Shutdown(short); err != nil {
+			srv.Close() // event streams stay open until cut
+		}
+	}()
+	err := svc.Stop(ctx)
+	<-httpDone
+	if err != nil {
+		log.Error("stopping the service", "err", err)
+		return err
+	}
+	log.Info("stopped")
+	if cause != nil && !errors.Is(cause, http.ErrServerClosed) {
+		return cause
+	}
+	return nil
+}
+
+// serviceConfig assembles the runner's configuration from the service config.
+func serviceConfig(cfg *config.Config, dataDir string, log *slog.Logger) (runner.Config, error) {
+	node, err := runner.NodeID(dataDir)
+	if err != nil {
+		return runner.Config{}, err
+	}
+	c := runner.Config{
+		Settings: cfg,
+		Providers: func(ref string) (agent.Provider, string, error) {
+			p, r, err := buildProvider(cfg, ref)
+			if err != nil {
+				return nil, "", err
+			}
+			return p, r.Model, nil
+		},
+		Node:         node,
+		Logger:       log,
+		ShellEnv:     shellEnv(cfg),
+		SystemPrompt: cmpString(cfg.Agent.SystemPrompt, defaultSystemPrompt),
+	}
+	if len(cfg.Workspaces) > 0 {
+		m, err := workspace.New(workspace.Config{
+			Root:   filepath.Join(dataDir, "workspaces"),
+			Keep:   cfg.Runner.KeepWorkspaces,
+			Env:    c.ShellEnv,
+			Logger: log,
+		})
+		if err != nil {
+			return runner.Config{}, &configError{fmt.Errorf("[[workspaces]]: %w", err)}
+		}
+		c.Workspaces = runner.NewWorkspaces(m)
+	}
+	return c, nil
+}
+
+// warnMissingModel says at start what a fresh installation still needs, so
+// `reasonix serve` runs with no configuration at all and is honest about it.
+func warnMissingModel(cfg *config.Config, log *slog.Logger) {
+	ref, err := cfg.ResolveModel("")
+	switch {
+	case err != nil:
+		log.Warn("no model is configured: tasks will fail until you add a [[providers]] entry (see reasonix.example.toml)",
+			"user_config", filepath.Join(cmpString(cfg.Home(), "~/.reasonix"), config.UserFile))
+	case ref.APIKeyEnv != "" && os.Getenv(ref.APIKeyEnv) == "":
+		log.Warn("the model's API key is not set: tasks will fail until it is", "provider", ref.Name, "variable", ref.APIKeyEnv)
+	}
+}
+
+// apiToken returns the API's bearer token: the variable [serve]
+// api_token_env names, else a random token generated at first start and kept
+// 0600 in <data dir>/api-token. The second value says where it is, never
+// the token itself.
+func apiToken(cfg *config.Config, dataDir string) (string, string, error) {
+	if name := cfg.Serve.APITokenEnv; name != "" {
+		v := strings.TrimSpace(os.Getenv(name))
+		if v == "" {
+			return "", "", &configError{fmt.Errorf("[serve] api_token_env names $%s, which is not set", name)}
+		}
+		return v, "$" + name, nil
+	}
+	path := filepath.Join(dataDir, tokenFile)
+	if data, err := os.ReadFile(path); err == nil {
+		if tok := strings.TrimSpace(string(data)); tok != "" {
+			return tok, path, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("reading the API token: %w", err)
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", err
+	}
+	tok := hex.EncodeToString(b[:])
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", "", fmt.Errorf("writing the API token: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(tok + "\n"); err != nil {
+		return "", "", fmt.Errorf("writing the API token: %w", err)
+	}
+	return tok, path, nil
+}
