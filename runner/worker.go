@@ -346,16 +346,17 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		}
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
 	}
+	// The report goes first, so whoever sees the terminal state finds it.
+	s.emitLogged(ctx, id, "final_report", map[string]any{
+		"state": o.state, "summary": result.Summary, "final_answer": result.FinalAnswer,
+		"diff_stat": result.DiffStat, "branch": result.Branch, "tokens": result.Tokens,
+		"cost": result.Cost, "duration_ms": result.DurationMS, "error": result.Error,
+	})
 	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, o.state, &store.StateOpts{Result: result})
 	if err != nil {
 		return s.lostState(ctx, id, err)
 	}
 	s.finishedMetrics(t, time.Duration(result.DurationMS)*time.Millisecond)
-	s.emitLogged(ctx, id, "final_report", map[string]any{
-		"state": t.State, "summary": result.Summary, "final_answer": result.FinalAnswer,
-		"diff_stat": result.DiffStat, "branch": result.Branch, "tokens": result.Tokens,
-		"cost": result.Cost, "duration_ms": result.DurationMS, "error": result.Error,
-	})
 	s.emitLogged(ctx, id, "task_state", map[string]any{"state": t.State})
 	// A message that arrived as the run ended continues the task.
 	if has, err := s.st.HasInbox(ctx, id); err == nil && has && t.State != store.StateCancelled {
