@@ -277,3 +277,51 @@ func TestDeadNodeSweep(t *testing.T) {
 	clk.Advance(2 * time.Minute)
 	runnertest.WaitState(t, svc, task.ID, 0, store.StateInterrupted)
 }
+
+// TestBudgets: the task's tool-call cap ends a run as budget_exhausted.
+func TestBudgets(t *testing.T) {
+	ctx := context.Background()
+	rt := newRouter()
+	rt.script("many calls",
+		calls(call("c1", "write_file", map[string]string{"path": "a", "content": "1"})),
+		calls(call("c2", "write_file", map[string]string{"path": "b", "content": "2"})),
+		answer("done"))
+	set := settings(2)
+	set.Runner.MaxToolCalls = 1
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set})
+	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "many calls", Posture: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateBudgetExhausted, store.StateSucceeded, store.StateFailed)
+	if done.State != store.StateBudgetExhausted || done.Result.Error != "tool_budget" {
+		t.Fatalf("state = %s %+v", done.State, done.Result)
+	}
+}
+
+// panicProvider crashes the run that uses it.
+type panicProvider struct{}
+
+func (panicProvider) Name() string { return "panic" }
+
+func (panicProvider) Stream(context.Context, agent.Request) (<-chan agent.Chunk, error) {
+	panic("provider bug")
+}
+
+// TestPanicFailsTask: a panic inside a run fails that task, with a safe
+// error and a log reference, and the service keeps working.
+func TestPanicFailsTask(t *testing.T) {
+	ctx := context.Background()
+	svc := runnertest.Start(t, runnertest.Options{Provider: panicProvider{}})
+	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "crash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateFailed, store.StateSucceeded)
+	if done.State != store.StateFailed || !contains(done.Result.Error, "internal (ref ") || contains(done.Result.Error, "provider bug") {
+		t.Fatalf("state = %s %+v", done.State, done.Result)
+	}
+	if err := svc.Ready(ctx); err != nil {
+		t.Fatalf("service not ready after a panic: %v", err)
+	}
+}
