@@ -53,6 +53,42 @@ func (s *Service) recoverCrashed(ctx context.Context) error {
 		}
 		s.interruptStale(ctx, t.ID, "the service stopped while this task ran")
 	}
+	return s.recoverParked(ctx)
+}
+
+// recoverParked requeues the tasks this node parked on an approval whose
+// job never recorded its snooze: the process died between setting the task
+// waiting and returning the snooze, leaving the job "running" where no wake
+// reaches it. The requeued run finds the pending approval and parks again.
+func (s *Service) recoverParked(ctx context.Context) error {
+	var waiting []store.Task
+	for cursor := ""; ; {
+		page, err := s.st.ListTasks(ctx, store.TaskFilter{States: []store.State{store.StateWaitingApproval}, Cursor: cursor, Limit: 500})
+		if err != nil {
+			return fmt.Errorf("runner: crash recovery: %w", err)
+		}
+		waiting = append(waiting, page.Tasks...)
+		if page.Next == "" {
+			break
+		}
+		cursor = page.Next
+	}
+	for _, t := range waiting {
+		if t.LeaseOwner != s.node {
+			continue
+		}
+		stuck, err := s.st.JobRunning(ctx, t.ID)
+		if err != nil {
+			return fmt.Errorf("runner: crash recovery: %w", err)
+		}
+		if !stuck {
+			continue
+		}
+		if _, err := s.st.Requeue(ctx, t.ID, []store.State{store.StateWaitingApproval}); err != nil && !errors.Is(err, store.ErrStateConflict) {
+			return fmt.Errorf("runner: crash recovery: %w", err)
+		}
+		s.log.Info("runner: requeued a parked task whose job died", "task", t.ID)
+	}
 	return nil
 }
 

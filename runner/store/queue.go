@@ -259,3 +259,21 @@ func (s *Store) retryPendingWakes(ctx context.Context) error {
 }
 
 var _ Handler = HandlerFunc(nil)
+
+// JobRunning reports whether the River job of task id is recorded as
+// running. A job whose process died stays so until River's rescuer takes
+// it, an hour later; the runner requeues such tasks at start instead.
+func (s *Store) JobRunning(ctx context.Context, id string) (bool, error) {
+	t, err := s.Task(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	job, err := s.river.jobGet(ctx, t.JobID)
+	if errors.Is(err, river.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: read job of task %s: %w", id, err)
+	}
+	return job.State == rivertype.JobStateRunning, nil
+}
