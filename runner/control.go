@@ -110,17 +110,26 @@ func (s *Service) Message(ctx context.Context, id, requester, text string) (stor
 
 // Resume queues an interrupted task again; its next run rebuilds the
 // session from the store and continues where it stopped (see the journal
-// rules in the package doc). Any other state is an error wrapping
-// ErrConflict.
+// rules in the package doc). A goal task that spent its goal budget
+// (budget_exhausted) resumes too, with a fresh budget slice. Any other
+// state is an error wrapping ErrConflict.
 func (s *Service) Resume(ctx context.Context, id string) (store.Task, error) {
 	if s.stopping.Load() {
 		return store.Task{}, fmt.Errorf("%w: the service is shutting down", ErrUnavailable)
 	}
-	nt, err := s.st.Requeue(ctx, id, []store.State{store.StateInterrupted})
+	t, err := s.Task(ctx, id)
+	if err != nil {
+		return store.Task{}, err
+	}
+	from := []store.State{store.StateInterrupted}
+	if t.Goal || t.PlanFirst {
+		from = append(from, store.StateBudgetExhausted)
+	}
+	nt, err := s.st.Requeue(ctx, id, from)
 	if err != nil {
 		var se *store.StateError
 		if errors.As(err, &se) {
-			return store.Task{}, fmt.Errorf("%w: task %s is %s; only interrupted tasks resume", ErrConflict, id, se.Current)
+			return store.Task{}, fmt.Errorf("%w: task %s is %s; only interrupted tasks (and goals out of budget) resume", ErrConflict, id, se.Current)
 		}
 		return store.Task{}, mapStoreErr(err)
 	}

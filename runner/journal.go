@@ -49,6 +49,10 @@ func canonicalJSON(raw []byte) []byte {
 type journaledTool struct {
 	agent.Tool
 	r *run
+	// key names the call in the journal; nil means the parent run's
+	// journalKey. Sub-agents have their own conversations, whose call ids
+	// and message numbers would collide with the parent's.
+	key func(callID string) string
 }
 
 // ReadOnly keeps the wrapped tool's classification.
@@ -66,11 +70,14 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 	r.toolCalls++
 	n, asst := r.toolCalls, r.lastAsst
 	r.mu.Unlock()
+	key := journalKey(asst, call.ID)
+	if j.key != nil {
+		key = j.key(call.ID)
+	}
 	if limit := s.set.Runner.MaxToolCalls; limit > 0 && n > limit {
 		r.cancel(errToolBudget)
 		return "", fmt.Errorf("the call was not run: the task's budget of %d tool calls is spent", limit)
 	}
-	key := journalKey(asst, call.ID)
 	err := s.st.JournalStart(ctx, r.task.ID, key, j.Name(), argsHash(args), string(args))
 	if err != nil && ctx.Err() != nil {
 		return "", errors.New("not run: the run was stopped before this call")
@@ -96,10 +103,16 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 
 // journaled wraps every tool of inner in the journal.
 func (r *run) journaled(inner *agent.ToolRegistry) (*agent.ToolRegistry, error) {
+	return r.journaledAs(inner, nil)
+}
+
+// journaledAs wraps every tool of inner in the journal under key (nil: the
+// parent run's keys).
+func (r *run) journaledAs(inner *agent.ToolRegistry, key func(callID string) string) (*agent.ToolRegistry, error) {
 	out := agent.NewToolRegistry()
 	for _, name := range inner.Names() {
 		t, _ := inner.Get(name)
-		if err := out.Add(journaledTool{Tool: t, r: r}); err != nil {
+		if err := out.Add(journaledTool{Tool: t, r: r, key: key}); err != nil {
 			return nil, err
 		}
 	}

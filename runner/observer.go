@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"reasonix/agent"
+	"reasonix/goals"
 )
 
 // maxEventText bounds tool arguments and results copied into events; the
@@ -61,6 +62,11 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 			s.emitLogged(pctx, id, "retry", map[string]any{"step": e.Step, "reason": truncate(e.Text, maxEventText)})
 		case agent.EventRunFinished:
 			s.emitLogged(pctx, id, "run_finished", map[string]any{"step": e.Step, "outcome": e.Outcome})
+		case goals.EventGoalUpdated, goals.EventQuestion, goals.EventPlanApproval, goals.EventFleetUpdated,
+			goals.EventSubagentStarted, goals.EventSubagentFinished:
+			// The goals package's payloads are the events: a chat relay
+			// reads the question, the plan or the fleet graph directly.
+			s.emitLogged(pctx, id, string(e.Type), e.Data)
 		default:
 			s.emitLogged(pctx, id, string(e.Type), map[string]any{"step": e.Step, "text": truncate(e.Text, maxEventText), "data": e.Data})
 		}
@@ -79,5 +85,39 @@ func (r *run) addUsage(u agent.Usage) {
 	r.mu.Unlock()
 	if limit := r.s.set.Runner.MaxTokens; limit > 0 && total >= limit {
 		r.cancel(errTokenBudget)
+	}
+}
+
+// childObserver records a sub-agent's steps in the task's log, tagged with
+// the child's ref. Its messages stay out of the task's transcript (that is
+// the parent's conversation, which a later run rebuilds), and so do its plan
+// and its own end (subagent_finished reports it). Its tokens count against
+// the task's budget. It is called concurrently for children running at once.
+func (r *run) childObserver(ctx context.Context, ref string, sawAssistant func()) agent.Observer {
+	s, id := r.s, r.task.ID
+	pctx := context.WithoutCancel(ctx)
+	return func(e agent.Event) {
+		switch e.Type {
+		case agent.EventMessage:
+			if e.Message.Role == agent.RoleAssistant {
+				sawAssistant()
+			}
+		case agent.EventToolStarted:
+			s.metrics.toolCalls.WithLabelValues(e.Call.Name).Inc()
+			s.emitLogged(pctx, id, "tool_started", map[string]any{"subagent": ref, "step": e.Step, "call_id": e.Call.ID,
+				"tool": e.Call.Name, "args": truncate(e.Call.Arguments, maxEventText)})
+		case agent.EventToolFinished:
+			s.emitLogged(pctx, id, "tool_finished", map[string]any{"subagent": ref, "step": e.Step, "call_id": e.Call.ID,
+				"tool": e.Call.Name, "result": truncate(e.Result, maxEventText), "is_error": e.IsError})
+		case agent.EventToolRefused:
+			s.emitLogged(pctx, id, "tool_refused", map[string]any{"subagent": ref, "step": e.Step, "call_id": e.Call.ID,
+				"tool": e.Call.Name, "code": e.Verdict.Code, "reason": e.Verdict.Reason})
+		case agent.EventUsage:
+			r.addUsage(*e.Usage)
+			s.emitLogged(pctx, id, "usage", map[string]any{"subagent": ref, "step": e.Step, "prompt": e.Usage.Prompt,
+				"completion": e.Usage.Completion, "cached": e.Usage.Cached})
+		case agent.EventRetry:
+			s.emitLogged(pctx, id, "retry", map[string]any{"subagent": ref, "step": e.Step, "reason": truncate(e.Text, maxEventText)})
+		}
 	}
 }

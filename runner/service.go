@@ -51,9 +51,6 @@ type Config struct {
 	// AllowSelfApproval lets a task's requester decide approvals of their
 	// own task; default false.
 	AllowSelfApproval bool
-	// Goals runs tasks submitted with Goal or PlanFirst; nil runs them as
-	// plain tasks.
-	Goals GoalRunner
 	// ShellEnv is the environment of shell commands and workspace setup;
 	// nil means the process environment without the secrets the
 	// configuration names.
@@ -77,25 +74,6 @@ type Config struct {
 	StaleAfter        time.Duration
 	// SweepInterval is how often expired approvals are swept; default 2s.
 	SweepInterval time.Duration
-}
-
-// GoalRunner runs a goal-mode task (submitted with Goal or PlanFirst) on a
-// session the runner assembled. It is the seam where the goals package's
-// controller plugs in; it must honour ctx and return the outcome of the
-// whole goal (OutcomeSuspended when a call waits for an approval).
-type GoalRunner interface {
-	RunGoal(ctx context.Context, run GoalRun) agent.Result
-}
-
-// GoalRun is what a GoalRunner gets for one run of a goal task.
-type GoalRun struct {
-	Task store.Task
-	// Agent has the persisted conversation restored; Resumed says whether
-	// there was one (then call Continue rather than Run).
-	Agent   *agent.Agent
-	Resumed bool
-	// Store persists the goal state (SaveGoalState / GoalState).
-	Store *store.Store
 }
 
 // Service runs tasks. Build it with New, then Start; Stop it before closing

@@ -23,14 +23,15 @@ when a tool call is refused, do not retry it in another form to get around the r
 what you can and say plainly what you could not do and why. End with a short report of what you
 changed and how you verified it.`
 
-// runSession assembles the task's agent in ws and runs or continues it. An
-// error means the session could not be assembled; how the run itself ended
-// is in the Result.
-func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (agent.Result, error) {
+// runSession assembles the task's agent in ws and runs or continues it: a
+// goal task (Goal or PlanFirst) through the goal controller, any other task
+// as one agent run. An error means the session could not be assembled; how
+// the run itself ended is in the outcome.
+func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome, error) {
 	task := r.task
 	provider, model, err := s.cfg.Providers("")
 	if err != nil {
-		return agent.Result{}, fmt.Errorf("provider: %w", err)
+		return outcome{}, fmt.Errorf("provider: %w", err)
 	}
 	confine, err := policy.NewConfinement(policy.SandboxConfig{
 		WorkspaceRoot: ws.Dir,
@@ -40,7 +41,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (agent.Re
 		Network:       s.set.Sandbox.Network,
 	})
 	if err != nil {
-		return agent.Result{}, fmt.Errorf("sandbox: %w", err)
+		return outcome{}, fmt.Errorf("sandbox: %w", err)
 	}
 	obs := r.observer(ctx)
 	env := agent.ToolEnv{
@@ -53,12 +54,12 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (agent.Re
 	}
 	inner := agent.NewToolRegistry()
 	if err := inner.AddBuiltins(env, s.set.Tools.Enabled); err != nil {
-		return agent.Result{}, fmt.Errorf("tools: %w", err)
+		return outcome{}, fmt.Errorf("tools: %w", err)
 	}
 	if len(s.set.Plugins) > 0 {
 		m, err := s.startPlugins(ctx, ws.Dir)
 		if err != nil {
-			return agent.Result{}, err
+			return outcome{}, err
 		}
 		defer func() {
 			// Stop even when ctx is done: the servers are child processes.
@@ -72,11 +73,11 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (agent.Re
 	}
 	tools, err := r.journaled(inner)
 	if err != nil {
-		return agent.Result{}, err
+		return outcome{}, err
 	}
 	grants, err := s.st.Grants(ctx, task.ID)
 	if err != nil {
-		return agent.Result{}, err
+		return outcome{}, err
 	}
 	gate, err := policy.NewGate(policy.GateConfig{
 		Policy:   s.pol,
@@ -86,23 +87,23 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (agent.Re
 		Grants:   grants,
 	})
 	if err != nil {
-		return agent.Result{}, fmt.Errorf("gate: %w", err)
+		return outcome{}, fmt.Errorf("gate: %w", err)
 	}
 
 	history, err := s.st.Messages(ctx, task.ID)
 	if err != nil {
-		return agent.Result{}, err
+		return outcome{}, err
 	}
 	history, err = r.recoverJournal(ctx, history, tools)
 	if err != nil {
-		return agent.Result{}, err
+		return outcome{}, err
 	}
 	inbox, err := s.st.TakeInbox(ctx, task.ID)
 	if err != nil {
-		return agent.Result{}, err
+		return outcome{}, err
 	}
 	ref, _ := s.set.ResolveModel("")
-	ag, err := agent.New(agent.Config{
+	base := agent.Config{
 		Provider:     provider,
 		Model:        model,
 		Tools:        tools,
@@ -111,39 +112,39 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (agent.Re
 		Temperature:  s.set.Agent.Temperature,
 		MaxTokens:    ref.MaxOutputTokens,
 		MaxSteps:     s.set.Agent.MaxSteps,
-		History:      history,
 		Observer:     obs,
-	})
+	}
+	if task.Goal || task.PlanFirst {
+		return s.runGoal(ctx, r, goalSession{base: base, env: env, confine: confine, grants: grants,
+			workdir: ws.Dir, history: history, inbox: inbox})
+	}
+	base.History = history
+	ag, err := agent.New(base)
 	if err != nil {
-		return agent.Result{}, err
+		return outcome{}, err
 	}
 	r.mu.Lock()
 	r.ag = ag
 	r.mu.Unlock()
-
-	if (task.Goal || task.PlanFirst) && s.cfg.Goals != nil {
-		for _, m := range inbox {
-			ag.Steer(m.Text)
-		}
-		return s.cfg.Goals.RunGoal(ctx, GoalRun{Task: task, Agent: ag, Resumed: len(history) > 0, Store: s.st}), nil
-	}
+	var res agent.Result
 	switch {
 	case len(history) == 0:
 		for _, m := range inbox {
 			ag.Steer(m.Text)
 		}
-		return ag.Run(ctx, task.Prompt), nil
+		res = ag.Run(ctx, task.Prompt)
 	case len(inbox) > 0 && finalAnswer(history):
 		for _, m := range inbox[1:] {
 			ag.Steer(m.Text)
 		}
-		return ag.Run(ctx, inbox[0].Text), nil
+		res = ag.Run(ctx, inbox[0].Text)
 	default:
 		for _, m := range inbox {
 			ag.Steer(m.Text)
 		}
-		return ag.Continue(ctx), nil
+		res = ag.Continue(ctx)
 	}
+	return s.classify(ctx, r, res), nil
 }
 
 // finalAnswer reports whether the conversation ends with an answer that

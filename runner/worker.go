@@ -154,7 +154,7 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		}
 		return s.finish(context.WithoutCancel(ctx), r, nil, outcome{state: store.StateFailed, code: "workspace", ref: ref}, start)
 	}
-	res, err := s.runSession(ctx, r, ws)
+	o, err := s.runSession(ctx, r, ws)
 	stopControl() // before finish, which continues the task if messages remain
 	if err != nil {
 		ref := newRef()
@@ -164,7 +164,7 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		}
 		return s.finish(context.WithoutCancel(ctx), r, ws, outcome{state: store.StateFailed, code: "setup", ref: ref}, start)
 	}
-	return s.finish(context.WithoutCancel(ctx), r, ws, s.classify(ctx, r, res), start)
+	return s.finish(context.WithoutCancel(ctx), r, ws, o, start)
 }
 
 // control watches, while a task runs, for a cancel request or steering
@@ -244,6 +244,7 @@ type outcome struct {
 	result  agent.Result
 	approve time.Time // waiting: the approval's deadline
 	reason  string    // interrupted: why
+	goal    *goalEnd  // goal tasks: how the goal stands
 }
 
 // stopped classifies a run whose context ended.
@@ -274,13 +275,7 @@ func (s *Service) classify(ctx context.Context, r *run, res agent.Result) outcom
 	case agent.OutcomeStepLimit:
 		o.state, o.code = store.StateBudgetExhausted, "step_limit"
 	case agent.OutcomeSuspended:
-		o.state = store.StateWaitingApproval
-		var se *suspendError
-		if errors.As(res.Err, &se) {
-			o.approve = se.approval.ExpiresAt
-		} else {
-			o.approve = s.now().Add(s.approvalTTL())
-		}
+		o.state, o.approve = store.StateWaitingApproval, s.approvalDeadline(res.Err)
 	case agent.OutcomeInterrupted:
 		so := s.stopped(ctx)
 		so.result = res
@@ -290,6 +285,15 @@ func (s *Service) classify(ctx context.Context, r *run, res agent.Result) outcom
 		s.log.Error("runner: run failed", "task", r.task.ID, "ref", o.ref, "err", res.Err)
 	}
 	return o
+}
+
+// approvalDeadline is when the approval a suspended run waits for expires.
+func (s *Service) approvalDeadline(err error) time.Time {
+	var se *suspendError
+	if errors.As(err, &se) {
+		return se.approval.ExpiresAt
+	}
+	return s.now().Add(s.approvalTTL())
 }
 
 // finish records the end of a run: the waiting state and a snooze, the
@@ -324,7 +328,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	r.mu.Unlock()
 	result := &store.Result{
 		FinalAnswer: o.result.FinalAnswer,
-		Summary:     summary(o.result.FinalAnswer),
+		Summary:     cmpStr(o.goal.summary(), summary(o.result.FinalAnswer)),
 		Tokens:      usage,
 		Cost:        s.cost(usage),
 		DurationMS:  s.now().Sub(start).Milliseconds(),
@@ -347,11 +351,16 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
 	}
 	// The report goes first, so whoever sees the terminal state finds it.
-	s.emitLogged(ctx, id, "final_report", map[string]any{
+	report := map[string]any{
 		"state": o.state, "summary": result.Summary, "final_answer": result.FinalAnswer,
 		"diff_stat": result.DiffStat, "branch": result.Branch, "tokens": result.Tokens,
 		"cost": result.Cost, "duration_ms": result.DurationMS, "error": result.Error,
-	})
+	}
+	if o.goal != nil {
+		report["goal"] = o.goal
+		report["counters"] = o.goal.Counters
+	}
+	s.emitLogged(ctx, id, "final_report", report)
 	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, o.state, &store.StateOpts{Result: result})
 	if err != nil {
 		return s.lostState(ctx, id, err)

@@ -1,0 +1,295 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"reasonix/agent"
+	"reasonix/goals"
+	"reasonix/policy"
+	"reasonix/runner/store"
+)
+
+// childSystemPrompt is every sub-agent's prompt: children inherit nothing
+// from the parent's conversation, only what their task says.
+const childSystemPrompt = `You are a Reasonix sub-agent working unattended on one self-contained part of a larger task.
+You see only the task you were given and the workspace. Do exactly that task, verify your work,
+and finish with a short answer the parent can use. When you change files, close with
+complete_subtask, backing every claim with a command you ran or a file you wrote.`
+
+// goalSession is what runSession assembled for a goal task.
+type goalSession struct {
+	base    agent.Config // the parent's agent: provider, journaled tools, gate, prompt, observer; no History
+	env     agent.ToolEnv
+	confine *policy.Confinement
+	grants  []string
+	workdir string
+	history []agent.Message // the transcript, with the journal's rules applied
+	inbox   []store.InboxMessage
+}
+
+// runGoal runs a goal task through the goal controller: the first run
+// starts the goal, every later run (after an approval, an answer to its
+// question, a restart) resumes the saved state with the messages that
+// arrived meanwhile.
+func (s *Service) runGoal(ctx context.Context, r *run, gs goalSession) (outcome, error) {
+	task := r.task
+	doc, err := s.loadGoalDoc(ctx, task.ID)
+	if err != nil {
+		return outcome{}, err
+	}
+	gstore := &goalStore{s: s, taskID: task.ID, base: doc.Counters}
+	// Sub-agents cannot wait for a person: a call of theirs that needs one
+	// is refused as unattended, and the parent, whose calls can wait, may
+	// make it itself.
+	childGate, err := policy.NewGate(policy.GateConfig{Policy: s.pol, Posture: policy.Posture(task.Posture),
+		Workdir: gs.workdir, Grants: gs.grants})
+	if err != nil {
+		return outcome{}, fmt.Errorf("gate: %w", err)
+	}
+	obs := gs.base.Observer
+	host, err := goals.NewHost(goals.HostConfig{
+		Factory:            s.childFactory(ctx, r, gs, gstore, childGate),
+		Workdir:            gs.workdir,
+		Paths:              gs.confine,
+		MaxConcurrency:     s.set.Agent.MaxSubagentConcurrency,
+		MaxParallelWriters: s.set.Agent.MaxParallelWriters,
+		Observer: func(e agent.Event) {
+			obs(e)
+			if e.Type == goals.EventFleetUpdated {
+				gstore.childrenChanged(ctx)
+			}
+		},
+	})
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := host.Restore(doc.Children); err != nil {
+		return outcome{}, err
+	}
+	gstore.host = host
+	ctl, err := goals.New(goals.Config{
+		Agent: gs.base,
+		Store: gstore,
+		Budget: goals.Budget{
+			Tokens:    s.set.Agent.GoalTokenBudget,
+			Turns:     s.set.Agent.GoalMaxTurns,
+			WallClock: s.set.Agent.GoalWallClock,
+		},
+		Approver: &planBroker{s: s, task: task},
+		Policy:   s.pol,
+		Workdir:  gs.workdir,
+		Host:     host,
+	})
+	if err != nil {
+		return outcome{}, err
+	}
+
+	message := inboxText(gs.inbox)
+	var res goals.Result
+	if doc.State == nil {
+		g := goals.Goal{ID: task.ID, Objective: task.Prompt, PlanFirst: task.PlanFirst}
+		if message != "" {
+			g.Context = "Messages from the requester after the task was submitted:\n" + message
+		}
+		res, err = ctl.Run(ctx, g)
+		return s.classifyGoal(ctx, r, res, err, gstore), nil
+	}
+	st, err := goals.DecodeState(doc.State)
+	if err != nil {
+		return outcome{}, err
+	}
+	adoptTranscript(st, gs.history)
+	if st.Status == goals.StatusComplete {
+		if message == "" {
+			// The goal completed but its run ended before the task
+			// recorded it (a crash): report it, there is nothing to do.
+			res = goals.Result{Outcome: st.Status, State: st, FinalAnswer: lastAnswer(st.History)}
+			return s.classifyGoal(ctx, r, res, nil, gstore), nil
+		}
+		// A message after completion reopens the goal: the requester's
+		// turn may edit it or ask for more.
+		st.Status = goals.StatusPaused
+	}
+	if st.PlanPending && message != "" {
+		// The same plan is reviewed again first; the message must not be
+		// lost on the way, so it waits in the next turn's notices.
+		st.Notices = append(st.Notices, "Message from the requester while the plan waited for review:\n"+message)
+		message = ""
+	}
+	res, err = ctl.Resume(ctx, st, message)
+	return s.classifyGoal(ctx, r, res, err, gstore), nil
+}
+
+// inboxText joins the requester's messages into one turn.
+func inboxText(inbox []store.InboxMessage) string {
+	texts := make([]string, 0, len(inbox))
+	for _, m := range inbox {
+		texts = append(texts, m.Text)
+	}
+	return strings.Join(texts, "\n\n")
+}
+
+// adoptTranscript makes the transcript the goal's conversation when it is
+// ahead of the saved state. The transcript is persisted message by message,
+// the state only after each turn, so a run that stopped mid-turn (a crash)
+// left that turn's messages in the transcript only (and the journal's rules
+// may have answered its calls). The turn is then continued, not started
+// again, so the calls it already ran are not repeated.
+func adoptTranscript(st *goals.State, transcript []agent.Message) {
+	if len(transcript) <= len(st.History) {
+		return
+	}
+	same := func(a, b agent.Message) bool {
+		return a.Role == b.Role && a.Content == b.Content && a.ToolCallID == b.ToolCallID && len(a.ToolCalls) == len(b.ToolCalls)
+	}
+	if !slices.EqualFunc(st.History, transcript[:len(st.History)], same) {
+		return // not this goal's conversation; keep the state's
+	}
+	st.History = transcript
+	st.Suspended = true
+}
+
+// lastAnswer is the last assistant text of a conversation.
+func lastAnswer(h []agent.Message) string {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role == agent.RoleAssistant && h[i].Content != "" {
+			return h[i].Content
+		}
+	}
+	return ""
+}
+
+// childFactory builds each sub-agent like the parent (provider, model, the
+// task's workspace and confinement) but with its own prompt, a fresh
+// built-in registry behind the write-ahead journal (so sub-agent writes are
+// journaled too, under the child's ref) and gate.
+func (s *Service) childFactory(ctx context.Context, r *run, gs goalSession, gstore *goalStore, gate agent.Gate) goals.ChildFactory {
+	return goals.ChildFactoryFunc(func(_ context.Context, spec goals.ChildSpec) (agent.Config, error) {
+		env := gs.env
+		env.Emit = nil // a child's plan is its own, not the task's checklist
+		inner := agent.NewToolRegistry()
+		if err := inner.AddBuiltins(env, s.set.Tools.Enabled); err != nil {
+			return agent.Config{}, fmt.Errorf("runner: sub-agent tools: %w", err)
+		}
+		var turns atomic.Int64 // the child's assistant messages, numbering its calls like the parent's
+		tools, err := r.journaledAs(inner, func(callID string) string {
+			return fmt.Sprintf("%s/%d/%s", spec.Ref, turns.Load(), callID)
+		})
+		if err != nil {
+			return agent.Config{}, err
+		}
+		g := gate
+		if gstore.planApproved.Load() {
+			g = goals.ApprovedPlanGate(s.pol, gs.workdir, gate)
+		}
+		return agent.Config{
+			Provider:     gs.base.Provider,
+			Model:        gs.base.Model,
+			Tools:        tools,
+			Gate:         g,
+			SystemPrompt: childSystemPrompt,
+			Temperature:  gs.base.Temperature,
+			MaxTokens:    gs.base.MaxTokens,
+			MaxSteps:     gs.base.MaxSteps,
+			Observer:     r.childObserver(ctx, spec.Ref, func() { turns.Add(1) }),
+		}, nil
+	})
+}
+
+// goalEnd is how a goal stands when its run ends: the final report's
+// "goal" entry.
+type goalEnd struct {
+	ID       string         `json:"id"`
+	Status   goals.Status   `json:"status"`
+	Reason   string         `json:"reason,omitempty"`
+	Question string         `json:"question,omitempty"`
+	Summary  string         `json:"summary,omitempty"`
+	Turns    int            `json:"turns"`
+	Tokens   int            `json:"tokens"`
+	Counters goals.Counters `json:"counters"`
+}
+
+// summary is the task result's summary for the goal, "" to use the final
+// answer's: the completion summary, the question, or why it stopped.
+func (g *goalEnd) summary() string {
+	switch {
+	case g == nil:
+		return ""
+	case g.Question != "":
+		return truncate("Question: "+g.Question, 500)
+	case g.Status == goals.StatusComplete:
+		return truncate(g.Summary, 500)
+	case g.Status == goals.StatusBlocked || g.Status == goals.StatusPaused || g.Status == goals.StatusBudget:
+		return truncate(g.Reason, 500)
+	}
+	return ""
+}
+
+// classifyGoal maps how a goal ended onto the task's state and result.
+func (s *Service) classifyGoal(ctx context.Context, r *run, res goals.Result, err error, gstore *goalStore) outcome {
+	o := outcome{result: agent.Result{FinalAnswer: res.FinalAnswer, Err: res.Err}}
+	if st := res.State; st != nil {
+		o.goal = &goalEnd{ID: st.Goal.ID, Status: st.Status, Reason: st.Reason, Question: st.Question, Summary: st.Summary,
+			Turns: st.Turns, Tokens: st.Tokens, Counters: gstore.counters()}
+	}
+	if err != nil {
+		var pr *planRefusal
+		switch {
+		case errors.As(err, &pr):
+			o.state, o.code = store.StateBlocked, pr.Code
+			if o.goal != nil {
+				o.goal.Status, o.goal.Reason = goals.StatusBlocked, pr.Reason
+			}
+		case ctx.Err() != nil:
+			so := s.stopped(ctx)
+			so.result, so.goal = o.result, o.goal
+			return so
+		default:
+			o.state, o.code, o.ref = store.StateFailed, "goal", newRef()
+			s.log.Error("runner: goal failed", "task", r.task.ID, "ref", o.ref, "err", err)
+		}
+		return o
+	}
+	switch res.Outcome {
+	case goals.StatusComplete:
+		o.state = store.StateSucceeded
+	case goals.StatusBlocked:
+		o.state, o.code = store.StateBlocked, "goal_blocked"
+	case goals.StatusQuestion:
+		o.state, o.code = store.StateBlocked, "question"
+	case goals.StatusPaused:
+		o.state, o.code = store.StateBlocked, "paused"
+	case goals.StatusBudget:
+		o.state, o.code = store.StateBudgetExhausted, "goal_budget"
+	case goals.StatusSuspended:
+		o.state, o.approve = store.StateWaitingApproval, s.approvalDeadline(res.Err)
+	case goals.StatusCancelled:
+		so := s.stopped(ctx)
+		so.result, so.goal = o.result, o.goal
+		return so
+	default: // failed
+		o.state, o.code, o.ref = store.StateFailed, agent.Reason(res.Err), newRef()
+		s.log.Error("runner: goal failed", "task", r.task.ID, "ref", o.ref, "err", res.Err)
+	}
+	return o
+}
+
+// loadGoalDoc reads the task's goal document; the zero document when the
+// goal has not started.
+func (s *Service) loadGoalDoc(ctx context.Context, taskID string) (goalDoc, error) {
+	raw, err := s.st.GoalState(ctx, taskID)
+	if err != nil || raw == nil {
+		return goalDoc{}, err
+	}
+	var doc goalDoc
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return goalDoc{}, fmt.Errorf("runner: goal state of task %s: %w", taskID, err)
+	}
+	return doc, nil
+}
