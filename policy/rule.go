@@ -98,7 +98,15 @@ func parseRule(s string) (Rule, error) {
 	if family == familyBash {
 		return parseBashSpec(spec, bad)
 	}
-	spec = path.Clean(spec)
+	// Clean and trim until stable, so the printed rule parses back the same
+	// ("a/ /" cleans to "a/ ", which trims to "a/", which cleans to "a").
+	for {
+		clean := strings.TrimSpace(path.Clean(spec))
+		if clean == spec {
+			break
+		}
+		spec = clean
+	}
 	for _, seg := range strings.Split(spec, "/") {
 		if _, err := path.Match(seg, ""); err != nil {
 			return bad("bad glob pattern: %v", err)
