@@ -43,7 +43,7 @@ func (s *Service) runGoal(ctx context.Context, r *run, gs goalSession) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
-	gstore := &goalStore{s: s, taskID: task.ID, base: doc.Counters}
+	gstore := &goalStore{s: s, taskID: task.ID, base: doc.Counters, saved: len(doc.Children)}
 	// Sub-agents cannot wait for a person: a call of theirs that needs one
 	// is refused as unattended, and the parent, whose calls can wait, may
 	// make it itself.

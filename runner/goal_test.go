@@ -533,3 +533,37 @@ func TestGoalStopAndResume(t *testing.T) {
 		t.Fatalf("goal = %v", goal)
 	}
 }
+
+// TestGoalBudgetResumes: a goal that spends its turn budget ends
+// budget_exhausted; Resume grants a fresh slice and the same goal completes.
+func TestGoalBudgetResumes(t *testing.T) {
+	ctx := context.Background()
+	rt := newSubRouter()
+	p := rt.script("Objective: two steps",
+		calls(call("w1", "write_file", map[string]string{"path": "one.txt", "content": "1\n"})),
+		answer("Step one is done."))
+	set := settings(2)
+	set.Agent.GoalMaxTurns = 1
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set})
+	task := submitGoal(t, svc, runner.TaskRequest{Prompt: "two steps", Goal: true, Posture: "auto"})
+	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateBudgetExhausted, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateBudgetExhausted || done.Result.Error != "goal_budget" || !contains(done.Result.Summary, "turn budget spent") {
+		t.Fatalf("task = %s %+v", done.State, done.Result)
+	}
+	p.Add(endGoal("complete", map[string]any{"summary": "Both steps done."}, "Done.", nil)...)
+	if _, err := svc.Resume(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	done = runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBudgetExhausted)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("after Resume: %s %+v", done.State, done.Result)
+	}
+	goal, _ := finalReport(t, svc, task.ID)["goal"].(map[string]any)
+	if goal["id"] != task.ID || goal["turns"] != float64(2) {
+		t.Fatalf("goal = %v", goal)
+	}
+	// A finished goal does not resume.
+	if _, err := svc.Resume(ctx, task.ID); err == nil {
+		t.Fatal("a succeeded task resumed")
+	}
+}
