@@ -173,6 +173,7 @@ func submitGoal(t *testing.T, svc *runner.Service, req runner.TaskRequest) store
 // through update_goal and ends succeeded with the goal's summary, the
 // delegation counters in its final report, and the goal events in its log.
 func TestGoalCompletes(t *testing.T) {
+	t.Parallel()
 	rt := newSubRouter()
 	parent := rt.script("Objective: write notes",
 		append([]agenttest.Turn{
@@ -228,6 +229,7 @@ func TestGoalCompletes(t *testing.T) {
 // the task blocked with a question event; the requester's message resumes
 // the same goal, which receives the answer and completes.
 func TestGoalQuestionAnsweredByMessage(t *testing.T) {
+	t.Parallel()
 	rt := newSubRouter()
 	var sawAnswer bool
 	p := rt.script("Objective: pick a database",
@@ -278,6 +280,7 @@ func planTurns(items ...string) []agenttest.Turn {
 // worker; allowed, it carries the plan out under the approved-plan window
 // (an ordinary write needs no further approval) and succeeds.
 func TestGoalPlanFirstApproved(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rt := newSubRouter()
 	p := rt.script("Objective: make plan.txt", planTurns("write plan.txt")...)
@@ -323,6 +326,7 @@ func TestGoalPlanFirstApproved(t *testing.T) {
 // TestGoalPlanRejectedReplans: a denied plan goes back to the model with
 // the approver's note, and the revised plan is a new approval.
 func TestGoalPlanRejectedReplans(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rt := newSubRouter()
 	p := rt.script("Objective: fix the build", planTurns("patch main.go")...)
@@ -363,6 +367,7 @@ func TestGoalPlanRejectedReplans(t *testing.T) {
 // TestGoalPlanUnattended: nobody can approve a webhook task's plan, so the
 // task ends blocked with code unattended instead of waiting or re-planning.
 func TestGoalPlanUnattended(t *testing.T) {
+	t.Parallel()
 	rt := newSubRouter()
 	p := rt.script("Objective: nightly cleanup", planTurns("delete stale branches")...)
 	svc := runnertest.Start(t, runnertest.Options{Provider: rt})
@@ -380,6 +385,7 @@ func TestGoalPlanUnattended(t *testing.T) {
 // parks the task; after the decision the goal continues exactly there:
 // the call runs once and the goal completes.
 func TestGoalSuspendedCallResumes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rt := newSubRouter()
 	p := rt.script("Objective: make out.txt", calls(bashCall("c1", "echo hi > out.txt")))
@@ -423,6 +429,7 @@ var refOfA = regexp.MustCompile(`## a: done ref=(sa-[0-9a-f]+)`)
 // dependency order and their records are saved with the task; after the
 // service restarts, the resumed goal reads the earlier child's answer.
 func TestGoalFleetSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rt := newSubRouter()
 	fleet := map[string]any{"items": []map[string]any{
@@ -488,6 +495,7 @@ func TestGoalFleetSurvivesRestart(t *testing.T) {
 // TestGoalStopAndResume: Stop interrupts a running goal; Resume on a new
 // service continues the same goal state (same goal id, turns accumulate).
 func TestGoalStopAndResume(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rt := newSubRouter()
 	p := rt.script("Objective: long job",
@@ -537,6 +545,7 @@ func TestGoalStopAndResume(t *testing.T) {
 // TestGoalBudgetResumes: a goal that spends its turn budget ends
 // budget_exhausted; Resume grants a fresh slice and the same goal completes.
 func TestGoalBudgetResumes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rt := newSubRouter()
 	p := rt.script("Objective: two steps",
