@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -574,5 +575,19 @@ func TestGoalBudgetResumes(t *testing.T) {
 	// A finished goal does not resume.
 	if _, err := svc.Resume(ctx, task.ID); err == nil {
 		t.Fatal("a succeeded task resumed")
+	}
+}
+
+// TestGoalPromptBound: a goal's prompt becomes its objective, whose bound
+// Submit enforces, so the task is refused at intake instead of failing later.
+func TestGoalPromptBound(t *testing.T) {
+	t.Parallel()
+	svc := runnertest.Start(t, runnertest.Options{})
+	long := strings.Repeat("x", 16<<10+1)
+	if _, _, err := svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Prompt: long, Goal: true}); !errors.Is(err, runner.ErrInvalid) {
+		t.Fatalf("Submit of a long goal = %v, want ErrInvalid", err)
+	}
+	if _, _, err := svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Prompt: long}); err != nil {
+		t.Fatalf("a plain task of the same length: %v", err)
 	}
 }

@@ -12,6 +12,10 @@ import (
 // Limits of a TaskRequest.
 const (
 	MaxPromptBytes = 100 << 10
+	// maxGoalPrompt is the goals package's bound on a goal's objective: a
+	// goal task's prompt becomes its objective, refused here rather than
+	// failing when the task runs.
+	maxGoalPrompt = 16 << 10
 	maxNotify      = 16
 	maxApprovers   = 64
 	maxIDLen       = 256
@@ -43,6 +47,9 @@ func (r *TaskRequest) validate(s *Service) error {
 	}
 	if len(r.Prompt) > MaxPromptBytes {
 		return invalidf("the prompt is %d bytes; at most %d are accepted", len(r.Prompt), MaxPromptBytes)
+	}
+	if (r.Goal || r.PlanFirst) && len(r.Prompt) > maxGoalPrompt {
+		return invalidf("a goal's prompt is %d bytes; at most %d are accepted", len(r.Prompt), maxGoalPrompt)
 	}
 	if !utf8.ValidString(r.Prompt) {
 		return invalidf("the prompt is not valid UTF-8")
