@@ -16,9 +16,9 @@ const (
 	// goal task's prompt becomes its objective, refused here rather than
 	// failing when the task runs.
 	maxGoalPrompt = 16 << 10
-	maxNotify      = 16
-	maxApprovers   = 64
-	maxIDLen       = 256
+	maxNotify     = 16
+	maxApprovers  = 64
+	maxIDLen      = 256
 )
 
 // TaskRequest is one task handed to Submit.
