@@ -143,6 +143,9 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 		a.nest("the wrapped command name is computed at run time")
 	}
 	inner := words[start:]
+	if norm, ok := stripGitGlobals(inner); ok {
+		a.facts.extra = append(a.facts.extra, norm)
+	}
 	c := classify(inner, lit[start:])
 	if c.nested != "" {
 		a.nest(c.nested)

@@ -164,3 +164,24 @@ func TestEditFamilyCoversBothEndsOfMove(t *testing.T) {
 		t.Error("subject extraction for MCP tools")
 	}
 }
+
+func TestDenyRuleSeesPastGitGlobalOptions(t *testing.T) {
+	p := mustPolicy(t, Config{Mode: "allow", Deny: []string{"Bash(git push:*)"}})
+	for _, cmd := range []string{
+		"git push origin main",
+		"git -C . push origin main",
+		"git --no-pager push",
+		"git --git-dir=.git --work-tree . push -f",
+		"/usr/bin/git -C sub push",
+		"cd x && git -C .. push",
+	} {
+		if got := p.Decide("bash", false, bashArgs(cmd)); got != Deny {
+			t.Errorf("%q: %v, want deny", cmd, got)
+		}
+	}
+	for _, cmd := range []string{"git -C . status", "git --no-pager log -1", "git pushy"} {
+		if got := p.Decide("bash", false, bashArgs(cmd)); got == Deny {
+			t.Errorf("%q denied by Bash(git push:*)", cmd)
+		}
+	}
+}

@@ -351,3 +351,39 @@ func allLit(lit []bool) bool {
 	}
 	return true
 }
+
+// gitGlobalOptions are git's options that come before the subcommand, with
+// whether each takes a separate value.
+var gitGlobalOptions = map[string]bool{
+	"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true,
+	"--exec-path": false, "--config-env": true, "-p": false, "--paginate": false, "-P": false,
+	"--no-pager": false, "--bare": false, "--no-replace-objects": false, "--literal-pathspecs": false,
+	"--glob-pathspecs": false, "--noglob-pathspecs": false, "--icase-pathspecs": false,
+	"--no-optional-locks": false, "--no-lazy-fetch": false,
+}
+
+// stripGitGlobals returns `git SUBCOMMAND ARGS...` for a git command that
+// puts global options before its subcommand (`git -C . push`), so deny and
+// ask rules written as `Bash(git push:*)` still see the push. ok is false
+// when words is not git or has no such options.
+func stripGitGlobals(words []string) ([]string, bool) {
+	if len(words) < 2 || baseName(words[0]) != "git" {
+		return nil, false
+	}
+	i := 1
+	for i < len(words) && strings.HasPrefix(words[i], "-") {
+		opt, _, inline := strings.Cut(words[i], "=")
+		takesValue, known := gitGlobalOptions[opt]
+		if !known {
+			break
+		}
+		i++
+		if takesValue && !inline {
+			i++
+		}
+	}
+	if i == 1 || i >= len(words) {
+		return nil, false
+	}
+	return append([]string{"git"}, words[i:]...), true
+}
