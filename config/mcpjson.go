@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"sort"
 )
 
@@ -85,4 +87,44 @@ func (l *loader) readMCPJSON(path string) {
 		return
 	}
 	l.c.Plugins = mergeEntries(&l.p, path, "plugins", l.c.Plugins, plugins, func(p *Plugin) string { return p.Name })
+}
+
+// WorkspacePlugins reads the MCP servers a repository declares in its own
+// .mcp.json at the root of dir, expanded and validated like [[plugins]]
+// (${REASONIX_WORKSPACE_ROOT} is left for the caller). A missing file is no
+// servers. Callers load these only when the service allows it: a checkout
+// must not widen what a task may run by itself.
+func WorkspacePlugins(dir string, env func(string) (string, bool)) ([]Plugin, error) {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	path := filepath.Join(dir, MCPJSONFile)
+	data, found, err := readFile(path)
+	if !found {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &FileError{File: path, Err: err}
+	}
+	plugins, err := parseMCPJSON(path, data)
+	if err != nil {
+		return nil, err
+	}
+	var p problems
+	e := expander{lookup: env, keep: keepWorkspaceVars, p: &p}
+	for i := range plugins {
+		pl := &plugins[i]
+		pl.applyDefaults()
+		label := entryLabel("mcpServers", pl.Name, i)
+		e.str(&pl.Command, path, label+".command")
+		e.list(pl.Args, path, label+".args")
+		e.table(pl.Env, path, label+".env")
+		e.str(&pl.URL, path, label+".url")
+		e.table(pl.Headers, path, label+".headers")
+		pl.validate(label, &p)
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return plugins, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"reasonix/config"
 	"reasonix/mcp"
 	"reasonix/policy"
+	"reasonix/runner/store"
 )
 
 // defaultSystemPrompt is stable across runs so providers can cache the prefix.
@@ -56,8 +58,8 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if err := inner.AddBuiltins(env, s.set.Tools.Enabled); err != nil {
 		return outcome{}, fmt.Errorf("tools: %w", err)
 	}
-	if len(s.set.Plugins) > 0 {
-		m, err := s.startPlugins(ctx, ws.Dir)
+	if plugins := s.taskPlugins(task, ws.Dir); len(plugins) > 0 {
+		m, err := s.startPlugins(ctx, ws.Dir, plugins)
 		if err != nil {
 			return outcome{}, err
 		}
@@ -154,12 +156,43 @@ func finalAnswer(history []agent.Message) bool {
 	return last.Role == agent.RoleAssistant && len(last.ToolCalls) == 0
 }
 
-// startPlugins starts the configured MCP servers for one task and waits, at
+// taskPlugins lists the MCP servers of a task: the service's [[plugins]],
+// plus those the repository declares in its own .mcp.json when both
+// [serve] allow_workspace_plugins and the workspace's plugins_from_workspace
+// allow it. A service entry wins a name collision; a broken .mcp.json is
+// logged and ignored rather than failing the task.
+func (s *Service) taskPlugins(task store.Task, dir string) []config.Plugin {
+	plugins := s.set.Plugins
+	if !s.set.Serve.AllowWorkspacePlugins || task.Workspace == "" {
+		return plugins
+	}
+	allowed := false
+	for _, w := range s.set.Workspaces {
+		allowed = allowed || w.Name == task.Workspace && w.PluginsFromWorkspace
+	}
+	if !allowed {
+		return plugins
+	}
+	own, err := config.WorkspacePlugins(dir, nil)
+	if err != nil {
+		s.log.Warn("runner: the workspace's .mcp.json is ignored", "task", task.ID, "err", err)
+		return plugins
+	}
+	merged := slices.Clone(plugins)
+	for _, p := range own {
+		if !slices.ContainsFunc(plugins, func(q config.Plugin) bool { return q.Name == p.Name }) {
+			merged = append(merged, p)
+		}
+	}
+	return merged
+}
+
+// startPlugins starts the task's MCP servers and waits, at
 // most the startup cap, for them. A server that is not ready is left out.
-func (s *Service) startPlugins(ctx context.Context, workdir string) (*mcp.Manager, error) {
-	servers := make([]mcp.ServerConfig, 0, len(s.set.Plugins))
+func (s *Service) startPlugins(ctx context.Context, workdir string, plugins []config.Plugin) (*mcp.Manager, error) {
+	servers := make([]mcp.ServerConfig, 0, len(plugins))
 	wait := s.set.Tools.MCPStartupTimeout()
-	for _, p := range s.set.Plugins {
+	for _, p := range plugins {
 		timeouts := map[string]time.Duration{}
 		for tool := range p.ToolTimeoutSeconds {
 			timeouts[tool] = p.CallTimeout(s.set.Tools, tool)
