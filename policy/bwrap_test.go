@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -162,4 +163,46 @@ func itoa(n int) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 	}
 	return string(b)
+}
+
+func TestClaimedSandboxWritesOnlyTheClaim(t *testing.T) {
+	needBwrap(t)
+	ws, _ := hostDirs(t)
+	if err := os.MkdirAll(filepath.Join(ws, "claimed"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell, err := c.Claimed([]string{"claimed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(script string) error {
+		argv, err := shell.WrapShell(ws, script)
+		if err != nil {
+			t.Fatalf("WrapShell: %v", err)
+		}
+		return exec.Command(argv[0], argv[1:]...).Run()
+	}
+	if err := run("echo ok > claimed/a.txt"); err != nil {
+		t.Fatalf("write inside the claim: %v", err)
+	}
+	if err := run("echo no > outside-claim.txt"); err == nil {
+		t.Error("a write outside the claim (but inside the workspace) succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "outside-claim.txt")); err == nil {
+		t.Error("outside-claim.txt exists")
+	}
+	if _, err := c.Claimed([]string{"../escape"}); err == nil {
+		t.Error("a claim outside the workspace was accepted")
+	}
+	off, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws, Bash: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := off.Claimed([]string{"claimed"}); !errors.Is(err, ErrNoSandbox) {
+		t.Errorf("bash = off: err = %v, want ErrNoSandbox", err)
+	}
 }

@@ -148,3 +148,33 @@ func (c *Confinement) isForbidden(r string) bool {
 // Shell returns the wrapper that runs bash inside bubblewrap, or nil when
 // `[sandbox] bash = "off"` (bash then runs unconfined).
 func (c *Confinement) Shell() agent.ShellWrapper { return c.shell }
+
+// ErrNoSandbox means bash runs unconfined ([sandbox] bash = "off"), so no
+// OS sandbox can narrow what it writes.
+var ErrNoSandbox = errors.New("policy: bash is not sandboxed")
+
+// Claimed returns a sandbox for bash that may write only under paths (a
+// sub-agent's write claim; each resolved like a writer's path, so it must
+// lie inside the writable roots) and the private /tmp; readers are hidden
+// from forbid_read as usual. A claimed path that does not exist yet cannot
+// be created from inside the sandbox. It fails with ErrNoSandbox when the
+// confinement does not sandbox bash at all.
+func (c *Confinement) Claimed(paths []string) (agent.ShellWrapper, error) {
+	b, ok := c.shell.(*bwrapShell)
+	if !ok || b == nil {
+		return nil, ErrNoSandbox
+	}
+	sub := &Confinement{root: c.root, forbidden: c.forbidden}
+	for _, p := range paths {
+		r, err := c.WritePath(p)
+		if err != nil {
+			return nil, err
+		}
+		sub.writable = append(sub.writable, r)
+	}
+	if len(sub.writable) == 0 {
+		return nil, errors.New("policy: a claimed sandbox needs at least one path")
+	}
+	sub.shell = newBwrap(b.exe, sub, b.network)
+	return sub.shell, nil
+}

@@ -59,6 +59,9 @@ func (s *Service) runGoal(ctx context.Context, r *run, gs goalSession) (outcome,
 		Paths:              gs.confine,
 		MaxConcurrency:     s.set.Agent.MaxSubagentConcurrency,
 		MaxParallelWriters: s.set.Agent.MaxParallelWriters,
+		// The child factory already bound each claimed child's bash to its
+		// claim through the OS sandbox, or left bash out.
+		BindShell: func(bash agent.Tool, _ []string) (agent.Tool, bool) { return bash, true },
 		Observer: func(e agent.Event) {
 			obs(e)
 			if e.Type == goals.EventFleetUpdated {
@@ -171,10 +174,12 @@ func lastAnswer(h []agent.Message) string {
 // journaled too, under the child's ref) and gate.
 func (s *Service) childFactory(ctx context.Context, r *run, gs goalSession, gstore *goalStore, gate agent.Gate) goals.ChildFactory {
 	return goals.ChildFactoryFunc(func(_ context.Context, spec goals.ChildSpec) (agent.Config, error) {
+		var names []string
 		env := gs.env
 		env.Emit = nil // a child's plan is its own, not the task's checklist
+		env.Shell, names = goals.ClaimedShell(gs.confine, spec, env.Shell, s.set.Tools.Enabled)
 		inner := agent.NewToolRegistry()
-		if err := inner.AddBuiltins(env, s.set.Tools.Enabled); err != nil {
+		if err := inner.AddBuiltins(env, names); err != nil {
 			return agent.Config{}, fmt.Errorf("runner: sub-agent tools: %w", err)
 		}
 		var turns atomic.Int64 // the child's assistant messages, numbering its calls like the parent's

@@ -8,6 +8,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/goals"
+	"reasonix/policy"
 )
 
 // childSystemPrompt is every sub-agent's prompt: children inherit nothing
@@ -44,8 +45,13 @@ func runGoal(ctx context.Context, s *runSetup, task string, base agent.Config, t
 	childObserver := agent.Observers(totals.observe, newProgress(stderr).childObserve, s.transcript.Observe)
 	host, err := goals.NewHost(goals.HostConfig{
 		Factory: goals.ChildFactoryFunc(func(_ context.Context, spec goals.ChildSpec) (agent.Config, error) {
+			env := s.env
+			env.Emit = nil // a child's plan is its own
+			confine, _ := s.env.Paths.(*policy.Confinement)
+			var names []string
+			env.Shell, names = goals.ClaimedShell(confine, spec, env.Shell, s.cfg.Tools.Enabled)
 			tools := agent.NewToolRegistry()
-			if err := tools.AddBuiltins(s.env, s.cfg.Tools.Enabled); err != nil {
+			if err := tools.AddBuiltins(env, names); err != nil {
 				return agent.Config{}, err
 			}
 			return agent.Config{
@@ -64,7 +70,9 @@ func runGoal(ctx context.Context, s *runSetup, task string, base agent.Config, t
 		Paths:              s.env.Paths,
 		MaxConcurrency:     s.cfg.Agent.MaxSubagentConcurrency,
 		MaxParallelWriters: s.cfg.Agent.MaxParallelWriters,
-		Observer:           base.Observer,
+		// The factory bound a claimed child's bash to its claim, or left it out.
+		BindShell: func(bash agent.Tool, _ []string) (agent.Tool, bool) { return bash, true },
+		Observer:  base.Observer,
 	})
 	if err != nil {
 		return goals.Result{}, err
