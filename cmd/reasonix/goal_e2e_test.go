@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -165,5 +168,54 @@ func TestRunGoalFleetOfSubagents(t *testing.T) {
 	}
 	if !sawUpstream {
 		t.Error("the dependent child never saw its upstream's answer")
+	}
+}
+
+// A sub-agent that claims pkg/ writes there, but neither its file tools nor
+// its sandboxed bash can write anywhere else in the workspace.
+func TestRunGoalSubagentStaysInItsClaim(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("bubblewrap is not installed")
+	}
+	e := newE2E(t, goalScript(12, func(req agenttest.Request) agenttest.Turn {
+		if strings.Contains(req.Messages[0].Content, "sub-agent") {
+			switch n := len(req.Messages); {
+			case n <= 2:
+				return toolTurn(
+					call("s1", "bash", `{"command":"echo in > pkg/in.txt; echo out > escaped.txt; echo done"}`),
+					call("s2", "write_file", `{"path":"also-escaped.txt","content":"x"}`))
+			default:
+				return answer("child finished")
+			}
+		}
+		res := lastToolResult(req)
+		switch {
+		case strings.Contains(res, "Goal completed") || strings.Contains(res, "complete"):
+			return answer("done")
+		case strings.Contains(res, "child"):
+			id, rev := goalRef(t, req)
+			return toolTurn(call("g2", "update_goal", fmt.Sprintf(`{"goal_id":%q,"revision":%s,"action":"complete","summary":"delegated"}`, id, rev)))
+		default:
+			return toolTurn(call("g1", "task", `{"prompt":"write pkg/in.txt","write_paths":["pkg"]}`))
+		}
+	})...)
+	e.serviceConfig("\n[sandbox]\nbash = \"enforce\"\n")
+	if err := os.MkdirAll(filepath.Join(e.work, "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := e.run("run", "--goal", "--auto", "--json", "delegate a write")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(e.work, "pkg", "in.txt")); string(data) != "in\n" {
+		t.Errorf("pkg/in.txt = %q: the claimed write did not happen", data)
+	}
+	for _, f := range []string{"escaped.txt", "also-escaped.txt"} {
+		if _, err := os.Stat(filepath.Join(e.work, f)); err == nil {
+			t.Errorf("%s was written outside the claim", f)
+		}
+	}
+	if !strings.Contains(stdout, `"write_scope_violations":1`) {
+		t.Errorf("the refused write_file is not counted: %s", stdout)
 	}
 }
