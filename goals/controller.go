@@ -54,6 +54,10 @@ type Config struct {
 	// Host, when set, contributes the sub-agent tools to every executing
 	// turn and its counters to the Result.
 	Host *Host
+	// OnTurn, when set, is called with each turn's agent before the turn
+	// runs and with nil after it returns, so a caller can Steer the turn in
+	// progress with a requester's message. It must not block.
+	OnTurn func(*agent.Agent)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// NewID names goals without an ID; nil generates random hex ids.

@@ -88,6 +88,10 @@ func (s *session) runTurn(ctx context.Context, input string, reg *agent.ToolRegi
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("goals: %w", err)
 	}
+	if s.cfg.OnTurn != nil {
+		s.cfg.OnTurn(ag)
+		defer s.cfg.OnTurn(nil)
+	}
 	s.mu.Lock()
 	s.report, s.novel, s.refusals, s.human = nil, false, nil, human
 	s.mu.Unlock()

@@ -88,6 +88,13 @@ func (s *Service) runGoal(ctx context.Context, r *run, gs goalSession) (outcome,
 		Policy:   s.pol,
 		Workdir:  gs.workdir,
 		Host:     host,
+		// The control loop steers the turn in progress with messages that
+		// arrive meanwhile; between turns they wait in the inbox.
+		OnTurn: func(ag *agent.Agent) {
+			r.mu.Lock()
+			r.ag = ag
+			r.mu.Unlock()
+		},
 	})
 	if err != nil {
 		return outcome{}, err

@@ -591,3 +591,38 @@ func TestGoalPromptBound(t *testing.T) {
 		t.Fatalf("a plain task of the same length: %v", err)
 	}
 }
+
+// TestGoalSteeredMidTurn: a message sent while a goal's turn is running
+// joins that turn before its next model request, as it does for plain runs.
+func TestGoalSteeredMidTurn(t *testing.T) {
+	t.Parallel()
+	rt := newSubRouter()
+	started := make(chan struct{})
+	var steered bool
+	rt.script("Objective: tidy the docs",
+		append([]agenttest.Turn{
+			agenttest.Respond(func(agenttest.Request) agenttest.Turn {
+				close(started)
+				return calls(call("s", "bash", map[string]any{"command": "sleep 1"}))
+			}),
+		}, endGoal("complete", map[string]any{"summary": "Tidied, changelog too."}, "Done.", func(req agenttest.Request) {
+			steered = lastUserMessage(req) == "Also update the changelog."
+		})...)...)
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Configure: func(c *runner.Config) {
+		c.ControlInterval = 20 * time.Millisecond
+	}})
+	task := submitGoal(t, svc, runner.TaskRequest{Prompt: "tidy the docs", Goal: true, Posture: "auto"})
+	<-started
+	runnertest.WaitState(t, svc, task.ID, 0, store.StateRunning)
+	if _, err := svc.Message(context.Background(), task.ID, "api:alice", "Also update the changelog."); err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded || !steered {
+		t.Fatalf("task %s %+v; the message joined the running turn: %v", done.State, done.Result, steered)
+	}
+	goal, _ := finalReport(t, svc, task.ID)["goal"].(map[string]any)
+	if goal["turns"] != float64(1) {
+		t.Errorf("the message took a turn of its own: %v", goal)
+	}
+}
