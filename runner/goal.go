@@ -15,13 +15,6 @@ import (
 	"reasonix/runner/store"
 )
 
-// childSystemPrompt is every sub-agent's prompt: children inherit nothing
-// from the parent's conversation, only what their task says.
-const childSystemPrompt = `You are a Reasonix sub-agent working unattended on one self-contained part of a larger task.
-You see only the task you were given and the workspace. Do exactly that task, verify your work,
-and finish with a short answer the parent can use. When you change files, close with
-complete_subtask, backing every claim with a command you ran or a file you wrote.`
-
 // goalSession is what runSession assembled for a goal task.
 type goalSession struct {
 	base    agent.Config // the parent's agent: provider, journaled tools, gate, prompt, observer; no History
@@ -205,7 +198,7 @@ func (s *Service) childFactory(ctx context.Context, r *run, gs goalSession, gsto
 			Model:        gs.base.Model,
 			Tools:        tools,
 			Gate:         g,
-			SystemPrompt: childSystemPrompt,
+			SystemPrompt: goals.ChildSystemPrompt,
 			Temperature:  gs.base.Temperature,
 			MaxTokens:    gs.base.MaxTokens,
 			MaxSteps:     gs.base.MaxSteps,

@@ -11,13 +11,6 @@ import (
 	"reasonix/policy"
 )
 
-// childSystemPrompt is every sub-agent's prompt: children inherit nothing
-// from the parent's conversation, only what their task says.
-const childSystemPrompt = `You are a Reasonix sub-agent working unattended on one self-contained part of a larger task.
-You see only the task you were given and the workspace. Do exactly that task, verify your work,
-and finish with a short answer the parent can use. When you change files, close with
-complete_subtask, backing every claim with a command you ran or a file you wrote.`
-
 // goalTotals sums what a goal did across its turns and sub-agents, for the
 // closing summary and --json.
 type goalTotals struct {
@@ -59,7 +52,7 @@ func runGoal(ctx context.Context, s *runSetup, task string, base agent.Config, t
 				Model:        s.model,
 				Tools:        tools,
 				Gate:         s.gate,
-				SystemPrompt: childSystemPrompt,
+				SystemPrompt: goals.ChildSystemPrompt,
 				Temperature:  s.temperature,
 				MaxTokens:    s.maxTokens,
 				MaxSteps:     s.maxSteps,

@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"reasonix/agent"
 	"reasonix/config"
 	"reasonix/policy"
+	"reasonix/runner"
 )
 
 // buildPolicy turns [permissions] into a policy; a bad rule is a configError
@@ -57,32 +56,7 @@ func buildPermissions(cfg *config.Config, posture, workdir string) (*policy.Poli
 		BashTimeoutSeconds: cfg.Tools.BashTimeoutSeconds,
 		Paths:              confine,
 		Shell:              confine.Shell(),
-		ShellEnv:           shellEnv(cfg),
+		ShellEnv:           runner.ShellEnv(cfg),
 	}
 	return pol, gate, env, nil
-}
-
-// shellEnv is the process environment without the secrets the configuration
-// names, so a command the model writes cannot print a provider key.
-func shellEnv(cfg *config.Config) []string {
-	secret := map[string]bool{"REASONIX_API_TOKEN": true}
-	for _, p := range cfg.Providers {
-		if p.APIKeyEnv != "" {
-			secret[p.APIKeyEnv] = true
-		}
-	}
-	if cfg.Store.DSNEnv != "" {
-		secret[cfg.Store.DSNEnv] = true
-	}
-	if cfg.Serve.APITokenEnv != "" {
-		secret[cfg.Serve.APITokenEnv] = true
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !secret[name] {
-			env = append(env, kv)
-		}
-	}
-	return env
 }

@@ -163,8 +163,8 @@ func serviceConfig(cfg *config.Config, dataDir string, log *slog.Logger) (runner
 		},
 		Node:         node,
 		Logger:       log,
-		ShellEnv:     shellEnv(cfg),
-		SystemPrompt: cmpString(cfg.Agent.SystemPrompt, defaultSystemPrompt),
+		ShellEnv:     runner.ShellEnv(cfg),
+		SystemPrompt: cmpString(cfg.Agent.SystemPrompt, agent.DefaultSystemPrompt),
 	}
 	if len(cfg.Workspaces) > 0 {
 		m, err := workspace.New(workspace.Config{

@@ -14,15 +14,8 @@ import (
 	"reasonix/agent"
 	"reasonix/config"
 	"reasonix/policy"
+	"reasonix/runner"
 )
-
-// defaultSystemPrompt is stable across runs so providers can cache the prefix.
-const defaultSystemPrompt = `You are Reasonix, a coding agent working unattended in a software repository.
-Work in the workspace directory with the tools you are given: read before you change, make small
-correct changes, and verify them (build, run the tests) when you can. Nobody watches you work:
-when a tool call is refused, do not retry it in another form to get around the refusal; finish
-what you can and say plainly what you could not do and why. End with a short report of what you
-changed and how you verified it.`
 
 // runSetup is everything a run needs, built from configuration and flags.
 type runSetup struct {
@@ -98,7 +91,7 @@ func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 		model:        ref.Model,
 		tools:        tools,
 		gate:         gate,
-		systemPrompt: cmpString(cfg.Agent.SystemPrompt, defaultSystemPrompt),
+		systemPrompt: cmpString(cfg.Agent.SystemPrompt, agent.DefaultSystemPrompt),
 		temperature:  cfg.Agent.Temperature,
 		maxTokens:    ref.MaxOutputTokens,
 		maxSteps:     cfg.Agent.MaxSteps,
@@ -111,12 +104,12 @@ func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 			s.close()
 		}
 	}()
-	plugins, err := newPlugins(cfg, workdir, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		return nil, err
-	}
-	if plugins != nil {
-		startPlugins(context.Background(), plugins, cfg, stderr)
+	if len(cfg.Plugins) > 0 {
+		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		plugins, err := runner.StartPlugins(context.Background(), cfg, cfg.Plugins, workdir, log)
+		if err != nil {
+			return nil, &configError{fmt.Errorf("[[plugins]]: %w", err)}
+		}
 		s.closers = append(s.closers, func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
