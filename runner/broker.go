@@ -60,25 +60,11 @@ func attended(t store.Task) bool {
 
 func (b *broker) Approve(ctx context.Context, req policy.Request) (policy.Answer, error) {
 	s, hash := b.s, callHash(req.Call)
-	prior, err := s.st.ApprovalsForCall(ctx, b.task.ID, hash)
+	a, ok, err := s.decided(ctx, b.task.ID, hash)
 	if err != nil {
 		return policy.Answer{}, err
 	}
-	for _, a := range prior { // newest first
-		if !a.ConsumedAt.IsZero() {
-			continue
-		}
-		if a.State == store.ApprovalPending {
-			// Woken before a decision (a spurious wake): keep waiting.
-			return policy.Answer{}, &suspendError{approval: a}
-		}
-		ok, err := s.st.ConsumeApproval(ctx, a.ID)
-		if err != nil {
-			return policy.Answer{}, err
-		}
-		if !ok {
-			continue // another run used it
-		}
+	if ok {
 		switch {
 		case a.State == store.ApprovalExpired:
 			return policy.Answer{}, fmt.Errorf("runner: approval %s: %w", a.ID, policy.ErrExpired)
@@ -97,7 +83,7 @@ func (b *broker) Approve(ctx context.Context, req policy.Request) (policy.Answer
 		s.metrics.approvals.WithLabelValues("unattended").Inc()
 		return policy.Answer{}, fmt.Errorf("runner: task %s: %w", b.task.ID, policy.ErrUnattended)
 	}
-	a, err := s.st.CreateApproval(ctx, store.NewApproval{
+	a, err = s.st.CreateApproval(ctx, store.NewApproval{
 		TaskID:    b.task.ID,
 		Tool:      req.Call.Tool,
 		Subject:   truncate(req.Subject, maxPreview),
@@ -114,6 +100,33 @@ func (b *broker) Approve(ctx context.Context, req policy.Request) (policy.Answer
 	s.metrics.approvals.WithLabelValues("requested").Inc()
 	s.emitLogged(ctx, b.task.ID, "approval_requested", approvalPayload(a, req.Reason))
 	return policy.Answer{}, &suspendError{approval: a}
+}
+
+// decided finds the task's answer to the call or plan whose hash is given:
+// a pending request (a spurious wake) suspends the run again; a decision no
+// run has acted on yet is consumed — once, even across nodes — and
+// returned; ok is false when nobody was asked yet.
+func (s *Service) decided(ctx context.Context, taskID, hash string) (a store.Approval, ok bool, err error) {
+	prior, err := s.st.ApprovalsForCall(ctx, taskID, hash)
+	if err != nil {
+		return store.Approval{}, false, err
+	}
+	for _, a := range prior { // newest first
+		if !a.ConsumedAt.IsZero() {
+			continue
+		}
+		if a.State == store.ApprovalPending {
+			return store.Approval{}, false, &suspendError{approval: a}
+		}
+		used, err := s.st.ConsumeApproval(ctx, a.ID)
+		if err != nil {
+			return store.Approval{}, false, err
+		}
+		if used {
+			return a, true, nil
+		}
+	}
+	return store.Approval{}, false, nil
 }
 
 // approvalPayload is the event a chat relay renders as an approval request.

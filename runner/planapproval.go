@@ -66,24 +66,11 @@ func planPreview(p goals.PlanProposal) string {
 // approval request and suspends the goal.
 func (b *planBroker) ReviewPlan(ctx context.Context, p goals.PlanProposal) (goals.PlanDecision, error) {
 	s, hash := b.s, planHash(p)
-	prior, err := s.st.ApprovalsForCall(ctx, b.task.ID, hash)
+	a, ok, err := s.decided(ctx, b.task.ID, hash)
 	if err != nil {
 		return goals.PlanDecision{}, err
 	}
-	for _, a := range prior { // newest first
-		if !a.ConsumedAt.IsZero() {
-			continue
-		}
-		if a.State == store.ApprovalPending {
-			return goals.PlanDecision{}, &suspendError{approval: a}
-		}
-		ok, err := s.st.ConsumeApproval(ctx, a.ID)
-		if err != nil {
-			return goals.PlanDecision{}, err
-		}
-		if !ok {
-			continue
-		}
+	if ok {
 		switch {
 		case a.State == store.ApprovalExpired:
 			return goals.PlanDecision{}, &planRefusal{Code: agent.RefusedExpired, Reason: "nobody approved the plan before its deadline"}
@@ -97,7 +84,7 @@ func (b *planBroker) ReviewPlan(ctx context.Context, p goals.PlanProposal) (goal
 		s.metrics.approvals.WithLabelValues("unattended").Inc()
 		return goals.PlanDecision{}, &planRefusal{Code: agent.RefusedUnattended, Reason: "nobody can approve the plan"}
 	}
-	a, err := s.st.CreateApproval(ctx, store.NewApproval{
+	a, err = s.st.CreateApproval(ctx, store.NewApproval{
 		TaskID:    b.task.ID,
 		Tool:      planTool,
 		Subject:   truncate(strings.TrimSpace(p.Summary), maxPreview),
