@@ -43,6 +43,10 @@ func (r *run) poke() {
 	}
 }
 
+// workspaceWait is how long a task waits before trying again while another
+// task of its workspace runs.
+const workspaceWait = 2 * time.Second
+
 // runJob is the queue's Handler: it claims the task and runs it.
 func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	task, err := s.st.Task(ctx, job.TaskID)
@@ -66,9 +70,11 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	default:
 		return nil // finished, cancelled or interrupted without a resume
 	}
-	owner := s.node
-	claimed, err := s.st.SetTaskState(ctx, task.ID, []store.State{task.State}, store.StateRunning,
-		&store.StateOpts{LeaseOwner: &owner})
+	claimed, err := s.st.ClaimTask(ctx, task.ID, []store.State{task.State}, s.node)
+	if errors.Is(err, store.ErrWorkspaceBusy) {
+		// One task changes a workspace at a time; wait without a worker.
+		return store.Snooze(workspaceWait)
+	}
 	if errors.Is(err, store.ErrStateConflict) {
 		return nil // someone else moved it (cancelled meanwhile)
 	}

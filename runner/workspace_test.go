@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"reasonix/agent/agenttest"
 	"reasonix/config"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
@@ -66,4 +69,74 @@ func TestGitWorkspace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "README.md")); err == nil {
 		t.Fatal("the task wrote into the repository's own checkout")
 	}
+}
+
+// TestOneTaskPerWorkspace: with free workers, a second task of the same
+// workspace waits (holding no worker) until the first has finished, while a
+// task without a workspace runs meanwhile.
+func TestOneTaskPerWorkspace(t *testing.T) {
+	ctx := context.Background()
+	wsRoot := t.TempDir()
+	set := config.Default()
+	set.Runner.MaxConcurrentTasks = 3
+	set.Workspaces = []config.Workspace{{Name: "repo", Repo: t.TempDir()}}
+	var mu sync.Mutex
+	var order []string
+	mark := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	rt := newRouter()
+	rt.script("first change",
+		agenttest.Respond(func(agenttest.Request) agenttest.Turn {
+			mark("first started")
+			return calls(call("s", "bash", map[string]string{"command": "sleep 1"}))
+		}),
+		agenttest.Respond(func(agenttest.Request) agenttest.Turn { mark("first done"); return answer("ok") }))
+	rt.script("second change",
+		agenttest.Respond(func(agenttest.Request) agenttest.Turn { mark("second started"); return answer("ok") }))
+	rt.script("scratch work",
+		agenttest.Respond(func(agenttest.Request) agenttest.Turn { mark("scratch started"); return answer("ok") }))
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set, Configure: func(c *runner.Config) {
+		c.Workspaces = dirWorkspaces{root: wsRoot}
+	}})
+	submit := func(prompt, ws string) store.Task {
+		task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: prompt, Workspace: ws, Posture: "auto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task
+	}
+	first := submit("first change", "repo")
+	runnertest.WaitState(t, svc, first.ID, 0, store.StateRunning)
+	second := submit("second change", "repo")
+	scratch := submit("scratch work", "")
+	for _, id := range []string{first.ID, second.ID, scratch.ID} {
+		if got := runnertest.WaitState(t, svc, id, 0, store.StateSucceeded, store.StateFailed); got.State != store.StateSucceeded {
+			t.Fatalf("task %s = %s %+v", id, got.State, got.Result)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	at := func(s string) int { return slices.Index(order, s) }
+	if at("second started") < at("first done") {
+		t.Errorf("two tasks of one workspace ran at once: %v", order)
+	}
+	if at("scratch started") > at("first done") {
+		t.Errorf("a task without a workspace waited for the workspace: %v", order)
+	}
+}
+
+// dirWorkspaces gives every task a fresh directory, whatever its
+// workspace, so the test needs no git.
+type dirWorkspaces struct{ root string }
+
+func (w dirWorkspaces) Prepare(_ context.Context, taskID string, _ *runner.WorkspaceSpec) (*runner.Workdir, error) {
+	dir := filepath.Join(w.root, taskID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	return &runner.Workdir{Dir: real}, err
+}
+
+func (dirWorkspaces) Finish(context.Context, *runner.Workdir, string) (runner.WorkResult, error) {
+	return runner.WorkResult{}, nil
 }

@@ -270,6 +270,10 @@ type StateOpts struct {
 // wrapping ErrNotFound, or a *StateError (matching ErrStateConflict) naming
 // the state it found. opts may be nil.
 func (s *Store) SetTaskState(ctx context.Context, id string, from []State, to State, opts *StateOpts) (Task, error) {
+	return s.setTaskState(ctx, s.db, id, from, to, opts)
+}
+
+func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []State, to State, opts *StateOpts) (Task, error) {
 	if !slices.Contains(states, to) {
 		return Task{}, invalid("task state %q is not one of %v", to, states)
 	}
@@ -301,7 +305,7 @@ func (s *Store) SetTaskState(ctx context.Context, id string, from []State, to St
 	for _, f := range from {
 		args = append(args, string(f))
 	}
-	q := `UPDATE tasks SET state = ?, updated_at = ?,
+	upd := `UPDATE tasks SET state = ?, updated_at = ?,
 			attempt = attempt + ?,
 			started_at = CASE WHEN ? = 1 THEN COALESCE(started_at, ?) ELSE started_at END,
 			finished_at = COALESCE(?, finished_at),
@@ -309,14 +313,14 @@ func (s *Store) SetTaskState(ctx context.Context, id string, from []State, to St
 			lease_owner = COALESCE(?, lease_owner)
 		WHERE id = ? AND state IN (?` + strings.Repeat(", ?", len(from)-1) + `)
 		RETURNING ` + taskCols
-	t, err := scanTask(s.db.queryRow(ctx, q, args...))
+	t, err := scanTask(q.queryRow(ctx, upd, args...))
 	if err == nil {
 		return t, nil
 	}
 	if !isNoRows(err) {
 		return Task{}, fmt.Errorf("store: set task %s state: %w", id, err)
 	}
-	cur, err := getTask(ctx, s.db, id)
+	cur, err := getTask(ctx, q, id)
 	if err != nil {
 		return Task{}, err
 	}
