@@ -9,8 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
+
+	"reasonix/internal/procgroup"
 )
 
 // process is a stdio server's subprocess. It runs in its own process group
@@ -40,7 +41,7 @@ func startProcess(s *ServerConfig, dir string, logger *slog.Logger) (*process, e
 	for k, v := range s.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Detach(cmd) // its own group, so Stop can take its children too
 
 	// Our own pipes (rather than exec's) keep cmd.Wait from waiting on copier
 	// goroutines, so a grandchild holding a pipe open cannot stall a stop.
@@ -133,14 +134,14 @@ func (p *process) stop(ctx context.Context, grace time.Duration) {
 		return false
 	}
 	if !wait(grace) {
-		_ = syscall.Kill(-p.pid(), syscall.SIGTERM)
+		_ = procgroup.Terminate(p.pid())
 		if !wait(grace) {
-			_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+			_ = procgroup.KillGroup(p.pid())
 		}
 	}
 	<-p.exited
 	// The leader is gone; sweep children it left behind in its group.
-	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+	_ = procgroup.KillGroup(p.pid())
 	_ = p.stdout.Close()
 	// A descendant that left the group may still hold stderr; do not wait
 	// for it forever.

@@ -62,6 +62,11 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("creating the data directory: %w", err)
 	}
+	release, err := lockDataDir(dataDir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	token, tokenSource, err := apiToken(cfg, dataDir)
 	if err != nil {
 		return err
@@ -69,7 +74,9 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 	warnMissingModel(cfg, log)
 
 	ctx := context.Background()
-	st, err := openStore(ctx, cfg, log)
+	// The queue's own start-up chatter (migrations applied, client started)
+	// only matters when something goes wrong.
+	st, err := openStore(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return err
 	}

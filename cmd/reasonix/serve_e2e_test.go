@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -461,5 +462,19 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 	defer mu.Unlock()
 	if runs != 1 {
 		t.Errorf("the model was asked to start the waiting task %d times; the crash lost its conversation", runs)
+	}
+}
+
+func TestServeRefusesASecondServiceOnOneDataDir(t *testing.T) {
+	e := newE2E(t)
+	e.serviceConfig("")
+	e.serve(t)
+	cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0")
+	cmd.Dir = e.work
+	cmd.Env = baseEnv(e.home)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitUsage || !strings.Contains(string(out), "another reasonix serve is using") {
+		t.Fatalf("second serve: %v\n%s", err, out)
 	}
 }

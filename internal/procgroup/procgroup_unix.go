@@ -25,7 +25,23 @@ func Kill(cmd *exec.Cmd) error {
 	if cmd.Process == nil {
 		return nil
 	}
-	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	return KillGroup(cmd.Process.Pid)
+}
+
+// KillGroup sends SIGKILL to the process group led by pid; a group that is
+// already gone is not an error.
+func KillGroup(pid int) error { return signalGroup(pid, syscall.SIGKILL) }
+
+// Terminate asks the process group led by pid to stop (SIGTERM), for a
+// graceful stop before KillGroup; a group that is already gone is not an
+// error.
+func Terminate(pid int) error { return signalGroup(pid, syscall.SIGTERM) }
+
+func signalGroup(pid int, sig syscall.Signal) error {
+	if pid <= 0 {
+		return nil
+	}
+	err := syscall.Kill(-pid, sig)
 	if errors.Is(err, syscall.ESRCH) {
 		return nil
 	}

@@ -23,3 +23,19 @@ func Kill(cmd *exec.Cmd) error {
 	}
 	return err
 }
+
+// KillGroup kills the process pid; its children are not tracked on Windows.
+func KillGroup(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return nil
+	}
+	err = p.Kill()
+	if errors.Is(err, os.ErrProcessDone) {
+		return nil
+	}
+	return err
+}
+
+// Terminate kills the process pid: Windows has no SIGTERM to ask politely.
+func Terminate(pid int) error { return KillGroup(pid) }
