@@ -46,6 +46,8 @@ type Event struct {
 	Data any `json:"data,omitempty"`
 }
 
-// Observer receives a run's events synchronously, in order. It must not block
-// for long: the run waits for it.
+// Observer receives a run's events synchronously, in order within each tool
+// call. While read-only calls of one batch run in parallel their events may
+// arrive from several goroutines at once, so an Observer must be safe for
+// concurrent use. It must not block for long: the run waits for it.
 type Observer func(Event)
