@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"reasonix/agent"
@@ -12,13 +13,17 @@ import (
 )
 
 // goalTotals sums what a goal did across its turns and sub-agents, for the
-// closing summary and --json.
+// closing summary and --json. Sub-agents and parallel calls report at the
+// same time, hence the lock.
 type goalTotals struct {
+	mu                        sync.Mutex
 	steps, toolCalls, refused int
 	usage                     agent.Usage
 }
 
 func (t *goalTotals) observe(e agent.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	switch e.Type {
 	case agent.EventUsage:
 		t.usage = t.usage.Add(*e.Usage)
