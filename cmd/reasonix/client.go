@@ -163,13 +163,18 @@ type approval struct {
 // tasksCommand is `reasonix tasks list|show|cancel`.
 func tasksCommand(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageErrorf("usage: reasonix tasks list|show ID|cancel ID [--server URL]")
+		return usageErrorf("usage: reasonix tasks list|show ID|cancel ID|submit PROMPT|watch ID [--server URL]")
 	}
 	var f clientFlags
 	fs := flag.NewFlagSet("tasks "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.register(fs)
 	state := fs.String("state", "", "list: only tasks in these states (comma-separated)")
+	ws := fs.String("workspace", "", "submit: the [[workspaces]] entry to work in (default: a scratch directory)")
+	posture := fs.String("posture", "", "submit: ask, auto or yolo (default [permissions] posture)")
+	goal := fs.Bool("goal", false, "submit: run the task as a goal")
+	planFirst := fs.Bool("plan-first", false, "submit: plan read-only first and wait for the plan's approval")
+	wait := fs.Bool("wait", false, "submit: follow the task until it ends, exiting like reasonix run")
 	source := fs.String("source", "", "list: only tasks from this source")
 	asJSON := fs.Bool("json", false, "print the service's JSON")
 	rest, err := parseInterspersed(fs, args[1:])
@@ -184,6 +189,27 @@ func tasksCommand(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch args[0] {
+	case "submit":
+		prompt := strings.TrimSpace(strings.Join(rest, " "))
+		if prompt == "" {
+			return usageErrorf("usage: reasonix tasks submit [--workspace W] [--goal] [--wait] PROMPT...")
+		}
+		body := map[string]any{"prompt": prompt, "source": "cli", "requester": os.Getenv("USER"),
+			"workspace": *ws, "posture": *posture, "goal": *goal, "plan_first": *planFirst}
+		id, err := c.submitTask(body)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, id)
+		if !*wait {
+			return nil
+		}
+		return watchExit(c, id, stdout)
+	case "watch":
+		if len(rest) != 1 {
+			return usageErrorf("usage: reasonix tasks watch ID")
+		}
+		return watchExit(c, rest[0], stdout)
 	case "list":
 		q := url.Values{}
 		if *state != "" {
@@ -229,7 +255,31 @@ func tasksCommand(args []string, stdout, stderr io.Writer) error {
 		printTask(stdout, t)
 		return nil
 	}
-	return usageErrorf("unknown tasks command %q (list, show, cancel)", args[0])
+	return usageErrorf("unknown tasks command %q (list, show, cancel, submit, watch)", args[0])
+}
+
+// exitError ends a command with a given exit code after its output.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// watchExit follows a task to its end and turns its final state into the
+// exit code reasonix run would give.
+func watchExit(c *apiClient, id string, stdout io.Writer) error {
+	ctx, stop := signalContext()
+	defer stop()
+	t, err := c.watch(ctx, id, stdout)
+	if err != nil {
+		return err
+	}
+	printTask(stdout, t)
+	if code := taskExit(t.State); code != exitOK {
+		return &exitError{code: code, msg: fmt.Sprintf("task %s ended %s", t.ID, t.State)}
+	}
+	return nil
 }
 
 func printTask(w io.Writer, t task) {

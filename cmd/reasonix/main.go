@@ -28,7 +28,8 @@ const usage = `Reasonix runs coding agents headless.
 Usage:
   reasonix serve [flags]           run the service: HTTP API, durable task queue, workers
   reasonix run [flags] TASK...     run one task in a workspace and exit
-  reasonix tasks list|show|cancel  inspect and cancel the service's tasks
+  reasonix tasks list|show|cancel|submit|watch
+                                   hand the service tasks, follow and cancel them
   reasonix approvals list|allow|deny
                                    decide the calls tasks wait on
   reasonix config check [flags]    load and validate the configuration
@@ -88,6 +89,10 @@ func reportError(stderr io.Writer, err error) int {
 	var ce *configError
 	if errors.As(err, &ce) {
 		return exitUsage
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
 	}
 	return exitFailed
 }

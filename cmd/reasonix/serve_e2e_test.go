@@ -478,3 +478,53 @@ func TestServeRefusesASecondServiceOnOneDataDir(t *testing.T) {
 		t.Fatalf("second serve: %v\n%s", err, out)
 	}
 }
+
+func TestTasksSubmitAndWatch(t *testing.T) {
+	e := newE2E(t, byPrompt(map[string]func(agenttest.Request) agenttest.Turn{
+		"write the notes": func(req agenttest.Request) agenttest.Turn {
+			if res := lastToolResult(req); res != "" {
+				return answer("notes written")
+			}
+			return toolTurn(call("w", "bash", `{"command":"echo notes > notes.txt"}`))
+		},
+	})...)
+	e.serviceConfig("")
+	s := e.serve(t)
+	e.extra = append(e.extra, "REASONIX_API_TOKEN="+s.token, "USER=erin")
+	cmd := exec.Command(binary, "tasks", "submit", "--server", s.url, "--wait", "write", "the", "notes")
+	cmd.Dir = e.work
+	cmd.Env = append(baseEnv(e.home), e.extra...)
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// The watcher shows the approval request; a person allows it from elsewhere.
+	s.waitFor(func() bool { return strings.Contains(out.String(), "? approval ") }, "the watcher to show the approval")
+	id := strings.Fields(out.String())[0]
+	aps := s.pending(id)
+	if len(aps) != 1 {
+		t.Fatalf("approvals of %s: %+v\n%s", id, aps, out.String())
+	}
+	if code := s.call("POST", "/api/v1/approvals/"+aps[0].ID, map[string]string{"decision": "allow_once", "approver": "frank"}, nil); code != 200 {
+		t.Fatalf("allow: %d", code)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("tasks submit --wait: %v\n%s", err, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the watcher did not end\n%s", out.String())
+	}
+	for _, want := range []string{"state: waiting_approval", "allow_once by frank", "state: succeeded", "notes written"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("watch output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if got := s.task(id); got.Source != "cli" || got.Requester != "cli:erin" {
+		t.Errorf("task = %+v", got)
+	}
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/internal/sse"
+)
+
+// submitTask posts a task for `reasonix tasks submit` and returns its id.
+func (c *apiClient) submitTask(body map[string]any) (string, error) {
+	var out struct {
+		ID    string `json:"id"`
+		State string `json:"state"`
+	}
+	if err := c.do("POST", "/api/v1/tasks", body, &out); err != nil {
+		return "", err
+	}
+	return out.ID, nil
+}
+
+// streamEvent is one event of a task's stream.
+type streamEvent struct {
+	Seq     int64           `json:"seq"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// watch follows a task's events from the service's stream, printing one
+// line per event to w, until the task reaches a terminal state; it then
+// returns the task. A dropped stream is resumed from the last event seen.
+func (c *apiClient) watch(ctx context.Context, id string, w io.Writer) (task, error) {
+	var after int64
+	client := &http.Client{} // a stream has no overall deadline
+	for attempt := 0; ; attempt++ {
+		done, err := c.followOnce(ctx, client, id, &after, w)
+		if err != nil {
+			var ae *apiError
+			if errors.As(err, &ae) || attempt >= 5 || ctx.Err() != nil {
+				return task{}, err
+			}
+			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+			continue
+		}
+		if done {
+			var t task
+			err := c.do("GET", "/api/v1/tasks/"+url.PathEscape(id), nil, &t)
+			return t, err
+		}
+	}
+}
+
+// followOnce reads one connection of the stream; done reports a terminal state.
+func (c *apiClient) followOnce(ctx context.Context, client *http.Client, id string, after *int64, w io.Writer) (done bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/api/v1/tasks/%s/events/stream?after=%d", c.base, url.PathEscape(id), *after), nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := client.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("cannot reach the service at %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		e := &apiError{Status: resp.StatusCode}
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if json.Unmarshal(data, e) != nil || e.Code == "" {
+			e.Code, e.Message = http.StatusText(resp.StatusCode), strings.TrimSpace(string(data))
+		}
+		return false, e
+	}
+	rd := sse.NewReader(resp.Body, 0)
+	for {
+		msg, err := rd.Next()
+		if err != nil {
+			return false, err // EOF too: the stream ended before the task did
+		}
+		var ev streamEvent
+		if json.Unmarshal([]byte(msg.Data), &ev) != nil {
+			continue
+		}
+		*after = ev.Seq
+		if line := describeEvent(ev); line != "" {
+			fmt.Fprintln(w, line)
+		}
+		if ev.Type == "task_state" {
+			var p struct{ State string }
+			_ = json.Unmarshal(ev.Payload, &p)
+			switch p.State {
+			case "succeeded", "failed", "blocked", "cancelled", "interrupted", "budget_exhausted":
+				return true, nil
+			}
+		}
+	}
+}
+
+// describeEvent is the one line a person watching a task reads, "" to skip.
+func describeEvent(ev streamEvent) string {
+	var p map[string]any
+	_ = json.Unmarshal(ev.Payload, &p)
+	str := func(k string) string { s, _ := p[k].(string); return s }
+	switch ev.Type {
+	case "task_state":
+		return "state: " + str("state")
+	case "message":
+		return truncate(firstLine(str("text")), 200)
+	case "tool_started":
+		return "· " + str("tool") + " " + callSubject(&agent.ToolCall{Arguments: str("args")})
+	case "tool_refused":
+		return fmt.Sprintf("⊘ %s refused (%s)", str("tool"), str("code"))
+	case "approval_requested":
+		return fmt.Sprintf("? approval %s: %s %s — reasonix approvals allow|deny %s", str("approval_id"), str("tool"), truncate(firstLine(str("subject")), 100), str("approval_id"))
+	case "approval_decided":
+		return fmt.Sprintf("  %s by %s", str("decision"), str("approver"))
+	case "question":
+		return "? question: " + str("question")
+	case "final_report":
+		return "report: " + truncate(firstLine(str("summary")), 200)
+	}
+	return ""
+}
+
+// taskExit maps a task's final state to the exit code of `tasks watch`,
+// the same codes `reasonix run` uses.
+func taskExit(state string) int {
+	switch state {
+	case "succeeded":
+		return exitOK
+	case "blocked":
+		return exitBlocked
+	case "budget_exhausted":
+		return exitBudget
+	case "cancelled", "interrupted":
+		return exitInterrupted
+	}
+	return exitFailed
+}
