@@ -30,6 +30,19 @@ type clientFlags struct {
 	server string
 }
 
+// parse reads a client command's flags and arguments and finds the service.
+func (f *clientFlags) parse(fs *flag.FlagSet, args []string) (*apiClient, []string, error) {
+	rest, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, nil, errHelpShown
+	}
+	if err != nil {
+		return nil, nil, usageErrorf("%v", err)
+	}
+	c, err := f.newClient()
+	return c, rest, err
+}
+
 func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "configuration `file` (for the default server address and data dir)")
 	fs.StringVar(&f.server, "server", "", "the service's base `URL` (default http://[serve] addr)")
@@ -177,14 +190,7 @@ func tasksCommand(args []string, stdout, stderr io.Writer) error {
 	wait := fs.Bool("wait", false, "submit: follow the task until it ends, exiting like reasonix run")
 	source := fs.String("source", "", "list: only tasks from this source")
 	asJSON := fs.Bool("json", false, "print the service's JSON")
-	rest, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelpShown
-		}
-		return usageErrorf("%v", err)
-	}
-	c, err := f.newClient()
+	c, rest, err := f.parse(fs, args[1:])
 	if err != nil {
 		return err
 	}
@@ -316,14 +322,7 @@ func approvalsCommand(args []string, stdout, stderr io.Writer) error {
 	note := fs.String("note", "", "deny: why, passed to the model")
 	as := fs.String("as", "", "the approver name recorded with the decision (default $USER)")
 	all := fs.Bool("all", false, "list: every approval, not only pending ones")
-	rest, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelpShown
-		}
-		return usageErrorf("%v", err)
-	}
-	c, err := f.newClient()
+	c, rest, err := f.parse(fs, args[1:])
 	if err != nil {
 		return err
 	}
