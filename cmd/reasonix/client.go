@@ -176,7 +176,7 @@ type approval struct {
 // tasksCommand is `reasonix tasks list|show|cancel`.
 func tasksCommand(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageErrorf("usage: reasonix tasks list|show ID|cancel ID|submit PROMPT|watch ID [--server URL]")
+		return usageErrorf("usage: reasonix tasks list|show ID|submit PROMPT|watch ID|message ID TEXT|cancel ID|resume ID [--server URL]")
 	}
 	var f clientFlags
 	fs := flag.NewFlagSet("tasks "+args[0], flag.ContinueOnError)
@@ -239,14 +239,25 @@ func tasksCommand(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.State, t.Source, t.CreatedAt.Local().Format(time.DateTime), truncate(firstLine(t.Prompt), 60))
 		}
 		return tw.Flush()
-	case "show", "cancel":
+	case "message":
+		if len(rest) < 2 {
+			return usageErrorf("usage: reasonix tasks message ID TEXT... (steers a running task, continues a finished one)")
+		}
+		var t task
+		body := map[string]string{"text": strings.Join(rest[1:], " "), "requester": os.Getenv("USER")}
+		if err := c.do("POST", "/api/v1/tasks/"+url.PathEscape(rest[0])+"/messages", body, &t); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "task %s: %s\n", t.ID, t.State)
+		return nil
+	case "show", "cancel", "resume":
 		if len(rest) != 1 {
 			return usageErrorf("usage: reasonix tasks %s ID", args[0])
 		}
 		var t task
 		path := "/api/v1/tasks/" + url.PathEscape(rest[0])
-		if args[0] == "cancel" {
-			if err := c.do("POST", path+"/cancel", struct{}{}, &t); err != nil {
+		if args[0] != "show" {
+			if err := c.do("POST", path+"/"+args[0], struct{}{}, &t); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "task %s: %s\n", t.ID, t.State)
@@ -261,7 +272,7 @@ func tasksCommand(args []string, stdout, stderr io.Writer) error {
 		printTask(stdout, t)
 		return nil
 	}
-	return usageErrorf("unknown tasks command %q (list, show, cancel, submit, watch)", args[0])
+	return usageErrorf("unknown tasks command %q (list, show, submit, watch, message, cancel, resume)", args[0])
 }
 
 // exitError ends a command with a given exit code after its output.

@@ -28,8 +28,8 @@ const usage = `Reasonix runs coding agents headless.
 Usage:
   reasonix serve [flags]           run the service: HTTP API, durable task queue, workers
   reasonix run [flags] TASK...     run one task in a workspace and exit
-  reasonix tasks list|show|cancel|submit|watch
-                                   hand the service tasks, follow and cancel them
+  reasonix tasks list|show|submit|watch|message|cancel|resume
+                                   hand the service tasks, follow, steer, cancel and resume them
   reasonix approvals list|allow|deny
                                    decide the calls tasks wait on
   reasonix config check [flags]    load and validate the configuration

@@ -413,6 +413,16 @@ func TestServeSIGTERMStopsQuicklyWithoutOrphans(t *testing.T) {
 	if got := s2.task(id); got.State != "interrupted" {
 		t.Errorf("after restart: %+v", got)
 	}
+	e.extra = append(e.extra, "REASONIX_API_TOKEN="+s2.token)
+	out, stderr, code := e.run("tasks", "resume", id, "--server", s2.url)
+	if code != 0 || !strings.Contains(out, "queued") {
+		t.Errorf("tasks resume: %d %s %s", code, out, stderr)
+	}
+	s2.waitFor(func() bool { return strings.Contains(s2.events(id), `"reason":"resumed"`) }, "the task to resume")
+	if _, _, code := e.run("tasks", "cancel", id, "--server", s2.url); code != 0 {
+		t.Errorf("tasks cancel: %d", code)
+	}
+	s2.waitState(id, "cancelled")
 }
 
 func TestServeSurvivesSIGKILL(t *testing.T) {
