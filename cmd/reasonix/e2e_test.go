@@ -497,3 +497,23 @@ bash = "enforce"
 		t.Error("sandboxed bash wrote outside the workspace")
 	}
 }
+
+func TestConfigCheck(t *testing.T) {
+	e := newE2E(t)
+	out, stderr, code := e.run("config", "check")
+	if code != exitOK || !strings.Contains(out, "model fake/fake-model") || !strings.Contains(out, "configuration ok") {
+		t.Errorf("good config: exit %d\n%s%s", code, out, stderr)
+	}
+	e.writeUserConfig(`
+[[providers]]
+name = "x"
+model = "m"
+
+[permissions]
+deny = ["Bash("]
+`)
+	_, stderr, code = e.run("config", "check")
+	if code != exitUsage || !strings.Contains(stderr, `"Bash("`) {
+		t.Errorf("bad rule: exit %d\n%s", code, stderr)
+	}
+}
