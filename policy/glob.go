@@ -36,7 +36,7 @@ func matchSegs(pat, name []string) bool {
 
 // pathForms returns the forms a path subject is matched in: the cleaned path
 // itself and, when it lies under workdir, its workdir-relative form, so
-// `Edit(docs/**)` also matches `/work/ws/docs/a.md`.
+// `Edit(docs/**)` also matches `/srv/app/docs/a.md`.
 func pathForms(p, workdir string) []string {
 	p = strings.ReplaceAll(p, "\\", "/")
 	clean := path.Clean(p)
