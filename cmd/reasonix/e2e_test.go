@@ -517,3 +517,17 @@ deny = ["Bash("]
 		t.Errorf("bad rule: exit %d\n%s", code, stderr)
 	}
 }
+
+func TestRunShowsThePlan(t *testing.T) {
+	e := newE2E(t,
+		toolTurn(call("p", "todo_write", `{"todos":[{"content":"read the code","status":"completed"},{"content":"fix the bug","status":"in_progress"}]}`)),
+		answer("planned"),
+	)
+	_, stderr, code := e.run("run", "plan it")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "plan:\n  [x] read the code\n  [>] fix the bug") {
+		t.Errorf("the plan is not shown:\n%s", stderr)
+	}
+}

@@ -39,6 +39,14 @@ type runSetup struct {
 	observer agent.Observer
 }
 
+// emit passes events raised outside the harness (a plan update, plugin
+// progress) to the run's observer once runCommand has set it.
+func (s *runSetup) emit(e agent.Event) {
+	if s.observer != nil {
+		s.observer(e)
+	}
+}
+
 func (s *runSetup) close() {
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i]()
@@ -77,12 +85,14 @@ func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s = &runSetup{}
+	env.Emit = s.emit // todo_write's plan updates
 	tools := agent.NewToolRegistry()
 	if err := tools.AddBuiltins(env, cfg.Tools.Enabled); err != nil {
 		return nil, &configError{fmt.Errorf("[tools] enabled: %w", err)}
 	}
 
-	s = &runSetup{
+	*s = runSetup{
 		cfg:          cfg,
 		workdir:      workdir,
 		policy:       pol,
@@ -115,11 +125,7 @@ func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 			defer cancel()
 			plugins.Stop(ctx)
 		})
-		if _, err := plugins.AddTools(tools, func(_ context.Context, ev agent.Event) {
-			if s.observer != nil {
-				s.observer(ev)
-			}
-		}); err != nil {
+		if _, err := plugins.AddTools(tools, func(_ context.Context, ev agent.Event) { s.emit(ev) }); err != nil {
 			fmt.Fprintf(stderr, "reasonix: plugins: %v\n", err)
 		}
 	}
