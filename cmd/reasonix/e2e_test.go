@@ -55,6 +55,13 @@ type e2e struct {
 func newE2E(t testing.TB, turns ...agenttest.Turn) *e2e {
 	t.Helper()
 	e := &e2e{t: t, home: t.TempDir(), work: t.TempDir(), srv: agenttest.NewServer(t, turns...)}
+	e.configure("")
+	return e
+}
+
+// configure writes a user config whose only provider is the fake model,
+// followed by extra TOML.
+func (e *e2e) configure(extra string) {
 	e.writeUserConfig(fmt.Sprintf(`
 default_model = "fake"
 
@@ -65,8 +72,7 @@ base_url = %q
 model = "fake-model"
 api_key_env = "FAKE_API_KEY"
 max_retries = 2
-`, e.srv.URL))
-	return e
+%s`, e.srv.URL, extra))
 }
 
 func (e *e2e) writeUserConfig(body string) {
@@ -379,17 +385,11 @@ func TestRunCallsAnMCPPluginTool(t *testing.T) {
 		toolTurn(call("c1", "mcp__example__wordcount", `{"text":"one two three\nfour"}`)),
 		answer("The text has four words."),
 	)
-	e.writeUserConfig(fmt.Sprintf(`
-[[providers]]
-name = "fake"
-base_url = %q
-model = "fake-model"
-api_key_env = "FAKE_API_KEY"
-
+	e.configure(fmt.Sprintf(`
 [[plugins]]
 name = "example"
 command = %q
-`, e.srv.URL, plugin))
+`, plugin))
 	stdout, stderr, code := e.run("run", "count the words")
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -438,16 +438,10 @@ func TestDenyRuleWinsEvenUnderYolo(t *testing.T) {
 		toolTurn(call("c2", "bash", `{"command":"echo ok > other.txt"}`)),
 		answer("could not remove keep.txt"),
 	)
-	e.writeUserConfig(fmt.Sprintf(`
-[[providers]]
-name = "fake"
-base_url = %q
-model = "fake-model"
-api_key_env = "FAKE_API_KEY"
-
+	e.configure(`
 [permissions]
 deny = ["Bash(rm:*)"]
-`, e.srv.URL))
+`)
 	if err := os.WriteFile(filepath.Join(e.work, "keep.txt"), []byte("precious"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -476,16 +470,10 @@ func TestSandboxedBashCannotWriteOutsideTheWorkspace(t *testing.T) {
 		toolTurn(call("c1", "bash", fmt.Sprintf(`{"command":"echo in > inside.txt; echo out > %s/outside.txt"}`, outside))),
 		answer("tried"),
 	)
-	e.writeUserConfig(fmt.Sprintf(`
-[[providers]]
-name = "fake"
-base_url = %q
-model = "fake-model"
-api_key_env = "FAKE_API_KEY"
-
+	e.configure(`
 [sandbox]
 bash = "enforce"
-`, e.srv.URL))
+`)
 	stdout, stderr, code := e.run("run", "--auto", "write two files")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)

@@ -107,16 +107,10 @@ func TestRunGoalBudgetExitsFour(t *testing.T) {
 		}
 		return toolTurn(call(fmt.Sprint(len(req.Messages)), "ls", `{}`))
 	})...)
-	e.writeUserConfig(fmt.Sprintf(`
-[[providers]]
-name = "fake"
-base_url = %q
-model = "fake-model"
-api_key_env = "FAKE_API_KEY"
-
+	e.configure(`
 [agent]
 goal_max_turns = 1
-`, e.srv.URL))
+`)
 	stdout, stderr, code := e.run("run", "--goal", "--json", "an endless goal")
 	if code != exitBudget {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -199,7 +193,7 @@ func TestRunGoalSubagentStaysInItsClaim(t *testing.T) {
 			return toolTurn(call("g1", "task", `{"prompt":"write pkg/in.txt","write_paths":["pkg"]}`))
 		}
 	})...)
-	e.serviceConfig("\n[sandbox]\nbash = \"enforce\"\n")
+	e.configure("\n[sandbox]\nbash = \"enforce\"\n")
 	if err := os.MkdirAll(filepath.Join(e.work, "pkg"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestServeTwoNodesSharePostgres(t *testing.T) {
 	a := newE2E(t, turns...)
 	b := &e2e{t: t, home: t.TempDir(), work: t.TempDir(), srv: a.srv}
 	for _, e := range []*e2e{a, b} {
-		e.serviceConfig("\n[store]\ndriver = \"postgres\"\ndsn_env = \"RX_TEST_DSN\"\n")
+		e.configure("\n[store]\ndriver = \"postgres\"\ndsn_env = \"RX_TEST_DSN\"\n")
 	}
 	na := a.serve(t, "RX_TEST_DSN="+dsn)
 	nb := b.serve(t, "RX_TEST_DSN="+dsn)

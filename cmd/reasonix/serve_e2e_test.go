@@ -226,17 +226,6 @@ func gitRepo(t *testing.T) string {
 	return dir
 }
 
-func (e *e2e) serviceConfig(extra string) {
-	e.writeUserConfig(fmt.Sprintf(`
-[[providers]]
-name = "fake"
-base_url = %q
-model = "fake-model"
-api_key_env = "FAKE_API_KEY"
-max_retries = 1
-%s`, e.srv.URL, extra))
-}
-
 func TestServeRunsAnAPITaskInAGitWorktree(t *testing.T) {
 	e := newE2E(t, byPrompt(map[string]func(agenttest.Request) agenttest.Turn{
 		"add a changelog": func(req agenttest.Request) agenttest.Turn {
@@ -247,7 +236,7 @@ func TestServeRunsAnAPITaskInAGitWorktree(t *testing.T) {
 		},
 	})...)
 	repo := gitRepo(t)
-	e.serviceConfig(fmt.Sprintf("\n[[workspaces]]\nname = \"app\"\nrepo = %q\n", repo))
+	e.configure(fmt.Sprintf("\n[[workspaces]]\nname = \"app\"\nrepo = %q\n", repo))
 	s := e.serve(t)
 	id := s.submit("add a changelog", map[string]any{"workspace": "app", "posture": "auto"})
 	got := s.waitState(id, "succeeded", "failed", "blocked")
@@ -281,7 +270,7 @@ func TestServeApprovalHoldsNoWorkerAndResumesTheExactCall(t *testing.T) {
 		},
 		"quick one": func(req agenttest.Request) agenttest.Turn { return answer("quick done") },
 	})...)
-	e.serviceConfig("\n[runner]\nmax_concurrent_tasks = 1\n")
+	e.configure("\n[runner]\nmax_concurrent_tasks = 1\n")
 	s := e.serve(t)
 	first := s.submit("this task needs approval", nil)
 	s.waitState(first, "waiting_approval")
@@ -320,7 +309,7 @@ func TestServeDenyAndExpiryRefuseWithTheirCodes(t *testing.T) {
 			return toolTurn(call("x1", "bash", `{"command":"touch expired.txt"}`))
 		},
 	})...)
-	e.serviceConfig("\n[runner]\napproval_ttl = \"2s\"\n")
+	e.configure("\n[runner]\napproval_ttl = \"2s\"\n")
 	s := e.serve(t)
 	deny := s.submit("please deny me", nil)
 	expire := s.submit("please let it expire", nil)
@@ -351,7 +340,7 @@ func TestServeCancel(t *testing.T) {
 			return toolTurn(call("s", "bash", `{"command":"sleep 60"}`))
 		},
 	})...)
-	e.serviceConfig("")
+	e.configure("")
 	s := e.serve(t)
 	id := s.submit("a long job", map[string]any{"posture": "auto"})
 	s.waitState(id, "running")
@@ -386,7 +375,7 @@ func TestServeSIGTERMStopsQuicklyWithoutOrphans(t *testing.T) {
 			return toolTurn(call("s", "bash", `{"command":"sleep 300 & sleep 300"}`))
 		},
 	})...)
-	e.serviceConfig("")
+	e.configure("")
 	s := e.serve(t)
 	id := s.submit("a sleepy task", map[string]any{"posture": "auto"})
 	s.waitFor(func() bool { return strings.Contains(s.events(id), "sleep 300") }, "the command to start")
@@ -442,7 +431,7 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 			return toolTurn(call("w", "bash", `{"command":"echo resumed-after-crash > crash.txt && cat crash.txt"}`))
 		},
 	})...)
-	e.serviceConfig("")
+	e.configure("")
 	s := e.serve(t)
 	running := s.submit("task running when killed", map[string]any{"posture": "auto"})
 	waiting := s.submit("task waiting when killed", nil)
@@ -477,7 +466,7 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 
 func TestServeRefusesASecondServiceOnOneDataDir(t *testing.T) {
 	e := newE2E(t)
-	e.serviceConfig("")
+	e.configure("")
 	e.serve(t)
 	cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0")
 	cmd.Dir = e.work
@@ -498,7 +487,7 @@ func TestTasksSubmitAndWatch(t *testing.T) {
 			return toolTurn(call("w", "bash", `{"command":"echo notes > notes.txt"}`))
 		},
 	})...)
-	e.serviceConfig("")
+	e.configure("")
 	s := e.serve(t)
 	e.extra = append(e.extra, "REASONIX_API_TOKEN="+s.token, "USER=erin")
 	cmd := exec.Command(binary, "tasks", "submit", "--server", s.url, "--wait", "write", "the", "notes")
