@@ -144,21 +144,21 @@ func (a *Agent) invoke(ctx context.Context, step int, c ToolCall, t Tool, args j
 	return out
 }
 
+// refusals says, per refusal code, who refused, so the model can tell "nobody
+// was asked" from "a person said no".
+var refusals = map[string]string{
+	RefusedByRule:     "was refused by the permission policy",
+	RefusedByPerson:   "was declined by the approver",
+	RefusedUnattended: "was refused (it needs a human's approval and nobody could be asked)",
+	RefusedExpired:    "was refused (approval was requested but nobody answered in time)",
+}
+
 func refusalText(tool string, v Verdict) string {
-	who := map[string]string{
-		RefusedByRule:      "refused by the permission policy",
-		RefusedByPerson:    "declined by the approver",
-		RefusedUnattended:  "refused: it needs a human's approval and nobody could be asked",
-		RefusedExpired:     "refused: approval was requested but nobody answered in time",
-		RefusedOutsideRoot: "refused: the path is outside the permitted directories",
-	}[v.Code]
-	if who == "" {
-		who = "refused"
+	who, ok := refusals[v.Code]
+	if !ok {
+		who = "was refused"
 	}
-	msg := fmt.Sprintf("%s was %s; the call did not run", tool, strings.TrimPrefix(who, "refused: "))
-	if strings.HasPrefix(who, "refused: ") {
-		msg = fmt.Sprintf("%s was refused (%s); the call did not run", tool, strings.TrimPrefix(who, "refused: "))
-	}
+	msg := tool + " " + who + "; the call did not run"
 	if v.Reason != "" {
 		msg += ". " + v.Reason
 	}

@@ -16,11 +16,10 @@ type Call struct {
 // Refusal codes say who refused a call, so "nobody was asked" is never
 // reported as "the user said no".
 const (
-	RefusedByRule      = "deny_rule"  // an explicit deny rule, or a policy that forbids it
-	RefusedByPerson    = "declined"   // a person said no
-	RefusedUnattended  = "unattended" // a human was needed and nobody could be asked
-	RefusedExpired     = "expired"    // a human was asked and did not answer in time
-	RefusedOutsideRoot = "confined"   // the path lies outside the permitted roots
+	RefusedByRule     = "deny_rule"  // an explicit deny rule, or a policy that forbids it
+	RefusedByPerson   = "declined"   // a person said no
+	RefusedUnattended = "unattended" // a human was needed and nobody could be asked
+	RefusedExpired    = "expired"    // a human was asked and did not answer in time
 )
 
 // Verdict is a gate's answer. A refused call carries a Code (one of the

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -102,11 +101,6 @@ func (r *ProviderRegistry) New(cfg ProviderConfig) (Provider, error) {
 		return nil, fmt.Errorf("agent: provider %q: %w", cfg.Name, err)
 	}
 	return p, nil
-}
-
-// Has reports whether kind is registered.
-func (r *ProviderRegistry) Has(kind string) bool {
-	return slices.Contains(r.Kinds(), kind)
 }
 
 type retryKey struct{}

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestNewValidatesAndDefaults(t *testing.T) {
 }
 
 func TestRegisteredAsOpenAI(t *testing.T) {
-	if !agent.Providers.Has(Kind) {
+	if !slices.Contains(agent.Providers.Kinds(), Kind) {
 		t.Fatalf("kind %q is not registered; known: %v", Kind, agent.Providers.Kinds())
 	}
 	prov, err := agent.Providers.New(agent.ProviderConfig{Name: "x", Kind: Kind, Model: "m"})

@@ -1,9 +1,6 @@
 package main
 
-import (
-	"flag"
-	"strings"
-)
+import "flag"
 
 // parseInterspersed parses flags that may appear before, between or after
 // positional arguments ("reasonix run fix it --auto"), which the flag
@@ -26,9 +23,3 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = rest[1:]
 	}
 }
-
-// stringList is a flag that may be repeated.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
