@@ -35,8 +35,11 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 			s.finishedMetrics(nt, 0)
 			s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "cancelled"})
 			// Let a parked job run once and find the task finished, rather
-			// than sit in the queue until its snooze ends.
-			_ = s.st.Wake(ctx, id)
+			// than sit in the queue until its snooze ends (which it does
+			// anyway if this wake fails: the task is cancelled either way).
+			if err := s.st.Wake(ctx, id); err != nil {
+				s.log.Warn("runner: wake after cancel", "task", id, "err", err)
+			}
 			return nt, nil
 		case store.StateRunning:
 			if err := s.st.RequestCancel(ctx, id); err != nil {

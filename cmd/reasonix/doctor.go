@@ -52,8 +52,11 @@ func doctorCommand(args []string, stdout, stderr io.Writer) error {
 	if st, err := openStore(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		d.fail("store", err.Error())
 	} else {
-		v, _ := st.SchemaVersion(ctx)
-		d.ok("store", fmt.Sprintf("%s, schema version %d", st.Driver(), v))
+		if v, err := st.SchemaVersion(ctx); err != nil {
+			d.fail("store", err.Error())
+		} else {
+			d.ok("store", fmt.Sprintf("%s, schema version %d", st.Driver(), v))
+		}
 		st.Close()
 	}
 
