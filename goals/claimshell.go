@@ -13,8 +13,8 @@ import (
 // unconfined, or there is no confinement) bash is left out of the built-ins
 // it is given, since nothing else could hold its writes to the claim.
 // enabled names the built-ins (nil means all); every other child keeps
-// shell and enabled as they are. A factory using it can give the Host a
-// BindShell that accepts bash as built.
+// shell and enabled as they are. A factory using it sets
+// HostConfig.ShellBound.
 func ClaimedShell(c *policy.Confinement, spec ChildSpec, shell agent.ShellWrapper, enabled []string) (agent.ShellWrapper, []string) {
 	if !spec.Writer || len(spec.WritePaths) == 0 {
 		return shell, enabled

@@ -421,26 +421,15 @@ func TestWritesOutsideTheClaimAreRefusedAndCounted(t *testing.T) {
 	}
 }
 
-func TestBindShellHookKeepsBashOnlyWhenItCanConfineIt(t *testing.T) {
-	var (
-		mu       sync.Mutex
-		gotClaim []string
-	)
+func TestShellBoundKeepsTheFactorysBash(t *testing.T) {
 	k := newKids(nil)
 	k.tools = func(ChildSpec) *agent.ToolRegistry { return tools(t, &fakeTool{name: "bash"}) }
-	h, _ := newHost(t, k, HostConfig{BindShell: func(b agent.Tool, claim []string) (agent.Tool, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		gotClaim = claim
-		return b, true
-	}})
+	h, _ := newHost(t, k, HostConfig{ShellBound: true})
 	if _, err := h.RunFleet(t.Context(), mustGraph(t, `{"items":[{"id":"a","prompt":"x","write_paths":["src"]},{"id":"b","prompt":"y","write_paths":["doc"]}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !toolNames(k.providers["a"].Requests()[0])["bash"] || len(gotClaim) != 1 || !filepath.IsAbs(gotClaim[0]) {
-		t.Fatalf("bash not kept through the hook; claim %v", gotClaim)
+	if !toolNames(k.providers["a"].Requests()[0])["bash"] {
+		t.Fatal("a claimed writer lost the bash its factory bound")
 	}
 }
 

@@ -40,12 +40,11 @@ type HostConfig struct {
 	// children claim nothing and do not count as writers. Nil makes every
 	// child a writer.
 	ReadOnlyProfile func(profile string) bool
-	// BindShell is the OS-sandbox hook: it returns bash bound so that it can
-	// write only under claim (absolute, resolved paths), or ok=false when the
-	// sandbox cannot do that. Nil (the default) removes bash from every
-	// writer child that declares write_paths. It is called concurrently for
-	// children starting at the same time.
-	BindShell func(bash agent.Tool, claim []string) (bound agent.Tool, ok bool)
+	// ShellBound says the Factory binds a writer child's bash to its write
+	// claim (see ClaimedShell) or leaves bash out. False (the default)
+	// removes bash from every writer child that declares write_paths, since
+	// nothing else could hold its writes to the claim.
+	ShellBound bool
 	// PathArgs names the path-aware writers and the argument keys holding
 	// the paths they write; nil means DefaultPathArgs. A writer tool not
 	// listed cannot be scoped and is removed from children with write_paths.

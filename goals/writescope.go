@@ -76,7 +76,7 @@ func claimsOverlap(a, b []string) bool {
 
 // bindTools builds a child's registry from the factory's: with an explicit
 // write claim, path-aware writers are wrapped to refuse paths outside it,
-// bash stays only when BindShell can confine it, and writers that cannot be
+// bash stays only when the factory bound it to the claim (ShellBound), and writers that cannot be
 // path-scoped are dropped. Writers also get complete_subtask.
 func (h *Host) bindTools(base *agent.ToolRegistry, run *childRun) (*agent.ToolRegistry, error) {
 	reg := agent.NewToolRegistry()
@@ -96,14 +96,9 @@ func (h *Host) bindTools(base *agent.ToolRegistry, run *childRun) (*agent.ToolRe
 			t = &scopedWriter{Tool: t, keys: h.cfg.PathArgs[name], run: run, host: h}
 		case !scoped:
 		case name == "bash":
-			if h.cfg.BindShell == nil {
+			if !h.cfg.ShellBound {
 				continue
 			}
-			bound, ok := h.cfg.BindShell(t, run.claim)
-			if !ok || bound == nil || bound.Name() != "bash" {
-				continue
-			}
-			t = bound
 		default:
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/policy"
+	"reasonix/runner/session"
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
 )
@@ -16,7 +17,7 @@ import (
 func newTestService(t *testing.T) *Service {
 	t.Helper()
 	svc, err := New(Config{Store: storetest.SQLite(t, store.Config{}), Logger: storetest.Quiet(),
-		Providers: func(string) (agent.Provider, string, error) { return nil, "", errors.New("none") }})
+		Providers: func(string) (session.Model, error) { return session.Model{}, errors.New("none") }})
 	if err != nil {
 		t.Fatal(err)
 	}

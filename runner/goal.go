@@ -11,76 +11,26 @@ import (
 
 	"reasonix/agent"
 	"reasonix/goals"
-	"reasonix/policy"
+	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
-
-// goalSession is what runSession assembled for a goal task.
-type goalSession struct {
-	base    agent.Config // the parent's agent: provider, journaled tools, gate, prompt, observer; no History
-	env     agent.ToolEnv
-	confine *policy.Confinement
-	grants  []string
-	workdir string
-	history []agent.Message // the transcript, with the journal's rules applied
-	inbox   []store.InboxMessage
-}
 
 // runGoal runs a goal task through the goal controller: the first run
 // starts the goal, every later run (after an approval, an answer to its
 // question, a restart) resumes the saved state with the messages that
-// arrived meanwhile.
-func (s *Service) runGoal(ctx context.Context, r *run, gs goalSession) (outcome, error) {
+// arrived meanwhile. history is the transcript with the journal's rules
+// applied; inbox holds the messages taken for this run.
+func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, history []agent.Message, inbox []store.InboxMessage) (outcome, error) {
 	task := r.task
 	doc, err := s.loadGoalDoc(ctx, task.ID)
 	if err != nil {
 		return outcome{}, err
 	}
 	gstore := &goalStore{s: s, taskID: task.ID, base: doc.Counters, saved: len(doc.Children)}
-	// Sub-agents cannot wait for a person: a call of theirs that needs one
-	// is refused as unattended, and the parent, whose calls can wait, may
-	// make it itself.
-	childGate, err := policy.NewGate(policy.GateConfig{Policy: s.pol, Posture: policy.Posture(task.Posture),
-		Workdir: gs.workdir, Grants: gs.grants})
-	if err != nil {
-		return outcome{}, fmt.Errorf("gate: %w", err)
-	}
-	obs := gs.base.Observer
-	host, err := goals.NewHost(goals.HostConfig{
-		Factory:            s.childFactory(ctx, r, gs, gstore, childGate),
-		Workdir:            gs.workdir,
-		Paths:              gs.confine,
-		MaxConcurrency:     s.set.Agent.MaxSubagentConcurrency,
-		MaxParallelWriters: s.set.Agent.MaxParallelWriters,
-		// The child factory already bound each claimed child's bash to its
-		// claim through the OS sandbox, or left bash out.
-		BindShell: func(bash agent.Tool, _ []string) (agent.Tool, bool) { return bash, true },
-		Observer: func(e agent.Event) {
-			obs(e)
-			if e.Type == goals.EventFleetUpdated {
-				gstore.childrenChanged(ctx)
-			}
-		},
-	})
-	if err != nil {
-		return outcome{}, err
-	}
-	if err := host.Restore(doc.Children); err != nil {
-		return outcome{}, err
-	}
-	gstore.host = host
-	ctl, err := goals.New(goals.Config{
-		Agent: gs.base,
-		Store: gstore,
-		Budget: goals.Budget{
-			Tokens:    s.set.Agent.GoalTokenBudget,
-			Turns:     s.set.Agent.GoalMaxTurns,
-			WallClock: s.set.Agent.GoalWallClock,
-		},
-		Approver: &planBroker{s: s, task: task},
-		Policy:   s.pol,
-		Workdir:  gs.workdir,
-		Host:     host,
+	obs := sess.Agent.Observer
+	ctl, err := sess.Goal(session.GoalConfig{
+		Store:        gstore,
+		PlanApprover: &planBroker{s: s, task: task},
 		// The control loop steers the turn in progress with messages that
 		// arrive meanwhile; between turns they wait in the inbox.
 		OnTurn: func(ag *agent.Agent) {
@@ -88,12 +38,23 @@ func (s *Service) runGoal(ctx context.Context, r *run, gs goalSession) (outcome,
 			r.ag = ag
 			r.mu.Unlock()
 		},
+		FleetObserver: func(e agent.Event) {
+			obs(e)
+			if e.Type == goals.EventFleetUpdated {
+				gstore.childrenChanged(ctx)
+			}
+		},
+		Child: r.child(ctx),
 	})
 	if err != nil {
 		return outcome{}, err
 	}
+	if err := ctl.Host.Restore(doc.Children); err != nil {
+		return outcome{}, err
+	}
+	gstore.host = ctl.Host
 
-	message := inboxText(gs.inbox)
+	message := inboxText(inbox)
 	var res goals.Result
 	if doc.State == nil {
 		g := goals.Goal{ID: task.ID, Objective: task.Prompt, PlanFirst: task.PlanFirst}
@@ -107,7 +68,7 @@ func (s *Service) runGoal(ctx context.Context, r *run, gs goalSession) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
-	adoptTranscript(st, gs.history)
+	adoptTranscript(st, history)
 	if st.Status == goals.StatusComplete {
 		if message == "" {
 			// The goal completed but its run ended before the task
@@ -168,43 +129,20 @@ func lastAnswer(h []agent.Message) string {
 	return ""
 }
 
-// childFactory builds each sub-agent like the parent (provider, model, the
-// task's workspace and confinement) but with its own prompt, a fresh
-// built-in registry behind the write-ahead journal (so sub-agent writes are
-// journaled too, under the child's ref) and gate.
-func (s *Service) childFactory(ctx context.Context, r *run, gs goalSession, gstore *goalStore, gate agent.Gate) goals.ChildFactory {
-	return goals.ChildFactoryFunc(func(_ context.Context, spec goals.ChildSpec) (agent.Config, error) {
-		var names []string
-		env := gs.env
-		env.Emit = nil // a child's plan is its own, not the task's checklist
-		env.Shell, names = goals.ClaimedShell(gs.confine, spec, env.Shell, s.set.Tools.Enabled)
-		inner := agent.NewToolRegistry()
-		if err := inner.AddBuiltins(env, names); err != nil {
-			return agent.Config{}, fmt.Errorf("runner: sub-agent tools: %w", err)
-		}
+// child journals each sub-agent's tools under the child's ref (so its
+// writes follow the journal's rules too) and records its steps in the
+// task's log.
+func (r *run) child(ctx context.Context) func(goals.ChildSpec, *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
+	return func(spec goals.ChildSpec, inner *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
 		var turns atomic.Int64 // the child's assistant messages, numbering its calls like the parent's
 		tools, err := r.journaledAs(inner, func(callID string) string {
 			return fmt.Sprintf("%s/%d/%s", spec.Ref, turns.Load(), callID)
 		})
 		if err != nil {
-			return agent.Config{}, err
+			return nil, nil, err
 		}
-		g := gate
-		if gstore.planApproved.Load() {
-			g = goals.ApprovedPlanGate(s.pol, gs.workdir, gate)
-		}
-		return agent.Config{
-			Provider:     gs.base.Provider,
-			Model:        gs.base.Model,
-			Tools:        tools,
-			Gate:         g,
-			SystemPrompt: goals.ChildSystemPrompt,
-			Temperature:  gs.base.Temperature,
-			MaxTokens:    gs.base.MaxTokens,
-			MaxSteps:     gs.base.MaxSteps,
-			Observer:     r.childObserver(ctx, spec.Ref, func() { turns.Add(1) }),
-		}, nil
-	})
+		return tools, r.childObserver(ctx, spec.Ref, func() { turns.Add(1) }), nil
+	}
 }
 
 // goalEnd is how a goal stands when its run ends: the final report's

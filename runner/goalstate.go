@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"reasonix/goals"
 )
@@ -27,10 +26,6 @@ type goalStore struct {
 	base   goals.Counters // the earlier runs'
 	host   *goals.Host    // set before the controller runs
 
-	// planApproved mirrors the state's approved-plan window for the child
-	// factory, which runs while the controller owns the state.
-	planApproved atomic.Bool
-
 	mu    sync.Mutex
 	state json.RawMessage // the last state saved
 	saved int             // children in the last saved document
@@ -44,7 +39,6 @@ func (g *goalStore) SaveGoal(ctx context.Context, st *goals.State) error {
 	if err != nil {
 		return fmt.Errorf("runner: encode goal state: %w", err)
 	}
-	g.planApproved.Store(st.PlanApproved)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.state = raw

@@ -1,14 +1,9 @@
 package runner
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"slices"
-	"time"
 
 	"reasonix/config"
-	"reasonix/mcp"
 	"reasonix/runner/store"
 )
 
@@ -41,50 +36,4 @@ func (s *Service) taskPlugins(task store.Task, dir string) []config.Plugin {
 		}
 	}
 	return merged
-}
-
-// StartPlugins starts MCP servers for one run in workdir and waits, at most
-// the longest startup cap, for them to list their tools. A server that is
-// not ready in time is logged and left out rather than failing the run.
-// The caller stops the returned manager.
-func StartPlugins(ctx context.Context, set *config.Config, plugins []config.Plugin, workdir string, log *slog.Logger) (*mcp.Manager, error) {
-	servers := make([]mcp.ServerConfig, 0, len(plugins))
-	wait := set.Tools.MCPStartupTimeout()
-	for _, p := range plugins {
-		timeouts := map[string]time.Duration{}
-		for tool := range p.ToolTimeoutSeconds {
-			timeouts[tool] = p.CallTimeout(set.Tools, tool)
-		}
-		servers = append(servers, mcp.ServerConfig{
-			Name: p.Name, Type: p.Type, Command: p.Command, Args: p.Args, Env: p.Env,
-			URL: p.URL, Headers: p.Headers,
-			StartupTimeout: p.StartupTimeout(set.Tools),
-			CallTimeout:    p.CallTimeout(set.Tools, ""),
-			ToolTimeouts:   timeouts,
-			Concurrency:    p.Concurrency,
-		})
-		wait = max(wait, p.StartupTimeout(set.Tools))
-	}
-	m, err := mcp.New(mcp.Config{
-		Servers:        servers,
-		StartupTimeout: set.Tools.MCPStartupTimeout(),
-		CallTimeout:    set.Tools.MCPCallTimeout(),
-		WorkspaceRoot:  workdir,
-		Logger:         log.With(slog.String("component", "mcp")),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("plugins: %w", err)
-	}
-	if err := m.Start(ctx); err != nil {
-		return nil, fmt.Errorf("plugins: %w", err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	_ = m.WaitReady(wctx) // per-server failures are in Status
-	for _, st := range m.Status() {
-		if st.State != mcp.StateReady {
-			log.Warn("plugin not ready", "server", st.Server, "state", st.State, "err", st.Err)
-		}
-	}
-	return m, nil
 }

@@ -12,15 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"reasonix/agent"
 	"reasonix/config"
 	"reasonix/policy"
+	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
 
-// ProviderFunc resolves a model reference ("" = the configured default) to a
-// provider and the model name to request.
-type ProviderFunc func(modelRef string) (agent.Provider, string, error)
+// ProviderFunc resolves a model reference ("" = the configured default) to
+// the model a task's session uses (see session.ResolveModel).
+type ProviderFunc func(modelRef string) (session.Model, error)
 
 // Config assembles a Service. Store and Providers are required.
 type Config struct {

@@ -9,7 +9,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/goals"
-	"reasonix/policy"
+	"reasonix/runner/session"
 )
 
 // goalTotals sums what a goal did across its turns and sub-agents, for the
@@ -39,57 +39,17 @@ func (t *goalTotals) observe(e agent.Event) {
 // runGoal drives task as a goal: continuation turns until the goal is
 // complete, blocked, out of budget or interrupted, with fleets of
 // sub-agents available through the task and fleet tools.
-func runGoal(ctx context.Context, s *runSetup, task string, base agent.Config, totals *goalTotals, stderr io.Writer) (goals.Result, error) {
+func runGoal(ctx context.Context, s *runSetup, task string, totals *goalTotals, stderr io.Writer) (goals.Result, error) {
 	childObserver := agent.Observers(totals.observe, newProgress(stderr).childObserve, s.transcript.Observe)
-	host, err := goals.NewHost(goals.HostConfig{
-		Factory: goals.ChildFactoryFunc(func(_ context.Context, spec goals.ChildSpec) (agent.Config, error) {
-			env := s.env
-			env.Emit = nil // a child's plan is its own
-			confine, _ := s.env.Paths.(*policy.Confinement)
-			var names []string
-			env.Shell, names = goals.ClaimedShell(confine, spec, env.Shell, s.cfg.Tools.Enabled)
-			tools := agent.NewToolRegistry()
-			if err := tools.AddBuiltins(env, names); err != nil {
-				return agent.Config{}, err
-			}
-			return agent.Config{
-				Provider:     s.provider,
-				Model:        s.model,
-				Tools:        tools,
-				Gate:         s.gate,
-				SystemPrompt: goals.ChildSystemPrompt,
-				Temperature:  s.temperature,
-				MaxTokens:    s.maxTokens,
-				MaxSteps:     s.maxSteps,
-				Observer:     childObserver,
-			}, nil
-		}),
-		Workdir:            s.workdir,
-		Paths:              s.env.Paths,
-		MaxConcurrency:     s.cfg.Agent.MaxSubagentConcurrency,
-		MaxParallelWriters: s.cfg.Agent.MaxParallelWriters,
-		// The factory bound a claimed child's bash to its claim, or left it out.
-		BindShell: func(bash agent.Tool, _ []string) (agent.Tool, bool) { return bash, true },
-		Observer:  base.Observer,
-	})
-	if err != nil {
-		return goals.Result{}, err
-	}
-	ctl, err := goals.New(goals.Config{
-		Agent: base,
-		Budget: goals.Budget{
-			Tokens:    s.cfg.Agent.GoalTokenBudget,
-			Turns:     s.cfg.Agent.GoalMaxTurns,
-			WallClock: s.cfg.Agent.GoalWallClock,
+	g, err := s.session.Goal(session.GoalConfig{
+		Child: func(_ goals.ChildSpec, tools *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
+			return tools, childObserver, nil
 		},
-		Policy:  s.policy,
-		Workdir: s.workdir,
-		Host:    host,
 	})
 	if err != nil {
 		return goals.Result{}, err
 	}
-	return ctl.Run(ctx, goals.Goal{Objective: task})
+	return g.Run(ctx, goals.Goal{Objective: task})
 }
 
 // goalJSON is the --json result of a goal run: the run fields plus the

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"text/tabwriter"
 
-	"reasonix/runner"
+	"reasonix/runner/session"
 )
 
 // mcpCommand is `reasonix mcp list`: start every configured server, wait
@@ -33,7 +33,7 @@ func mcpCommand(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	ctx := context.Background()
-	m, err := runner.StartPlugins(ctx, cfg, cfg.Plugins, workdir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m, err := session.StartPlugins(ctx, cfg, cfg.Plugins, workdir, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return &configError{fmt.Errorf("[[plugins]]: %w", err)}
 	}

@@ -78,21 +78,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	observers = append(observers, progress.observe, setup.transcript.Observe)
 	setup.observer = agent.Observers(observers...)
-	base := agent.Config{
-		Provider:     setup.provider,
-		Model:        setup.model,
-		Tools:        setup.tools,
-		Gate:         setup.gate,
-		SystemPrompt: setup.systemPrompt,
-		Temperature:  setup.temperature,
-		MaxTokens:    setup.maxTokens,
-		MaxSteps:     setup.maxSteps,
-		Observer:     setup.observer,
-	}
 	if o.goal {
-		return goalCommand(ctx, setup, base, task, o, progress, stdout, stderr)
+		return goalCommand(ctx, setup, task, o, progress, stdout, stderr)
 	}
-	a, err := agent.New(base)
+	a, err := agent.New(setup.session.Agent)
 	if err != nil {
 		return reportError(stderr, err)
 	}
@@ -115,11 +104,11 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 
 // goalCommand finishes `reasonix run --goal`: 0 complete, 3 blocked (or a
 // question for the requester), 4 budget, 130 interrupted, 1 failed.
-func goalCommand(ctx context.Context, setup *runSetup, base agent.Config, task string, o runOptions, p *progress, stdout, stderr io.Writer) int {
+func goalCommand(ctx context.Context, setup *runSetup, task string, o runOptions, p *progress, stdout, stderr io.Writer) int {
 	totals := &goalTotals{}
-	base.Observer = agent.Observers(base.Observer, totals.observe)
+	setup.observer = agent.Observers(setup.observer, totals.observe)
 	start := time.Now()
-	res, err := runGoal(ctx, setup, task, base, totals, stderr)
+	res, err := runGoal(ctx, setup, task, totals, stderr)
 	if err != nil {
 		return reportError(stderr, err)
 	}

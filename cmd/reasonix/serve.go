@@ -18,10 +18,10 @@ import (
 	"syscall"
 	"time"
 
-	"reasonix/agent"
 	"reasonix/config"
 	"reasonix/runner"
 	"reasonix/runner/httpapi"
+	"reasonix/runner/session"
 	"reasonix/runner/workspace"
 )
 
@@ -161,17 +161,12 @@ func serviceConfig(cfg *config.Config, dataDir string, log *slog.Logger) (runner
 	}
 	c := runner.Config{
 		Settings: cfg,
-		Providers: func(ref string) (agent.Provider, string, error) {
-			p, r, err := buildProvider(cfg, ref)
-			if err != nil {
-				return nil, "", err
-			}
-			return p, r.Model, nil
+		Providers: func(ref string) (session.Model, error) {
+			return session.ResolveModel(cfg, ref)
 		},
-		Node:         node,
-		Logger:       log,
-		ShellEnv:     runner.ShellEnv(cfg),
-		SystemPrompt: cmpString(cfg.Agent.SystemPrompt, agent.DefaultSystemPrompt),
+		Node:     node,
+		Logger:   log,
+		ShellEnv: session.ShellEnv(cfg),
 	}
 	if len(cfg.Workspaces) > 0 {
 		m, err := workspace.New(workspace.Config{

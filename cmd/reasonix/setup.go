@@ -2,45 +2,34 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"reasonix/agent"
 	"reasonix/config"
 	"reasonix/policy"
-	"reasonix/runner"
+	"reasonix/runner/session"
 )
 
-// runSetup is everything a run needs, built from configuration and flags.
+// runSetup is everything a run needs: the session assembled from
+// configuration and flags, and the run's transcript.
 type runSetup struct {
 	cfg            *config.Config
-	workdir        string
-	provider       agent.Provider
-	model          string
-	tools          *agent.ToolRegistry
-	gate           agent.Gate
-	policy         *policy.Policy
-	env            agent.ToolEnv // what built-in tools (and sub-agents' tools) are built with
-	systemPrompt   string
-	temperature    *float64
-	maxTokens      int
-	maxSteps       int
+	session        *session.Session
 	transcript     *agent.Transcript
 	transcriptPath string
 	closers        []func()
-	// observer receives events raised outside the harness (plugin
-	// progress); runCommand sets it before the run starts.
+	// observer receives the run's events, including those raised outside
+	// the harness (a plan update, plugin progress); runCommand sets it
+	// before the run starts.
 	observer agent.Observer
 }
 
-// emit passes events raised outside the harness (a plan update, plugin
-// progress) to the run's observer once runCommand has set it.
+// emit passes the session's events to the run's observer once runCommand
+// has set it.
 func (s *runSetup) emit(e agent.Event) {
 	if s.observer != nil {
 		s.observer(e)
@@ -64,6 +53,8 @@ func loadConfig(file string) (*config.Config, error) {
 
 // prepareRun turns flags and configuration into a ready run. Every problem a
 // person must fix before anything runs is a configError or a usageError.
+// Nobody can be asked during a headless run, so the session has no
+// approver: under the ask posture every call that needs a person is refused.
 func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 	cfg, err := loadConfig(o.configFile)
 	if err != nil {
@@ -77,69 +68,42 @@ func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 	if err != nil {
 		return nil, err
 	}
-	provider, ref, err := buildProvider(cfg, o.model)
+	model, err := session.ResolveModel(cfg, o.model)
 	if err != nil {
-		return nil, err
+		return nil, &configError{err}
 	}
-	pol, gate, env, err := buildPermissions(cfg, posture, workdir)
-	if err != nil {
-		return nil, err
-	}
-	s = &runSetup{}
-	env.Emit = s.emit // todo_write's plan updates
-	tools := agent.NewToolRegistry()
-	if err := tools.AddBuiltins(env, cfg.Tools.Enabled); err != nil {
-		return nil, &configError{fmt.Errorf("[tools] enabled: %w", err)}
-	}
-
-	*s = runSetup{
-		cfg:          cfg,
-		workdir:      workdir,
-		policy:       pol,
-		env:          env,
-		provider:     provider,
-		model:        ref.Model,
-		tools:        tools,
-		gate:         gate,
-		systemPrompt: cmpString(cfg.Agent.SystemPrompt, agent.DefaultSystemPrompt),
-		temperature:  cfg.Agent.Temperature,
-		maxTokens:    ref.MaxOutputTokens,
-		maxSteps:     cfg.Agent.MaxSteps,
-	}
-	if o.maxSteps > 0 {
-		s.maxSteps = o.maxSteps
-	}
+	s = &runSetup{cfg: cfg}
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
-	if len(cfg.Plugins) > 0 {
-		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		plugins, err := runner.StartPlugins(context.Background(), cfg, cfg.Plugins, workdir, log)
-		if err != nil {
-			return nil, &configError{fmt.Errorf("[[plugins]]: %w", err)}
-		}
-		s.closers = append(s.closers, func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			plugins.Stop(ctx)
-		})
-		if _, err := plugins.AddTools(tools, func(_ context.Context, ev agent.Event) { s.emit(ev) }); err != nil {
-			fmt.Fprintf(stderr, "reasonix: plugins: %v\n", err)
-		}
-	}
 	f, path, err := transcriptFile(cfg.DataDir())
 	if err != nil {
 		return nil, err
 	}
 	s.transcript, s.transcriptPath = agent.NewTranscript(f), path
 	s.closers = append(s.closers, func() { f.Close() })
+	sess, err := session.New(context.Background(), session.Config{
+		Settings: cfg,
+		Workdir:  workdir,
+		Posture:  posture,
+		Model:    model,
+		Plugins:  cfg.Plugins,
+		MaxSteps: o.maxSteps,
+		Observer: s.emit,
+		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return nil, &configError{err}
+	}
+	s.session = sess
+	s.closers = append(s.closers, sess.Close)
 	return s, nil
 }
 
 // choosePosture combines --auto, --permission-mode and [permissions] posture.
-func choosePosture(o runOptions, cfg *config.Config) (string, error) {
+func choosePosture(o runOptions, cfg *config.Config) (policy.Posture, error) {
 	mode := strings.ToLower(strings.TrimSpace(o.mode))
 	switch mode {
 	case "", "ask", "auto", "yolo":
@@ -150,12 +114,12 @@ func choosePosture(o runOptions, cfg *config.Config) (string, error) {
 		if mode != "" && mode != "auto" {
 			return "", usageErrorf("--auto conflicts with --permission-mode %s", mode)
 		}
-		return "auto", nil
+		return policy.PostureAuto, nil
 	}
 	if mode != "" {
-		return mode, nil
+		return policy.Posture(mode), nil
 	}
-	return cmpString(cfg.Permissions.Posture, "ask"), nil
+	return policy.ParsePosture(cfg.Permissions.Posture)
 }
 
 func workspaceDir(dir string) (string, error) {
@@ -176,40 +140,24 @@ func workspaceDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// buildProvider resolves the model reference and builds its provider. A
-// missing key is reported before anything runs, naming the variable.
+// buildProvider resolves the model reference and builds its provider, for
+// the commands that check the configuration.
 func buildProvider(cfg *config.Config, modelRef string) (agent.Provider, config.ProviderRef, error) {
-	ref, err := cfg.ResolveModel(modelRef)
+	m, err := session.ResolveModel(cfg, modelRef)
 	if err != nil {
-		if errors.Is(err, config.ErrNoProviders) {
-			return nil, ref, &configError{fmt.Errorf("no model is configured: add a [[providers]] entry to ./reasonix.toml or %s (see reasonix.example.toml)",
-				filepath.Join(cmpString(cfg.Home(), "~/.reasonix"), config.UserFile))}
-		}
-		return nil, ref, &configError{err}
+		return nil, config.ProviderRef{}, &configError{err}
 	}
-	var key string
-	if ref.APIKeyEnv != "" {
-		v, ok := os.LookupEnv(ref.APIKeyEnv)
-		if !ok || strings.TrimSpace(v) == "" {
-			return nil, ref, &configError{fmt.Errorf("provider %q needs its API key in $%s, which is not set (%s)", ref.Name, ref.APIKeyEnv, ref.Source)}
-		}
-		key = strings.TrimSpace(v)
-	}
-	p, err := agent.Providers.New(agent.ProviderConfig{
-		Name:          ref.Name,
-		Kind:          ref.Kind,
-		BaseURL:       ref.BaseURL,
-		RequestURL:    ref.RequestURL,
-		Model:         ref.Model,
-		APIKey:        key,
-		ContextWindow: ref.ContextWindow,
-		IdleTimeout:   ref.IdleTimeout,
-		MaxRetries:    ref.MaxRetries,
-	})
+	ref, _ := cfg.ResolveModel(modelRef)
+	return m.Provider, ref, nil
+}
+
+// buildPolicy parses [permissions]; a bad rule is a configError quoting it.
+func buildPolicy(cfg *config.Config) (*policy.Policy, error) {
+	p, err := session.NewPolicy(cfg)
 	if err != nil {
-		return nil, ref, &configError{fmt.Errorf("%w (%s)", err, ref.Source)}
+		return nil, &configError{err}
 	}
-	return p, ref, nil
+	return p, nil
 }
 
 func cmpString(a, b string) string {

@@ -12,6 +12,7 @@ import (
 	"reasonix/agent"
 	"reasonix/config"
 	"reasonix/runner"
+	"reasonix/runner/session"
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
 )
@@ -56,11 +57,11 @@ func Start(t testing.TB, o Options) *runner.Service {
 	cfg := runner.Config{
 		Store:    st,
 		Settings: set,
-		Providers: func(string) (agent.Provider, string, error) {
+		Providers: func(string) (session.Model, error) {
 			if p == nil {
-				return nil, "", context.Canceled
+				return session.Model{}, context.Canceled
 			}
-			return p, "", nil
+			return session.Model{Provider: p}, nil
 		},
 		ScratchDir:      t.TempDir(),
 		Logger:          storetest.Quiet(),

@@ -1,4 +1,4 @@
-package runner
+package session
 
 import (
 	"os"
@@ -8,8 +8,9 @@ import (
 )
 
 // ShellEnv is the environment for commands a model writes and for workspace
-// setup: the process environment without the secrets set names (provider
-// keys, the store DSN, the API token), so a command cannot print them.
+// setup: the process environment without the secrets the configuration
+// names (provider keys, the store DSN, the API token), so a command cannot
+// print them.
 func ShellEnv(set *config.Config) []string {
 	secret := map[string]bool{"REASONIX_API_TOKEN": true}
 	for _, p := range set.Providers {
@@ -30,12 +31,4 @@ func ShellEnv(set *config.Config) []string {
 		}
 	}
 	return env
-}
-
-// shellEnv is Config.ShellEnv, or ShellEnv of the settings.
-func (s *Service) shellEnv() []string {
-	if s.cfg.ShellEnv != nil {
-		return s.cfg.ShellEnv
-	}
-	return ShellEnv(s.set)
 }

@@ -1,0 +1,145 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"reasonix/agent"
+	"reasonix/goals"
+	"reasonix/policy"
+)
+
+// GoalConfig is what a goal needs beyond its session.
+type GoalConfig struct {
+	// Store saves the goal's state after every turn; nil keeps it in memory.
+	Store goals.StateStore
+	// PlanApprover reviews the plans of plan-first goals; nil refuses them.
+	PlanApprover goals.PlanApprover
+	// OnTurn is goals.Config.OnTurn: it sees each turn's agent, to steer it.
+	OnTurn func(*agent.Agent)
+	// FleetObserver receives the fleet's and the sub-agents' lifecycle
+	// events; nil is the session's Observer.
+	FleetObserver agent.Observer
+	// Child adapts each sub-agent: it may wrap the tools (the runner's
+	// journal) and returns the observer of the sub-agent's own events. Nil
+	// keeps the tools and drops those events.
+	Child func(spec goals.ChildSpec, tools *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error)
+}
+
+// Goal is a goal controller with its sub-agent host, built by Session.Goal.
+type Goal struct {
+	Controller *goals.Controller
+	Host       *goals.Host
+	childGate  agent.Gate
+	// planApproved mirrors the state's approved-plan window for the child
+	// factory, which runs while the controller owns the state.
+	planApproved atomic.Bool
+}
+
+// Run starts a goal; see goals.Controller.Run.
+func (g *Goal) Run(ctx context.Context, goal goals.Goal) (goals.Result, error) {
+	return g.Controller.Run(ctx, goal)
+}
+
+// Resume continues a saved goal; see goals.Controller.Resume.
+func (g *Goal) Resume(ctx context.Context, st *goals.State, message string) (goals.Result, error) {
+	g.planApproved.Store(st.PlanApproved)
+	return g.Controller.Resume(ctx, st, message)
+}
+
+// Goal builds the goal controller of the session: its Agent is the base of
+// every turn, its budgets come from [agent], and sub-agents are built like
+// the parent (provider, model, workspace, confinement) with their own
+// prompt, a fresh set of built-ins and the sub-agent gate (see the package
+// documentation). A writer sub-agent with a write claim keeps bash only
+// when the OS sandbox can bind it to the claim.
+func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
+	set := s.cfg.Settings
+	childGate, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
+		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants})
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	g := &Goal{childGate: childGate}
+	host, err := goals.NewHost(goals.HostConfig{
+		Factory: goals.ChildFactoryFunc(func(_ context.Context, spec goals.ChildSpec) (agent.Config, error) {
+			return s.child(spec, gc, childGate, g.planApproved.Load())
+		}),
+		Workdir:            s.cfg.Workdir,
+		Paths:              s.Confinement,
+		MaxConcurrency:     set.Agent.MaxSubagentConcurrency,
+		MaxParallelWriters: set.Agent.MaxParallelWriters,
+		ShellBound:         true, // child binds bash through goals.ClaimedShell
+		Observer:           cmpObserver(gc.FleetObserver, s.Agent.Observer),
+	})
+	if err != nil {
+		return nil, err
+	}
+	store := goals.StateStoreFunc(func(ctx context.Context, st *goals.State) error {
+		g.planApproved.Store(st.PlanApproved)
+		if gc.Store == nil {
+			return nil
+		}
+		return gc.Store.SaveGoal(ctx, st)
+	})
+	ctl, err := goals.New(goals.Config{
+		Agent: s.Agent,
+		Store: store,
+		Budget: goals.Budget{
+			Tokens:    set.Agent.GoalTokenBudget,
+			Turns:     set.Agent.GoalMaxTurns,
+			WallClock: set.Agent.GoalWallClock,
+		},
+		Approver: gc.PlanApprover,
+		Policy:   s.Policy,
+		Workdir:  s.cfg.Workdir,
+		Host:     host,
+		OnTurn:   gc.OnTurn,
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.Controller, g.Host = ctl, host
+	return g, nil
+}
+
+// child builds one sub-agent's configuration.
+func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, planApproved bool) (agent.Config, error) {
+	env := s.Env
+	env.Emit = nil // a child's plan is its own, not the task's checklist
+	var names []string
+	env.Shell, names = goals.ClaimedShell(s.Confinement, spec, env.Shell, s.cfg.Settings.Tools.Enabled)
+	tools := agent.NewToolRegistry()
+	if err := tools.AddBuiltins(env, names); err != nil {
+		return agent.Config{}, fmt.Errorf("session: sub-agent tools: %w", err)
+	}
+	var obs agent.Observer
+	if gc.Child != nil {
+		var err error
+		if tools, obs, err = gc.Child(spec, tools); err != nil {
+			return agent.Config{}, err
+		}
+	}
+	if planApproved {
+		gate = goals.ApprovedPlanGate(s.Policy, s.cfg.Workdir, gate)
+	}
+	return agent.Config{
+		Provider:     s.Agent.Provider,
+		Model:        s.Agent.Model,
+		Tools:        tools,
+		Gate:         gate,
+		SystemPrompt: goals.ChildSystemPrompt,
+		Temperature:  s.Agent.Temperature,
+		MaxTokens:    s.Agent.MaxTokens,
+		MaxSteps:     s.Agent.MaxSteps,
+		Observer:     obs,
+	}, nil
+}
+
+func cmpObserver(a, b agent.Observer) agent.Observer {
+	if a != nil {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,61 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"reasonix/agent"
+	"reasonix/config"
+)
+
+// Model is a resolved model: the provider to stream from, the model name to
+// request and the bound on one answer's tokens (0: the provider's default).
+type Model struct {
+	Provider  agent.Provider
+	Name      string
+	MaxTokens int
+}
+
+// ResolveModel resolves a model reference ("" = the configured default) and
+// builds its provider. A missing API key is reported before anything runs,
+// naming the variable; every error is one a person can act on.
+func ResolveModel(set *config.Config, modelRef string) (Model, error) {
+	ref, err := set.ResolveModel(modelRef)
+	if err != nil {
+		if errors.Is(err, config.ErrNoProviders) {
+			home := set.Home()
+			if home == "" {
+				home = "~/.reasonix"
+			}
+			return Model{}, fmt.Errorf("no model is configured: add a [[providers]] entry to ./reasonix.toml or %s (see reasonix.example.toml)",
+				filepath.Join(home, config.UserFile))
+		}
+		return Model{}, err
+	}
+	var key string
+	if ref.APIKeyEnv != "" {
+		v, ok := os.LookupEnv(ref.APIKeyEnv)
+		if !ok || strings.TrimSpace(v) == "" {
+			return Model{}, fmt.Errorf("provider %q needs its API key in $%s, which is not set (%s)", ref.Name, ref.APIKeyEnv, ref.Source)
+		}
+		key = strings.TrimSpace(v)
+	}
+	p, err := agent.Providers.New(agent.ProviderConfig{
+		Name:          ref.Name,
+		Kind:          ref.Kind,
+		BaseURL:       ref.BaseURL,
+		RequestURL:    ref.RequestURL,
+		Model:         ref.Model,
+		APIKey:        key,
+		ContextWindow: ref.ContextWindow,
+		IdleTimeout:   ref.IdleTimeout,
+		MaxRetries:    ref.MaxRetries,
+	})
+	if err != nil {
+		return Model{}, fmt.Errorf("%w (%s)", err, ref.Source)
+	}
+	return Model{Provider: p, Name: ref.Model, MaxTokens: ref.MaxOutputTokens}, nil
+}

@@ -1,0 +1,180 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/config"
+	"reasonix/mcp"
+	"reasonix/policy"
+)
+
+// Config says what to assemble. Settings, Workdir and Model are required.
+type Config struct {
+	// Settings is the loaded configuration.
+	Settings *config.Config
+	// Policy is the parsed [permissions]; nil builds it from Settings.
+	Policy *policy.Policy
+	// Workdir is the absolute, symlink-free workspace directory.
+	Workdir string
+	// Posture resolves the calls the policy asks about; "" is PostureAsk.
+	Posture policy.Posture
+	// Model is the resolved model (see ResolveModel).
+	Model Model
+	// Approver decides the parent agent's calls that need a person; nil
+	// means nobody can be asked, so they are refused as unattended.
+	Approver policy.Approver
+	// Grants are the task's standing grants (see policy.GateConfig).
+	Grants []string
+	// Plugins are the MCP servers started for this session; nil starts none.
+	Plugins []config.Plugin
+	// ShellEnv is the environment of shell commands; nil is ShellEnv(Settings).
+	ShellEnv []string
+	// SystemPrompt replaces [agent] system_prompt and the default prompt.
+	SystemPrompt string
+	// MaxSteps bounds the model requests of one agent run; 0 is [agent] max_steps.
+	MaxSteps int
+	// Observer receives the parent agent's events and the events raised
+	// outside the harness (todo_write's plan, plugin progress); nil drops them.
+	Observer agent.Observer
+	// Logger receives plugin diagnostics; nil uses slog.Default().
+	Logger *slog.Logger
+	// WrapTools wraps the parent's tools before the agent sees them (the
+	// runner's write-ahead journal); nil keeps them as built.
+	WrapTools func(*agent.ToolRegistry) (*agent.ToolRegistry, error)
+}
+
+// Session is an assembled session. Agent is ready for agent.New (add the
+// History to continue a conversation) or to be a goal's base through Goal.
+// Close it to stop its plugins.
+type Session struct {
+	Agent       agent.Config
+	Policy      *policy.Policy
+	Confinement *policy.Confinement
+	// Env is what the built-in tools were built with; sub-agents start
+	// from it.
+	Env agent.ToolEnv
+
+	cfg     Config
+	plugins *mcp.Manager
+}
+
+// New assembles a session. An error names the part of the configuration
+// that is wrong ("[permissions]: …", "[sandbox]: …", "[tools] enabled: …",
+// "[[plugins]]: …"); nothing is left running after one.
+func New(ctx context.Context, cfg Config) (_ *Session, err error) {
+	if cfg.Settings == nil || cfg.Workdir == "" || cfg.Model.Provider == nil {
+		return nil, errors.New("session: Settings, Workdir and Model are required")
+	}
+	set := cfg.Settings
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	if cfg.ShellEnv == nil {
+		cfg.ShellEnv = ShellEnv(set)
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = func(agent.Event) {}
+	}
+	if cfg.Policy == nil {
+		if cfg.Policy, err = NewPolicy(set); err != nil {
+			return nil, err
+		}
+	}
+	confine, err := policy.NewConfinement(policy.SandboxConfig{
+		WorkspaceRoot: cfg.Workdir,
+		AllowWrite:    set.Sandbox.AllowWrite,
+		ForbidRead:    set.Sandbox.ForbidRead,
+		Bash:          cmp.Or(set.Sandbox.Bash, config.BashOff),
+		Network:       set.Sandbox.Network,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("[sandbox]: %w", err)
+	}
+	gate, err := policy.NewGate(policy.GateConfig{
+		Policy:   cfg.Policy,
+		Posture:  cfg.Posture,
+		Approver: cfg.Approver,
+		Workdir:  cfg.Workdir,
+		Grants:   cfg.Grants,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	s := &Session{cfg: cfg, Policy: cfg.Policy, Confinement: confine}
+	s.Env = agent.ToolEnv{
+		Workdir:            cfg.Workdir,
+		BashTimeoutSeconds: set.Tools.BashTimeoutSeconds,
+		Paths:              confine,
+		Shell:              confine.Shell(),
+		ShellEnv:           cfg.ShellEnv,
+		Emit:               cfg.Observer,
+	}
+	tools := agent.NewToolRegistry()
+	if err := tools.AddBuiltins(s.Env, set.Tools.Enabled); err != nil {
+		return nil, fmt.Errorf("[tools] enabled: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if len(cfg.Plugins) > 0 {
+		if s.plugins, err = StartPlugins(ctx, set, cfg.Plugins, cfg.Workdir, cfg.Logger); err != nil {
+			return nil, fmt.Errorf("[[plugins]]: %w", err)
+		}
+		if _, err := s.plugins.AddTools(tools, func(_ context.Context, ev agent.Event) { cfg.Observer(ev) }); err != nil {
+			// A plugin tool whose name collides is left out; the rest work.
+			cfg.Logger.Warn("session: plugin tools", "err", err)
+		}
+	}
+	if cfg.WrapTools != nil {
+		if tools, err = cfg.WrapTools(tools); err != nil {
+			return nil, err
+		}
+	}
+	s.Agent = agent.Config{
+		Provider:     cfg.Model.Provider,
+		Model:        cfg.Model.Name,
+		Tools:        tools,
+		Gate:         gate,
+		SystemPrompt: cmp.Or(cfg.SystemPrompt, set.Agent.SystemPrompt, agent.DefaultSystemPrompt),
+		Temperature:  set.Agent.Temperature,
+		MaxTokens:    cfg.Model.MaxTokens,
+		MaxSteps:     cmp.Or(cfg.MaxSteps, set.Agent.MaxSteps),
+		Observer:     cfg.Observer,
+	}
+	return s, nil
+}
+
+// NewPolicy parses [permissions] into a policy; an error quotes the rule.
+func NewPolicy(set *config.Config) (*policy.Policy, error) {
+	p, err := policy.New(policy.Config{
+		Mode:             set.Permissions.Mode,
+		Allow:            set.Permissions.Allow,
+		Ask:              set.Permissions.Ask,
+		Deny:             set.Permissions.Deny,
+		AllowDynamicBash: set.Permissions.AllowDynamicBash,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("[permissions]: %w", err)
+	}
+	return p, nil
+}
+
+// Close stops the session's plugins (child processes), even when the run's
+// context has ended. It is safe to call more than once.
+func (s *Session) Close() {
+	if s.plugins == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.plugins.Stop(ctx); err != nil {
+		s.cfg.Logger.Warn("session: stopping plugins", "err", err)
+	}
+	s.plugins = nil
+}
