@@ -3,6 +3,8 @@ package config
 import (
 	"path/filepath"
 	"slices"
+
+	"reasonix/internal/posture"
 )
 
 // Config is the merged configuration. Load returns it validated; a caller
@@ -45,7 +47,7 @@ func Default() *Config {
 			MCPStartupTimeoutSeconds: 30,
 			MCPCallTimeoutSeconds:    300,
 		},
-		Permissions: Permissions{Mode: ModeAsk, Posture: PostureAsk},
+		Permissions: Permissions{Mode: ModeAsk, Posture: posture.Ask},
 		Sandbox:     Sandbox{Bash: BashOff},
 		Store:       Store{Driver: DriverSQLite},
 		Runner: Runner{

@@ -1,17 +1,12 @@
 package config
 
+import "reasonix/internal/posture"
+
 // Permission modes: the fallback for writer tools when no rule matches.
 const (
 	ModeAsk   = "ask"
 	ModeAllow = "allow"
 	ModeDeny  = "deny"
-)
-
-// Postures: the default stance of unattended runs (see the policy package).
-const (
-	PostureAsk  = "ask"  // every Ask is refused when nobody can be asked
-	PostureAuto = "auto" // the writer fallback is allowed; explicit ask rules still need a human
-	PostureYolo = "yolo" // ordinary Ask decisions are allowed; deny rules still win
 )
 
 // Permissions is the [permissions] table. Rules are kept as written; the
@@ -25,13 +20,14 @@ type Permissions struct {
 	Deny  []string `toml:"deny"`  // refused in every mode and posture
 	// AllowDynamicBash lets a prefix grant cover shell commands with dynamic
 	// parts; default false.
-	AllowDynamicBash bool   `toml:"allow_dynamic_bash"`
-	Posture          string `toml:"posture"` // ask (default) | auto | yolo
+	AllowDynamicBash bool `toml:"allow_dynamic_bash"`
+	// Posture is the default posture of tasks: ask (default), auto or yolo
+	// (see the policy package). It is parsed as the file is decoded.
+	Posture posture.Posture `toml:"posture"`
 }
 
 func (m *Permissions) validate(c *Config, p *problems) {
 	checkOneOf(p, c.origins["permissions.mode"], "permissions.mode", m.Mode, ModeAsk, ModeAllow, ModeDeny)
-	checkOneOf(p, c.origins["permissions.posture"], "permissions.posture", m.Posture, PostureAsk, PostureAuto, PostureYolo)
 	checkStrings(p, c.origins["permissions.allow"], "permissions.allow", m.Allow)
 	checkStrings(p, c.origins["permissions.ask"], "permissions.ask", m.Ask)
 	checkStrings(p, c.origins["permissions.deny"], "permissions.deny", m.Deny)

@@ -1,29 +1,22 @@
 package policy
 
-import "fmt"
+import "reasonix/internal/posture"
 
-// Posture is how a task resolves calls the policy says to ask about.
-type Posture string
+// Posture is how a task resolves calls the policy says to ask about. It is
+// posture.Posture, the one vocabulary every entry point parses.
+type Posture = posture.Posture
 
 // Postures, from strictest to loosest. Deny decisions hold in all of them.
 const (
 	// PostureAsk asks a person about every Ask; with nobody to ask the call
 	// is refused (fail closed).
-	PostureAsk Posture = "ask"
+	PostureAsk = posture.Ask
 	// PostureAuto allows the writer fallback; explicit ask rules and nested
 	// shell execution still need a person.
-	PostureAuto Posture = "auto"
+	PostureAuto = posture.Auto
 	// PostureYolo allows every Ask, nested shell execution included.
-	PostureYolo Posture = "yolo"
+	PostureYolo = posture.Yolo
 )
 
 // ParsePosture reads a posture name; the empty string means PostureAsk.
-func ParsePosture(s string) (Posture, error) {
-	switch Posture(s) {
-	case "", PostureAsk:
-		return PostureAsk, nil
-	case PostureAuto, PostureYolo:
-		return Posture(s), nil
-	}
-	return "", fmt.Errorf("policy: posture %q: want \"ask\", \"auto\" or \"yolo\"", s)
-}
+func ParsePosture(s string) (Posture, error) { return posture.Parse(s) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"reasonix/agent"
-	"reasonix/policy"
 	"reasonix/runner/session"
 )
 
@@ -23,15 +22,11 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
-	posture, err := policy.ParsePosture(task.Posture)
-	if err != nil {
-		return outcome{}, err
-	}
 	sess, err := session.New(ctx, session.Config{
 		Settings:     s.set,
 		Policy:       s.pol,
 		Workdir:      ws.Dir,
-		Posture:      posture,
+		Posture:      task.Posture,
 		Model:        model,
 		Approver:     &broker{s: s, task: task},
 		Grants:       grants,

@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"reasonix/policy"
 	"reasonix/runner/store"
 )
 
@@ -30,8 +32,8 @@ type TaskRequest struct {
 	PlanFirst bool
 	// Workspace names a [[workspaces]] entry; "" is a scratch directory.
 	Workspace string
-	// Posture is ask, auto or yolo; "" means [permissions] posture.
-	Posture string
+	// Posture is the task's posture; "" means [permissions] posture.
+	Posture policy.Posture
 	Notify  []store.NotifyTarget
 	// DedupeKey makes a repeated intake (a redelivered webhook, a retried
 	// API call) return the first task instead of creating another.
@@ -54,15 +56,11 @@ func (r *TaskRequest) validate(s *Service) error {
 	if !utf8.ValidString(r.Prompt) {
 		return invalidf("the prompt is not valid UTF-8")
 	}
-	switch r.Posture {
-	case "ask", "auto", "yolo":
-	case "":
-		r.Posture = s.set.Permissions.Posture
-		if r.Posture == "" {
-			r.Posture = "ask"
-		}
-	default:
-		return invalidf("posture %q is not ask, auto or yolo", r.Posture)
+	if r.Posture == "" {
+		r.Posture = cmp.Or(s.set.Permissions.Posture, policy.PostureAsk)
+	}
+	if _, err := policy.ParsePosture(string(r.Posture)); err != nil {
+		return invalidf("%v", err) // a caller that built the value without parsing it
 	}
 	if r.Workspace != "" && s.workspaceSpec(r.Workspace) == nil {
 		names := make([]string, 0, len(s.set.Workspaces))

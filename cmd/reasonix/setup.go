@@ -1,12 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"reasonix/agent"
 	"reasonix/config"
@@ -102,24 +102,21 @@ func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 	return s, nil
 }
 
-// choosePosture combines --auto, --permission-mode and [permissions] posture.
+// choosePosture combines --auto, --posture and [permissions] posture.
 func choosePosture(o runOptions, cfg *config.Config) (policy.Posture, error) {
-	mode := strings.ToLower(strings.TrimSpace(o.mode))
-	switch mode {
-	case "", "ask", "auto", "yolo":
-	default:
-		return "", usageErrorf("--permission-mode must be ask, auto or yolo, not %q", o.mode)
+	flag, err := policy.ParsePosture(o.mode)
+	if err != nil {
+		return "", usageErrorf("--posture: %v", err)
 	}
-	if o.auto {
-		if mode != "" && mode != "auto" {
-			return "", usageErrorf("--auto conflicts with --permission-mode %s", mode)
-		}
+	switch {
+	case o.auto && o.mode != "" && flag != policy.PostureAuto:
+		return "", usageErrorf("--auto conflicts with --posture %s", flag)
+	case o.auto:
 		return policy.PostureAuto, nil
+	case o.mode != "":
+		return flag, nil
 	}
-	if mode != "" {
-		return policy.Posture(mode), nil
-	}
-	return policy.ParsePosture(cfg.Permissions.Posture)
+	return cmp.Or(cfg.Permissions.Posture, policy.PostureAsk), nil
 }
 
 func workspaceDir(dir string) (string, error) {

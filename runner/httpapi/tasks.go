@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"reasonix/policy"
 	"reasonix/runner"
 	"reasonix/runner/store"
 )
@@ -20,7 +21,7 @@ type taskView struct {
 	Goal       bool                 `json:"goal"`
 	PlanFirst  bool                 `json:"plan_first"`
 	Workspace  string               `json:"workspace"`
-	Posture    string               `json:"posture"`
+	Posture    policy.Posture       `json:"posture"`
 	Notify     []store.NotifyTarget `json:"notify"`
 	Approvers  []string             `json:"approvers"`
 	State      store.State          `json:"state"`
@@ -58,7 +59,7 @@ type createRequest struct {
 	Goal      bool                 `json:"goal"`
 	PlanFirst bool                 `json:"plan_first"`
 	Workspace string               `json:"workspace"`
-	Posture   string               `json:"posture"`
+	Posture   string               `json:"posture"` // parsed by toTaskRequest
 	Notify    []store.NotifyTarget `json:"notify"`
 	Approvers []string             `json:"approvers"`
 	// Source is "api" (default) or "cli" (the reasonix CLI).
@@ -77,12 +78,16 @@ func (c createRequest) toTaskRequest(idempotencyKey string) (runner.TaskRequest,
 	default:
 		return runner.TaskRequest{}, `source must be "api" or "cli"`
 	}
+	posture, err := policy.ParsePosture(c.Posture)
+	if err != nil {
+		return runner.TaskRequest{}, err.Error()
+	}
 	who := strings.TrimSpace(c.Requester)
 	if who == "" {
 		who = "token"
 	}
 	return runner.TaskRequest{Source: src, Requester: string(src) + ":" + who, Prompt: c.Prompt, Goal: c.Goal,
-		PlanFirst: c.PlanFirst, Workspace: c.Workspace, Posture: c.Posture, Notify: c.Notify,
+		PlanFirst: c.PlanFirst, Workspace: c.Workspace, Posture: posture, Notify: c.Notify,
 		Approvers: c.Approvers, DedupeKey: idempotencyKey}, ""
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/policy"
 )
 
 // Source is where a task came from.
@@ -85,7 +86,7 @@ type NewTask struct {
 	Goal      bool
 	PlanFirst bool
 	Workspace string
-	Posture   string
+	Posture   policy.Posture
 	Notify    []NotifyTarget
 	// Approvers are the ids allowed to decide the task's approvals; empty
 	// means the runner's default (e.g. the API token holder).
@@ -101,7 +102,7 @@ type Task struct {
 	Goal       bool
 	PlanFirst  bool
 	Workspace  string
-	Posture    string
+	Posture    policy.Posture
 	Notify     []NotifyTarget
 	Approvers  []string
 	State      State
