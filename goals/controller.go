@@ -128,23 +128,6 @@ type Result struct {
 	Err error
 }
 
-// ExitCode maps an outcome to the exit code of `reasonix run --goal`:
-// 0 complete, 3 blocked (question and paused included), 4 budget, 130
-// cancelled, 1 failed.
-func ExitCode(o Outcome) int {
-	switch o {
-	case StatusComplete:
-		return 0
-	case StatusBlocked, StatusQuestion, StatusPaused, StatusSuspended:
-		return 3
-	case StatusBudget:
-		return 4
-	case StatusCancelled:
-		return 130
-	}
-	return 1
-}
-
 // Run starts goal and drives it until it stops. The error is non-nil only
 // when the controller itself could not go on (an invalid goal, a failing
 // StateStore, a failing PlanApprover); every other end is an Outcome.

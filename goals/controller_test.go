@@ -50,7 +50,7 @@ func TestCompleteStopsTheGoalAndKeepsTheGoalBlockOutOfTheSystemPrompt(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != StatusComplete || ExitCode(res.Outcome) != 0 {
+	if res.Outcome != StatusComplete {
 		t.Fatalf("outcome %s, want complete", res.Outcome)
 	}
 	if res.FinalAnswer != "finished: the answer is 42" || res.State.Summary != "all done" || res.State.Turns != 1 {
@@ -107,7 +107,7 @@ func TestBlockedReportStopsTheGoal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != StatusBlocked || ExitCode(res.Outcome) != 3 || res.Reason != "the repository is archived" {
+	if res.Outcome != StatusBlocked || res.Reason != "the repository is archived" {
 		t.Fatalf("outcome %s reason %q", res.Outcome, res.Reason)
 	}
 	if len(res.State.Blocked) != 1 {
@@ -168,7 +168,7 @@ func TestTurnBudgetStopsAndResumeGrantsAFreshSlice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != StatusBudget || ExitCode(res.Outcome) != 4 || res.State.Turns != 2 {
+	if res.Outcome != StatusBudget || res.State.Turns != 2 {
 		t.Fatalf("outcome %s after %d turns", res.Outcome, res.State.Turns)
 	}
 	st := store.load(t)
@@ -256,7 +256,7 @@ func TestCancelStopsAndSavesTheGoal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != StatusCancelled || ExitCode(res.Outcome) != 130 || !errors.Is(res.Err, context.Canceled) {
+	if res.Outcome != StatusCancelled || !errors.Is(res.Err, context.Canceled) {
 		t.Fatalf("outcome %s err %v", res.Outcome, res.Err)
 	}
 	if st := store.load(t); st.Status != StatusCancelled {
@@ -271,7 +271,7 @@ func TestProviderFailureIsAFailedOutcomeWithItsReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != StatusFailed || res.Reason != "provider.rejected" || ExitCode(res.Outcome) != 1 {
+	if res.Outcome != StatusFailed || res.Reason != "provider.rejected" {
 		t.Fatalf("outcome %s reason %q", res.Outcome, res.Reason)
 	}
 }

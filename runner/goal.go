@@ -199,25 +199,17 @@ func (s *Service) classifyGoal(ctx context.Context, r *run, res goals.Result, er
 		}
 		return o
 	}
-	switch res.Outcome {
-	case goals.StatusComplete:
-		o.state = store.StateSucceeded
-	case goals.StatusBlocked:
-		o.state, o.code = store.StateBlocked, "goal_blocked"
-	case goals.StatusQuestion:
-		o.state, o.code = store.StateBlocked, "question"
-	case goals.StatusPaused:
-		o.state, o.code = store.StateBlocked, "paused"
-	case goals.StatusBudget:
-		o.state, o.code = store.StateBudgetExhausted, "goal_budget"
-	case goals.StatusSuspended:
-		o.state, o.approve = store.StateWaitingApproval, s.approvalDeadline(res.Err)
-	case goals.StatusCancelled:
+	end := session.GoalEnd(res.Outcome)
+	o.state, o.code = end.State, end.Code
+	switch end.State {
+	case store.StateWaitingApproval:
+		o.approve = s.approvalDeadline(res.Err)
+	case store.StateInterrupted:
 		so := s.stopped(ctx)
 		so.result, so.goal = o.result, o.goal
 		return so
-	default: // failed
-		o.state, o.code, o.ref = store.StateFailed, agent.Reason(res.Err), newRef()
+	case store.StateFailed:
+		o.code, o.ref = agent.Reason(res.Err), newRef()
 		s.log.Error("runner: goal failed", "task", r.task.ID, "ref", o.ref, "err", res.Err)
 	}
 	return o

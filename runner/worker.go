@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
 
@@ -272,22 +273,17 @@ func (s *Service) stopped(ctx context.Context) outcome {
 }
 
 func (s *Service) classify(ctx context.Context, r *run, res agent.Result) outcome {
-	o := outcome{result: res}
-	switch res.Outcome {
-	case agent.OutcomeSucceeded:
-		o.state = store.StateSucceeded
-	case agent.OutcomeBlocked:
-		o.state, o.code = store.StateBlocked, "refused"
-	case agent.OutcomeStepLimit:
-		o.state, o.code = store.StateBudgetExhausted, "step_limit"
-	case agent.OutcomeSuspended:
-		o.state, o.approve = store.StateWaitingApproval, s.approvalDeadline(res.Err)
-	case agent.OutcomeInterrupted:
-		so := s.stopped(ctx)
+	end := session.AgentEnd(res.Outcome)
+	o := outcome{result: res, state: end.State, code: end.Code}
+	switch end.State {
+	case store.StateWaitingApproval:
+		o.approve = s.approvalDeadline(res.Err)
+	case store.StateInterrupted:
+		so := s.stopped(ctx) // cancelled, a budget, or a shutdown
 		so.result = res
 		return so
-	default:
-		o.state, o.code, o.ref = store.StateFailed, agent.Reason(res.Err), newRef()
+	case store.StateFailed:
+		o.code, o.ref = agent.Reason(res.Err), newRef()
 		s.log.Error("runner: run failed", "task", r.task.ID, "ref", o.ref, "err", res.Err)
 	}
 	return o

@@ -5,33 +5,21 @@ import (
 	"fmt"
 
 	"reasonix/agent"
+	"reasonix/runner/session"
 )
 
-// Exit codes of reasonix commands; `run` uses all of them.
+// Exit codes of reasonix commands (session's table); `run` uses all of them.
 const (
-	exitOK          = 0   // the task succeeded
-	exitFailed      = 1   // the task or the command failed
-	exitUsage       = 2   // bad usage or configuration
-	exitBlocked     = 3   // a call the task needed was refused, or the goal is blocked
-	exitBudget      = 4   // the step limit or a budget was reached
-	exitInterrupted = 130 // interrupted by a signal
+	exitOK          = session.ExitSucceeded
+	exitFailed      = session.ExitFailed
+	exitUsage       = session.ExitUsage
+	exitBlocked     = session.ExitBlocked
+	exitBudget      = session.ExitBudget
+	exitInterrupted = session.ExitInterrupted
 )
 
 // exitCode maps a run outcome to the process exit code.
-func exitCode(o agent.Outcome) int {
-	switch o {
-	case agent.OutcomeSucceeded:
-		return exitOK
-	case agent.OutcomeBlocked:
-		return exitBlocked
-	case agent.OutcomeStepLimit:
-		return exitBudget
-	case agent.OutcomeInterrupted:
-		return exitInterrupted
-	default:
-		return exitFailed
-	}
-}
+func exitCode(o agent.Outcome) int { return session.ExitCode(session.AgentEnd(o).State) }
 
 // usageError is a mistake on the command line.
 type usageError struct{ msg string }

@@ -85,19 +85,7 @@ func goalResultJSON(res goals.Result, totals *goalTotals, d time.Duration, trans
 }
 
 // goalStatus maps a goal outcome to the task-state vocabulary.
-func goalStatus(o goals.Outcome) string {
-	switch o {
-	case goals.StatusComplete:
-		return "succeeded"
-	case goals.StatusBudget:
-		return "budget_exhausted"
-	case goals.StatusCancelled:
-		return "interrupted"
-	case goals.StatusBlocked, goals.StatusQuestion, goals.StatusPaused:
-		return "blocked"
-	}
-	return "failed"
-}
+func goalStatus(o goals.Outcome) string { return string(session.GoalEnd(o).State) }
 
 func (p *progress) childObserve(e agent.Event) {
 	if e.Type == agent.EventToolStarted || e.Type == agent.EventToolRefused {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"reasonix/agent"
-	"reasonix/goals"
+	"reasonix/runner/session"
 )
 
 type runOptions struct {
@@ -131,7 +131,7 @@ func goalCommand(ctx context.Context, setup *runSetup, task string, o runOptions
 			return exitFailed
 		}
 	}
-	return goals.ExitCode(res.Outcome)
+	return session.ExitCode(session.GoalEnd(res.Outcome).State)
 }
 
 // signalContext is cancelled by the first SIGINT or SIGTERM; a second one
@@ -196,12 +196,7 @@ func writeJSONResult(w io.Writer, res agent.Result, transcript string) error {
 }
 
 // status maps an outcome to the task-state vocabulary the service uses too.
-func status(o agent.Outcome) string {
-	if o == agent.OutcomeStepLimit {
-		return "budget_exhausted"
-	}
-	return string(o)
-}
+func status(o agent.Outcome) string { return string(session.AgentEnd(o).State) }
 
 // outcomeDetail says why the run ended, in a word a script can match.
 func outcomeDetail(res agent.Result) string {

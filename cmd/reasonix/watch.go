@@ -13,6 +13,8 @@ import (
 
 	"reasonix/agent"
 	"reasonix/internal/sse"
+	"reasonix/runner/session"
+	"reasonix/runner/store"
 )
 
 // submitTask posts a task for `reasonix tasks submit` and returns its id.
@@ -132,16 +134,4 @@ func describeEvent(ev streamEvent) string {
 
 // taskExit maps a task's final state to the exit code of `tasks watch`,
 // the same codes `reasonix run` uses.
-func taskExit(state string) int {
-	switch state {
-	case "succeeded":
-		return exitOK
-	case "blocked":
-		return exitBlocked
-	case "budget_exhausted":
-		return exitBudget
-	case "cancelled", "interrupted":
-		return exitInterrupted
-	}
-	return exitFailed
-}
+func taskExit(state string) int { return session.ExitCode(store.State(state)) }
