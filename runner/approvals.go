@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -25,7 +24,7 @@ func (s *Service) Approvals(ctx context.Context, f ApprovalFilter) ([]store.Appr
 		return nil, invalidf("approval state %q is not pending, allowed, denied or expired", f.State)
 	}
 	list, err := s.st.ListApprovals(ctx, f.State, f.TaskID, f.Limit)
-	return list, mapStoreErr(err)
+	return list, mapStoreErr(err, "the approval list")
 }
 
 // Decision is a person's answer to an approval request.
@@ -65,22 +64,23 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 	if len(d.Note) > maxPreview {
 		return store.Approval{}, invalidf("the note is limited to %d bytes", maxPreview)
 	}
+	subject := "approval " + d.ApprovalID
 	a, err := s.st.Approval(ctx, d.ApprovalID)
 	if err != nil {
-		return store.Approval{}, mapStoreErr(err)
+		return store.Approval{}, mapStoreErr(err, subject)
 	}
 	task, err := s.st.Task(ctx, a.TaskID)
 	if err != nil {
-		return store.Approval{}, mapStoreErr(err)
+		return store.Approval{}, mapStoreErr(err, "task "+a.TaskID)
 	}
 	if !s.cfg.AllowSelfApproval && task.Requester != "" && d.Approver == task.Requester {
-		return store.Approval{}, fmt.Errorf("%w: the requester may not approve their own task's calls", ErrForbidden)
+		return store.Approval{}, failf(ErrForbidden, "the requester may not approve their own task's calls")
 	}
 	decided, err := s.st.Decide(ctx, a.ID, store.DecideOpts{
 		Decision: dec, Approver: d.Approver, CallHash: d.CallHash, Scope: d.Scope, Note: d.Note,
 	})
 	if err != nil {
-		return store.Approval{}, mapStoreErr(err)
+		return store.Approval{}, mapStoreErr(err, subject)
 	}
 	s.metrics.approvals.WithLabelValues(string(dec)).Inc()
 	s.emitLogged(ctx, a.TaskID, "approval_decided", map[string]any{

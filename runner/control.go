@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"reasonix/runner/store"
@@ -30,7 +29,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 				continue
 			}
 			if err != nil {
-				return store.Task{}, mapStoreErr(err)
+				return store.Task{}, mapStoreErr(err, "task "+id)
 			}
 			s.finishedMetrics(nt, 0)
 			s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "cancelled"})
@@ -43,7 +42,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 			return nt, nil
 		case store.StateRunning:
 			if err := s.st.RequestCancel(ctx, id); err != nil {
-				return store.Task{}, mapStoreErr(err)
+				return store.Task{}, mapStoreErr(err, "task "+id)
 			}
 			if r := s.runFor(id); r != nil {
 				r.cancel(errCancelled)
@@ -51,10 +50,10 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 			s.emitLogged(ctx, id, "cancel_requested", nil)
 			return t, nil
 		default:
-			return store.Task{}, fmt.Errorf("%w: task %s is already %s", ErrConflict, id, t.State)
+			return store.Task{}, failf(ErrConflict, "task %s %s", id, stateWords(t.State))
 		}
 	}
-	return store.Task{}, fmt.Errorf("%w: task %s keeps changing state; try again", ErrConflict, id)
+	return store.Task{}, failf(ErrConflict, "task %s keeps changing state; try again", id)
 }
 
 // Message delivers text from requester to task id. A live task (queued,
@@ -71,17 +70,17 @@ func (s *Service) Message(ctx context.Context, id, requester, text string) (stor
 		return store.Task{}, invalidf("the message is %d bytes; at most %d are accepted", len(text), MaxPromptBytes)
 	}
 	if s.stopping.Load() {
-		return store.Task{}, fmt.Errorf("%w: the service is shutting down", ErrUnavailable)
+		return store.Task{}, failf(ErrUnavailable, "the service is shutting down; try again shortly")
 	}
 	t, err := s.Task(ctx, id)
 	if err != nil {
 		return store.Task{}, err
 	}
 	if t.State == store.StateCancelled {
-		return store.Task{}, fmt.Errorf("%w: task %s was cancelled", ErrConflict, id)
+		return store.Task{}, failf(ErrConflict, "task %s was cancelled", id)
 	}
 	if _, err := s.st.PostMessage(ctx, id, requester, text); err != nil {
-		return store.Task{}, mapStoreErr(err)
+		return store.Task{}, mapStoreErr(err, "task "+id)
 	}
 	s.emitLogged(ctx, id, "message", map[string]any{"role": "user", "requester": requester, "text": text})
 	// Read the state again after posting: a run that ends after this read
@@ -105,7 +104,7 @@ func (s *Service) Message(ctx context.Context, id, requester, text string) (stor
 		if errors.Is(err, store.ErrStateConflict) {
 			return s.Task(ctx, id)
 		}
-		return store.Task{}, mapStoreErr(err)
+		return store.Task{}, mapStoreErr(err, "task "+id)
 	}
 	s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "continued"})
 	return nt, nil
@@ -118,7 +117,7 @@ func (s *Service) Message(ctx context.Context, id, requester, text string) (stor
 // state is an error wrapping ErrConflict.
 func (s *Service) Resume(ctx context.Context, id string) (store.Task, error) {
 	if s.stopping.Load() {
-		return store.Task{}, fmt.Errorf("%w: the service is shutting down", ErrUnavailable)
+		return store.Task{}, failf(ErrUnavailable, "the service is shutting down; try again shortly")
 	}
 	t, err := s.Task(ctx, id)
 	if err != nil {
@@ -132,9 +131,9 @@ func (s *Service) Resume(ctx context.Context, id string) (store.Task, error) {
 	if err != nil {
 		var se *store.StateError
 		if errors.As(err, &se) {
-			return store.Task{}, fmt.Errorf("%w: task %s is %s; only interrupted tasks (and goals out of budget) resume", ErrConflict, id, se.Current)
+			return store.Task{}, failf(ErrConflict, "task %s %s; only interrupted tasks (and goals out of budget) resume", id, stateWords(se.Current))
 		}
-		return store.Task{}, mapStoreErr(err)
+		return store.Task{}, mapStoreErr(err, "task "+id)
 	}
 	s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "resumed"})
 	return nt, nil

@@ -236,10 +236,10 @@ func (s *Service) Stop(ctx context.Context) error {
 // the store reachable.
 func (s *Service) Ready(ctx context.Context) error {
 	if !s.ready.Load() {
-		return fmt.Errorf("%w: not started or shutting down", ErrUnavailable)
+		return failf(ErrUnavailable, "the service is not started or is shutting down")
 	}
 	if err := s.st.Ping(ctx); err != nil {
-		return fmt.Errorf("%w: the store does not answer", ErrUnavailable)
+		return &Error{Kind: ErrUnavailable, Message: "the database does not answer", Err: err}
 	}
 	return nil
 }

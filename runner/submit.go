@@ -3,7 +3,6 @@ package runner
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -105,7 +104,7 @@ func (s *Service) workspaceSpec(name string) *WorkspaceSpec {
 // ErrUnavailable (the service is stopping).
 func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task, created bool, err error) {
 	if s.stopping.Load() {
-		return store.Task{}, false, fmt.Errorf("%w: the service is shutting down", ErrUnavailable)
+		return store.Task{}, false, failf(ErrUnavailable, "the service is shutting down; try again shortly")
 	}
 	if err := req.validate(s); err != nil {
 		return store.Task{}, false, err
@@ -116,7 +115,7 @@ func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task,
 		Notify: req.Notify, Approvers: req.Approvers,
 	}, req.DedupeKey)
 	if err != nil {
-		return store.Task{}, false, mapStoreErr(fmt.Errorf("runner: submit: %w", err))
+		return store.Task{}, false, mapStoreErr(err, "the task")
 	}
 	if created {
 		s.metrics.submitted.WithLabelValues(string(task.Source)).Inc()

@@ -207,6 +207,25 @@ func TestTaskRoutes(t *testing.T) {
 	}
 }
 
+// TestErrorMessagesAreForPeople: a 4xx body says what was wrong in the
+// runner's own words for the requester, with no package prefixes or
+// wrapped internals.
+func TestErrorMessagesAreForPeople(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, tc := range []struct{ method, path, body, want string }{
+		{"GET", "/api/v1/tasks/t_nope", "", "task t_nope not found"},
+		{"POST", "/api/v1/approvals/a_nope", `{"decision":"deny","approver":"bob"}`, "approval a_nope not found"},
+		{"POST", "/api/v1/tasks", `{"prompt":"x","posture":"reckless"}`, `posture "reckless" is not one of ask, auto, yolo`},
+		{"POST", "/api/v1/tasks", `{"prompt":"x","workspace":"nowhere"}`, `unknown workspace "nowhere": no workspaces are configured`},
+	} {
+		var er struct{ Code, Message string }
+		e.do(tc.method, tc.path, tc.body, nil, &er)
+		if er.Message != tc.want {
+			t.Errorf("%s %s: message %q, want %q", tc.method, tc.path, er.Message, tc.want)
+		}
+	}
+}
+
 // TestBadBodies: malformed, oversized, unknown-field and invalid requests
 // are 4xx and create nothing.
 func TestBadBodies(t *testing.T) {

@@ -34,27 +34,29 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, apiError{Code: code, Message: msg})
 }
 
-// fail maps a service error to a response. Only the runner's sentinel
-// conditions produce 4xx with their (safe) message; anything else is a
+// fail maps a service error to a response. A *runner.Error produces a 4xx
+// (or 503) with its message, written for the requester; anything else is a
 // 500 whose detail goes to the log under a reference id.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, code := 0, ""
+	var re *runner.Error
 	switch {
-	case errors.Is(err, runner.ErrInvalid):
+	case !errors.As(err, &re):
+	case errors.Is(re.Kind, runner.ErrInvalid):
 		status, code = http.StatusBadRequest, "invalid"
-	case errors.Is(err, runner.ErrNotFound):
+	case errors.Is(re.Kind, runner.ErrNotFound):
 		status, code = http.StatusNotFound, "not_found"
-	case errors.Is(err, runner.ErrExpired):
+	case errors.Is(re.Kind, runner.ErrExpired):
 		status, code = http.StatusConflict, "expired"
-	case errors.Is(err, runner.ErrConflict):
+	case errors.Is(re.Kind, runner.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
-	case errors.Is(err, runner.ErrForbidden):
+	case errors.Is(re.Kind, runner.ErrForbidden):
 		status, code = http.StatusForbidden, "forbidden"
-	case errors.Is(err, runner.ErrUnavailable):
+	case errors.Is(re.Kind, runner.ErrUnavailable):
 		status, code = http.StatusServiceUnavailable, "unavailable"
 	}
 	if status != 0 {
-		writeError(w, status, code, safeMessage(err))
+		writeError(w, status, code, re.Message)
 		return
 	}
 	var b [4]byte
@@ -64,21 +66,6 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		slog.String("path", r.URL.Path), slog.Any("err", err))
 	writeJSON(w, http.StatusInternalServerError, apiError{Code: "internal",
 		Message: "the request failed; quote the reference when reporting it", Ref: ref})
-}
-
-// safeMessage is the runner's message without the package prefixes and
-// wrapped internals: the text after the sentinel, cut at the first wrapped
-// store error.
-func safeMessage(err error) string {
-	msg := err.Error()
-	for _, p := range []string{"runner: invalid request: ", "runner: not found: ", "runner: conflict: ",
-		"runner: approval expired: ", "runner: not allowed: ", "runner: service unavailable: "} {
-		if rest, ok := strings.CutPrefix(msg, p); ok {
-			msg = rest
-			break
-		}
-	}
-	return msg
 }
 
 // decode reads a JSON body into v: at most MaxBody bytes, one object, no

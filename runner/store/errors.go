@@ -58,6 +58,16 @@ func (e *ApprovalDecidedError) Error() string {
 // Is makes an *ApprovalDecidedError match ErrAlreadyDecided.
 func (e *ApprovalDecidedError) Is(target error) bool { return target == ErrAlreadyDecided }
 
+// InputError is input the store rejected before writing anything. Msg is
+// written for a person (it names the field, never a secret); it matches
+// ErrInvalid.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return "store: invalid input: " + e.Msg }
+
+// Is makes an *InputError match ErrInvalid.
+func (e *InputError) Is(target error) bool { return target == ErrInvalid }
+
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
 }
