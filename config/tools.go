@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Tools is the [tools] table.
 type Tools struct {
@@ -13,6 +16,18 @@ type Tools struct {
 	MCPStartupTimeoutSeconds int `toml:"mcp_startup_timeout_seconds"`
 	// MCPCallTimeoutSeconds caps one MCP tool call; default 300.
 	MCPCallTimeoutSeconds int `toml:"mcp_call_timeout_seconds"`
+	// Shell is [tools.shell]: what the environment of model-written shell
+	// commands holds beyond the built-in allowlist.
+	Shell Shell `toml:"shell"`
+}
+
+// Shell is the [tools.shell] table.
+type Shell struct {
+	// PassEnv names further process variables shell commands may see.
+	// Variables holding the configuration's secrets are never passed.
+	PassEnv []string `toml:"pass_env"`
+	// Env sets variables for shell commands, as written.
+	Env map[string]string `toml:"env"`
 }
 
 // BashTimeout is BashTimeoutSeconds as a duration; 0 = no cap.
@@ -35,6 +50,12 @@ func (t *Tools) validate(c *Config, p *problems) {
 			p.add(src, "tools.enabled", "%q is listed twice", name)
 		}
 		seen[name] = true
+	}
+	checkStrings(p, c.origins["tools.shell.pass_env"], "tools.shell.pass_env", t.Shell.PassEnv)
+	for _, name := range sortedKeys(t.Shell.Env) {
+		if name == "" || strings.ContainsAny(name, "= \t\n") {
+			p.add(c.origins["tools.shell.env"], "tools.shell.env", "%q is not a variable name", name)
+		}
 	}
 	checkRange(p, c.origins["tools.bash_timeout_seconds"], "tools.bash_timeout_seconds", t.BashTimeoutSeconds, 0, 86400)
 	checkRange(p, c.origins["tools.mcp_startup_timeout_seconds"], "tools.mcp_startup_timeout_seconds", t.MCPStartupTimeoutSeconds, 1, 3600)

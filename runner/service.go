@@ -51,9 +51,8 @@ type Config struct {
 	// AllowSelfApproval lets a task's requester decide approvals of their
 	// own task; default false.
 	AllowSelfApproval bool
-	// ShellEnv is the environment of shell commands and workspace setup;
-	// nil means the process environment without the secrets the
-	// configuration names.
+	// ShellEnv is the environment of model-written shell commands; nil
+	// means session.ShellEnv(Settings), an allowlist.
 	ShellEnv []string
 	// SystemPrompt overrides [agent] system_prompt and the default.
 	SystemPrompt string

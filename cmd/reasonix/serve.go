@@ -164,15 +164,14 @@ func serviceConfig(cfg *config.Config, dataDir string, log *slog.Logger) (runner
 		Providers: func(ref string) (session.Model, error) {
 			return session.ResolveModel(cfg, ref)
 		},
-		Node:     node,
-		Logger:   log,
-		ShellEnv: session.ShellEnv(cfg),
+		Node:   node,
+		Logger: log,
 	}
 	if len(cfg.Workspaces) > 0 {
 		m, err := workspace.New(workspace.Config{
 			Root:   filepath.Join(dataDir, "workspaces"),
 			Keep:   cfg.Runner.KeepWorkspaces,
-			Env:    c.ShellEnv,
+			Env:    session.SetupEnv(cfg),
 			Logger: log,
 		})
 		if err != nil {

@@ -87,7 +87,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 	confine, err := policy.NewConfinement(policy.SandboxConfig{
 		WorkspaceRoot: cfg.Workdir,
 		AllowWrite:    set.Sandbox.AllowWrite,
-		ForbidRead:    set.Sandbox.ForbidRead,
+		ForbidRead:    forbidRead(set),
 		Bash:          cmp.Or(set.Sandbox.Bash, config.BashOff),
 		Network:       set.Sandbox.Network,
 	})

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -157,14 +159,69 @@ func TestNewNamesTheBadSection(t *testing.T) {
 	}
 }
 
-func TestShellEnvHoldsNoNamedSecret(t *testing.T) {
-	t.Setenv("SESSION_TEST_KEY", "sk-123")
-	t.Setenv("SESSION_TEST_PLAIN", "fine")
+// The shell sees an allowlist: none of a list of planted secrets, even
+// one pass_env names when the configuration reads a key from it.
+func TestShellEnvIsAnAllowlist(t *testing.T) {
+	planted := map[string]string{
+		"AWS_SECRET_ACCESS_KEY": "aws-secret", "GITHUB_TOKEN": "gh-secret", "SESSION_TEST_KEY": "sk-123",
+		"PLUGIN_TOKEN": "plugin-secret", "DATABASE_URL": "postgres://u:pw@h/db",
+	}
+	for k, v := range planted {
+		t.Setenv(k, v)
+	}
+	t.Setenv("LC_ALL", "C.UTF-8")
+	t.Setenv("EXTRA_OK", "fine")
 	set := config.Default()
 	set.Providers = []config.Provider{{Name: "p", APIKeyEnv: "SESSION_TEST_KEY"}}
-	env := strings.Join(ShellEnv(set), "\n")
-	if strings.Contains(env, "sk-123") || !strings.Contains(env, "SESSION_TEST_PLAIN=fine") {
-		t.Fatalf("env:\n%s", env)
+	set.Tools.Shell.PassEnv = []string{"EXTRA_OK", "SESSION_TEST_KEY"}
+	set.Tools.Shell.Env = map[string]string{"GOFLAGS": "-mod=mod"}
+	env := ShellEnv(set)
+	joined := strings.Join(env, "\n")
+	for k, v := range planted {
+		if strings.Contains(joined, v) {
+			t.Errorf("the shell sees %s", k)
+		}
 	}
+	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C.UTF-8", "EXTRA_OK=fine", "GOFLAGS=-mod=mod"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("the shell lacks %s", want)
+		}
+	}
+	if setup := strings.Join(SetupEnv(set), "\n"); strings.Contains(setup, "sk-123") || !strings.Contains(setup, "gh-secret") {
+		t.Error("setup commands must keep the process environment without the configuration's secrets")
+	}
+}
 
+// Credentials and Reasonix's own secrets are unreadable by the file tools,
+// directly and through a symlink planted in the workspace.
+func TestSecretsAreUnreadable(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(home, ".ssh", "id_rsa")
+	if err := os.WriteFile(key, []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	token := filepath.Join(data, "api-token")
+	if err := os.WriteFile(token, []byte("rx-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set := config.Default()
+	set.Store.Path = data
+	var ws string
+	s := newSession(t, set, func(c *Config) { ws = c.Workdir })
+	if err := os.Symlink(key, filepath.Join(ws, "innocent.txt")); err != nil {
+		t.Fatal(err)
+	}
+	read, _ := s.Agent.Tools.Get("read_file")
+	for _, p := range []string{key, token, "innocent.txt", "/etc/shadow"} {
+		args, _ := json.Marshal(map[string]string{"path": p})
+		out, err := read.Execute(t.Context(), args)
+		if err == nil || strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, "rx-token") {
+			t.Errorf("read_file %s: %q, %v", p, out, err)
+		}
+	}
 }
