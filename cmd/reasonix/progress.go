@@ -95,8 +95,12 @@ func (p *progress) summary(res agent.Result, transcript string) {
 	if res.Err != nil && res.Outcome != agent.OutcomeSucceeded {
 		fmt.Fprintf(p.w, "reasonix: %s\n", errorSummary(res.Err))
 	}
-	if res.Outcome == agent.OutcomeBlocked && p.refused != nil {
-		fmt.Fprintf(p.w, "reasonix: %s\n", refusalHint(p.refused.Call, p.refused.Verdict.Code))
+	if res.Outcome == agent.OutcomeBlocked && p.refused != nil && p.refused.Call != nil {
+		code := "refused"
+		if p.refused.Verdict != nil {
+			code = p.refused.Verdict.Code
+		}
+		fmt.Fprintf(p.w, "reasonix: %s\n", refusalHint(p.refused.Call, code))
 	}
 	if transcript != "" {
 		fmt.Fprintf(p.w, "reasonix: transcript %s\n", transcript)
