@@ -207,6 +207,9 @@ func TestRunRefusedWriteExitsBlocked(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.work, "x.txt")); err == nil {
 		t.Error("a refused write happened")
 	}
+	if !strings.Contains(stderr, "blocked: write_file x.txt was refused (unattended); rerun with --auto") {
+		t.Errorf("the summary does not say what was refused and what would allow it:\n%s", stderr)
+	}
 	var res jsonResult
 	json.Unmarshal([]byte(stdout), &res)
 	if res.Status != "blocked" || res.RefusedCalls != 1 {
