@@ -107,6 +107,8 @@ func (d *checklist) reachable(ref config.ProviderRef) {
 	}
 	resp.Body.Close()
 	switch code := resp.StatusCode; {
+	case code == http.StatusMethodNotAllowed && target == ref.RequestURL:
+		d.ok("endpoint", fmt.Sprintf("%s answered HTTP 405 to GET: it is there", target))
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		d.fail("endpoint", fmt.Sprintf("%s answered HTTP %d: the provider rejected the key in $%s", target, code, ref.APIKeyEnv))
 	case code == http.StatusNotFound:
@@ -121,10 +123,14 @@ func (d *checklist) reachable(ref config.ProviderRef) {
 }
 
 // modelsURL is the OpenAI-compatible model list next to the provider's
-// chat endpoint: a cheap authenticated request that costs no tokens.
+// chat endpoint: a cheap authenticated request that costs no tokens. A
+// request_url of another shape is probed itself.
 func modelsURL(ref config.ProviderRef) string {
 	if ref.RequestURL != "" {
-		return strings.TrimSuffix(ref.RequestURL, "/chat/completions") + "/models"
+		if base, ok := strings.CutSuffix(ref.RequestURL, "/chat/completions"); ok {
+			return base + "/models"
+		}
+		return ref.RequestURL
 	}
 	return strings.TrimRight(cmpString(ref.BaseURL, "https://api.openai.com/v1"), "/") + "/models"
 }
