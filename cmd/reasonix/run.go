@@ -29,7 +29,7 @@ type runOptions struct {
 	goal       bool
 }
 
-// runFlags registers run's flags into o; the action runs the task.
+// runFlags registers run's flags; the action runs the task with them.
 func runFlags(fs *flag.FlagSet) action {
 	var o runOptions
 	fs.StringVar(&o.configFile, "config", "", "configuration `file` (replaces ./reasonix.toml)")

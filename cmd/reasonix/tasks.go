@@ -57,12 +57,12 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 				planFirst := fs.Bool("plan-first", false, "plan read-only first and wait for the plan's approval")
 				wait := fs.Bool("wait", false, "follow the task until it ends, exiting like reasonix run")
 				return clientAction(fs, func(c *apiClient, args []string, stdout, stderr io.Writer) error {
-					body := map[string]any{"prompt": strings.Join(args, " "), "source": "cli", "requester": requester(),
-						"workspace": *ws, "posture": posture, "goal": *goal, "plan_first": *planFirst}
-					if strings.TrimSpace(body["prompt"].(string)) == "" {
+					prompt := strings.TrimSpace(strings.Join(args, " "))
+					if prompt == "" {
 						return usageErrorf("tasks submit needs a prompt")
 					}
-					id, err := c.submitTask(body)
+					id, err := c.submitTask(map[string]any{"prompt": prompt, "source": "cli", "requester": requester(),
+						"workspace": *ws, "posture": posture, "goal": *goal, "plan_first": *planFirst})
 					if err != nil {
 						return err
 					}
