@@ -45,17 +45,36 @@ type progress struct {
 	mu sync.Mutex
 	w  *bufio.Writer
 	st style
+	// status is the run's status line on a terminal, nil elsewhere.
+	status *liveStatus
+	steps  int
 	// refused is the last refused call, named in the summary of a blocked run.
 	refused *agent.Event
 }
 
-func newProgress(w io.Writer) *progress { return &progress{w: bufio.NewWriter(w), st: styleFor(w)} }
+func newProgress(w io.Writer) *progress {
+	return &progress{w: bufio.NewWriter(w), st: styleFor(w), status: runStatus(w)}
+}
 
 func (p *progress) observe(e agent.Event) {
 	var line string
 	switch e.Type {
+	case agent.EventUsage:
+		p.mu.Lock()
+		p.steps++
+		step := fmt.Sprintf("step %d", p.steps)
+		p.mu.Unlock()
+		p.status.set(step)
+		return
+	case agent.EventRunFinished:
+		p.status.pause()
+		return
 	case agent.EventToolStarted:
 		line = fmt.Sprintf("· %s %s", e.Call.Name, callSubject(e.Call))
+		p.mu.Lock()
+		step := fmt.Sprintf("step %d · %s", max(p.steps, 1), truncate(line[len("· "):], 60))
+		p.mu.Unlock()
+		defer p.status.set(step)
 	case agent.EventToolFinished:
 		if e.IsError {
 			line = p.st.red(fmt.Sprintf("✗ %s: %s", e.Call.Name, firstLine(e.Result)))
@@ -82,11 +101,16 @@ func (p *progress) observe(e agent.Event) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.status != nil {
+		p.status.println(line)
+		return
+	}
 	fmt.Fprintln(p.w, line)
 	p.w.Flush()
 }
 
 func (p *progress) summary(res agent.Result, transcript string) {
+	p.status.pause()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, "reasonix: %s after %s, %s (%d refused), %d+%d tokens, %s\n",

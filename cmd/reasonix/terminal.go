@@ -45,17 +45,36 @@ func (s style) dim(t string) string    { return s.paint("2", t) }
 
 // liveStatus is the last line of a terminal: elapsed time and the current
 // step, redrawn every second and kept below the lines printed above it.
-// When off (not a terminal) it prints lines and nothing else.
+// When off (not a terminal) it prints lines and nothing else. A nil
+// *liveStatus ignores set and pause.
 type liveStatus struct {
-	mu    sync.Mutex
-	w     io.Writer
-	st    style
-	on    bool
-	start time.Time
-	step  string
-	shown bool
-	stop  chan struct{}
-	done  chan struct{}
+	mu     sync.Mutex
+	w      io.Writer
+	st     style
+	on     bool
+	active bool // drawn only between set and pause
+	start  time.Time
+	step   string
+	shown  bool
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+var (
+	runStatusOnce sync.Once
+	runStatusLine *liveStatus
+)
+
+// runStatus is the status line of `reasonix run` on w, shared by the run's
+// progress and its sub-agents' (one terminal, one status line); nil unless
+// w is a terminal. It is also nil when stdout is a terminal: the answer
+// streams there mid-line, and redrawing the status line would erase it.
+func runStatus(w io.Writer) *liveStatus {
+	if !isTerminal(w) || isTerminal(os.Stdout) {
+		return nil
+	}
+	runStatusOnce.Do(func() { runStatusLine = newLiveStatus(w, styleFor(w), true) })
+	return runStatusLine
 }
 
 // newLiveStatus starts a status line on w when on; close stops it.
@@ -92,12 +111,27 @@ func (l *liveStatus) println(line string) {
 	l.draw()
 }
 
-// set changes the current step the status line shows.
+// set changes the current step the status line shows, and shows it.
 func (l *liveStatus) set(step string) {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.step = step
+	l.step, l.active = step, true
 	l.draw()
+}
+
+// pause removes the status line until the next set: between a goal's
+// turns and before a summary, which is written around it.
+func (l *liveStatus) pause() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.clear()
+	l.active = false
 }
 
 // close removes the status line; later output starts on a clean line.
@@ -120,7 +154,7 @@ func (l *liveStatus) clear() {
 }
 
 func (l *liveStatus) draw() {
-	if !l.on {
+	if !l.on || !l.active {
 		return
 	}
 	l.clear()

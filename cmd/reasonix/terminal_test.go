@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"reasonix/agent"
 )
 
 func TestColourOnlyOnATerminalWithoutNoColor(t *testing.T) {
@@ -65,5 +67,29 @@ func TestLiveStatusStaysBelowTheLines(t *testing.T) {
 	l.close()
 	if plain.String() != "state: running\n" {
 		t.Errorf("off a terminal the status wrote %q", plain.String())
+	}
+}
+
+func TestRunStatusLineFollowsStepsAndPausesBetweenTurns(t *testing.T) {
+	var buf lockedBuffer
+	p := newProgress(&buf)
+	if p.status != nil {
+		t.Fatal("a buffer got a status line")
+	}
+	p.status = newLiveStatus(&buf, style{}, true) // as on a terminal
+	p.observe(agent.Event{Type: agent.EventUsage, Usage: &agent.Usage{}})
+	p.observe(agent.Event{Type: agent.EventToolStarted, Call: &agent.ToolCall{Name: "bash", Arguments: `{"command":"go test ./..."}`}})
+	p.observe(agent.Event{Type: agent.EventRunFinished})
+	mark := len(buf.String())
+	p.summary(agent.Result{Outcome: agent.OutcomeSucceeded, Steps: 1}, "")
+	p.status.close()
+	out := buf.String()
+	for _, want := range []string{"0s · step 1", "\r\x1b[K· bash go test ./...\n", "0s · step 1 · bash go test ./..."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status output lacks %q: %q", want, out)
+		}
+	}
+	if tail := out[mark:]; strings.Contains(tail, "\r") || !strings.HasPrefix(tail, "reasonix: succeeded after 1 step") {
+		t.Errorf("after the turn ended the status line came back: %q", tail)
 	}
 }
