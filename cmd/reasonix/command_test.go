@@ -194,3 +194,18 @@ func TestCheckArity(t *testing.T) {
 		}
 	}
 }
+
+func TestEveryLeafCanRun(t *testing.T) {
+	for _, path := range everyCommand() {
+		c := commands()
+		for _, name := range path {
+			c = c.sub(name)
+		}
+		if (len(c.subs) == 0) != (c.flags != nil) {
+			t.Errorf("%q: a command needs either subcommands or a flag builder, not both or neither", path)
+		}
+		if c.summary == "" || c.example == "" {
+			t.Errorf("%q lacks a summary or an example", path)
+		}
+	}
+}
