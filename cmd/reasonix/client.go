@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -30,17 +29,18 @@ type clientFlags struct {
 	server string
 }
 
-// parse reads a client command's flags and arguments and finds the service.
-func (f *clientFlags) parse(fs *flag.FlagSet, args []string) (*apiClient, []string, error) {
-	rest, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil, nil, errHelpShown
+// clientAction registers the flags every API client command takes (the
+// command's own come from its builder) and finds the service before run.
+func clientAction(fs *flag.FlagSet, run func(c *apiClient, args []string, stdout, stderr io.Writer) error) action {
+	var f clientFlags
+	f.register(fs)
+	return func(args []string, stdout, stderr io.Writer) error {
+		c, err := f.newClient()
+		if err != nil {
+			return err
+		}
+		return run(c, args, stdout, stderr)
 	}
-	if err != nil {
-		return nil, nil, usageErrorf("%v", err)
-	}
-	c, err := f.newClient()
-	return c, rest, err
 }
 
 func (f *clientFlags) register(fs *flag.FlagSet) {
@@ -135,6 +135,16 @@ func (c *apiClient) do(method, path string, body, out any) error {
 	return json.Unmarshal(data, out)
 }
 
+// notFound says which thing was not found when the service answered 404,
+// instead of the service's internal wording.
+func notFound(err error, what, id string) error {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+		return fmt.Errorf("%s %s not found", what, id)
+	}
+	return err
+}
+
 // task is the service's view of a task, as much as the CLI shows.
 type task struct {
 	ID        string    `json:"id"`
@@ -173,108 +183,6 @@ type approval struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-// tasksCommand is `reasonix tasks list|show|cancel`.
-func tasksCommand(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageErrorf("usage: reasonix tasks list|show ID|submit PROMPT|watch ID|message ID TEXT|cancel ID|resume ID [--server URL]")
-	}
-	var f clientFlags
-	fs := flag.NewFlagSet("tasks "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	f.register(fs)
-	state := fs.String("state", "", "list: only tasks in these states (comma-separated)")
-	ws := fs.String("workspace", "", "submit: the [[workspaces]] entry to work in (default: a scratch directory)")
-	posture := fs.String("posture", "", "submit: ask, auto or yolo (default [permissions] posture)")
-	goal := fs.Bool("goal", false, "submit: run the task as a goal")
-	planFirst := fs.Bool("plan-first", false, "submit: plan read-only first and wait for the plan's approval")
-	wait := fs.Bool("wait", false, "submit: follow the task until it ends, exiting like reasonix run")
-	source := fs.String("source", "", "list: only tasks from this source")
-	asJSON := fs.Bool("json", false, "print the service's JSON")
-	c, rest, err := f.parse(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	switch args[0] {
-	case "submit":
-		prompt := strings.TrimSpace(strings.Join(rest, " "))
-		if prompt == "" {
-			return usageErrorf("usage: reasonix tasks submit [--workspace W] [--goal] [--wait] PROMPT...")
-		}
-		body := map[string]any{"prompt": prompt, "source": "cli", "requester": os.Getenv("USER"),
-			"workspace": *ws, "posture": *posture, "goal": *goal, "plan_first": *planFirst}
-		id, err := c.submitTask(body)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, id)
-		if !*wait {
-			return nil
-		}
-		return watchExit(c, id, stdout)
-	case "watch":
-		if len(rest) != 1 {
-			return usageErrorf("usage: reasonix tasks watch ID")
-		}
-		return watchExit(c, rest[0], stdout)
-	case "list":
-		q := url.Values{}
-		if *state != "" {
-			q.Set("state", *state)
-		}
-		if *source != "" {
-			q.Set("source", *source)
-		}
-		var page struct {
-			Tasks []task `json:"tasks"`
-		}
-		if err := c.do("GET", "/api/v1/tasks?"+q.Encode(), nil, &page); err != nil {
-			return err
-		}
-		if *asJSON {
-			return json.NewEncoder(stdout).Encode(page.Tasks)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATE\tSOURCE\tCREATED\tPROMPT")
-		for _, t := range page.Tasks {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.State, t.Source, t.CreatedAt.Local().Format(time.DateTime), truncate(firstLine(t.Prompt), 60))
-		}
-		return tw.Flush()
-	case "message":
-		if len(rest) < 2 {
-			return usageErrorf("usage: reasonix tasks message ID TEXT... (steers a running task, continues a finished one)")
-		}
-		var t task
-		body := map[string]string{"text": strings.Join(rest[1:], " "), "requester": os.Getenv("USER")}
-		if err := c.do("POST", "/api/v1/tasks/"+url.PathEscape(rest[0])+"/messages", body, &t); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "task %s: %s\n", t.ID, t.State)
-		return nil
-	case "show", "cancel", "resume":
-		if len(rest) != 1 {
-			return usageErrorf("usage: reasonix tasks %s ID", args[0])
-		}
-		var t task
-		path := "/api/v1/tasks/" + url.PathEscape(rest[0])
-		if args[0] != "show" {
-			if err := c.do("POST", path+"/"+args[0], struct{}{}, &t); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "task %s: %s\n", t.ID, t.State)
-			return nil
-		}
-		if err := c.do("GET", path, nil, &t); err != nil {
-			return err
-		}
-		if *asJSON {
-			return json.NewEncoder(stdout).Encode(t)
-		}
-		printTask(stdout, t)
-		return nil
-	}
-	return usageErrorf("unknown tasks command %q (list, show, submit, watch, message, cancel, resume)", args[0])
-}
-
 // exitError ends a command with a given exit code after its output.
 type exitError struct {
 	code int
@@ -288,7 +196,9 @@ func (e *exitError) Error() string { return e.msg }
 func watchExit(c *apiClient, id string, stdout io.Writer) error {
 	ctx, stop := signalContext()
 	defer stop()
-	t, err := c.watch(ctx, id, stdout)
+	v := newWatchView(stdout)
+	t, err := c.watch(ctx, id, v)
+	v.close()
 	if err != nil {
 		return err
 	}
@@ -299,79 +209,6 @@ func watchExit(c *apiClient, id string, stdout io.Writer) error {
 	return nil
 }
 
-func printTask(w io.Writer, t task) {
-	fmt.Fprintf(w, "task      %s\nstate     %s\nsource    %s (%s)\ncreated   %s\nprompt    %s\n",
-		t.ID, t.State, t.Source, t.Requester, t.CreatedAt.Local().Format(time.DateTime), t.Prompt)
-	if r := t.Result; r != nil {
-		if r.Branch != "" {
-			fmt.Fprintf(w, "branch    %s\n", r.Branch)
-		}
-		if r.DiffStat != "" {
-			fmt.Fprintf(w, "changes\n%s\n", r.DiffStat)
-		}
-		fmt.Fprintf(w, "tokens    %d+%d, %s\n", r.Tokens.Prompt, r.Tokens.Completion, time.Duration(r.DurationMS)*time.Millisecond)
-		if r.Error != "" {
-			fmt.Fprintf(w, "error     %s\n", r.Error)
-		}
-		if r.FinalAnswer != "" {
-			fmt.Fprintf(w, "\n%s\n", r.FinalAnswer)
-		}
-	}
-}
-
-// approvalsCommand is `reasonix approvals list|allow|deny`.
-func approvalsCommand(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageErrorf("usage: reasonix approvals list|allow ID|deny ID [--server URL]")
-	}
-	var f clientFlags
-	fs := flag.NewFlagSet("approvals "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	f.register(fs)
-	forTask := fs.Bool("task", false, "allow: allow calls like this one for the rest of the task (the first offered scope)")
-	scope := fs.String("scope", "", "allow: the task-wide scope to grant (one of the offered scopes)")
-	note := fs.String("note", "", "deny: why, passed to the model")
-	as := fs.String("as", "", "the approver name recorded with the decision (default $USER)")
-	all := fs.Bool("all", false, "list: every approval, not only pending ones")
-	c, rest, err := f.parse(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		path := "/api/v1/approvals?state=pending"
-		if *all {
-			path = "/api/v1/approvals"
-		}
-		var list struct {
-			Approvals []approval `json:"approvals"`
-		}
-		if err := c.do("GET", path, nil, &list); err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tTASK\tSTATE\tTOOL\tEXPIRES\tSUBJECT")
-		for _, a := range list.Approvals {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.TaskID, a.State, a.Tool, a.ExpiresAt.Local().Format(time.TimeOnly), truncate(firstLine(a.Subject), 60))
-		}
-		return tw.Flush()
-	case "allow", "deny":
-		if len(rest) != 1 {
-			return usageErrorf("usage: reasonix approvals %s ID", args[0])
-		}
-		body := map[string]string{"decision": "deny", "approver": cmpString(*as, os.Getenv("USER")), "note": *note}
-		if args[0] == "allow" {
-			body["decision"] = "allow_once"
-			if *forTask || *scope != "" {
-				body["decision"], body["scope"] = "allow_task", *scope
-			}
-		}
-		var a approval
-		if err := c.do("POST", "/api/v1/approvals/"+url.PathEscape(rest[0]), body, &a); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "approval %s: %s by %s (task %s)\n", a.ID, a.Decision, a.DecidedBy, a.TaskID)
-		return nil
-	}
-	return usageErrorf("unknown approvals command %q (list, allow, deny)", args[0])
-}
+// requester is who the CLI says is asking: $USER, which is unset in
+// containers, cron and systemd units.
+func requester() string { return os.Getenv("USER") }

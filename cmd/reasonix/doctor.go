@@ -8,20 +8,17 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"reasonix/config"
 	"reasonix/policy"
 )
 
-// doctorCommand is `reasonix doctor`: check everything a run or the service
+// doctor is `reasonix doctor`: check everything a run or the service
 // needs and say what to fix. It exits 1 when a check failed.
-func doctorCommand(args []string, stdout, stderr io.Writer) error {
-	file, err := configFlag("doctor", args, stderr)
-	if err != nil {
-		return err
-	}
-	d := &doctor{w: stdout}
+func doctor(file string, stdout, _ io.Writer) error {
+	d := &checklist{w: stdout}
 	cfg, err := config.Load(config.LoadOptions{File: file})
 	if err != nil {
 		d.fail("config", err.Error())
@@ -64,46 +61,93 @@ func doctorCommand(args []string, stdout, stderr io.Writer) error {
 		d.fail("git", "git is not on PATH: workspaces need it")
 	} else {
 		d.ok("git", "found")
+		d.workspaces(cfg)
 	}
 	d.sandbox(cfg)
 	return d.result()
 }
 
-type doctor struct {
+type checklist struct {
 	w      io.Writer
 	failed int
 }
 
-func (d *doctor) ok(what, msg string)   { fmt.Fprintf(d.w, "ok    %-12s %s\n", what, msg) }
-func (d *doctor) warn(what, msg string) { fmt.Fprintf(d.w, "warn  %-12s %s\n", what, msg) }
-func (d *doctor) fail(what, msg string) {
+func (d *checklist) ok(what, msg string)   { fmt.Fprintf(d.w, "ok    %-12s %s\n", what, msg) }
+func (d *checklist) warn(what, msg string) { fmt.Fprintf(d.w, "warn  %-12s %s\n", what, msg) }
+func (d *checklist) fail(what, msg string) {
 	d.failed++
 	fmt.Fprintf(d.w, "FAIL  %-12s %s\n", what, msg)
 }
 
-func (d *doctor) result() error {
+func (d *checklist) result() error {
 	if d.failed > 0 {
 		return fmt.Errorf("doctor: %d check(s) failed", d.failed)
 	}
 	return nil
 }
 
-// reachable makes one unauthenticated request to the provider's endpoint:
-// any HTTP answer proves the network path works.
-func (d *doctor) reachable(ref config.ProviderRef) {
-	target := cmpString(ref.RequestURL, cmpString(ref.BaseURL, "https://api.openai.com/v1"))
+// reachable asks the provider's endpoint for its model list, with the key
+// when one is configured. Any 4xx fails: 401/403 is a rejected key, 404
+// usually a wrong base_url, and a run would fail the same way.
+func (d *checklist) reachable(ref config.ProviderRef) {
+	target := modelsURL(ref)
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	if err != nil {
+		d.fail("endpoint", fmt.Sprintf("%s: %v", target, err))
+		return
+	}
+	if ref.APIKeyEnv != "" {
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(os.Getenv(ref.APIKeyEnv)))
+	}
 	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(target)
+	resp, err := client.Do(req)
 	if err != nil {
 		d.fail("endpoint", fmt.Sprintf("%s is not reachable: %v", target, err))
 		return
 	}
 	resp.Body.Close()
-	d.ok("endpoint", fmt.Sprintf("%s answered HTTP %d", target, resp.StatusCode))
+	switch code := resp.StatusCode; {
+	case code == http.StatusMethodNotAllowed && target == ref.RequestURL:
+		d.ok("endpoint", fmt.Sprintf("%s answered HTTP 405 to GET: it is there", target))
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		d.fail("endpoint", fmt.Sprintf("%s answered HTTP %d: the provider rejected the key in $%s", target, code, ref.APIKeyEnv))
+	case code == http.StatusNotFound:
+		d.fail("endpoint", fmt.Sprintf("%s answered HTTP 404: check base_url (or request_url) of provider %q", target, ref.Name))
+	case code >= 400 && code < 500:
+		d.fail("endpoint", fmt.Sprintf("%s answered HTTP %d", target, code))
+	case code >= 500:
+		d.warn("endpoint", fmt.Sprintf("%s answered HTTP %d: the provider has trouble right now", target, code))
+	default:
+		d.ok("endpoint", fmt.Sprintf("%s answered HTTP %d", target, code))
+	}
+}
+
+// modelsURL is the OpenAI-compatible model list next to the provider's
+// chat endpoint: a cheap authenticated request that costs no tokens. A
+// request_url of another shape is probed itself.
+func modelsURL(ref config.ProviderRef) string {
+	if ref.RequestURL != "" {
+		if base, ok := strings.CutSuffix(ref.RequestURL, "/chat/completions"); ok {
+			return base + "/models"
+		}
+		return ref.RequestURL
+	}
+	return strings.TrimRight(cmpString(ref.BaseURL, "https://api.openai.com/v1"), "/") + "/models"
+}
+
+// workspaces checks every [[workspaces]] entry, one line each.
+func (d *checklist) workspaces(cfg *config.Config) {
+	for _, ws := range cfg.Workspaces {
+		if err := ws.CheckReachable(context.Background()); err != nil {
+			d.fail("workspace", err.Error())
+		} else {
+			d.ok("workspace", fmt.Sprintf("%s: %s (%s)", ws.Name, ws.Repo, ws.Base))
+		}
+	}
 }
 
 // sandbox reports whether the bash sandbox is usable, and whether it must be.
-func (d *doctor) sandbox(cfg *config.Config) {
+func (d *checklist) sandbox(cfg *config.Config) {
 	wd, _ := os.Getwd()
 	switch {
 	case bwrapWorks(wd):

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,6 +207,9 @@ func TestRunRefusedWriteExitsBlocked(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.work, "x.txt")); err == nil {
 		t.Error("a refused write happened")
 	}
+	if !strings.Contains(stderr, "blocked: write_file x.txt was refused (unattended); rerun with --auto") {
+		t.Errorf("the summary does not say what was refused and what would allow it:\n%s", stderr)
+	}
 	var res jsonResult
 	json.Unmarshal([]byte(stdout), &res)
 	if res.Status != "blocked" || res.RefusedCalls != 1 {
@@ -357,7 +363,7 @@ func TestVersionAndUsage(t *testing.T) {
 	if _, stderr, code := e.run("frobnicate"); code != exitUsage || !strings.Contains(stderr, "frobnicate") {
 		t.Errorf("unknown command: %d %q", code, stderr)
 	}
-	if _, stderr, code := e.run("run"); code != exitUsage || !strings.Contains(stderr, "needs a task") {
+	if _, stderr, code := e.run("run"); code != exitUsage || !strings.Contains(stderr, "run needs TASK") {
 		t.Errorf("run without task: %d %q", code, stderr)
 	}
 }
@@ -421,12 +427,40 @@ func TestDoctorAndMigrate(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.home, "reasonix.db")); err != nil {
 		t.Errorf("no database in the data dir: %v", err)
 	}
-	out, _, code = e.run("doctor")
-	if code != exitOK || !strings.Contains(out, "ok    model        fake/fake-model") || !strings.Contains(out, "answered HTTP") {
+	// The endpoint check asks for the model list with the key: 200 passes,
+	// any 4xx (a wrong base_url, a rejected key) fails.
+	models := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != "/v1/models":
+			http.NotFound(w, r)
+		case r.Header.Get("Authorization") != "Bearer sk-secret-test-key":
+			w.WriteHeader(http.StatusUnauthorized)
+		default:
+			io.WriteString(w, `{"data":[{"id":"fake-model"}]}`)
+		}
+	}))
+	defer models.Close()
+	doctorWith := func(baseURL string) (string, int) {
+		t.Helper()
+		e.writeUserConfig(fmt.Sprintf("[[providers]]\nname = \"fake\"\nbase_url = %q\nmodel = \"fake-model\"\napi_key_env = \"FAKE_API_KEY\"\n", baseURL))
+		out, _, code := e.run("doctor")
+		return out, code
+	}
+	out, code = doctorWith(models.URL + "/v1")
+	if code != exitOK || !strings.Contains(out, "ok    model        fake/fake-model") || !strings.Contains(out, "/v1/models answered HTTP 200") {
 		t.Errorf("doctor on a good setup: exit %d\n%s", code, out)
 	}
+	out, code = doctorWith(models.URL + "/wrong")
+	if code != exitFailed || !strings.Contains(out, "FAIL  endpoint") || !strings.Contains(out, "answered HTTP 404: check base_url") {
+		t.Errorf("doctor with a base_url that answers 404: exit %d\n%s", code, out)
+	}
+	e.extra = []string{"FAKE_API_KEY=sk-wrong"}
+	out, code = doctorWith(models.URL + "/v1")
+	if code != exitFailed || !strings.Contains(out, "answered HTTP 401: the provider rejected the key in $FAKE_API_KEY") {
+		t.Errorf("doctor with a rejected key: exit %d\n%s", code, out)
+	}
 	e.extra = []string{"FAKE_API_KEY="}
-	out, _, code = e.run("doctor")
+	out, code = doctorWith(models.URL + "/v1")
 	if code != exitFailed || !strings.Contains(out, "FAIL  model") || !strings.Contains(out, "$FAKE_API_KEY is not set") {
 		t.Errorf("doctor without the key: exit %d\n%s", code, out)
 	}

@@ -10,16 +10,9 @@ import (
 	"reasonix/runner/session"
 )
 
-// mcpCommand is `reasonix mcp list`: start every configured server, wait
+// mcpList is `reasonix mcp list`: start every configured server, wait
 // for it, and show its state and tool count.
-func mcpCommand(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "list" {
-		return usageErrorf("usage: reasonix mcp list [--config FILE]")
-	}
-	file, err := configFlag("mcp list", args[1:], stderr)
-	if err != nil {
-		return err
-	}
+func mcpList(file string, stdout, _ io.Writer) error {
 	cfg, err := loadConfig(file)
 	if err != nil {
 		return err

@@ -29,37 +29,39 @@ type runOptions struct {
 	goal       bool
 }
 
-// runCommand is `reasonix run`: one task, headless, with honest exit codes.
-func runCommand(args []string, stdout, stderr io.Writer) int {
+// runFlags registers run's flags; the action runs the task with them.
+func runFlags(fs *flag.FlagSet) action {
 	var o runOptions
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: reasonix run [flags] TASK...\n\nRuns one task in a workspace and exits: 0 succeeded, 1 failed, 2 usage or config error,\n3 blocked (a needed call was refused, or the goal is blocked), 4 step limit or budget reached, 130 interrupted.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
 	fs.StringVar(&o.configFile, "config", "", "configuration `file` (replaces ./reasonix.toml)")
 	fs.StringVar(&o.model, "model", "", "model `reference`: a provider name, a model name or provider/model")
-	fs.BoolVar(&o.auto, "auto", false, "allow ordinary writes in the workspace without asking (same as --permission-mode auto)")
+	fs.BoolVar(&o.auto, "auto", false, "allow ordinary writes in the workspace without asking (same as --posture auto)")
 	fs.BoolVar(&o.auto, "y", false, "short for --auto")
-	fs.StringVar(&o.mode, "permission-mode", "", "tool approval posture: ask (refuse what needs a human), auto or yolo")
-	fs.IntVar(&o.maxSteps, "max-steps", 0, "most model requests for this run (default [agent] max_steps, 100)")
+	fs.Var(postureValue{&o.mode}, "posture", "`ask|auto|yolo`: the tool-approval posture; ask refuses what needs a human (default [permissions] posture, ask)")
+	deprecated := &deprecatedFlag{Value: postureValue{&o.mode}}
+	fs.Var(deprecated, "permission-mode", "`ask|auto|yolo`: deprecated, use --posture")
+	fs.IntVar(&o.maxSteps, "max-steps", 0, "stop after `N` model requests (default [agent] max_steps, 100)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object with the result on stdout instead of the streamed answer")
 	fs.StringVar(&o.workspace, "workspace", "", "`directory` the agent works in (default: the current directory)")
 	fs.BoolVar(&o.goal, "goal", false, "run the task as a goal: keep going until it is complete or blocked, with sub-agent fleets")
-	positional, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	return func(args []string, stdout, stderr io.Writer) error {
+		if deprecated.used {
+			fmt.Fprintln(stderr, "reasonix: --permission-mode is deprecated; use --posture")
+		}
+		if code := runCommand(o, args, stdout, stderr); code != exitOK {
+			return &exitError{code: code}
+		}
+		return nil
 	}
-	if err != nil {
-		return exitUsage // the flag package already printed the problem
-	}
+}
+
+// runCommand is `reasonix run`: one task, headless, with honest exit codes.
+func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int {
 	task := strings.TrimSpace(strings.Join(positional, " "))
 	if task == "" {
-		return reportError(stderr, usageErrorf("run needs a task, e.g. reasonix run \"fix the failing test\""))
+		return reportError(stderr, &commandError{"run", usageErrorf("run needs a task, e.g. reasonix run \"fix the failing test\"")})
 	}
 	if o.maxSteps < 0 {
-		return reportError(stderr, usageErrorf("--max-steps must be positive"))
+		return reportError(stderr, &commandError{"run", usageErrorf("--max-steps must be positive")})
 	}
 
 	setup, err := prepareRun(o, stderr)
@@ -144,7 +146,7 @@ func signalContext() (context.Context, func()) {
 	go func() {
 		select {
 		case s := <-sigs:
-			cancel(fmt.Errorf("interrupted by %v", s))
+			cancel(fmt.Errorf("interrupted by %s", signalName(s)))
 		case <-done:
 			return
 		}
@@ -159,6 +161,18 @@ func signalContext() (context.Context, func()) {
 		close(done)
 		cancel(nil)
 	}
+}
+
+// signalName is the name people know a signal by: Go prints SIGTERM as
+// "terminated", which reads badly after "interrupted by".
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
 }
 
 // jsonResult is the --json output: the contract of docs/SPEC.md.

@@ -33,26 +33,20 @@ const stopBudget = 20 * time.Second
 // tokenFile holds the generated API token inside the data dir.
 const tokenFile = "api-token"
 
-// serveCommand is `reasonix serve`: the durable service with its HTTP API.
-func serveCommand(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.String("config", "", "configuration `file` (replaces ./reasonix.toml)")
+// serveFlags registers serve's flags; the action runs the service.
+func serveFlags(fs *flag.FlagSet) action {
+	file := configFileFlag(fs)
 	addr := fs.String("addr", "", "listen `address` (default [serve] addr, 127.0.0.1:8080)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelpShown
-		}
-		return usageErrorf("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf("serve takes no arguments, got %q", fs.Arg(0))
-	}
-	cfg, err := loadServiceConfig(*file)
+	return func(_ []string, stdout, stderr io.Writer) error { return serveCommand(*file, *addr, stdout, stderr) }
+}
+
+// serveCommand is `reasonix serve`: the durable service with its HTTP API.
+func serveCommand(file, addr string, stdout, stderr io.Writer) error {
+	cfg, err := loadServiceConfig(file)
 	if err != nil {
 		return err
 	}
-	listen := cmpString(*addr, cfg.Serve.Addr)
+	listen := cmpString(addr, cfg.Serve.Addr)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	dataDir := cfg.DataDir()
@@ -72,6 +66,9 @@ func serveCommand(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	warnMissingModel(cfg, log)
+	if err := checkWorkspaces(cfg, nil); err != nil {
+		return err
+	}
 
 	ctx := context.Background()
 	// The queue's own start-up chatter (migrations applied, client started)

@@ -33,12 +33,8 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*stor
 	return st, nil
 }
 
-// migrateCommand is `reasonix migrate`: bring the database schema up to date.
-func migrateCommand(args []string, stdout, stderr io.Writer) error {
-	file, err := configFlag("migrate", args, stderr)
-	if err != nil {
-		return err
-	}
+// migrate is `reasonix migrate`: bring the database schema up to date.
+func migrate(file string, stdout, stderr io.Writer) error {
 	cfg, err := loadServiceConfig(file)
 	if err != nil {
 		return err

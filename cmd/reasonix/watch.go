@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"reasonix/agent"
 	"reasonix/internal/sse"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
@@ -39,15 +38,15 @@ type streamEvent struct {
 // watch follows a task's events from the service's stream, printing one
 // line per event to w, until the task reaches a terminal state; it then
 // returns the task. A dropped stream is resumed from the last event seen.
-func (c *apiClient) watch(ctx context.Context, id string, w io.Writer) (task, error) {
+func (c *apiClient) watch(ctx context.Context, id string, v *watchView) (task, error) {
 	var after int64
 	client := &http.Client{} // a stream has no overall deadline
 	for attempt := 0; ; attempt++ {
-		done, err := c.followOnce(ctx, client, id, &after, w)
+		done, err := c.followOnce(ctx, client, id, &after, v)
 		if err != nil {
 			var ae *apiError
 			if errors.As(err, &ae) || attempt >= 5 || ctx.Err() != nil {
-				return task{}, err
+				return task{}, notFound(err, "task", id)
 			}
 			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
 			continue
@@ -61,7 +60,7 @@ func (c *apiClient) watch(ctx context.Context, id string, w io.Writer) (task, er
 }
 
 // followOnce reads one connection of the stream; done reports a terminal state.
-func (c *apiClient) followOnce(ctx context.Context, client *http.Client, id string, after *int64, w io.Writer) (done bool, err error) {
+func (c *apiClient) followOnce(ctx context.Context, client *http.Client, id string, after *int64, v *watchView) (done bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/api/v1/tasks/%s/events/stream?after=%d", c.base, url.PathEscape(id), *after), nil)
 	if err != nil {
 		return false, err
@@ -92,9 +91,7 @@ func (c *apiClient) followOnce(ctx context.Context, client *http.Client, id stri
 			continue
 		}
 		*after = ev.Seq
-		if line := describeEvent(ev); line != "" {
-			fmt.Fprintln(w, line)
-		}
+		v.show(ev)
 		if ev.Type == "task_state" {
 			var p struct{ State string }
 			_ = json.Unmarshal(ev.Payload, &p)
@@ -104,32 +101,6 @@ func (c *apiClient) followOnce(ctx context.Context, client *http.Client, id stri
 			}
 		}
 	}
-}
-
-// describeEvent is the one line a person watching a task reads, "" to skip.
-func describeEvent(ev streamEvent) string {
-	var p map[string]any
-	_ = json.Unmarshal(ev.Payload, &p)
-	str := func(k string) string { s, _ := p[k].(string); return s }
-	switch ev.Type {
-	case "task_state":
-		return "state: " + str("state")
-	case "message":
-		return truncate(firstLine(str("text")), 200)
-	case "tool_started":
-		return "· " + str("tool") + " " + callSubject(&agent.ToolCall{Arguments: str("args")})
-	case "tool_refused":
-		return fmt.Sprintf("⊘ %s refused (%s)", str("tool"), str("code"))
-	case "approval_requested":
-		return fmt.Sprintf("? approval %s: %s %s — reasonix approvals allow|deny %s", str("approval_id"), str("tool"), truncate(firstLine(str("subject")), 100), str("approval_id"))
-	case "approval_decided":
-		return fmt.Sprintf("  %s by %s", str("decision"), str("approver"))
-	case "question":
-		return "? question: " + str("question")
-	case "final_report":
-		return "report: " + truncate(firstLine(str("summary")), 200)
-	}
-	return ""
 }
 
 // taskExit maps a task's final state to the exit code of `tasks watch`,

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// approvalsCommands are `reasonix approvals list|show|allow|deny`.
+func approvalsCommands() []*command {
+	return []*command{
+		{
+			name: "list", summary: "list the approvals tasks wait on",
+			example: "reasonix approvals list\nreasonix approvals list --all",
+			flags: func(fs *flag.FlagSet) action {
+				all := fs.Bool("all", false, "every approval, not only pending ones")
+				return clientAction(fs, func(c *apiClient, _ []string, stdout, _ io.Writer) error {
+					return approvalsList(c, *all, stdout)
+				})
+			},
+		},
+		{
+			name: "show", args: "ID", summary: "show what a call would do: the command, or the diff",
+			example: "reasonix approvals show a_01hx…",
+			flags: func(fs *flag.FlagSet) action {
+				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
+					a, err := c.approval(args[0])
+					if err != nil {
+						return err
+					}
+					printApproval(stdout, styleFor(stdout), a)
+					return nil
+				})
+			},
+		},
+		{
+			name: "allow", args: "ID", summary: "allow the call once, or for the rest of the task",
+			example: "reasonix approvals allow a_01hx…\nreasonix approvals allow --scope 'Bash(go test:*)' --as erin a_01hx…",
+			flags: func(fs *flag.FlagSet) action {
+				forTask := fs.Bool("task", false, "allow calls like this one for the rest of the task (the first offered scope)")
+				scope := fs.String("scope", "", "the task-wide `scope` to grant (one of the offered scopes)")
+				as := asFlag(fs)
+				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
+					body := map[string]string{"decision": "allow_once"}
+					if *forTask || *scope != "" {
+						body["decision"], body["scope"] = "allow_task", *scope
+					}
+					return decide(c, args[0], *as, body, stdout)
+				})
+			},
+		},
+		{
+			name: "deny", args: "ID", summary: "refuse the call; the note reaches the model",
+			example: `reasonix approvals deny --note "do not touch the migrations" a_01hx…`,
+			flags: func(fs *flag.FlagSet) action {
+				note := fs.String("note", "", "why, passed to the model (`text`)")
+				as := asFlag(fs)
+				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
+					return decide(c, args[0], *as, map[string]string{"decision": "deny", "note": *note}, stdout)
+				})
+			},
+		},
+	}
+}
+
+func asFlag(fs *flag.FlagSet) *string {
+	return fs.String("as", "", "the approver `name` recorded with the decision (default $USER)")
+}
+
+// decide posts a decision. Without --as and $USER (containers, cron,
+// systemd) there is no name to record, and the error says which flag fixes it.
+func decide(c *apiClient, id, as string, body map[string]string, stdout io.Writer) error {
+	body["approver"] = cmpString(as, requester())
+	if strings.TrimSpace(body["approver"]) == "" {
+		return usageErrorf("who decides? $USER is not set: pass --as NAME")
+	}
+	var a approval
+	if err := c.do("POST", "/api/v1/approvals/"+url.PathEscape(id), body, &a); err != nil {
+		return notFound(err, "approval", id)
+	}
+	fmt.Fprintf(stdout, "approval %s: %s by %s (task %s)\n", a.ID, a.Decision, a.DecidedBy, a.TaskID)
+	return nil
+}
+
+// approvalsList is `reasonix approvals list`.
+func approvalsList(c *apiClient, all bool, stdout io.Writer) error {
+	path := "/api/v1/approvals?state=pending"
+	if all {
+		path = "/api/v1/approvals"
+	}
+	var list struct {
+		Approvals []approval `json:"approvals"`
+	}
+	if err := c.do("GET", path, nil, &list); err != nil {
+		return err
+	}
+	if len(list.Approvals) == 0 {
+		if all {
+			fmt.Fprintln(stdout, "no approvals")
+		} else {
+			fmt.Fprintln(stdout, "no approvals waiting")
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTASK\tSTATE\tTOOL\tEXPIRES\tSUBJECT")
+	for _, a := range list.Approvals {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.TaskID, a.State, a.Tool, a.ExpiresAt.Local().Format(time.TimeOnly), truncate(firstLine(a.Subject), 60))
+	}
+	return tw.Flush()
+}
+
+// approval finds one approval. The API lists approvals but has no route
+// for one, so the pending ones are searched first, then the most recent.
+func (c *apiClient) approval(id string) (approval, error) {
+	for _, path := range []string{"/api/v1/approvals?state=pending&limit=1000", "/api/v1/approvals?limit=1000"} {
+		var list struct {
+			Approvals []approval `json:"approvals"`
+		}
+		if err := c.do("GET", path, nil, &list); err != nil {
+			return approval{}, err
+		}
+		for _, a := range list.Approvals {
+			if a.ID == id {
+				return a, nil
+			}
+		}
+	}
+	return approval{}, fmt.Errorf("approval %s not found", id)
+}
+
+// printApproval shows an approval for a person deciding it.
+func printApproval(w io.Writer, st style, a approval) {
+	fmt.Fprintf(w, "approval  %s\ntask      %s\ntool      %s\nstate     %s", a.ID, a.TaskID, a.Tool, a.State)
+	if a.State == "pending" {
+		fmt.Fprintf(w, " (expires %s)", a.ExpiresAt.Local().Format(time.DateTime))
+	} else if a.Decision != "" {
+		fmt.Fprintf(w, " (%s by %s)", a.Decision, a.DecidedBy)
+	}
+	fmt.Fprintf(w, "\nrequester %s\n", a.Requester)
+	if len(a.Scopes) > 0 {
+		fmt.Fprintf(w, "scopes    %s\n", strings.Join(a.Scopes, ", "))
+	}
+	fmt.Fprintln(w)
+	printPreview(w, st, "", cmpString(a.Preview, a.Subject))
+	if a.State == "pending" {
+		fmt.Fprintf(w, "\nDecide with: reasonix approvals allow %s   or   reasonix approvals deny %s --note WHY\n", a.ID, a.ID)
+	}
+}
+
+// printPreview writes a call's preview, each line after indent; a diff's
+// added and removed lines are coloured when st allows.
+func printPreview(w io.Writer, st style, indent, preview string) {
+	for line := range strings.SplitSeq(strings.TrimRight(preview, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+			line = st.bold(line)
+		case strings.HasPrefix(line, "+"):
+			line = st.green(line)
+		case strings.HasPrefix(line, "-"):
+			line = st.red(line)
+		case strings.HasPrefix(line, "@@"):
+			line = st.cyan(line)
+		}
+		fmt.Fprintf(w, "%s%s\n", indent, line)
+	}
+}

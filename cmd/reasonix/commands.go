@@ -1,0 +1,130 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+)
+
+// commands is the command tree: every command, its synopsis, flags, example
+// and implementation. Help, completion and dispatch are all derived from it.
+// It is built by a function because "help" and "completion" read the tree.
+func commands() *command {
+	root := &command{
+		name:  "reasonix",
+		about: "Reasonix runs coding agents headless.",
+		example: `reasonix init
+reasonix run --auto "fix the failing test"
+reasonix serve`,
+	}
+	root.subs = []*command{
+		{
+			name: "serve", summary: "run the service: HTTP API, durable task queue, workers",
+			about:   "Runs the service until SIGINT or SIGTERM: the HTTP API, the durable task queue and its workers.\nIt checks every [[workspaces]] entry at start and refuses to start when one is unusable.",
+			example: "reasonix serve --addr 127.0.0.1:9090",
+			flags:   serveFlags,
+		},
+		{
+			name: "run", args: "TASK...", summary: "run one task in a workspace and exit",
+			about: `Runs one task headless in a workspace and exits: 0 succeeded, 1 failed, 2 usage or config
+error, 3 blocked (a needed call was refused, or the goal is blocked), 4 step limit or budget
+reached, 130 interrupted. Flags may come before or after the task; "--" ends them.`,
+			example: `reasonix run "explain what cmd/reasonix does"
+reasonix run --auto --workspace ~/src/app "make the tests pass"
+reasonix run --goal --posture auto --json "migrate the config loader to TOML"`,
+			flags: runFlags,
+		},
+		{
+			name: "tasks", summary: "hand the service tasks, follow, steer, cancel and resume them",
+			about: "Talks to a running `reasonix serve` over its API (--server, default http://[serve] addr).\nThe token comes from $REASONIX_API_TOKEN, the variable [serve] api_token_env names, or <data dir>/api-token.",
+			example: `reasonix tasks submit --workspace app --wait "fix the flaky test"
+reasonix tasks list --state running,waiting_approval`,
+			subs: tasksCommands(),
+		},
+		{
+			name: "approvals", summary: "see and decide the calls tasks wait on",
+			about:   "Lists, shows and decides the approvals tasks wait on, through a running service's API.\nApproval ids look like a_….",
+			example: "reasonix approvals list\nreasonix approvals show a_01hx…\nreasonix approvals allow a_01hx…",
+			subs:    approvalsCommands(),
+		},
+		{
+			name: "config", summary: "check the configuration",
+			example: "reasonix config check",
+			subs: []*command{{
+				name: "check", summary: "load and validate the configuration, and check every workspace",
+				about:   "Loads the configuration as `run` does, validates it, resolves the default model, checks its key\nvariable is set and that every [[workspaces]] repo is reachable with its base branch. Exits 0 or 2.",
+				example: "reasonix config check --config ./reasonix.toml",
+				flags:   configFileAction(configCheck),
+			}},
+		},
+		{
+			name: "mcp", summary: "inspect the configured MCP servers",
+			example: "reasonix mcp list",
+			subs: []*command{{
+				name: "list", summary: "start the configured MCP servers and list their tools",
+				about:   "Starts every configured MCP server ([[plugins]] and ./.mcp.json), waits for it, prints its\nstate and tool count, and stops it again.",
+				example: "reasonix mcp list",
+				flags:   configFileAction(mcpList),
+			}},
+		},
+		{
+			name: "migrate", summary: "bring the database schema up to date",
+			about:   "Opens the configured store and migrates its schema; safe to run repeatedly and from several nodes.",
+			example: "reasonix migrate",
+			flags:   configFileAction(migrate),
+		},
+		{
+			name: "doctor", summary: "check configuration, model endpoint, store, workspaces, git and sandbox",
+			about:   "Checks everything a run or the service needs, one line each (ok, warn or FAIL). Exits 1 when a check failed.",
+			example: "reasonix doctor",
+			flags:   configFileAction(doctor),
+		},
+		{
+			name: "init", summary: "write a starter ./reasonix.toml",
+			about:   "Writes ./reasonix.toml with a model provider and, inside a git repository, a workspace for it,\nand says which environment variable to export. It never overwrites a file unless --force is given.",
+			example: "reasonix init\nreasonix init --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder --key-env \"\"",
+			flags:   initFlags,
+		},
+		{
+			name: "completion", args: "SHELL", summary: "print a shell completion script (bash, zsh or fish)",
+			about: "Prints a completion script for SHELL (bash, zsh or fish) on stdout.",
+			example: `source <(reasonix completion bash)
+reasonix completion zsh > "${fpath[1]}/_reasonix"
+reasonix completion fish > ~/.config/fish/completions/reasonix.fish`,
+			flags: func(*flag.FlagSet) action {
+				return func(args []string, stdout, _ io.Writer) error { return completionCommand(root, args[0], stdout) }
+			},
+		},
+		{
+			name: "version", summary: "print the version",
+			example: "reasonix version",
+			flags: func(*flag.FlagSet) action {
+				return func(_ []string, stdout, _ io.Writer) error {
+					fmt.Fprintf(stdout, "reasonix %s\n", version)
+					return nil
+				}
+			},
+		},
+		{
+			name: "help", args: "[COMMAND] [SUBCOMMAND]", summary: "show help for a command",
+			example: "reasonix help tasks submit",
+			flags: func(*flag.FlagSet) action {
+				return func(args []string, stdout, _ io.Writer) error { return helpCommand(root, args, stdout) }
+			},
+		},
+	}
+	return root
+}
+
+// configFileAction is the flag builder of a command whose only flag is
+// --config and which takes no arguments.
+func configFileAction(run func(file string, stdout, stderr io.Writer) error) func(*flag.FlagSet) action {
+	return func(fs *flag.FlagSet) action {
+		file := configFileFlag(fs)
+		return func(_ []string, stdout, stderr io.Writer) error { return run(*file, stdout, stderr) }
+	}
+}
+
+func configFileFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", "", "configuration `file` (replaces ./reasonix.toml)")
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// tasksCommands are `reasonix tasks list|show|submit|watch|message|cancel|resume`.
+func tasksCommands() []*command {
+	return []*command{
+		{
+			name: "list", summary: "list tasks, newest first",
+			example: "reasonix tasks list --state running,waiting_approval\nreasonix tasks list --source slack --json",
+			flags: func(fs *flag.FlagSet) action {
+				state := fs.String("state", "", "only tasks in these `states` (comma-separated)")
+				source := fs.String("source", "", "only tasks from this `source` (cli, api, slack, …)")
+				asJSON := fs.Bool("json", false, "print the service's JSON")
+				return clientAction(fs, func(c *apiClient, _ []string, stdout, _ io.Writer) error {
+					return tasksList(c, *state, *source, *asJSON, stdout)
+				})
+			},
+		},
+		{
+			name: "show", args: "ID", summary: "show a task and its result",
+			example: "reasonix tasks show t_01hx…",
+			flags: func(fs *flag.FlagSet) action {
+				asJSON := fs.Bool("json", false, "print the service's JSON")
+				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
+					var t task
+					if err := c.do("GET", "/api/v1/tasks/"+url.PathEscape(args[0]), nil, &t); err != nil {
+						return notFound(err, "task", args[0])
+					}
+					if *asJSON {
+						return json.NewEncoder(stdout).Encode(t)
+					}
+					printTask(stdout, t)
+					return nil
+				})
+			},
+		},
+		{
+			name: "submit", args: "PROMPT...", summary: "hand the service a task and print its id",
+			about: "Submits a task (source cli, requester cli:$USER) and prints its id. With --wait it follows the task\nlike `tasks watch` and exits as `reasonix run` would.",
+			example: `reasonix tasks submit --workspace app --wait "fix the flaky test in store"
+reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
+			flags: func(fs *flag.FlagSet) action {
+				ws := fs.String("workspace", "", "the [[workspaces]] entry to work in, by `name` (default: a scratch directory)")
+				var posture string
+				fs.Var(postureValue{&posture}, "posture", "`ask|auto|yolo`: the tool-approval posture (default [permissions] posture)")
+				goal := fs.Bool("goal", false, "run the task as a goal")
+				planFirst := fs.Bool("plan-first", false, "plan read-only first and wait for the plan's approval")
+				wait := fs.Bool("wait", false, "follow the task until it ends, exiting like reasonix run")
+				return clientAction(fs, func(c *apiClient, args []string, stdout, stderr io.Writer) error {
+					prompt := strings.TrimSpace(strings.Join(args, " "))
+					if prompt == "" {
+						return usageErrorf("tasks submit needs a prompt")
+					}
+					id, err := c.submitTask(map[string]any{"prompt": prompt, "source": "cli", "requester": requester(),
+						"workspace": *ws, "posture": posture, "goal": *goal, "plan_first": *planFirst})
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(stdout, id)
+					if !*wait {
+						return nil
+					}
+					return watchExit(c, id, stdout)
+				})
+			},
+		},
+		{
+			name: "watch", args: "ID", summary: "follow a task's events until it ends",
+			about:   "Prints one line per event (an approval request with its preview) until the task ends, then exits\nas `reasonix run` would: 0 succeeded, 1 failed, 3 blocked, 4 budget exhausted, 130 cancelled or interrupted.",
+			example: "reasonix tasks watch t_01hx…",
+			flags: func(fs *flag.FlagSet) action {
+				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
+					return watchExit(c, args[0], stdout)
+				})
+			},
+		},
+		{
+			name: "message", args: "ID TEXT...", summary: "steer a running task, answer a goal's question, continue a finished task",
+			example: `reasonix tasks message t_01hx… "use the v2 API instead"`,
+			flags: func(fs *flag.FlagSet) action {
+				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
+					var t task
+					body := map[string]string{"text": strings.Join(args[1:], " "), "requester": requester()}
+					if err := c.do("POST", "/api/v1/tasks/"+url.PathEscape(args[0])+"/messages", body, &t); err != nil {
+						return notFound(err, "task", args[0])
+					}
+					fmt.Fprintf(stdout, "task %s: %s\n", t.ID, t.State)
+					return nil
+				})
+			},
+		},
+		taskTransition("cancel", "cancel a queued, running or waiting task", "reasonix tasks cancel t_01hx…"),
+		taskTransition("resume", "resume an interrupted task (or a goal out of budget)", "reasonix tasks resume t_01hx…"),
+	}
+}
+
+// taskTransition is `tasks cancel ID` or `tasks resume ID`.
+func taskTransition(name, summary, example string) *command {
+	return &command{
+		name: name, args: "ID", summary: summary, example: example,
+		flags: func(fs *flag.FlagSet) action {
+			return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
+				var t task
+				if err := c.do("POST", "/api/v1/tasks/"+url.PathEscape(args[0])+"/"+name, struct{}{}, &t); err != nil {
+					return notFound(err, "task", args[0])
+				}
+				fmt.Fprintf(stdout, "task %s: %s\n", t.ID, t.State)
+				return nil
+			})
+		},
+	}
+}
+
+// tasksList is `reasonix tasks list`.
+func tasksList(c *apiClient, state, source string, asJSON bool, stdout io.Writer) error {
+	q := url.Values{}
+	if state != "" {
+		q.Set("state", state)
+	}
+	if source != "" {
+		q.Set("source", source)
+	}
+	var page struct {
+		Tasks []task `json:"tasks"`
+	}
+	if err := c.do("GET", "/api/v1/tasks?"+q.Encode(), nil, &page); err != nil {
+		return err
+	}
+	if asJSON {
+		if page.Tasks == nil {
+			page.Tasks = []task{}
+		}
+		return json.NewEncoder(stdout).Encode(page.Tasks)
+	}
+	if len(page.Tasks) == 0 {
+		fmt.Fprintln(stdout, "no tasks")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tSOURCE\tCREATED\tPROMPT")
+	for _, t := range page.Tasks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.State, t.Source, t.CreatedAt.Local().Format(time.DateTime), truncate(firstLine(t.Prompt), 60))
+	}
+	return tw.Flush()
+}
+
+func printTask(w io.Writer, t task) {
+	fmt.Fprintf(w, "task      %s\nstate     %s\nsource    %s (%s)\ncreated   %s\nprompt    %s\n",
+		t.ID, t.State, t.Source, t.Requester, t.CreatedAt.Local().Format(time.DateTime), t.Prompt)
+	if r := t.Result; r != nil {
+		if r.Branch != "" {
+			fmt.Fprintf(w, "branch    %s\n", r.Branch)
+		}
+		if r.DiffStat != "" {
+			fmt.Fprintf(w, "changes\n%s\n", r.DiffStat)
+		}
+		fmt.Fprintf(w, "tokens    %d+%d, %s\n", r.Tokens.Prompt, r.Tokens.Completion, time.Duration(r.DurationMS)*time.Millisecond)
+		if r.Error != "" {
+			fmt.Fprintf(w, "error     %s\n", r.Error)
+		}
+		if r.FinalAnswer != "" {
+			fmt.Fprintf(w, "\n%s\n", r.FinalAnswer)
+		}
+	}
+}
