@@ -27,7 +27,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	if err != nil || r.Model != "deepseek-chat" || !r.Priced {
 		t.Errorf("default model = %+v, %v", r, err)
 	}
-	if c.Sandbox.ForbidRead[0] != "/home/u/.ssh" || c.Plugins[1].Headers["Authorization"] != "Bearer x" {
+	if c.Sandbox.ForbidRead[0] != "/home/u/secrets" || c.Plugins[1].Headers["Authorization"] != "Bearer x" {
 		t.Errorf("expansion: forbid_read %q headers %q", c.Sandbox.ForbidRead, c.Plugins[1].Headers)
 	}
 	if c.Providers[1].RequestURL != "http://127.0.0.1:11434/v1/chat/completions" {

@@ -300,7 +300,7 @@ model = "m"
 api_key_env = "NOT_SET_ANYWHERE"
 `, nil, []string{"NOT_SET_ANYWHERE"}},
 		{"unknown model", ``, []string{"--model", "nope"}, []string{`"nope"`}},
-		{"bad flag", ``, []string{"--permission-mode", "sometimes"}, []string{"ask, auto, yolo"}},
+		{"bad flag", ``, []string{"--permission-mode", "sometimes"}, []string{"want ask, auto or yolo"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

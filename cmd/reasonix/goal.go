@@ -94,8 +94,8 @@ func (p *progress) childObserve(e agent.Event) {
 }
 
 func goalSummary(w io.Writer, res goals.Result, totals *goalTotals, d time.Duration) {
-	fmt.Fprintf(w, "reasonix: goal %s after %d model requests, %d tool calls (%d refused), %d+%d tokens, %s\n",
-		res.Outcome, totals.steps, totals.toolCalls, totals.refused, totals.usage.Prompt, totals.usage.Completion, d.Round(time.Millisecond))
+	fmt.Fprintf(w, "reasonix: goal %s after %s, %s (%d refused), %d+%d tokens, %s\n",
+		res.Outcome, plural(totals.steps, "model request"), plural(totals.toolCalls, "tool call"), totals.refused, totals.usage.Prompt, totals.usage.Completion, d.Round(time.Millisecond))
 	if res.Reason != "" {
 		fmt.Fprintf(w, "reasonix: reason: %s\n", res.Reason)
 	}
