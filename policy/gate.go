@@ -25,6 +25,16 @@ type GateConfig struct {
 	Workdir string
 	// Grants restores grants made earlier in the task (see Gate.Grants).
 	Grants []string
+	// ShellSandboxed says the bash tool runs inside an OS sandbox that
+	// confines its writes (Confinement.Shell() is not nil). The zero value,
+	// false, means bash runs unconfined: then the auto posture lets a bash
+	// command through only when ShellStaysInside proves its writes land in
+	// Workdir or AllowWrite, and asks about every other one.
+	ShellSandboxed bool
+	// AllowWrite are further absolute directories bash may write to when it
+	// is not sandboxed (the confinement's allow_write roots; see
+	// Confinement.Writable). Optional.
+	AllowWrite []string
 }
 
 // Gate is the agent.Gate of one task: the policy, the posture, the task's

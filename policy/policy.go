@@ -116,6 +116,13 @@ func (p *Policy) evaluate(q Query) (Evaluation, *callFacts) {
 		ev.Reason = "the deny rule `" + ev.Rule + "` blocks this call"
 		return ev, f
 	}
+	if f.sh != nil && f.sh.dynName != "" && p.deny.hasBashWords() {
+		// Deny rules must win; a command nobody can read might be anything
+		// they name, so it is refused whatever the posture.
+		ev.Decision = Deny
+		ev.Reason = f.sh.dynName + ", so the Bash deny rules cannot be checked; write the command out literally"
+		return ev, f
+	}
 	if i := p.ask.matchBroad(q, f); i >= 0 {
 		ev.Decision, ev.Rule = Ask, p.ask.rules[i].String()
 		ev.Reason = "the ask rule `" + ev.Rule + "` requires a person's approval"

@@ -118,3 +118,9 @@ func (s *ruleSet) wordRule(words []string, broad bool, kinds func(ruleKind) bool
 }
 
 func anyKind(ruleKind) bool { return true }
+
+// hasBashWords reports whether the set holds any Bash rule naming a
+// command (prefix, words or exact form).
+func (s *ruleSet) hasBashWords() bool {
+	return len(s.bashBy) > 0 || len(s.bashAny) > 0 || len(s.exact) > 0
+}

@@ -28,7 +28,11 @@ type shellFacts struct {
 	compound bool   // more than one command, or any shell operator or construct
 	dynamic  bool   // expansions, assignments, globs, heredocs, unproved redirects
 	nested   string // why the command executes code indirectly; empty when it does not
-	readOnly bool   // every part only reads and nothing is dynamic or nested
+	// dynName says why some command that runs is only known at run time (a
+	// computed name, eval of a computed string, a shell reading commands
+	// from a pipe): no rule can see it, so any Bash deny rule refuses it.
+	dynName  string
+	readOnly bool // every part only reads and nothing is dynamic or nested
 }
 
 // maxShellDepth bounds how deep command strings (bash -c '…', eval) are
@@ -60,19 +64,48 @@ func (a *analyzer) nest(why string) {
 	}
 }
 
+// unseen records a command deny rules cannot see; it is nested execution too.
+func (a *analyzer) unseen(why string) {
+	a.nest(why)
+	if a.facts.dynName == "" {
+		a.facts.dynName = why
+	}
+}
+
 func (a *analyzer) run(src string, depth int) {
 	p := parserPool.Get().(*syntax.Parser)
 	file, err := p.Parse(strings.NewReader(src), "")
 	parserPool.Put(p)
 	if err != nil {
-		a.nest("the command could not be parsed")
+		a.unseen("the command could not be parsed")
 		a.facts.extra = append(a.facts.extra, strings.Fields(src))
 		return
 	}
 	if len(file.Stmts) > 1 {
 		a.facts.compound = true
 	}
+	// Bash evaluates array subscripts inside strings it treats as numbers
+	// or variable names (`let`, `$((x))`, `[[ … -eq … ]]`, `test -v`,
+	// `printf -v`), and `$(…)` in such a subscript runs. The parser sees
+	// only a quoted string, so a script with both an arithmetic context and
+	// a string holding `$(` or a backtick runs code nobody can see.
+	var arith, codeText bool
+	defer func() {
+		if arith && codeText {
+			a.unseen("a quoted string may run as code when bash evaluates it as a number or variable name")
+		}
+	}()
 	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Lit:
+			codeText = codeText || looksLikeCode(n.Value)
+		case *syntax.SglQuoted:
+			codeText = codeText || looksLikeCode(n.Value)
+		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.DeclClause, *syntax.TestClause:
+			arith = true
+		case *syntax.CallExpr:
+			arith = arith || evaluatesNames(n)
+		}
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			if n.Background || n.Coprocess || n.Negated || n.Disown {
@@ -106,6 +139,28 @@ func (a *analyzer) run(src string, depth int) {
 	})
 }
 
+func looksLikeCode(s string) bool { return strings.Contains(s, "$(") || strings.Contains(s, "`") }
+
+// evaluatesNames reports builtins that evaluate an argument as a variable
+// name or number (test -v, printf -v, read, mapfile), whatever its quoting.
+func evaluatesNames(ce *syntax.CallExpr) bool {
+	if len(ce.Args) == 0 {
+		return false
+	}
+	name := ce.Args[0].Lit()
+	switch name {
+	case "read", "mapfile", "readarray", "unset", "declare", "typeset", "local", "export", "readonly", "let":
+		return true
+	case "test", "[", "printf":
+		for _, w := range ce.Args[1:] {
+			if w.Lit() == "-v" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // call records one simple command.
 func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 	if len(ce.Args) == 0 {
@@ -120,7 +175,7 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 		}
 	}
 	if !lit[0] {
-		a.nest("the command name is computed at run time")
+		a.unseen("the command name is computed at run time")
 		a.facts.parts = append(a.facts.parts, shellPart{words: words})
 		return
 	}
@@ -129,7 +184,7 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 		a.facts.dynamic = true
 	}
 	if why != "" {
-		a.nest(why)
+		a.unseen(why) // the wrapper's options hide which command runs
 	}
 	if start > 0 {
 		a.facts.extra = append(a.facts.extra, words)
@@ -140,13 +195,17 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 		return
 	}
 	if start > 0 && !lit[start] {
-		a.nest("the wrapped command name is computed at run time")
+		a.unseen("the wrapped command name is computed at run time")
 	}
 	inner := words[start:]
 	if norm, ok := stripGitGlobals(inner); ok {
 		a.facts.extra = append(a.facts.extra, norm)
 	}
 	c := classify(inner, lit[start:])
+	if c.dynName != "" {
+		a.unseen(c.dynName)
+	}
+	a.facts.extra = append(a.facts.extra, c.also...)
 	if c.nested != "" {
 		a.nest(c.nested)
 		for i := 1; i < len(inner) && i < 64; i++ {
@@ -219,8 +278,10 @@ func unescapeLit(v string, first bool) (string, bool) {
 				sb.WriteByte(v[i])
 			}
 			continue
-		case c == '*' || c == '?' || c == '[':
+		case c == '*' || c == '?':
 			ok = false
+		case c == '[' && strings.IndexByte(v[i+1:], ']') >= 0:
+			ok = false // a bracket expression; a lone `[` (the test command) is literal
 		case c == '{':
 			braceOpen = true
 		case braceOpen && (c == ',' || c == '.' && i+1 < len(v) && v[i+1] == '.'):
