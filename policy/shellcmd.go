@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // unwrap skips transparent wrappers (nohup, timeout, nice, env, command,
 // builtin, stdbuf, ionice, setsid, time, sudo, doas) and returns the index of the
@@ -160,6 +163,11 @@ var gitReaders = map[string]bool{"status": true, "log": true, "diff": true, "sho
 func classify(w []string, lit []bool) commandClass {
 	name := baseName(w[0])
 	args := w[1:]
+	if strings.Contains(w[0], "/") && !systemCommand(w[0]) {
+		// ./cat is whatever the workspace put there, not cat; deny rules
+		// still try the base name (wordRule, broad).
+		return commandClass{}
+	}
 	if why, ok := alwaysIndirect[name]; ok {
 		if name == "exec" && len(args) == 0 {
 			return commandClass{} // `exec >file` only redirects
@@ -452,3 +460,12 @@ func stripGitGlobals(words []string) ([]string, bool) {
 	}
 	return append([]string{"git"}, words[i:]...), true
 }
+
+// systemDirs hold the commands the base name may stand for; a command
+// named by any other path is a program of unknown behaviour.
+var systemDirs = map[string]bool{
+	"/bin": true, "/usr/bin": true, "/usr/local/bin": true, "/sbin": true, "/usr/sbin": true,
+	"/usr/local/sbin": true, "/opt/homebrew/bin": true,
+}
+
+func systemCommand(w string) bool { return systemDirs[path.Dir(w)] }
