@@ -56,6 +56,13 @@ func analyzeShell(src string) *shellFacts {
 
 type analyzer struct {
 	facts *shellFacts
+	// Bash evaluates array subscripts inside strings it treats as numbers
+	// or variable names (`let`, `$((x))`, `[[ … -eq … ]]`, `test -v`,
+	// `printf -v`), and `$(…)` in such a subscript runs. The parser sees
+	// only a quoted string, so a script with both an arithmetic context
+	// (arith) and a string holding `$(` or a backtick (codeText) runs code
+	// nobody can see.
+	arith, codeText bool
 }
 
 func (a *analyzer) nest(why string) {
@@ -84,27 +91,16 @@ func (a *analyzer) run(src string, depth int) {
 	if len(file.Stmts) > 1 {
 		a.facts.compound = true
 	}
-	// Bash evaluates array subscripts inside strings it treats as numbers
-	// or variable names (`let`, `$((x))`, `[[ … -eq … ]]`, `test -v`,
-	// `printf -v`), and `$(…)` in such a subscript runs. The parser sees
-	// only a quoted string, so a script with both an arithmetic context and
-	// a string holding `$(` or a backtick runs code nobody can see.
-	var arith, codeText bool
-	defer func() {
-		if arith && codeText {
-			a.unseen("a quoted string may run as code when bash evaluates it as a number or variable name")
-		}
-	}()
 	syntax.Walk(file, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Lit:
-			codeText = codeText || looksLikeCode(n.Value)
+			a.codeText = a.codeText || looksLikeCode(n.Value)
 		case *syntax.SglQuoted:
-			codeText = codeText || looksLikeCode(n.Value)
+			a.codeText = a.codeText || looksLikeCode(n.Value)
 		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.DeclClause, *syntax.TestClause:
-			arith = true
+			a.arith = true
 		case *syntax.CallExpr:
-			arith = arith || evaluatesNames(n)
+			a.arith = a.arith || evaluatesNames(n)
 		}
 		switch n := n.(type) {
 		case *syntax.Stmt:
@@ -137,6 +133,9 @@ func (a *analyzer) run(src string, depth int) {
 		}
 		return true
 	})
+	if a.arith && a.codeText {
+		a.unseen("a quoted string may run as code when bash evaluates it as a number or variable name")
+	}
 }
 
 func looksLikeCode(s string) bool { return strings.Contains(s, "$(") || strings.Contains(s, "`") }
