@@ -42,7 +42,7 @@ func TestShellStaysInsideProbes(t *testing.T) {
 		"git -C /tmp commit -m x", "git --git-dir=/tmp/r status", "git push", "git branch -f main HEAD~1", "git stash",
 		"env touch /tmp/x", "timeout 5 touch /tmp/x", "nice touch /tmp/x", "nohup touch /tmp/x", "time touch /tmp/x",
 		"command touch /tmp/x", "stdbuf -o0 touch /tmp/x", "ionice -c3 touch /tmp/x", "env -C /tmp touch x", "sudo touch x",
-		"touch $HOME/x", "touch ~/x", "touch $X", "echo x > $F", "X=1 touch x", "touch *", "touch ../*", "echo > escape/x",
+		"touch $HOME/x", "touch ~/x", "dd if=a of=~/x", "touch a=b:~/x", "touch $X", "echo x > $F", "X=1 touch x", "touch *", "touch ../*", "echo > escape/x",
 		"touch escape/x", "cp a escape", "ln -s /etc l", "ln -s ../.. up", "ln /etc/passwd p", "echo x >| /tmp/x", "echo x &> /tmp/x",
 		"echo x >& /tmp/x", "echo x 3> /tmp/x", "cat <> /tmp/x", "make", "go test ./...", "go run .", "go install ./...",
 		"./build.sh", "./cat /etc/passwd", "python3 x.py", "npm test", "bash -c 'touch x'", "eval touch x", "echo x > .git/config",
@@ -52,7 +52,8 @@ func TestShellStaysInsideProbes(t *testing.T) {
 		"chown u /tmp/x", "rmdir ../x", "install a /usr/local/bin/a", "install -d /opt/x", "cd && touch x", "cd - && touch x",
 		"cd $D && touch x", "echo $(touch /tmp/x)", "cat <(touch /tmp/x)", "f() { touch /tmp/x; }; f", "let x=1", "[[ -f x ]] && touch x",
 		"go env -w GOFLAGS=x", "go fmt fmt", "gofmt -w /tmp/x.go", "go build -o /tmp/x .", "echo 'unterminated", "cp --parents a/b /tmp",
-		"exec 3>/tmp/x", "git apply --unsafe-paths x.diff", "cd /tmp; ls; cd " + ws + "; touch x",
+		"exec 3>/tmp/x", "git apply --unsafe-paths x.diff", "tar -xf a.tar", "unzip a.zip", "cp -r sub .", "cp -a sub ./",
+		"echo x > .GIT/config", "touch sub/../.git/index", "cd /tmp; ls; cd " + ws + "; touch x",
 	}
 	for _, cmd := range notProven {
 		if ok, why := ShellStaysInside(cmd, ws, []string{extra}); ok {

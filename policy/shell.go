@@ -265,7 +265,9 @@ func wordValue(src string, w *syntax.Word) (string, bool) {
 // unescapeLit resolves backslashes of an unquoted literal. It reports false
 // when the shell would expand the literal: globs, a leading tilde, braces.
 func unescapeLit(v string, first bool) (string, bool) {
-	ok := !(first && strings.HasPrefix(v, "~"))
+	// Bash also expands a tilde after the `=` or a `:` of a word that looks
+	// like an assignment, even as an argument (`dd of=~/x`).
+	ok := !(first && strings.HasPrefix(v, "~")) && !strings.Contains(v, "=~") && !strings.Contains(v, ":~")
 	var sb strings.Builder
 	braceOpen := false
 	for i := 0; i < len(v); i++ {

@@ -194,7 +194,9 @@ func (c *insideCheck) writer(name string, args []string) {
 		if len(dirs) == 0 {
 			dirs = []string{"."}
 		}
-		targets(dirs...)
+		for _, d := range dirs {
+			c.fillable(d, "`unzip` extracts into "+d)
+		}
 		c.linked = "`unzip`"
 	case "tar":
 		c.tar(args)
@@ -266,6 +268,9 @@ func (c *insideCheck) copyLike(name string, args []string) {
 				c.write(path.Join(path.Dir(dst), s), "`ln -s` points to "+s)
 			}
 		}
+	}
+	if name == "cp" && (a.has("-r", "--recursive") || a.has("-R", "") || a.has("-a", "--archive")) {
+		c.fillable(dst, what+dst)
 	}
 	if name == "cp" && (a.has("-r", "--recursive") || a.has("-R", "") || a.has("-a", "--archive") || a.has("-d", "") ||
 		a.has("-P", "--no-dereference")) {
@@ -343,7 +348,7 @@ func (c *insideCheck) tar(args []string) {
 			dirs = []string{"."}
 		}
 		for _, d := range dirs {
-			c.write(d, "`tar` extracts into "+d)
+			c.fillable(d, "`tar` extracts into "+d)
 		}
 		c.linked = "`tar` extraction"
 	case create:
