@@ -59,6 +59,22 @@ func TestDenyWinsOverDynamicNames(t *testing.T) {
 			t.Errorf("%q denied without any Bash deny rule: %s", cmd, ev.Reason)
 		}
 	}
+	// A computed word where a deny rule names one may be that word.
+	push := mustPolicy(t, policy.Config{Mode: "allow", Deny: []string{"Bash(git push:*)", "Bash(rm -rf*)"}})
+	for _, cmd := range []string{"git $SUB origin", "git $(echo push)", "/usr/bin/git \"$X\" -f", "timeout 5 git $S", "rm $FLAGS /", "rm -r$F x"} {
+		if d := push.Decide("bash", false, bashArgs(cmd)); d != policy.Deny {
+			t.Errorf("%q with Bash(git push:*): %v", cmd, d)
+		}
+	}
+	for _, cmd := range []string{"git log $REV", "git status", "rm x $F", "git pull $R"} {
+		if d := push.Decide("bash", false, bashArgs(cmd)); d == policy.Deny {
+			t.Errorf("%q denied by Bash(git push:*)", cmd)
+		}
+	}
+	ask := mustPolicy(t, policy.Config{Mode: "allow", Ask: []string{"Bash(git push:*)"}})
+	if d := ask.Decide("bash", false, bashArgs("git $SUB")); d != policy.Ask {
+		t.Errorf("git $SUB with an ask rule: %v", d)
+	}
 	// Literal commands, and computed arguments of a literal command, are
 	// judged by the rules as before.
 	for _, cmd := range []string{"ls $DIR", "echo $(date)", "grep -r \"$PAT\" .", "xargs -n1 echo", "let i=i+1", "echo '$(not code)'", "find . -exec grep x {} +"} {

@@ -31,8 +31,17 @@ type shellFacts struct {
 	// dynName says why some command that runs is only known at run time (a
 	// computed name, eval of a computed string, a shell reading commands
 	// from a pipe): no rule can see it, so any Bash deny rule refuses it.
-	dynName  string
+	dynName string
+	// computed are the commands with a literal name and computed words
+	// (`git $X`), which a deny rule must assume may say anything there.
+	computed []computedCmd
 	readOnly bool // every part only reads and nothing is dynamic or nested
+}
+
+// computedCmd is a command some of whose words are only known at run time.
+type computedCmd struct {
+	words []string
+	lit   []bool
 }
 
 // maxShellDepth bounds how deep command strings (bash -c '…', eval) are
@@ -199,6 +208,9 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 	inner := words[start:]
 	if norm, ok := stripGitGlobals(inner); ok {
 		a.facts.extra = append(a.facts.extra, norm)
+	}
+	if !allLit(lit[start:]) {
+		a.facts.computed = append(a.facts.computed, computedCmd{inner, lit[start:]})
 	}
 	c := classify(inner, lit[start:])
 	if c.dynName != "" {
