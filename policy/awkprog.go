@@ -84,6 +84,11 @@ func parseAwk(args []string) awkCall {
 				c.unseen = "awk loads a compiled extension"
 			case 'o', 'p', 'd':
 				c.outputs = true
+			case 'W':
+				// mawk's -W exec FILE and gawk's compatibility forms name
+				// program files and options alike.
+				value(rest)
+				c.unseen = "the awk -W option may name a program file"
 			}
 		}
 	}

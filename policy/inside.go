@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -229,6 +230,10 @@ func (c *insideCheck) cd(args []string) {
 		c.cwdUnknown = true // $HOME or $OLDPWD
 		return
 	}
+	if os.Getenv("CDPATH") != "" && !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "./") && !strings.HasPrefix(dir, "../") && dir != "." && dir != ".." {
+		c.cwdUnknown = true // the shell, inheriting CDPATH, may look elsewhere first
+		return
+	}
 	var next []string
 	bases := c.cwds
 	if filepath.IsAbs(dir) {
@@ -269,7 +274,7 @@ var argsFreeOfEffects = map[string]bool{
 // name (it serves rules, this serves confinement).
 var insideReaders = map[string]bool{
 	":": true, "exit": true, "wait": true, "sleep": true, "seq": true, "tr": true, "cut": true, "jq": true,
-	"file": true, "sha512sum": true, "b2sum": true, "popd": true, "dirs": true, "date": true,
+	"sha512sum": true, "b2sum": true, "popd": true, "dirs": true, "date": true,
 }
 
 // call checks one simple command.
@@ -334,9 +339,12 @@ func (c *insideCheck) call(src string, ce *syntax.CallExpr) {
 		c.cd(w[1:])
 		return
 	case name == "set":
+		// Only the usual strictness and tracing options; other options
+		// (history, positional parameters) have effects of their own.
 		for _, a := range w[1:] {
-			if a == "--" || a == "-" || !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") && a != "pipefail" && a != "errexit" && a != "nounset" && a != "xtrace" {
-				c.fail("`set` changes the positional parameters")
+			flags := len(a) > 1 && (a[0] == '-' || a[0] == '+') && strings.Trim(a[1:], "euxvoCf") == ""
+			if !flags && a != "pipefail" && a != "errexit" && a != "nounset" && a != "xtrace" && a != "noclobber" {
+				c.fail("`set " + a + "` is not known to be harmless")
 				return
 			}
 		}

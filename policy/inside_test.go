@@ -53,7 +53,10 @@ func TestShellStaysInsideProbes(t *testing.T) {
 		"cd $D && touch x", "echo $(touch /tmp/x)", "cat <(touch /tmp/x)", "f() { touch /tmp/x; }; f", "let x=1", "[[ -f x ]] && touch x",
 		"go env -w GOFLAGS=x", "go fmt fmt", "gofmt -w /tmp/x.go", "go build -o /tmp/x .", "echo 'unterminated", "cp --parents a/b /tmp",
 		"exec 3>/tmp/x", "git apply --unsafe-paths x.diff", "tar -xf a.tar", "unzip a.zip", "cp -r sub .", "cp -a sub ./",
-		"echo x > .GIT/config", "touch sub/../.git/index", "cd /tmp; ls; cd " + ws + "; touch x",
+		"echo x > .GIT/config", "touch sub/../.git/index", "go build -C /tmp -o out .", "mawk -W exec prog.awk a",
+		"chown -R -L u sub", "install --strip-program=x -s a b", "rmdir -p " + ws + "/sub", "set -o history",
+		"tar -xf a.tar --one-top-level=/tmp/x -C build", "git checkout -- ../x", "git add ../outside/x", "git rm -r ../x",
+		"patch -g1 main.go x.diff", "file -C -m magic", "cd /tmp; ls; cd " + ws + "; touch x",
 	}
 	for _, cmd := range notProven {
 		if ok, why := ShellStaysInside(cmd, ws, []string{extra}); ok {
@@ -73,7 +76,8 @@ func TestShellStaysInsideProbes(t *testing.T) {
 		"env touch x", "nice -n 5 touch x", "nohup touch x", "time touch x", "command touch x", "ln -s sub/x link", "ln -s a sub/b",
 		"chmod +x script.sh", "truncate -s 0 log", "mkdir x && cd x && touch y", "echo $(date) > stamp", "go build -o bin/app .",
 		"tar -czf out.tgz sub", "tar -xzf a.tgz -C build", "unzip -o a.zip -d build", "patch main.go fix.diff", "set -e; touch x",
-		"git checkout -b feature", "git -C sub status", "install -m 644 a build/a", "printf '%s\\n' a > f", ": > empty",
+		"git checkout -b feature", "git -C sub status", "set -euo pipefail; touch x", "git add -A .", "git rm -r --cached sub",
+		"git checkout main -- sub/b", "rmdir -p sub/x", "chmod -R u+w sub", "git commit -m 'fix ../../x'", "install -m 644 a build/a", "printf '%s\\n' a > f", ": > empty",
 	}
 	for _, cmd := range proven {
 		if ok, why := ShellStaysInside(cmd, ws, []string{extra}); !ok {

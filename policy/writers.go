@@ -86,8 +86,17 @@ func (c *insideCheck) writer(name string, args []string) {
 		targets(splitArgs(args, "drt", "--date", "--reference").ops...)
 	case "mkdir", "mkfifo":
 		targets(splitArgs(args, "mZ", "--mode", "--context").ops...)
-	case "rm", "rmdir", "unlink":
+	case "rm", "unlink":
 		targets(splitArgs(args, "").ops...)
+	case "rmdir":
+		a := splitArgs(args, "")
+		for _, p := range a.ops {
+			if (a.has("-p", "--parents")) && path.IsAbs(p) {
+				c.fail("`rmdir -p` removes every parent of " + p)
+				return
+			}
+		}
+		targets(a.ops...)
 	case "shred":
 		targets(splitArgs(args, "ns", "--iterations", "--size", "--random-source").ops...)
 	case "truncate":
@@ -96,8 +105,12 @@ func (c *insideCheck) writer(name string, args []string) {
 		// The mode or owner is checked as a path too: harmless, and it
 		// keeps `chmod -x file` (a mode that looks like an option) honest.
 		a := splitArgs(args, "")
+		if a.has("-L", "--dereference") || a.has("-H", "") {
+			c.fail("`" + name + "` follows symbolic links while recursing")
+			return
+		}
 		for _, o := range a.opts {
-			if !strings.HasPrefix(o.name, "--") && strings.Trim(o.name[1:], "Rcfv") != "" {
+			if !strings.HasPrefix(o.name, "--") && strings.Trim(o.name[1:], "RcfvPh") != "" {
 				a.ops = append(a.ops, o.name) // -x, -w: a mode
 			}
 		}
@@ -147,6 +160,10 @@ func (c *insideCheck) writer(name string, args []string) {
 			c.fail("gawk writes a profile or dump file")
 			return
 		}
+		if a.unseen != "" {
+			c.fail(a.unseen)
+			return
+		}
 		for _, p := range a.progs {
 			if scanAwk(p).redirects {
 				c.fail("the awk program redirects output to a file")
@@ -161,7 +178,7 @@ func (c *insideCheck) writer(name string, args []string) {
 			"--ifdef", "--fuzz", "--version-control", "--basename-prefix", "--suffix", "--get", "--backup-if-mismatch")
 		for _, o := range a.opts {
 			switch o.name {
-			case "-p", "-i", "-F", "-g", "-s", "-N", "-R", "-E", "-t", "-f", "-u", "-c", "-n", "-l", "-b", "-o", "-r":
+			case "-p", "-i", "-F", "-s", "-N", "-R", "-E", "-t", "-f", "-u", "-c", "-n", "-l", "-b", "-o", "-r":
 			default:
 				if !hasLong([]string{o.name}, "--strip") && !hasLong([]string{o.name}, "--input") && !hasLong([]string{o.name}, "--output") &&
 					!hasLong([]string{o.name}, "--reject-file") && !hasLong([]string{o.name}, "--forward") && !hasLong([]string{o.name}, "--silent") &&
@@ -225,8 +242,8 @@ func (c *insideCheck) copyLike(name string, args []string) {
 	}
 	a := splitArgs(args, valued, "--target-directory", "--suffix", "--mode", "--owner", "--group")
 	what := "`" + name + "` writes to "
-	if a.has("", "--parents") {
-		c.fail("`" + name + " --parents` recreates source paths below the destination")
+	if a.has("", "--parents") || a.has("", "--strip-program") {
+		c.fail("`" + name + " --parents` or `--strip-program` is not known to stay inside")
 		return
 	}
 	if name == "install" && a.has("-d", "--directory") {
@@ -343,6 +360,12 @@ func (c *insideCheck) tar(args []string) {
 	switch {
 	case mode("-O", "--to-stdout") || mode("-t", "--list") || mode("-d", "--diff"):
 	case extract:
+		for _, o := range a.opts {
+			if strings.HasPrefix(o.name, "--") && !tarExtractSafe(o.name) {
+				c.fail("`tar " + o.name + "` is not known to keep members inside the target directory")
+				return
+			}
+		}
 		dirs := a.values("-C", "--directory")
 		if len(dirs) == 0 {
 			dirs = []string{"."}
@@ -363,6 +386,28 @@ func (c *insideCheck) tar(args []string) {
 	default:
 		c.fail("it is not clear what this tar command does")
 	}
+}
+
+// tarExtractLong are the long options known not to move where members
+// land on extraction.
+var tarExtractLong = []string{
+	"--extract", "--get", "--file", "--directory", "--gzip", "--gunzip", "--ungzip", "--bzip2", "--xz", "--lzma", "--lzip",
+	"--lzop", "--zstd", "--auto-compress", "--verbose", "--strip-components", "--exclude", "--wildcards", "--no-wildcards",
+	"--anchored", "--no-anchored", "--no-same-owner", "--no-same-permissions", "--same-permissions", "--preserve-permissions",
+	"--keep-old-files", "--skip-old-files", "--keep-newer-files", "--touch", "--warning", "--totals", "--force-local",
+	"--no-overwrite-dir", "--delay-directory-restore", "--numeric-owner", "--list", "--to-stdout", "--ignore-zeros",
+	"--occurrence", "--recursion", "--no-recursion", "--files-from", "--exclude-from", "--null", "--blocking-factor",
+	"--record-size", "--format", "--xattrs", "--no-xattrs", "--acls", "--no-acls", "--selinux", "--no-selinux",
+	"--exclude-vcs", "--quiet", "--check-links",
+}
+
+func tarExtractSafe(name string) bool {
+	for _, l := range tarExtractLong {
+		if name == l {
+			return true
+		}
+	}
+	return false
 }
 
 // gitInside lists the git subcommands whose writes stay in the worktree
@@ -440,6 +485,14 @@ func (c *insideCheck) git(args []string) {
 			return
 		}
 		c.write(".", "`git "+sub+"` writes to the worktree")
+		switch sub {
+		case "add", "rm", "mv", "restore", "checkout", "clean", "reset":
+			// Pathspecs name what changes; branch names checked as paths
+			// are harmless.
+			for _, p := range splitArgs(rest, "mbBsoUCce", "--message", "--source", "--pathspec-from-file", "--exclude", "--conflict").ops {
+				c.write(p, "`git "+sub+"` changes "+p)
+			}
+		}
 		if linker {
 			c.linked = "`git " + sub + "`"
 		}
@@ -458,6 +511,12 @@ func (c *insideCheck) goTool(args []string) {
 		return
 	}
 	sub, rest := args[0], args[1:]
+	for _, r := range rest {
+		if r == "-C" || r == "--C" || strings.HasPrefix(r, "-C=") || strings.HasPrefix(r, "--C=") {
+			c.fail("`go " + sub + " -C` works in another directory")
+			return
+		}
+	}
 	a := splitArgs(rest, "o", "-o", "-pkgdir", "-modfile")
 	switch sub {
 	case "version", "doc", "help", "list":
