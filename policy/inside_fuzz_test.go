@@ -25,7 +25,9 @@ var (
 		"mv a @", "echo x | tee @", "sed -i s/a/b/ @", "dd if=a of=@ status=none", "sort -o @ a", "find @ -delete",
 		"ln -s @ l", "ln -s a @", "chmod 600 @", "truncate -s0 @", "awk '{print > \"@\"}' a", "sed -n 'w @' a", "cd @",
 		"cat @", "cp -r sub @", "find . -fprint @", "tar -cf @ sub", "pushd @", "timeout 5 touch @", "env touch @",
-		"cd sub && touch @", "nice rm -f @", "cp -t @ a", "install -D a @", "ln a @",
+		"cd sub && touch @", "nice rm -f @", "cp -t @ a", "install -D a @", "ln a @", "(cd @ && touch z)",
+		"{ echo x; } > @", "cd @ || touch z", "mkdir -p @ && cd @ && echo x > z", "git init -q @", "sed -i.bak s/a/b/ @",
+		"gawk -i inplace '{print}' @", "rmdir -p @", "touch @/z", "mv @ sub/", "echo x >> @/../z",
 	}
 	fuzzJoins = []string{" && ", "; ", " || ", " | ", "\n"}
 )
