@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -210,7 +211,8 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 		a.facts.extra = append(a.facts.extra, norm)
 	}
 	if !allLit(lit[start:]) {
-		a.facts.computed = append(a.facts.computed, computedCmd{inner, lit[start:]})
+		// A copy, so lit itself stays on the stack for the common literal case.
+		a.facts.computed = append(a.facts.computed, computedCmd{inner, slices.Clone(lit[start:])})
 	}
 	c := classify(inner, lit[start:])
 	if c.dynName != "" {
