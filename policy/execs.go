@@ -120,7 +120,8 @@ func xargsUnseen(args []string, lit []bool) string {
 }
 
 // runners execute the command line given to them as arguments, or open a
-// program with a shell escape; the reason says which.
+// program with a shell escape; the reason says which. An empty reason
+// means only some options of the command run programs (see runsCommands).
 var runners = map[string]string{
 	"strace": "`strace` runs a command", "ltrace": "`ltrace` runs a command", "gdb": "`gdb` runs programs and commands",
 	"valgrind": "`valgrind` runs a command", "chroot": "`chroot` runs a command", "unshare": "`unshare` runs a command",
