@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -355,54 +353,4 @@ func (c *insideCheck) call(src string, ce *syntax.CallExpr) {
 		return
 	}
 	c.writer(name, w[1:])
-}
-
-// maxTreeWalk bounds the entries fillable inspects before giving up.
-const maxTreeWalk = 10000
-
-// fillable requires that dir, which a command fills with entries it does
-// not name (an archive's members, a recursive copy), holds no symbolic
-// links: a member written below one would land wherever it points. A
-// directory that does not exist yet is empty.
-func (c *insideCheck) fillable(dir, what string) {
-	c.write(dir, what)
-	if c.why != "" || c.cwdUnknown {
-		return
-	}
-	bases := c.cwds
-	if filepath.IsAbs(dir) {
-		bases = []string{"/"}
-	}
-	errLink := errors.New("link")
-	for _, base := range bases {
-		r, err := resolvePath(dir, base)
-		if err != nil {
-			c.fail(what + ", which cannot be resolved")
-			return
-		}
-		n := 0
-		err = filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
-			if errors.Is(err, fs.ErrNotExist) && p == r {
-				return fs.SkipAll
-			}
-			if err != nil {
-				return err
-			}
-			if n++; n > maxTreeWalk {
-				return errors.New("too many entries")
-			}
-			if d.Type()&fs.ModeSymlink != 0 {
-				return errLink
-			}
-			return nil
-		})
-		switch {
-		case errors.Is(err, errLink):
-			c.fail(what + ", which holds symbolic links that new entries could follow out of the workspace")
-			return
-		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			c.fail(what + ", which cannot be inspected")
-			return
-		}
-	}
 }
