@@ -176,7 +176,7 @@ func (g *Gate) unconfinedWrite(f *callFacts) string {
 	if ok {
 		return ""
 	}
-	return "this command may write outside the workspace (" + why + ") and bash runs without a sandbox here"
+	return "this command may write outside the workspace (" + why + ") and no sandbox is available for bash here"
 }
 
 // granted reports whether a task grant covers the call. Nested shell
