@@ -36,3 +36,17 @@ func BenchmarkDecide(b *testing.B) {
 		p.Decide("bash", false, args)
 	}
 }
+
+// BenchmarkShellStaysInside measures the unsandboxed auto check on a
+// typical command: a directory, a build, a log and an in-place edit.
+func BenchmarkShellStaysInside(b *testing.B) {
+	ws := b.TempDir()
+	const cmd = "mkdir -p build && go build -o build/app ./cmd/app 2>&1 | tee build.log && sed -i s/a/b/ main.go"
+	if ok, why := ShellStaysInside(cmd, ws, nil); !ok {
+		b.Fatal(why)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ShellStaysInside(cmd, ws, nil)
+	}
+}

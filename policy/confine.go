@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"reasonix/agent"
@@ -98,6 +99,15 @@ func NewConfinement(c SandboxConfig) (*Confinement, error) {
 
 // Root returns the resolved workspace root.
 func (c *Confinement) Root() string { return c.root }
+
+// Writable returns the resolved directories writers may change: the
+// workspace root first, then the allow_write roots. The slice is a copy.
+func (c *Confinement) Writable() []string { return slices.Clone(c.writable) }
+
+// ShellSandboxed reports whether bash runs inside the OS sandbox
+// ([sandbox] bash = "enforce"), for GateConfig.ShellSandboxed. An enforced
+// sandbox that cannot start refuses bash rather than running it unconfined.
+func (c *Confinement) ShellSandboxed() bool { return c.shell != nil }
 
 // ReadPath resolves p (relative to the workspace) and refuses it when it
 // lies under a forbid_read entry. Tools that walk directories should call

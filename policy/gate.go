@@ -25,15 +25,27 @@ type GateConfig struct {
 	Workdir string
 	// Grants restores grants made earlier in the task (see Gate.Grants).
 	Grants []string
+	// ShellSandboxed says the bash tool runs inside an OS sandbox that
+	// confines its writes (Confinement.Shell() is not nil). The zero value,
+	// false, means bash runs unconfined: then the auto posture lets a bash
+	// command through only when ShellStaysInside proves its writes land in
+	// Workdir or AllowWrite, and asks about every other one.
+	ShellSandboxed bool
+	// AllowWrite are further absolute directories bash may write to when it
+	// is not sandboxed (the confinement's allow_write roots; see
+	// Confinement.Writable). Optional.
+	AllowWrite []string
 }
 
 // Gate is the agent.Gate of one task: the policy, the posture, the task's
 // grants and the approver. It is safe for concurrent use.
 type Gate struct {
-	policy   *Policy
-	posture  Posture
-	approver Approver
-	workdir  string
+	policy     *Policy
+	posture    Posture
+	approver   Approver
+	workdir    string
+	sandboxed  bool     // bash runs inside an OS sandbox
+	allowWrite []string // further roots bash may write to when it is not
 
 	mu     sync.RWMutex
 	grants *ruleSet
@@ -50,7 +62,8 @@ func NewGate(c GateConfig) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gate{policy: c.Policy, posture: posture, approver: c.Approver, workdir: c.Workdir, grants: newRuleSet()}
+	g := &Gate{policy: c.Policy, posture: posture, approver: c.Approver, workdir: c.Workdir, grants: newRuleSet(),
+		sandboxed: c.ShellSandboxed, allowWrite: slices.Clone(c.AllowWrite)}
 	for _, s := range c.Grants {
 		if err := g.Grant(s); err != nil {
 			return nil, err
@@ -97,6 +110,7 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 		return agent.Verdict{Code: agent.RefusedByRule, Reason: "Blocked by the permission policy: " + ev.Reason + ". Do not retry this call; find another way or report that you are blocked."}, nil
 	}
 	explicit := ev.Rule != ""
+	unconfined := false
 	if !explicit && g.granted(q, f, ev.HumanOnly) {
 		return agent.Allow, nil
 	}
@@ -104,10 +118,18 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 	case g.posture == PostureYolo:
 		return agent.Allow, nil
 	case g.posture == PostureAuto && !explicit && !ev.HumanOnly:
-		return agent.Allow, nil
+		why := g.unconfinedWrite(f)
+		if why == "" {
+			return agent.Allow, nil
+		}
+		ev.Reason, unconfined = why, true
 	}
 	if g.approver == nil {
-		return agent.Verdict{Code: agent.RefusedUnattended, Reason: "Refused without asking anyone: " + ev.Reason + ", and nobody can approve calls in this run. " + g.hint(explicit, ev.HumanOnly)}, nil
+		hint := g.hint(explicit, ev.HumanOnly)
+		if unconfined {
+			hint = "Without a sandbox, --auto runs only bash commands proven to write inside the workspace: use literal relative paths and known commands, or report that you are blocked."
+		}
+		return agent.Verdict{Code: agent.RefusedUnattended, Reason: "Refused without asking anyone: " + ev.Reason + ", and nobody can approve calls in this run. " + hint}, nil
 	}
 	req := Request{Call: call, Subject: subjectText(f), Preview: preview(call, f), Reason: ev.Reason}
 	if !explicit {
@@ -141,6 +163,20 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 		return agent.Verdict{Code: agent.RefusedByPerson, Reason: reason}, nil
 	}
 	return agent.Verdict{}, fmt.Errorf("policy: approval of %s: approver returned no decision", call.Tool)
+}
+
+// unconfinedWrite returns why the auto posture may not let a bash call
+// through on its own: bash is not sandboxed and the command is not proven
+// to write only inside the workspace. Empty means it may.
+func (g *Gate) unconfinedWrite(f *callFacts) string {
+	if g.sandboxed || f.sh == nil {
+		return ""
+	}
+	ok, why := ShellStaysInside(f.sub.command, g.workdir, g.allowWrite)
+	if ok {
+		return ""
+	}
+	return "this command may write outside the workspace (" + why + ") and no sandbox is available for bash here"
 }
 
 // granted reports whether a task grant covers the call. Nested shell

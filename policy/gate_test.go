@@ -32,7 +32,8 @@ func fileArgs(path string) json.RawMessage {
 }
 
 // TestDecisionMatrix walks posture × rule kind × read-only × dynamic and
-// nested shell, with nobody to ask (the headless case).
+// nested shell, with nobody to ask (the headless case) and bash sandboxed;
+// TestAutoWithoutSandbox covers bash without one.
 func TestDecisionMatrix(t *testing.T) {
 	const (
 		ok   = ""
@@ -79,7 +80,7 @@ func TestDecisionMatrix(t *testing.T) {
 	for _, c := range cases {
 		p := mustPolicy(t, c.cfg)
 		for i, posture := range []policy.Posture{policy.PostureAsk, policy.PostureAuto, policy.PostureYolo} {
-			g, err := policy.NewGate(policy.GateConfig{Policy: p, Posture: posture})
+			g, err := policy.NewGate(policy.GateConfig{Policy: p, Posture: posture, ShellSandboxed: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -116,10 +116,35 @@ func (p *Policy) evaluate(q Query) (Evaluation, *callFacts) {
 		ev.Reason = "the deny rule `" + ev.Rule + "` blocks this call"
 		return ev, f
 	}
+	if f.sh != nil {
+		for _, c := range f.sh.computed {
+			if i := p.deny.matchComputed(c); i >= 0 {
+				ev.Decision, ev.Rule = Deny, p.deny.rules[i].String()
+				ev.Reason = "the deny rule `" + ev.Rule + "` may match this command once its computed words are known; write them out literally"
+				return ev, f
+			}
+		}
+	}
+	if f.sh != nil && f.sh.dynName != "" && p.deny.hasBashWords() {
+		// Deny rules must win; a command nobody can read might be anything
+		// they name, so it is refused whatever the posture.
+		ev.Decision = Deny
+		ev.Reason = f.sh.dynName + ", so the Bash deny rules cannot be checked; write the command out literally"
+		return ev, f
+	}
 	if i := p.ask.matchBroad(q, f); i >= 0 {
 		ev.Decision, ev.Rule = Ask, p.ask.rules[i].String()
 		ev.Reason = "the ask rule `" + ev.Rule + "` requires a person's approval"
 		return ev, f
+	}
+	if f.sh != nil {
+		for _, c := range f.sh.computed {
+			if i := p.ask.matchComputed(c); i >= 0 {
+				ev.Decision, ev.Rule = Ask, p.ask.rules[i].String()
+				ev.Reason = "the ask rule `" + ev.Rule + "` may match this command once its computed words are known, so it requires a person's approval"
+				return ev, f
+			}
+		}
 	}
 	if f.sh != nil {
 		if i, ok := p.allow.exact[strings.TrimSpace(f.sub.command)]; ok {

@@ -118,3 +118,48 @@ func (s *ruleSet) wordRule(words []string, broad bool, kinds func(ruleKind) bool
 }
 
 func anyKind(ruleKind) bool { return true }
+
+// hasBashWords reports whether the set holds any Bash rule naming a
+// command (prefix, words or exact form).
+func (s *ruleSet) hasBashWords() bool {
+	return len(s.bashBy) > 0 || len(s.bashAny) > 0 || len(s.exact) > 0
+}
+
+// matchComputed returns the first word rule a command with computed words
+// may match once they are known: a computed word matches any rule word.
+func (s *ruleSet) matchComputed(c computedCmd) int {
+	if len(c.words) == 0 {
+		return -1
+	}
+	match := func(r *Rule) bool {
+		n := len(r.words)
+		if len(c.words) < n || r.kind == kindWords && len(c.words) != n {
+			return false
+		}
+		for i := 0; i < n; i++ {
+			if !c.lit[i] {
+				continue
+			}
+			w := c.words[i]
+			if i == 0 {
+				w = path.Base(w)
+			}
+			if w == r.words[i] || i == n-1 && r.kind == kindRawPrefix && strings.HasPrefix(w, r.words[i]) {
+				continue
+			}
+			return false
+		}
+		return true
+	}
+	for _, i := range s.bashBy[path.Base(c.words[0])] {
+		if match(&s.rules[i]) {
+			return i
+		}
+	}
+	for _, i := range s.bashAny {
+		if match(&s.rules[i]) {
+			return i
+		}
+	}
+	return -1
+}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -28,7 +29,20 @@ type shellFacts struct {
 	compound bool   // more than one command, or any shell operator or construct
 	dynamic  bool   // expansions, assignments, globs, heredocs, unproved redirects
 	nested   string // why the command executes code indirectly; empty when it does not
-	readOnly bool   // every part only reads and nothing is dynamic or nested
+	// dynName says why some command that runs is only known at run time (a
+	// computed name, eval of a computed string, a shell reading commands
+	// from a pipe): no rule can see it, so any Bash deny rule refuses it.
+	dynName string
+	// computed are the commands with a literal name and computed words
+	// (`git $X`), which a deny rule must assume may say anything there.
+	computed []computedCmd
+	readOnly bool // every part only reads and nothing is dynamic or nested
+}
+
+// computedCmd is a command some of whose words are only known at run time.
+type computedCmd struct {
+	words []string
+	lit   []bool
 }
 
 // maxShellDepth bounds how deep command strings (bash -c '…', eval) are
@@ -52,6 +66,13 @@ func analyzeShell(src string) *shellFacts {
 
 type analyzer struct {
 	facts *shellFacts
+	// Bash evaluates array subscripts inside strings it treats as numbers
+	// or variable names (`let`, `$((x))`, `[[ … -eq … ]]`, `test -v`,
+	// `printf -v`), and `$(…)` in such a subscript runs. The parser sees
+	// only a quoted string, so a script with both an arithmetic context
+	// (arith) and a string holding `$(` or a backtick (codeText) runs code
+	// nobody can see.
+	arith, codeText bool
 }
 
 func (a *analyzer) nest(why string) {
@@ -60,12 +81,20 @@ func (a *analyzer) nest(why string) {
 	}
 }
 
+// unseen records a command deny rules cannot see; it is nested execution too.
+func (a *analyzer) unseen(why string) {
+	a.nest(why)
+	if a.facts.dynName == "" {
+		a.facts.dynName = why
+	}
+}
+
 func (a *analyzer) run(src string, depth int) {
 	p := parserPool.Get().(*syntax.Parser)
 	file, err := p.Parse(strings.NewReader(src), "")
 	parserPool.Put(p)
 	if err != nil {
-		a.nest("the command could not be parsed")
+		a.unseen("the command could not be parsed")
 		a.facts.extra = append(a.facts.extra, strings.Fields(src))
 		return
 	}
@@ -73,6 +102,16 @@ func (a *analyzer) run(src string, depth int) {
 		a.facts.compound = true
 	}
 	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Lit:
+			a.codeText = a.codeText || looksLikeCode(n.Value)
+		case *syntax.SglQuoted:
+			a.codeText = a.codeText || looksLikeCode(n.Value)
+		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.DeclClause, *syntax.TestClause:
+			a.arith = true
+		case *syntax.CallExpr:
+			a.arith = a.arith || evaluatesNames(n)
+		}
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			if n.Background || n.Coprocess || n.Negated || n.Disown {
@@ -104,6 +143,31 @@ func (a *analyzer) run(src string, depth int) {
 		}
 		return true
 	})
+	if a.arith && a.codeText {
+		a.unseen("a quoted string may run as code when bash evaluates it as a number or variable name")
+	}
+}
+
+func looksLikeCode(s string) bool { return strings.Contains(s, "$(") || strings.Contains(s, "`") }
+
+// evaluatesNames reports builtins that evaluate an argument as a variable
+// name or number (test -v, printf -v, read, mapfile), whatever its quoting.
+func evaluatesNames(ce *syntax.CallExpr) bool {
+	if len(ce.Args) == 0 {
+		return false
+	}
+	name := ce.Args[0].Lit()
+	switch name {
+	case "read", "mapfile", "readarray", "unset", "declare", "typeset", "local", "export", "readonly", "let":
+		return true
+	case "test", "[", "printf":
+		for _, w := range ce.Args[1:] {
+			if w.Lit() == "-v" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // call records one simple command.
@@ -120,7 +184,7 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 		}
 	}
 	if !lit[0] {
-		a.nest("the command name is computed at run time")
+		a.unseen("the command name is computed at run time")
 		a.facts.parts = append(a.facts.parts, shellPart{words: words})
 		return
 	}
@@ -129,7 +193,7 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 		a.facts.dynamic = true
 	}
 	if why != "" {
-		a.nest(why)
+		a.unseen(why) // the wrapper's options hide which command runs
 	}
 	if start > 0 {
 		a.facts.extra = append(a.facts.extra, words)
@@ -140,13 +204,21 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 		return
 	}
 	if start > 0 && !lit[start] {
-		a.nest("the wrapped command name is computed at run time")
+		a.unseen("the wrapped command name is computed at run time")
 	}
 	inner := words[start:]
 	if norm, ok := stripGitGlobals(inner); ok {
 		a.facts.extra = append(a.facts.extra, norm)
 	}
+	if !allLit(lit[start:]) {
+		// A copy, so lit itself stays on the stack for the common literal case.
+		a.facts.computed = append(a.facts.computed, computedCmd{inner, slices.Clone(lit[start:])})
+	}
 	c := classify(inner, lit[start:])
+	if c.dynName != "" {
+		a.unseen(c.dynName)
+	}
+	a.facts.extra = append(a.facts.extra, c.also...)
 	if c.nested != "" {
 		a.nest(c.nested)
 		for i := 1; i < len(inner) && i < 64; i++ {
@@ -207,7 +279,9 @@ func wordValue(src string, w *syntax.Word) (string, bool) {
 // unescapeLit resolves backslashes of an unquoted literal. It reports false
 // when the shell would expand the literal: globs, a leading tilde, braces.
 func unescapeLit(v string, first bool) (string, bool) {
-	ok := !(first && strings.HasPrefix(v, "~"))
+	// Bash also expands a tilde after the `=` or a `:` of a word that looks
+	// like an assignment, even as an argument (`dd of=~/x`).
+	ok := !(first && strings.HasPrefix(v, "~")) && !strings.Contains(v, "=~") && !strings.Contains(v, ":~")
 	var sb strings.Builder
 	braceOpen := false
 	for i := 0; i < len(v); i++ {
@@ -219,8 +293,10 @@ func unescapeLit(v string, first bool) (string, bool) {
 				sb.WriteByte(v[i])
 			}
 			continue
-		case c == '*' || c == '?' || c == '[':
+		case c == '*' || c == '?':
 			ok = false
+		case c == '[' && strings.IndexByte(v[i+1:], ']') >= 0:
+			ok = false // a bracket expression; a lone `[` (the test command) is literal
 		case c == '{':
 			braceOpen = true
 		case braceOpen && (c == ',' || c == '.' && i+1 < len(v) && v[i+1] == '.'):

@@ -1,9 +1,12 @@
 package policy
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // unwrap skips transparent wrappers (nohup, timeout, nice, env, command,
-// builtin, stdbuf, setsid, time, sudo, doas) and returns the index of the
+// builtin, stdbuf, ionice, setsid, time, sudo, doas) and returns the index of the
 // wrapped command. elevated is set under sudo/doas, whose command is never
 // treated as read-only; assigns is set when env sets variables. A wrapper
 // whose options cannot be proved returns a reason: the command it runs is
@@ -110,6 +113,8 @@ func wrapperArgs(name string, args []string, lit []bool) (n int, known bool) {
 		return opts("", "p", nil)
 	case "stdbuf":
 		return opts("ioe", "", []string{"--input", "--output", "--error"})
+	case "ionice":
+		return opts("cnpPu", "t", []string{"--class", "--classdata", "--pid", "--pgid", "--uid", "--ignore"})
 	case "setsid":
 		return opts("", "cfw", []string{"--ctty", "--fork", "--wait"})
 	case "time":
@@ -122,8 +127,11 @@ func wrapperArgs(name string, args []string, lit []bool) (n int, known bool) {
 
 // commandClass is what a simple command is.
 type commandClass struct {
-	nested   string // why it executes code indirectly
-	script   string // a literal command string it runs (bash -c, eval), parsed again for deny rules
+	nested string // why it executes code indirectly
+	// dynName says why a command it runs is only known at run time.
+	dynName  string
+	script   string     // a literal command string it runs (bash -c, eval), parsed again for deny rules
+	also     [][]string // commands it is equivalent to, for deny rules (find -delete is rm)
 	readOnly bool
 }
 
@@ -155,15 +163,19 @@ var gitReaders = map[string]bool{"status": true, "log": true, "diff": true, "sho
 func classify(w []string, lit []bool) commandClass {
 	name := baseName(w[0])
 	args := w[1:]
+	if strings.Contains(w[0], "/") && !systemCommand(w[0]) {
+		// ./cat is whatever the workspace put there, not cat; deny rules
+		// still try the base name (wordRule, broad).
+		return commandClass{}
+	}
 	if why, ok := alwaysIndirect[name]; ok {
-		c := commandClass{nested: why}
-		if name == "eval" && allLit(lit[1:]) {
-			c.script = strings.Join(args, " ")
-		}
 		if name == "exec" && len(args) == 0 {
 			return commandClass{} // `exec >file` only redirects
 		}
-		return c
+		return classifyIndirect(name, why, args, lit[1:])
+	}
+	if why, ok := runsCommands(name, args); ok {
+		return commandClass{nested: why}
 	}
 	switch {
 	case shells[name]:
@@ -181,7 +193,7 @@ func classify(w []string, lit []bool) commandClass {
 	case name == "deno" && len(args) > 0 && args[0] == "eval", name == "bun" && hasAny(args, "-e", "--eval", "-p", "--print"):
 		return commandClass{nested: "`" + name + "` evaluates inline code"}
 	case name == "find":
-		return classifyFind(args)
+		return classifyFind(args, lit[1:])
 	case name == "git":
 		return classifyGit(args)
 	case name == "rg":
@@ -190,14 +202,26 @@ func classify(w []string, lit []bool) commandClass {
 				return commandClass{nested: "`rg --pre` runs a command on every file"}
 			}
 		}
-	case name == "awk" || name == "gawk" || name == "mawk" || name == "nawk":
-		for _, a := range args {
-			if strings.Contains(a, "system") || strings.Contains(a, "|") || strings.Contains(a, "getline") {
-				return commandClass{nested: "the awk program runs commands"}
-			}
+	case isAwk(name):
+		if why := awkRuns(args); why != "" {
+			return commandClass{nested: why}
+		}
+	case name == "sed":
+		if why := sedRuns(args); why != "" {
+			return commandClass{nested: why}
+		}
+	case name == "tar":
+		if why := tarRuns(args); why != "" {
+			return commandClass{nested: why}
 		}
 	case name == "sort":
+		if hasLong(args, "--compress-program") {
+			return commandClass{nested: "`sort --compress-program` runs a program"}
+		}
 		return commandClass{readOnly: !hasFlag(args, "-o", "--output")}
+	case name == "test" || name == "[" || name == "printf":
+		// `test -v` and `printf -v` evaluate a name, which may hold code.
+		return commandClass{readOnly: !hasAny(args, "-v")}
 	case name == "tree":
 		return commandClass{readOnly: !hasFlag(args, "-o", "")}
 	}
@@ -211,7 +235,8 @@ func classifyShell(name string, args []string, lit []bool) commandClass {
 		isOpt := len(a) > 1 && (a[0] == '-' || a[0] == '+') && !strings.HasPrefix(a, "--")
 		switch {
 		case a == "-" || a == "-s" || a == "-i":
-			return commandClass{nested: "`" + name + "` reads commands from its input"}
+			why := "`" + name + "` reads commands from its input"
+			return commandClass{nested: why, dynName: why}
 		case isOpt && strings.ContainsRune(a[1:], 'c'):
 			c := commandClass{nested: "`" + name + " -c` runs a command string"}
 			for j := i + 1; j < len(args); j++ {
@@ -222,6 +247,9 @@ func classifyShell(name string, args []string, lit []bool) commandClass {
 					break
 				}
 			}
+			if c.script == "" {
+				c.dynName = "`" + name + " -c` runs a command string only known at run time"
+			}
 			return c
 		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
 			i++
@@ -231,7 +259,8 @@ func classifyShell(name string, args []string, lit []bool) commandClass {
 		}
 	}
 	if scripts == 0 {
-		return commandClass{nested: "`" + name + "` reads commands from its input"}
+		why := "`" + name + "` reads commands from its input"
+		return commandClass{nested: why, dynName: why}
 	}
 	return commandClass{}
 }
@@ -275,17 +304,61 @@ func classifyInterpreter(name string, args []string, inline, valued, stop string
 	return commandClass{nested: "`" + name + "` reads a program from its input"}
 }
 
-func classifyFind(args []string) commandClass {
-	ro := true
-	for _, a := range args {
+func classifyFind(args []string, lit []bool) commandClass {
+	c := commandClass{readOnly: true}
+	for i, a := range args {
 		switch a {
 		case "-exec", "-execdir", "-ok", "-okdir":
-			return commandClass{nested: "`find " + a + "` runs a command for every match"}
-		case "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
-			ro = false
+			if c.nested == "" {
+				c.nested = "`find " + a + "` runs a command for every match"
+			}
+			if i+1 >= len(args) || !lit[i+1] || strings.Contains(args[i+1], "{}") {
+				c.dynName = "`find " + a + "` runs a command named only at run time"
+			}
+			c.readOnly = false
+		case "-delete":
+			// Deleting every match is what `rm -rf` does to the start
+			// paths, so deny rules written for rm see it.
+			starts := findStarts(args)
+			for _, flags := range [][]string{{"-rf"}, {"-r", "-f"}, {"-fr"}} {
+				c.also = append(c.also, append(append([]string{"rm"}, flags...), starts...))
+			}
+			c.readOnly = false
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			c.readOnly = false
 		}
 	}
-	return commandClass{readOnly: ro}
+	return c
+}
+
+// findStarts returns find's start paths: the operands before the
+// expression, after the leading -H/-L/-P/-D/-O options; "." when none.
+func findStarts(args []string) []string {
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		switch {
+		case a == "-H" || a == "-L" || a == "-P" || strings.HasPrefix(a, "-O") && len(a) > 2:
+			i++
+			continue
+		case a == "-D":
+			i += 2
+			continue
+		}
+		break
+	}
+	var out []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" || a == "," {
+			break
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		out = []string{"."}
+	}
+	return out
 }
 
 func classifyGit(args []string) commandClass {
@@ -387,3 +460,12 @@ func stripGitGlobals(words []string) ([]string, bool) {
 	}
 	return append([]string{"git"}, words[i:]...), true
 }
+
+// systemDirs hold the commands the base name may stand for; a command
+// named by any other path is a program of unknown behaviour.
+var systemDirs = map[string]bool{
+	"/bin": true, "/usr/bin": true, "/usr/local/bin": true, "/sbin": true, "/usr/sbin": true,
+	"/usr/local/sbin": true, "/opt/homebrew/bin": true,
+}
+
+func systemCommand(w string) bool { return systemDirs[path.Dir(w)] }
