@@ -57,7 +57,8 @@ func (g *Goal) Resume(ctx context.Context, st *goals.State, message string) (goa
 func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 	set := s.cfg.Settings
 	childGate, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
-		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants})
+		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants,
+		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:]})
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}

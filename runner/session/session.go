@@ -85,7 +85,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		}
 	}
 	confine, err := policy.NewConfinement(policy.SandboxConfig{
-		WorkspaceRoot: cfg.Workdir,
+		WorkspaceRoot: cmp.Or(set.Sandbox.WorkspaceRoot, cfg.Workdir),
 		AllowWrite:    set.Sandbox.AllowWrite,
 		ForbidRead:    forbidRead(set),
 		Bash:          cmp.Or(set.Sandbox.Bash, config.BashOff),
@@ -95,11 +95,13 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		return nil, fmt.Errorf("[sandbox]: %w", err)
 	}
 	gate, err := policy.NewGate(policy.GateConfig{
-		Policy:   cfg.Policy,
-		Posture:  cfg.Posture,
-		Approver: cfg.Approver,
-		Workdir:  cfg.Workdir,
-		Grants:   cfg.Grants,
+		Policy:         cfg.Policy,
+		Posture:        cfg.Posture,
+		Approver:       cfg.Approver,
+		Workdir:        cfg.Workdir,
+		Grants:         cfg.Grants,
+		ShellSandboxed: confine.ShellSandboxed(),
+		AllowWrite:     confine.Writable()[1:],
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)

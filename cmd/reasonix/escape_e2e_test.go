@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"reasonix/agent/agenttest"
+)
+
+// snapshot records every file under dir with its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		files[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// lastToolResults is the tool output the model saw in the final request.
+func lastToolResults(srv *agenttest.Server) string {
+	reqs := srv.Requests()
+	var b strings.Builder
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == "tool" {
+			b.WriteString(m.Content + "\n")
+		}
+	}
+	return b.String()
+}
+
+// Under --auto with no OS sandbox, none of the issue's escape probes
+// changes anything outside the workspace: each is refused (exit 3), since
+// the analyser cannot prove its writes stay inside.
+func TestAutoWithoutSandboxKeepsWritesInside(t *testing.T) {
+	outside := t.TempDir()
+	marker := filepath.Join(outside, "marker")
+	if err := os.WriteFile(marker, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	probes := []string{
+		"rm -rf " + outside,
+		"echo x > " + marker,
+		"cd " + outside + " && touch f",
+		"echo x | tee " + marker,
+		"sed -i s/keep/gone/ " + marker,
+		"cp /etc/hostname " + marker,
+		"dd if=/dev/zero of=" + marker + " count=1",
+		"sort -o " + marker + " /etc/hostname",
+		"sed -n 'w " + marker + "' /etc/hostname",
+		"find . -fprint " + marker,
+		"find " + outside + " -delete",
+		`awk '{print > "` + marker + `"}' /etc/hostname`,
+		"git log --output=" + marker,
+		"git config --global user.name evil",
+		"env touch " + outside + "/f", "timeout 5 touch " + outside + "/f", "nice touch " + outside + "/f",
+		"nohup touch " + outside + "/f", "time touch " + outside + "/f", "command touch " + outside + "/f",
+	}
+	for _, probe := range probes {
+		t.Run(probe, func(t *testing.T) {
+			args, _ := json.Marshal(map[string]string{"command": probe})
+			e := newE2E(t, toolTurn(call("c1", "bash", string(args))), answer("tried"))
+			e.configure("[sandbox]\nbash = \"off\"\n")
+			_, stderr, code := e.run("run", "--auto", "probe")
+			if code != exitBlocked {
+				t.Errorf("exit %d, want %d (refused); stderr: %s", code, exitBlocked, stderr)
+			}
+			if got := snapshot(t, outside); len(got) != 1 || got[marker] != "keep" {
+				t.Fatalf("outside the workspace changed: %v", got)
+			}
+			if _, err := os.Stat(filepath.Join(e.home, ".gitconfig")); err == nil {
+				t.Fatal("the global git config was written")
+			}
+		})
+	}
+}
+
+// A command in a task sees none of a list of planted secrets, and the file
+// tools cannot read credentials, directly or through a planted symlink.
+func TestSecretsStayOutOfReach(t *testing.T) {
+	e := newE2E(t,
+		toolTurn(call("c1", "bash", `{"command":"env"}`), call("c2", "read_file", `{"path":"link"}`)),
+		answer("looked"))
+	planted := map[string]string{"AWS_SECRET_ACCESS_KEY": "aws-planted", "GITHUB_TOKEN": "gh-planted", "PLUGIN_SECRET": "plugin-planted"}
+	for k, v := range planted {
+		e.extra = append(e.extra, k+"="+v)
+	}
+	key := filepath.Join(e.home, ".ssh", "id_rsa")
+	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, []byte("PRIVATE-KEY-MATERIAL"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(key, filepath.Join(e.work, "link")); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := e.run("run", "--auto", "look around")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	seen := lastToolResults(e.srv)
+	for k, v := range planted {
+		if strings.Contains(seen, v) {
+			t.Errorf("the model saw %s", k)
+		}
+	}
+	if strings.Contains(seen, "sk-secret-test-key") || strings.Contains(seen, "PRIVATE-KEY-MATERIAL") {
+		t.Errorf("the model saw a secret:\n%s", seen)
+	}
+	if !strings.Contains(seen, "PATH=") {
+		t.Errorf("env printed nothing useful:\n%s", seen)
+	}
+}
