@@ -32,6 +32,14 @@ type LoadOptions struct {
 	// SkipMCPJSON ignores the project's .mcp.json, e.g. for a service that
 	// refuses servers declared by a checkout.
 	SkipMCPJSON bool
+	// RequireTrust treats the project directory's own reasonix.toml and
+	// .mcp.json as untrusted unless `reasonix trust` recorded the directory
+	// (see TrustFile) or TrustProject is set. Untrusted, they may only
+	// tighten the configuration: a key that loosens it or starts a process
+	// is an error wrapping ErrUntrusted that names the key. A File the
+	// caller names is trusted.
+	RequireTrust bool
+	TrustProject bool
 }
 
 // Names of the files Load looks for.
@@ -77,10 +85,16 @@ func Load(opts LoadOptions) (*Config, error) {
 	if home != "" {
 		l.readTOML(filepath.Join(home, UserFile), false)
 	}
+	if opts.RequireTrust && !opts.TrustProject && opts.File == "" {
+		if l.untrustedDir, err = untrustedDir(home, projectDir); err != nil {
+			return nil, err
+		}
+	}
 	if !opts.SkipMCPJSON {
 		l.readMCPJSON(filepath.Join(projectDir, MCPJSONFile))
 	}
 	if project != "" {
+		l.project = project
 		l.readTOML(project, true)
 	}
 	if err := l.p.err(); err != nil {
@@ -153,6 +167,9 @@ func projectConfig(file, dir string) (string, error) {
 type loader struct {
 	c *Config
 	p problems
+	// project is the project file; untrustedDir is its directory when it
+	// is not trusted (see LoadOptions.RequireTrust), else "".
+	project, untrustedDir string
 }
 
 // readFile reads a regular file of bounded size. found is false only when
@@ -223,6 +240,11 @@ func (l *loader) readTOML(path string, required bool) {
 		if md.Type(k...) == "Integer" {
 			l.p.errs = append(l.p.errs, &FileError{File: path, Key: strings.Join(k, "."),
 				Err: errors.New(`must be a duration string such as "90m" or "2h"`)})
+		}
+	}
+	if path == l.project && l.untrustedDir != "" {
+		if keys := l.untrustedProblems(&fc, &md); len(keys) > 0 {
+			l.p.errs = append(l.p.errs, untrustedError(path, fmt.Sprintf("%s would loosen the configuration or start a process", quoteKeys(keys)), l.untrustedDir))
 		}
 	}
 	prompt, promptFile, hasPromptFile := l.systemPrompt(path, &fc, &md)
@@ -324,9 +346,10 @@ func mergeKeys(dst, src *Config, md *toml.MetaData, file string) {
 					continue
 				}
 				d, s := dv.Field(i).Field(j), sv.Field(i).Field(j)
-				if name == "permissions" && (sub == "allow" || sub == "ask" || sub == "deny") {
-					// Rule lists accumulate across files: a project file
-					// must not silently drop the user's deny rules.
+				if name == "permissions" && (sub == "allow" || sub == "ask" || sub == "deny") || name == "sandbox" && sub == "forbid_read" {
+					// Rule lists and forbid_read accumulate across files: a
+					// project file must not silently drop the user's deny
+					// rules or hidden paths.
 					d.Set(reflect.AppendSlice(d, s))
 				} else {
 					d.Set(s)

@@ -86,6 +86,10 @@ func (l *loader) readMCPJSON(path string) {
 		l.p.errs = append(l.p.errs, err)
 		return
 	}
+	if l.untrustedDir != "" && len(plugins) > 0 {
+		l.p.errs = append(l.p.errs, untrustedError(path, "its servers would start processes", l.untrustedDir))
+		return
+	}
 	l.c.Plugins = mergeEntries(&l.p, path, "plugins", l.c.Plugins, plugins, func(p *Plugin) string { return p.Name })
 }
 

@@ -86,6 +86,15 @@ reasonix tasks list --state running,waiting_approval`,
 			flags:   initFlags,
 		},
 		{
+			name: "trust", args: "[DIR]", summary: "let run obey a directory's own reasonix.toml and .mcp.json",
+			about: `Records DIR (default: the current directory) as trusted in <home>/trusted.toml. Until then
+` + "`run`" + ` (and config check, mcp list) obey a directory's own reasonix.toml and .mcp.json only where
+they tighten the configuration (deny and ask rules, a lower posture, ...); a key that would loosen it
+or start a process is refused with exit 2. Trust only what you have read.`,
+			example: "reasonix trust\nreasonix trust ~/src/app",
+			flags:   trustFlags,
+		},
+		{
 			name: "completion", args: "SHELL", summary: "print a shell completion script (bash, zsh or fish)",
 			about: "Prints a completion script for SHELL (bash, zsh or fish) on stdout.",
 			example: `source <(reasonix completion bash)

@@ -9,7 +9,7 @@ import (
 
 // configCheck is `reasonix config check`.
 func configCheck(file string, stdout, _ io.Writer) error {
-	cfg, err := loadConfig(file)
+	cfg, err := loadConfig(file, false)
 	if err != nil {
 		return err
 	}

@@ -86,6 +86,17 @@ func initCommand(o initOptions, stdout io.Writer) error {
 	if wsNote != "" {
 		fmt.Fprintln(stdout, wsNote)
 	}
+	// The person wrote this file, so the directory is trusted — unless it
+	// holds a .mcp.json they may not have read (a fresh clone's).
+	if _, err := os.Stat(config.MCPJSONFile); err == nil {
+		fmt.Fprintf(stdout, "./%s is not trusted yet: read it, then run `reasonix trust`\n", config.MCPJSONFile)
+	} else if home, err := reasonixHome(); err != nil {
+		fmt.Fprintf(stdout, "could not trust this directory (%v): run `reasonix trust`\n", err)
+	} else if dir, err := config.Trust(home, "."); err != nil {
+		fmt.Fprintf(stdout, "could not trust this directory (%v): run `reasonix trust`\n", err)
+	} else {
+		fmt.Fprintf(stdout, "trusted %s (reasonix run obeys its config in full)\n", dir)
+	}
 	fmt.Fprintln(stdout, "\nNext:")
 	if o.keyEnv != "" {
 		fmt.Fprintf(stdout, "  export %s=...        # the provider's API key; the file only names the variable\n", o.keyEnv)

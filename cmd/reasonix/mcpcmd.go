@@ -13,7 +13,7 @@ import (
 // mcpList is `reasonix mcp list`: start every configured server, wait
 // for it, and show its state and tool count.
 func mcpList(file string, stdout, _ io.Writer) error {
-	cfg, err := loadConfig(file)
+	cfg, err := loadConfig(file, false)
 	if err != nil {
 		return err
 	}

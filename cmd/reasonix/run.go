@@ -27,6 +27,7 @@ type runOptions struct {
 	json       bool
 	workspace  string
 	goal       bool
+	trust      bool
 }
 
 // runFlags registers run's flags; the action runs the task with them.
@@ -42,6 +43,7 @@ func runFlags(fs *flag.FlagSet) action {
 	fs.IntVar(&o.maxSteps, "max-steps", 0, "stop after `N` model requests (default [agent] max_steps, 100)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object with the result on stdout instead of the streamed answer")
 	fs.StringVar(&o.workspace, "workspace", "", "`directory` the agent works in (default: the current directory)")
+	fs.BoolVar(&o.trust, "trust", false, "obey this directory's own reasonix.toml and .mcp.json in full for this run (see reasonix trust)")
 	fs.BoolVar(&o.goal, "goal", false, "run the task as a goal: keep going until it is complete or blocked, with sub-agent fleets")
 	return func(args []string, stdout, stderr io.Writer) error {
 		if deprecated.used {

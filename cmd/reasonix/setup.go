@@ -42,9 +42,12 @@ func (s *runSetup) close() {
 	}
 }
 
-// loadConfig loads the layered configuration; every failure is a configError.
-func loadConfig(file string) (*config.Config, error) {
-	cfg, err := config.Load(config.LoadOptions{File: file})
+// loadConfig loads the layered configuration as the commands that act in
+// the current directory do: its own reasonix.toml and .mcp.json count only
+// as far as they tighten, until the directory is trusted (`reasonix trust`,
+// or trust = true for one run). Every failure is a configError.
+func loadConfig(file string, trust bool) (*config.Config, error) {
+	cfg, err := config.Load(config.LoadOptions{File: file, RequireTrust: true, TrustProject: trust})
 	if err != nil {
 		return nil, &configError{err}
 	}
@@ -56,7 +59,7 @@ func loadConfig(file string) (*config.Config, error) {
 // Nobody can be asked during a headless run, so the session has no
 // approver: under the ask posture every call that needs a person is refused.
 func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
-	cfg, err := loadConfig(o.configFile)
+	cfg, err := loadConfig(o.configFile, o.trust)
 	if err != nil {
 		return nil, err
 	}
