@@ -58,7 +58,7 @@ func (s *Service) emit(ctx context.Context, taskID, typ string, payload any) (st
 		if err != nil {
 			return store.Event{}, fmt.Errorf("runner: encode %s event: %w", typ, err)
 		}
-		raw = b
+		raw = s.redact.Bytes(b)
 	}
 	ev, err := s.st.AppendEvent(ctx, taskID, typ, raw)
 	if err != nil {

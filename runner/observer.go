@@ -25,7 +25,9 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 		case agent.EventTextDelta, agent.EventToolProgress:
 			return
 		case agent.EventMessage:
-			seq, err := s.st.AppendMessages(pctx, id, *e.Message)
+			m := *e.Message
+			m.Content = s.redact.String(m.Content)
+			seq, err := s.st.AppendMessages(pctx, id, m)
 			if err != nil {
 				s.log.Error("runner: saving a message failed", "task", id, "err", err)
 				r.cancel(errPersist)

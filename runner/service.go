@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"reasonix/config"
+	"reasonix/internal/redact"
 	"reasonix/policy"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
@@ -56,6 +57,10 @@ type Config struct {
 	ShellEnv []string
 	// SystemPrompt overrides [agent] system_prompt and the default.
 	SystemPrompt string
+	// Secrets are secret values the service knows beyond those of its
+	// configuration (session.Secrets); they are masked in tool output,
+	// events and task results.
+	Secrets []string
 
 	// PollInterval is how often the queue looks for runnable jobs when no
 	// notification arrives; default 50ms. SQLite has no LISTEN/NOTIFY, and
@@ -82,6 +87,7 @@ type Service struct {
 	st      *store.Store
 	set     *config.Config
 	pol     *policy.Policy
+	redact  *redact.Redactor // secrets masked in events and results
 	log     *slog.Logger
 	now     func() time.Time
 	node    string
@@ -151,6 +157,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{
 		cfg: cfg, st: cfg.Store, set: cfg.Settings, pol: pol, log: cfg.Logger, now: cfg.Now,
 		node: cfg.Node, hub: newHub(), runs: map[string]*run{},
+		redact: redact.New(append(session.Secrets(cfg.Settings), cfg.Secrets...)...),
 	}
 	s.metrics = newMetrics(s)
 	q, err := cfg.Store.NewQueue(store.QueueConfig{

@@ -35,6 +35,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		SystemPrompt: s.cfg.SystemPrompt,
 		Observer:     r.observer(ctx),
 		Logger:       s.log.With("task", task.ID),
+		Redactor:     s.redact,
 		WrapTools:    r.journaled,
 	})
 	if err != nil {

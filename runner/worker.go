@@ -329,8 +329,8 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	usage := r.usage
 	r.mu.Unlock()
 	result := &store.Result{
-		FinalAnswer: o.result.FinalAnswer,
-		Summary:     cmpStr(o.goal.summary(), summary(o.result.FinalAnswer)),
+		FinalAnswer: s.redact.String(o.result.FinalAnswer),
+		Summary:     s.redact.String(cmpStr(o.goal.summary(), summary(o.result.FinalAnswer))),
 		Tokens:      usage,
 		Cost:        s.cost(usage),
 		DurationMS:  s.now().Sub(start).Milliseconds(),

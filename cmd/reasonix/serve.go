@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"reasonix/config"
+	"reasonix/internal/redact"
 	"reasonix/runner"
 	"reasonix/runner/httpapi"
 	"reasonix/runner/session"
@@ -47,14 +48,18 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 		return err
 	}
 	listen := cmpString(addr, cfg.Serve.Addr)
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	dataDir := cfg.DataDir()
 	if dataDir == "" {
 		return &configError{errors.New("no data directory: set [store] path or REASONIX_HOME")}
 	}
+	// The data dir holds the token, the database and every transcript:
+	// private to its owner, also when it existed before.
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("creating the data directory: %w", err)
+	}
+	if err := os.Chmod(dataDir, 0o700); err != nil {
+		return fmt.Errorf("securing the data directory: %w", err)
 	}
 	release, err := lockDataDir(dataDir)
 	if err != nil {
@@ -65,6 +70,8 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	secrets := redact.New(append(session.Secrets(cfg), token)...)
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: secrets.ReplaceAttr}))
 	warnMissingModel(cfg, log)
 	if err := checkWorkspaces(cfg, nil); err != nil {
 		return err
@@ -83,6 +90,7 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 		return err
 	}
 	svcCfg.Store = st
+	svcCfg.Secrets = []string{token}
 	svc, err := runner.New(svcCfg)
 	if err != nil {
 		return err

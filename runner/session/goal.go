@@ -115,9 +115,12 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 	if err := tools.AddBuiltins(env, names); err != nil {
 		return agent.Config{}, fmt.Errorf("session: sub-agent tools: %w", err)
 	}
+	tools, err := redactTools(tools, s.cfg.Redactor)
+	if err != nil {
+		return agent.Config{}, err
+	}
 	var obs agent.Observer
 	if gc.Child != nil {
-		var err error
 		if tools, obs, err = gc.Child(spec, tools); err != nil {
 			return agent.Config{}, err
 		}

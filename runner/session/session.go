@@ -10,6 +10,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/config"
+	"reasonix/internal/redact"
 	"reasonix/mcp"
 	"reasonix/policy"
 )
@@ -44,6 +45,9 @@ type Config struct {
 	Observer agent.Observer
 	// Logger receives plugin diagnostics; nil uses slog.Default().
 	Logger *slog.Logger
+	// Redactor masks secrets in every tool's output; nil builds one from
+	// Secrets(Settings).
+	Redactor *redact.Redactor
 	// WrapTools wraps the parent's tools before the agent sees them (the
 	// runner's write-ahead journal); nil keeps them as built.
 	WrapTools func(*agent.ToolRegistry) (*agent.ToolRegistry, error)
@@ -75,6 +79,9 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	if cfg.ShellEnv == nil {
 		cfg.ShellEnv = ShellEnv(set)
+	}
+	if cfg.Redactor == nil {
+		cfg.Redactor = redact.New(Secrets(set)...)
 	}
 	if cfg.Observer == nil {
 		cfg.Observer = func(agent.Event) {}
@@ -132,6 +139,9 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 			// A plugin tool whose name collides is left out; the rest work.
 			cfg.Logger.Warn("session: plugin tools", "err", err)
 		}
+	}
+	if tools, err = redactTools(tools, cfg.Redactor); err != nil {
+		return nil, err
 	}
 	if cfg.WrapTools != nil {
 		if tools, err = cfg.WrapTools(tools); err != nil {

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +81,27 @@ func TestOpenValidation(t *testing.T) {
 		}
 		if err != nil && strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("error leaks the password: %v", err)
+		}
+	}
+}
+
+// The SQLite database is private to its owner, also when an older version
+// left it readable by others.
+func TestSQLiteFileIsPrivate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, store.SQLiteFile)
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(context.Background(), store.Config{Driver: store.DriverSQLite, Path: dir, Logger: storetest.Quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, name := range []string{store.SQLiteFile, store.SQLiteFile + "-wal"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, %v; want 0600", name, st.Mode().Perm(), err)
 		}
 	}
 }

@@ -111,6 +111,17 @@ func (s *Store) openSQLite(cfg Config) error {
 		return fmt.Errorf("store: create data directory: %w", err)
 	}
 	file := filepath.Join(cfg.Path, SQLiteFile)
+	// The database holds prompts, transcripts and tool output: 0600, also
+	// when an older version left it readable. SQLite gives its -wal and
+	// -shm files the database file's mode.
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: create database %s: %w", file, err)
+	}
+	f.Close()
+	if err := os.Chmod(file, 0o600); err != nil {
+		return fmt.Errorf("store: secure database %s: %w", file, err)
+	}
 	// WAL lets readers in other processes (the CLI) proceed while the service
 	// writes; busy_timeout makes a locked database wait instead of failing;
 	// _txlock=immediate takes the write lock at BEGIN so two processes never
