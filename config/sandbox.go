@@ -19,6 +19,9 @@ type Sandbox struct {
 	WorkspaceRoot string `toml:"workspace_root"`
 	// AllowWrite adds absolute directories writers may modify.
 	AllowWrite []string `toml:"allow_write"`
+	// AllowRead adds absolute directories file tools may read under the ask
+	// posture without a person (the workspace and allow_write always).
+	AllowRead []string `toml:"allow_read"`
 	// ForbidRead lists absolute files or directories no tool may read.
 	ForbidRead []string `toml:"forbid_read"`
 	Bash       string   `toml:"bash"`    // enforce | off (default)
@@ -30,7 +33,7 @@ func (s *Sandbox) validate(c *Config, p *problems) {
 	for _, f := range []struct {
 		key   string
 		paths []string
-	}{{"sandbox.allow_write", s.AllowWrite}, {"sandbox.forbid_read", s.ForbidRead}} {
+	}{{"sandbox.allow_write", s.AllowWrite}, {"sandbox.allow_read", s.AllowRead}, {"sandbox.forbid_read", s.ForbidRead}} {
 		for i, path := range f.paths {
 			if !filepath.IsAbs(path) {
 				p.add(c.origins[f.key], fmt.Sprintf("%s[%d]", f.key, i),

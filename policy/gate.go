@@ -35,6 +35,10 @@ type GateConfig struct {
 	// is not sandboxed (the confinement's allow_write roots; see
 	// Confinement.Writable). Optional.
 	AllowWrite []string
+	// AllowRead are further absolute directories read-only file tools may
+	// read under the ask posture without a person (the workspace always);
+	// resolved like AllowWrite. Optional.
+	AllowRead []string
 }
 
 // Gate is the agent.Gate of one task: the policy, the posture, the task's
@@ -46,6 +50,8 @@ type Gate struct {
 	workdir    string
 	sandboxed  bool     // bash runs inside an OS sandbox
 	allowWrite []string // further roots bash may write to when it is not
+	allowRead  []string // further roots file tools read without asking under ask
+	readRoot   string   // the workspace, symlink-free
 
 	mu     sync.RWMutex
 	grants *ruleSet
@@ -64,6 +70,15 @@ func NewGate(c GateConfig) (*Gate, error) {
 	}
 	g := &Gate{policy: c.Policy, posture: posture, approver: c.Approver, workdir: c.Workdir, grants: newRuleSet(),
 		sandboxed: c.ShellSandboxed, allowWrite: slices.Clone(c.AllowWrite)}
+	g.readRoot = c.Workdir
+	if real, err := resolvePath(c.Workdir, "/"); err == nil {
+		g.readRoot = real
+	}
+	for _, r := range c.AllowRead {
+		if real, err := resolvePath(r, "/"); err == nil {
+			g.allowRead = append(g.allowRead, real)
+		}
+	}
 	for _, s := range c.Grants {
 		if err := g.Grant(s); err != nil {
 			return nil, err
@@ -103,6 +118,11 @@ func (g *Gate) Grants() []string {
 func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, error) {
 	q := Query{Tool: call.Tool, ReadOnly: call.ReadOnly, Args: call.Args, Workdir: g.workdir}
 	ev, f := g.policy.evaluate(q)
+	if ev.Decision == Allow && ev.Rule == "" && g.posture == PostureAsk {
+		if p := g.readsOutside(call.Tool, f); p != "" {
+			ev.Decision, ev.Reason = Ask, call.Tool+" would read "+p+", which is outside the workspace"
+		}
+	}
 	switch ev.Decision {
 	case Allow:
 		return agent.Allow, nil

@@ -58,7 +58,8 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 	set := s.cfg.Settings
 	childGate, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
 		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants,
-		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:]})
+		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:],
+		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...)})
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}

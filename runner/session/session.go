@@ -109,6 +109,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		Grants:         cfg.Grants,
 		ShellSandboxed: confine.ShellSandboxed(),
 		AllowWrite:     confine.Writable()[1:],
+		AllowRead:      append(confine.Writable()[1:], set.Sandbox.AllowRead...),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
