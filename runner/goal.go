@@ -174,6 +174,18 @@ func (g *goalEnd) summary() string {
 	return ""
 }
 
+// blockedReason is the goal's own words for why it stopped short, "" when
+// there are none.
+func (g *goalEnd) blockedReason() string {
+	if g == nil || g.Status == goals.StatusComplete {
+		return ""
+	}
+	if g.Question != "" {
+		return "the goal asks: " + g.Question
+	}
+	return g.Reason
+}
+
 // classifyGoal maps how a goal ended onto the task's state and result.
 func (s *Service) classifyGoal(ctx context.Context, r *run, res goals.Result, err error, gstore *goalStore) outcome {
 	o := outcome{result: agent.Result{FinalAnswer: res.FinalAnswer, Err: res.Err}}

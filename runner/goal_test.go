@@ -239,7 +239,8 @@ func TestGoalQuestionAnsweredByMessage(t *testing.T) {
 	task := submitGoal(t, svc, runner.TaskRequest{Prompt: "pick a database", Goal: true, Posture: "auto"})
 
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateBlocked, store.StateSucceeded, store.StateFailed)
-	if done.State != store.StateBlocked || done.Result.Error != "question" || !contains(done.Result.Summary, "Which database") {
+	if done.State != store.StateBlocked || done.Result.Error != "question" || !contains(done.Result.Summary, "Which database") ||
+		!contains(done.Result.Reason, "the goal asks: Which database") {
 		t.Fatalf("task = %s %+v", done.State, done.Result)
 	}
 	qs := runnertest.Events(t, svc, task.ID, "question")
@@ -374,7 +375,8 @@ func TestGoalPlanUnattended(t *testing.T) {
 	svc := runnertest.Start(t, runnertest.Options{Provider: rt})
 	task := submitGoal(t, svc, runner.TaskRequest{Source: store.SourceWebhook, Requester: "webhook:ci", Prompt: "nightly cleanup", PlanFirst: true})
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateBlocked, store.StateFailed, store.StateWaitingApproval, store.StateSucceeded)
-	if done.State != store.StateBlocked || done.Result.Error != "unattended" || !contains(done.Result.Summary, "nobody can approve the plan") {
+	if done.State != store.StateBlocked || done.Result.Error != "unattended" || !contains(done.Result.Summary, "nobody can approve the plan") ||
+		done.Result.Reason == "" {
 		t.Fatalf("task = %s %+v", done.State, done.Result)
 	}
 	if all, _ := svc.Approvals(context.Background(), runner.ApprovalFilter{TaskID: task.ID}); len(all) != 0 || p.Remaining() != 0 {

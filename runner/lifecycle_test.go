@@ -294,7 +294,7 @@ func TestBudgets(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateBudgetExhausted, store.StateSucceeded, store.StateFailed)
-	if done.State != store.StateBudgetExhausted || done.Result.Error != "tool_budget" {
+	if done.State != store.StateBudgetExhausted || done.Result.Error != "tool_budget" || !contains(done.Result.Reason, "tool-call budget") {
 		t.Fatalf("state = %s %+v", done.State, done.Result)
 	}
 }
@@ -318,7 +318,8 @@ func TestPanicFailsTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateFailed, store.StateSucceeded)
-	if done.State != store.StateFailed || !contains(done.Result.Error, "internal (ref ") || contains(done.Result.Error, "provider bug") {
+	if done.State != store.StateFailed || !contains(done.Result.Error, "internal (ref ") || contains(done.Result.Error, "provider bug") ||
+		!contains(done.Result.Reason, "quote the reference") {
 		t.Fatalf("state = %s %+v", done.State, done.Result)
 	}
 	if err := svc.Ready(ctx); err != nil {

@@ -336,6 +336,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		DurationMS:  s.now().Sub(start).Milliseconds(),
 	}
 	if o.code != "" {
+		result.Reason = cmpStr(o.goal.blockedReason(), session.Reason(o.code))
 		result.Error = o.code
 		if o.ref != "" {
 			result.Error += " (ref " + o.ref + ")"
@@ -347,7 +348,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			ref := newRef()
 			s.log.Error("runner: finishing the workspace", "task", id, "ref", ref, "err", err)
 			if result.Error == "" {
-				result.Error = "workspace_commit (ref " + ref + ")"
+				result.Error, result.Reason = "workspace_commit (ref "+ref+")", session.Reason("workspace_commit")
 			}
 		}
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
@@ -356,7 +357,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	report := map[string]any{
 		"state": o.state, "summary": result.Summary, "final_answer": result.FinalAnswer,
 		"diff_stat": result.DiffStat, "branch": result.Branch, "tokens": result.Tokens,
-		"cost": result.Cost, "duration_ms": result.DurationMS, "error": result.Error,
+		"cost": result.Cost, "duration_ms": result.DurationMS, "error": result.Error, "reason": result.Reason,
 	}
 	if o.goal != nil {
 		report["goal"] = o.goal

@@ -166,6 +166,7 @@ type task struct {
 		Cost       float64 `json:"cost"`
 		DurationMS int64   `json:"duration_ms"`
 		Error      string  `json:"error"`
+		Reason     string  `json:"reason"`
 	} `json:"result"`
 }
 

@@ -165,6 +165,9 @@ func printTask(w io.Writer, t task) {
 			fmt.Fprintf(w, "changes\n%s\n", r.DiffStat)
 		}
 		fmt.Fprintf(w, "tokens    %d+%d, %s\n", r.Tokens.Prompt, r.Tokens.Completion, time.Duration(r.DurationMS)*time.Millisecond)
+		if r.Reason != "" {
+			fmt.Fprintf(w, "why       %s\n", r.Reason)
+		}
 		if r.Error != "" {
 			fmt.Fprintf(w, "error     %s\n", r.Error)
 		}

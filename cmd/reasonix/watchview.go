@@ -66,5 +66,8 @@ func (v *watchView) show(ev streamEvent) {
 		v.status.println(st.yellow("? question: " + str("question")))
 	case "final_report":
 		v.status.println("report: " + truncate(firstLine(str("summary")), 200))
+		if why := str("reason"); why != "" {
+			v.status.println("why: " + why)
+		}
 	}
 }

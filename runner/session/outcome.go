@@ -82,3 +82,38 @@ func ExitCode(state store.State) int {
 	}
 	return ExitFailed
 }
+
+// reasons say, for a person, what an end code means and what to do. The
+// code stays for scripts; the reason is what the CLI, the API and a chat
+// thread show.
+var reasons = map[string]string{
+	"refused":            "a call the task needed was refused; its tool_refused event says which and why (an allow rule, a task grant or a looser posture would let it run)",
+	"unattended":         "the task needed a person's approval and nobody could be asked",
+	"declined":           "a person declined what the task needed",
+	"expired":            "nobody answered the approval request in time",
+	"deny_rule":          "a deny rule forbids what the task needed",
+	"step_limit":         "the step limit ([agent] max_steps) was reached before a final answer",
+	"goal_blocked":       "the goal is blocked",
+	"question":           "the goal asks the requester a question; answer it with a message to the task",
+	"paused":             "the goal is paused; a message to the task continues it",
+	"goal_budget":        "the goal spent its budget slice; resuming the task grants a fresh one",
+	"tool_budget":        "the task used up its tool-call budget ([runner] max_tool_calls)",
+	"token_budget":       "the task used up its token budget ([runner] max_tokens)",
+	"timeout":            "the task ran out of time ([runner] task_timeout)",
+	"cancelled":          "the task was cancelled on request",
+	"interrupted":        "the service stopped while the task ran; resume it to continue",
+	"provider.rejected":  "the model provider rejected the request; check the API key in the variable api_key_env names, and the model name",
+	"provider.transient": "the model provider kept failing (rate limits or server errors) after every retry; try again later",
+	"context.exhausted":  "the conversation no longer fits the model's context window",
+	"unclassified":       "the model provider failed in an unexpected way; the service log has the details under the reference",
+	"workspace":          "the workspace could not be prepared (repository, base branch or setup command); the service log has the details under the reference",
+	"workspace_commit":   "the task's changes could not be committed to its branch; the service log has the details under the reference",
+	"setup":              "the task's session could not be assembled (model, tools or plugins); the service log has the details under the reference",
+	"goal":               "the goal controller failed; the service log has the details under the reference",
+	"store":              "the task's progress could not be saved; the service log has the details under the reference",
+	"internal":           "Reasonix failed; quote the reference when reporting it",
+}
+
+// Reason explains an end code for a person; "" for success or an unknown
+// code.
+func Reason(code string) string { return reasons[code] }

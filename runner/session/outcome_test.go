@@ -33,3 +33,21 @@ func TestOutcomesMapToStatesAndExitCodes(t *testing.T) {
 		t.Errorf("question: %+v", e)
 	}
 }
+
+// Every code the runner records as a task's end has a reason for a person.
+func TestEveryEndCodeHasAReason(t *testing.T) {
+	codes := []string{"tool_budget", "token_budget", "timeout", "cancelled", "interrupted", "provider.rejected",
+		"provider.transient", "context.exhausted", "unclassified", "workspace", "workspace_commit", "setup", "goal",
+		"store", "internal", "unattended", "declined", "expired", "deny_rule"}
+	for _, e := range agentEnds {
+		codes = append(codes, e.Code)
+	}
+	for _, e := range goalEnds {
+		codes = append(codes, e.Code)
+	}
+	for _, c := range codes {
+		if c != "" && Reason(c) == "" {
+			t.Errorf("end code %q has no reason", c)
+		}
+	}
+}

@@ -75,7 +75,12 @@ type Result struct {
 	Tokens      agent.Usage `json:"tokens"`
 	Cost        float64     `json:"cost"`
 	DurationMS  int64       `json:"duration_ms"`
-	Error       string      `json:"error,omitempty"`
+	// Error is the end's short code, with the log reference of the
+	// internal detail when there is one: "provider.rejected (ref 1a2b3c4d)".
+	Error string `json:"error,omitempty"`
+	// Reason says in a sentence, safe for whoever asked, why the task
+	// ended as it did.
+	Reason string `json:"reason,omitempty"`
 }
 
 // NewTask is the intake of a task.
