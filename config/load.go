@@ -436,6 +436,7 @@ func (l *loader) finish(env func(string) (string, bool)) {
 	e.str(&s.WorkspaceRoot, c.origins["sandbox.workspace_root"], "sandbox.workspace_root")
 	s.WorkspaceRoot = resolveFrom(s.WorkspaceRoot, c.origins["sandbox.workspace_root"])
 	e.list(s.AllowWrite, c.origins["sandbox.allow_write"], "sandbox.allow_write")
+	e.list(s.AllowRead, c.origins["sandbox.allow_read"], "sandbox.allow_read")
 	e.list(s.ForbidRead, c.origins["sandbox.forbid_read"], "sandbox.forbid_read")
 	c.Store.Path = resolveFrom(c.Store.Path, c.origins["store.path"])
 }

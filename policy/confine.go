@@ -60,7 +60,13 @@ func NewConfinement(c SandboxConfig) (*Confinement, error) {
 	}
 	var errs []error
 	resolveEntry := func(field, entry string) string {
-		p, err := expandVars(entry, lookup)
+		// An absolute entry is taken literally: it is a path already (the
+		// configuration expands variables at load), and a directory named
+		// with a "$" must not be read as a variable.
+		p, err := entry, error(nil)
+		if !filepath.IsAbs(entry) {
+			p, err = expandVars(entry, lookup)
+		}
 		if err == nil && !filepath.IsAbs(p) {
 			err = errors.New("the path must be absolute (use ${HOME} for home-relative paths)")
 		}

@@ -145,3 +145,19 @@ func TestExpandVars(t *testing.T) {
 		}
 	}
 }
+
+// An absolute path is literal: a workspace whose name holds a "$" (the
+// configuration already expanded its variables) is not a variable.
+func TestAbsoluteSandboxPathsAreLiteral(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "X=rm; $X")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewConfinement(SandboxConfig{WorkspaceRoot: root, ForbidRead: []string{root + "/$HOME"}, Bash: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WritePath("a.txt"); err != nil {
+		t.Fatalf("write inside: %v", err)
+	}
+}

@@ -165,7 +165,31 @@ func TestHostileCloneIsNotObeyed(t *testing.T) {
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Under yolo a deny rule still wins when the command's name is computed or
+// the deletion hides inside find.
+func TestDenyRuleWinsUnderYolo(t *testing.T) {
+	for _, probe := range []string{"$(echo rm) -rf victim", "X=rm; $X -rf victim", "find victim -delete", "find victim -exec rm {} +"} {
+		t.Run(probe, func(t *testing.T) {
+			args, _ := json.Marshal(map[string]string{"command": probe})
+			e := newE2E(t, toolTurn(call("c1", "bash", string(args))), answer("tried"))
+			e.configure("[permissions]\ndeny = [\"Bash(rm:*)\"]\n[sandbox]\nbash = \"off\"\n")
+			victim := filepath.Join(e.work, "victim")
+			writeFile(t, filepath.Join(victim, "keep.txt"), "")
+			_, stderr, code := e.run("run", "--posture", "yolo", "probe")
+			if code != exitBlocked {
+				t.Errorf("exit %d, want %d; stderr: %s", code, exitBlocked, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(victim, "keep.txt")); err != nil {
+				t.Fatalf("the deny rule was bypassed: %v", err)
+			}
+		})
 	}
 }

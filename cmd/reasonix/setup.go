@@ -58,7 +58,7 @@ func loadConfig(file string, trust bool) (*config.Config, error) {
 // person must fix before anything runs is a configError or a usageError.
 // Nobody can be asked during a headless run, so the session has no
 // approver: under the ask posture every call that needs a person is refused.
-func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
+func prepareRun(o runOptions, stderr io.Writer) (_ *runSetup, err error) {
 	cfg, err := loadConfig(o.configFile, o.trust)
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func prepareRun(o runOptions, stderr io.Writer) (s *runSetup, err error) {
 	if err != nil {
 		return nil, &configError{err}
 	}
-	s = &runSetup{cfg: cfg}
+	s := &runSetup{cfg: cfg}
 	defer func() {
 		if err != nil {
 			s.close()
