@@ -41,8 +41,10 @@ type TaskRequest struct {
 	// DedupeKey makes a repeated intake (a redelivered webhook, a retried
 	// API call) return the first task instead of creating another.
 	DedupeKey string
-	// Approvers may decide the task's approvals; empty means whoever holds
-	// the API token (for api and cli tasks) or nobody (webhook, cron).
+	// Approvers are the principal ids that may decide the task's
+	// approvals; empty means any principal allowed to decide (an approve or
+	// admin token, other than the requester unless self-approval is on) for
+	// api and cli tasks, and nobody for webhook and cron tasks (unattended).
 	Approvers []string
 }
 
