@@ -32,9 +32,16 @@ type Decision struct {
 	ApprovalID string
 	// Decision is "allow_once", "allow_task" or "deny".
 	Decision string
-	// Approver is who decides: an id from the task's approvers, or for API
-	// and CLI tasks without approvers, the name the token holder gives.
+	// Approver is the principal id of who decides, taken from their
+	// credential ("token:bob"), never from the request: it must be among
+	// the task's approvers when the task names any, and it is compared with
+	// the task's requester exactly.
 	Approver string
+	// Role is the approver's role. An admin may decide approvals of their
+	// own tasks (an admin can mint another approver anyway); submit may not
+	// decide at all. "" is an approver listed by id (chat), which the
+	// approver list alone governs.
+	Role store.Role
 	// Note goes to the model with a denial.
 	Note string
 	// Scope, with allow_task, picks one of the offered scopes; "" takes the
@@ -73,8 +80,16 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 	if err != nil {
 		return store.Approval{}, mapStoreErr(err, "task "+a.TaskID)
 	}
-	if !s.cfg.AllowSelfApproval && task.Requester != "" && d.Approver == task.Requester {
-		return store.Approval{}, failf(ErrForbidden, "the requester may not approve their own task's calls")
+	if d.Role != "" {
+		if err := (Principal{ID: d.Approver, Role: d.Role}).MayDecide(); err != nil {
+			return store.Approval{}, err
+		}
+	}
+	// Principal ids come from credentials, so an exact comparison is the
+	// whole check: "alice", "API:alice" or "token:Alice" are other
+	// principals' ids, which a request cannot claim.
+	if !s.cfg.AllowSelfApproval && d.Role != store.RoleAdmin && task.Requester != "" && d.Approver == task.Requester {
+		return store.Approval{}, failf(ErrForbidden, "%s requested this task and may not approve its calls; another approver must decide", d.Approver)
 	}
 	decided, err := s.st.Decide(ctx, a.ID, store.DecideOpts{
 		Decision: dec, Approver: d.Approver, CallHash: d.CallHash, Scope: d.Scope, Note: d.Note,

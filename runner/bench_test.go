@@ -45,9 +45,13 @@ func (blockingProvider) Stream(ctx context.Context, _ agent.Request) (<-chan age
 func BenchmarkIntakeBusy(b *testing.B) {
 	for _, name := range []string{store.DriverSQLite, store.DriverPostgres} {
 		b.Run(name, func(b *testing.B) {
-			svc := runnertest.Start(b, runnertest.Options{Open: storetest.Openers[name], Provider: blockingProvider{},
+			st := storetest.Openers[name](b, store.Config{})
+			svc := runnertest.Start(b, runnertest.Options{Store: st, Provider: blockingProvider{},
 				Settings: settings(4), Configure: func(c *runner.Config) { c.PollInterval = 0; c.ControlInterval = time.Second }})
 			ctx := context.Background()
+			if _, err := st.RegisterBootstrapToken(ctx, store.BootstrapName, "t"); err != nil {
+				b.Fatal(err)
+			}
 			for i := range 4 {
 				task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: fmt.Sprint("busy ", i), Posture: "auto"})
 				if err != nil {
@@ -55,7 +59,7 @@ func BenchmarkIntakeBusy(b *testing.B) {
 				}
 				runnertest.WaitState(b, svc, task.ID, 0, store.StateRunning)
 			}
-			api, err := httpapi.New(httpapi.Config{Service: svc, Token: "t"})
+			api, err := httpapi.New(httpapi.Config{Service: svc})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -22,7 +22,8 @@ var (
 	ErrConflict = errors.New("runner: conflict")
 	// ErrExpired: the approval's deadline passed.
 	ErrExpired = errors.New("runner: approval expired")
-	// ErrForbidden: the approver may not decide this approval.
+	// ErrForbidden: the principal may not do this (its role, its posture
+	// limit, another principal's task, or deciding its own task's calls).
 	ErrForbidden = errors.New("runner: not allowed")
 	// ErrUnavailable: the service is not running (starting or shutting
 	// down); try again later or on another node.

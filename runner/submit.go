@@ -33,12 +33,18 @@ type TaskRequest struct {
 	Workspace string
 	// Posture is the task's posture; "" means [permissions] posture.
 	Posture policy.Posture
-	Notify  []store.NotifyTarget
+	// MaxPosture, when set, is the highest posture the requester may ask
+	// for (their token's limit); a task above it, the configured default
+	// included, is refused with ErrForbidden.
+	MaxPosture policy.Posture
+	Notify     []store.NotifyTarget
 	// DedupeKey makes a repeated intake (a redelivered webhook, a retried
 	// API call) return the first task instead of creating another.
 	DedupeKey string
-	// Approvers may decide the task's approvals; empty means whoever holds
-	// the API token (for api and cli tasks) or nobody (webhook, cron).
+	// Approvers are the principal ids that may decide the task's
+	// approvals; empty means any principal allowed to decide (an approve or
+	// admin token, other than the requester unless self-approval is on) for
+	// api and cli tasks, and nobody for webhook and cron tasks (unattended).
 	Approvers []string
 }
 
@@ -60,6 +66,9 @@ func (r *TaskRequest) validate(s *Service) error {
 	}
 	if _, err := policy.ParsePosture(string(r.Posture)); err != nil {
 		return invalidf("%v", err) // a caller that built the value without parsing it
+	}
+	if err := (Principal{ID: r.Requester, MaxPosture: r.MaxPosture}).allowsPosture(r.Posture); err != nil {
+		return err
 	}
 	if r.Workspace != "" && s.workspaceSpec(r.Workspace) == nil {
 		names := make([]string, 0, len(s.set.Workspaces))

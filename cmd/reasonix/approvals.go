@@ -39,17 +39,16 @@ func approvalsCommands() []*command {
 		},
 		{
 			name: "allow", args: "ID", summary: "allow the call once, or for the rest of the task",
-			example: "reasonix approvals allow a_01hx…\nreasonix approvals allow --scope 'Bash(go test:*)' --as erin a_01hx…",
+			example: "reasonix approvals allow a_01hx…\nreasonix approvals allow --scope 'Bash(go test:*)' a_01hx…",
 			flags: func(fs *flag.FlagSet) action {
 				forTask := fs.Bool("task", false, "allow calls like this one for the rest of the task (the first offered scope)")
 				scope := fs.String("scope", "", "the task-wide `scope` to grant (one of the offered scopes)")
-				as := asFlag(fs)
 				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
 					body := map[string]string{"decision": "allow_once"}
 					if *forTask || *scope != "" {
 						body["decision"], body["scope"] = "allow_task", *scope
 					}
-					return decide(c, args[0], *as, body, stdout)
+					return decide(c, args[0], body, stdout)
 				})
 			},
 		},
@@ -58,26 +57,17 @@ func approvalsCommands() []*command {
 			example: `reasonix approvals deny --note "do not touch the migrations" a_01hx…`,
 			flags: func(fs *flag.FlagSet) action {
 				note := fs.String("note", "", "why, passed to the model (`text`)")
-				as := asFlag(fs)
 				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
-					return decide(c, args[0], *as, map[string]string{"decision": "deny", "note": *note}, stdout)
+					return decide(c, args[0], map[string]string{"decision": "deny", "note": *note}, stdout)
 				})
 			},
 		},
 	}
 }
 
-func asFlag(fs *flag.FlagSet) *string {
-	return fs.String("as", "", "the approver `name` recorded with the decision (default $USER)")
-}
-
-// decide posts a decision. Without --as and $USER (containers, cron,
-// systemd) there is no name to record, and the error says which flag fixes it.
-func decide(c *apiClient, id, as string, body map[string]string, stdout io.Writer) error {
-	body["approver"] = cmpString(as, requester())
-	if strings.TrimSpace(body["approver"]) == "" {
-		return usageErrorf("who decides? $USER is not set: pass --as NAME")
-	}
+// decide posts a decision. The service records the token's principal as
+// the approver; there is no name to give.
+func decide(c *apiClient, id string, body map[string]string, stdout io.Writer) error {
 	var a approval
 	if err := c.do("POST", "/api/v1/approvals/"+url.PathEscape(id), body, &a); err != nil {
 		return notFound(err, "approval", id)

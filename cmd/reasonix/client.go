@@ -209,7 +209,3 @@ func watchExit(c *apiClient, id string, stdout io.Writer) error {
 	}
 	return nil
 }
-
-// requester is who the CLI says is asking: $USER, which is unset in
-// containers, cron and systemd units.
-func requester() string { return os.Getenv("USER") }

@@ -73,7 +73,7 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 			notFound(w, "approval "+r.PathValue("id"))
 			return
 		}
-		fmt.Fprintf(w, `{"id":"a_1","task_id":"t_1","decision":%q,"decided_by":%q}`, body["decision"], body["approver"])
+		fmt.Fprintf(w, `{"id":"a_1","task_id":"t_1","decision":%q,"decided_by":"token:erin"}`, body["decision"])
 	})
 	f.Server = httptest.NewServer(mux)
 	t.Cleanup(f.Close)
@@ -140,22 +140,23 @@ func TestApprovalsShowPrintsThePreview(t *testing.T) {
 	}
 }
 
-func TestDecidingWithoutAName(t *testing.T) {
+// TestDecidingNamesNobody: the approver is the token's principal, which
+// the service records; the CLI sends no name, and --as is gone.
+func TestDecidingNamesNobody(t *testing.T) {
 	api := newFakeAPI(t)
 	t.Setenv("USER", "")
-	_, stderr, code := cliRun("approvals", "allow", "a_1", "--server", api.URL)
-	if code != exitUsage || !strings.Contains(stderr, "--as NAME") {
-		t.Errorf("allow with $USER unset: exit %d, stderr %q", code, stderr)
+	out, stderr, code := cliRun("approvals", "deny", "--note", "no", "a_1", "--server", api.URL)
+	if code != exitOK || !strings.Contains(out, "deny by token:erin") {
+		t.Errorf("deny: exit %d\n%s%s", code, out, stderr)
 	}
-	if len(api.decisions) != 0 {
-		t.Errorf("a decision without a name reached the service: %v", api.decisions)
+	if len(api.decisions) != 1 || api.decisions[0]["note"] != "no" {
+		t.Fatalf("decisions = %v", api.decisions)
 	}
-	out, stderr, code := cliRun("approvals", "deny", "--as", "ci-bot", "--note", "no", "a_1", "--server", api.URL)
-	if code != exitOK || !strings.Contains(out, "deny by ci-bot") {
-		t.Errorf("deny --as: exit %d\n%s%s", code, out, stderr)
+	if _, ok := api.decisions[0]["approver"]; ok {
+		t.Errorf("the CLI named an approver: %v", api.decisions[0])
 	}
-	if len(api.decisions) != 1 || api.decisions[0]["approver"] != "ci-bot" || api.decisions[0]["note"] != "no" {
-		t.Errorf("decisions = %v", api.decisions)
+	if _, stderr, code := cliRun("approvals", "allow", "--as", "ci-bot", "a_1", "--server", api.URL); code != exitUsage || !strings.Contains(stderr, "--as") {
+		t.Errorf("allow --as: exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -48,6 +48,14 @@ reasonix tasks list --state running,waiting_approval`,
 			subs:    approvalsCommands(),
 		},
 		{
+			name: "tokens", summary: "create, list and revoke the API's tokens and their roles",
+			about: "Administers the API's tokens in the configured store directly (no running service needed). Each token is\n" +
+				"a principal, token:NAME, with a role (submit, approve, admin) and a highest posture for its tasks.\n" +
+				"The service's own token (<data dir>/api-token or [serve] api_token_env) is the admin token \"admin\".",
+			example: "reasonix tokens create ci --role submit\nreasonix tokens list\nreasonix tokens revoke ci",
+			subs:    tokensCommands(),
+		},
+		{
 			name: "config", summary: "check the configuration",
 			example: "reasonix config check",
 			subs: []*command{{

@@ -73,7 +73,7 @@ func TestServeTwoNodesSharePostgres(t *testing.T) {
 	if len(aps) != 1 {
 		t.Fatalf("node B sees approvals %+v", aps)
 	}
-	if code := nb.call("POST", "/api/v1/approvals/"+aps[0].ID, map[string]string{"decision": "allow_once", "approver": "dana"}, nil); code != 200 {
+	if code := nb.call("POST", "/api/v1/approvals/"+aps[0].ID, map[string]string{"decision": "allow_once"}, nil); code != 200 {
 		t.Fatalf("decide on node B: %d", code)
 	}
 	got := na.waitState(approval, "succeeded", "failed", "blocked")

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,6 +21,7 @@ import (
 	"reasonix/runner"
 	"reasonix/runner/httpapi"
 	"reasonix/runner/session"
+	"reasonix/runner/store"
 	"reasonix/runner/workspace"
 )
 
@@ -89,13 +88,16 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := registerAPIToken(ctx, st, svcCfg.Node, token, tokenSource, log); err != nil {
+		return err
+	}
 	svcCfg.Store = st
 	svcCfg.Secrets = []string{token}
 	svc, err := runner.New(svcCfg)
 	if err != nil {
 		return err
 	}
-	api, err := httpapi.New(httpapi.Config{Service: svc, Token: token, Logger: log})
+	api, err := httpapi.New(httpapi.Config{Service: svc, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -200,6 +202,26 @@ func warnMissingModel(cfg *config.Config, log *slog.Logger) {
 	}
 }
 
+// registerAPIToken makes the service's own token an admin principal, so an
+// installation from before tokens were principals keeps working. On SQLite
+// it is "admin"; nodes sharing Postgres each have their own token file, so
+// each registers "admin@<node>".
+func registerAPIToken(ctx context.Context, st *store.Store, node, secret, source string, log *slog.Logger) error {
+	name := store.BootstrapName
+	if st.Driver() == store.DriverPostgres {
+		name += "@" + node
+	}
+	t, err := st.RegisterBootstrapToken(ctx, name, secret)
+	if err != nil {
+		return fmt.Errorf("registering the API token: %w", err)
+	}
+	if t.Revoked() {
+		log.Warn("the service's own API token was revoked and is refused; replace it (delete the token file, or set a new value) and restart",
+			"token", t.Name, "source", source)
+	}
+	return nil
+}
+
 // apiToken returns the API's bearer token: the variable [serve]
 // api_token_env names, else a random token generated at first start and kept
 // 0600 in <data dir>/api-token. The second value says where it is, never
@@ -220,11 +242,7 @@ func apiToken(cfg *config.Config, dataDir string) (string, string, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return "", "", fmt.Errorf("reading the API token: %w", err)
 	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", "", err
-	}
-	tok := hex.EncodeToString(b[:])
+	tok := store.NewSecret()
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return "", "", fmt.Errorf("writing the API token: %w", err)

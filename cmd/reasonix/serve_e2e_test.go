@@ -284,8 +284,8 @@ func TestServeApprovalHoldsNoWorkerAndResumesTheExactCall(t *testing.T) {
 		t.Fatalf("pending approvals = %+v", aps)
 	}
 	e.extra = append(e.extra, "REASONIX_API_TOKEN="+s.token)
-	out, stderr, code := e.run("approvals", "allow", aps[0].ID, "--server", s.url, "--as", "alice")
-	if code != 0 || !strings.Contains(out, "allow_once by alice") {
+	out, stderr, code := e.run("approvals", "allow", aps[0].ID, "--server", s.url)
+	if code != 0 || !strings.Contains(out, "allow_once by token:admin") {
 		t.Fatalf("approvals allow: %d %s %s", code, out, stderr)
 	}
 	got := s.waitState(first, "succeeded", "failed", "blocked")
@@ -316,7 +316,7 @@ func TestServeDenyAndExpiryRefuseWithTheirCodes(t *testing.T) {
 	s.waitState(deny, "waiting_approval")
 	ap := s.pending(deny)[0]
 	var decided approval
-	if code := s.call("POST", "/api/v1/approvals/"+ap.ID, map[string]string{"decision": "deny", "approver": "bob", "note": "not on prod"}, &decided); code != 200 {
+	if code := s.call("POST", "/api/v1/approvals/"+ap.ID, map[string]string{"decision": "deny", "note": "not on prod"}, &decided); code != 200 {
 		t.Fatalf("deny: %d", code)
 	}
 	got := s.waitState(deny, "blocked", "succeeded", "failed")
@@ -450,7 +450,7 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 	if len(aps) != 1 {
 		t.Fatalf("the pending approval did not survive the crash: %+v", aps)
 	}
-	if code := s2.call("POST", "/api/v1/approvals/"+aps[0].ID, map[string]string{"decision": "allow_once", "approver": "carol"}, nil); code != 200 {
+	if code := s2.call("POST", "/api/v1/approvals/"+aps[0].ID, map[string]string{"decision": "allow_once"}, nil); code != 200 {
 		t.Fatalf("allow: %d", code)
 	}
 	got := s2.waitState(waiting, "succeeded", "failed", "blocked")
@@ -507,7 +507,7 @@ func TestTasksSubmitAndWatch(t *testing.T) {
 	if len(aps) != 1 {
 		t.Fatalf("approvals of %s: %+v\n%s", id, aps, out.String())
 	}
-	if code := s.call("POST", "/api/v1/approvals/"+aps[0].ID, map[string]string{"decision": "allow_once", "approver": "frank"}, nil); code != 200 {
+	if code := s.call("POST", "/api/v1/approvals/"+aps[0].ID, map[string]string{"decision": "allow_once"}, nil); code != 200 {
 		t.Fatalf("allow: %d", code)
 	}
 	select {
@@ -518,12 +518,13 @@ func TestTasksSubmitAndWatch(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the watcher did not end\n%s", out.String())
 	}
-	for _, want := range []string{"state: waiting_approval", "allow_once by frank", "state: succeeded", "notes written"} {
+	for _, want := range []string{"state: waiting_approval", "allow_once by token:admin", "state: succeeded", "notes written"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("watch output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if got := s.task(id); got.Source != "cli" || got.Requester != "cli:erin" {
+	// The requester is the token's principal, whatever $USER says.
+	if got := s.task(id); got.Source != "cli" || got.Requester != "token:admin" {
 		t.Errorf("task = %+v", got)
 	}
 }

@@ -46,7 +46,7 @@ func tasksCommands() []*command {
 		},
 		{
 			name: "submit", args: "PROMPT...", summary: "hand the service a task and print its id",
-			about: "Submits a task (source cli, requester cli:$USER) and prints its id. With --wait it follows the task\nlike `tasks watch` and exits as `reasonix run` would.",
+			about: "Submits a task (source cli; the requester is the token's principal) and prints its id. With --wait it follows the task\nlike `tasks watch` and exits as `reasonix run` would.",
 			example: `reasonix tasks submit --workspace app --wait "fix the flaky test in store"
 reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 			flags: func(fs *flag.FlagSet) action {
@@ -61,7 +61,7 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 					if prompt == "" {
 						return usageErrorf("tasks submit needs a prompt")
 					}
-					id, err := c.submitTask(map[string]any{"prompt": prompt, "source": "cli", "requester": requester(),
+					id, err := c.submitTask(map[string]any{"prompt": prompt, "source": "cli",
 						"workspace": *ws, "posture": posture, "goal": *goal, "plan_first": *planFirst})
 					if err != nil {
 						return err
@@ -90,7 +90,7 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 			flags: func(fs *flag.FlagSet) action {
 				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
 					var t task
-					body := map[string]string{"text": strings.Join(args[1:], " "), "requester": requester()}
+					body := map[string]string{"text": strings.Join(args[1:], " ")}
 					if err := c.do("POST", "/api/v1/tasks/"+url.PathEscape(args[0])+"/messages", body, &t); err != nil {
 						return notFound(err, "task", args[0])
 					}

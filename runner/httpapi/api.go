@@ -1,17 +1,16 @@
 // Package httpapi is the runner's HTTP API: tasks, their events (as JSON
 // and as a server-sent event stream), cancellation, steering, resumption and
-// approvals under /api/v1 behind a bearer token, plus /healthz, /readyz and
+// approvals under /api/v1 behind a bearer token that names a principal
+// (see runner.Principal), plus /healthz, /readyz and
 // /metrics. Errors are JSON {code, message}; bad input is a 4xx that changes
 // nothing; a 5xx carries a reference id that the log line with the detail
 // also carries.
 package httpapi
 
 import (
-	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"reasonix/runner"
@@ -24,9 +23,6 @@ const MaxBody = 1 << 20
 type Config struct {
 	// Service is the runner; required.
 	Service *runner.Service
-	// Token is the bearer token of /api/v1; required (the caller generates
-	// one when none is configured).
-	Token string
 	// Logger receives request failures; nil uses slog.Default().
 	Logger *slog.Logger
 	// KeepAlive is the interval of SSE keep-alive comments; default 15s.
@@ -36,7 +32,6 @@ type Config struct {
 // API serves the routes. Build it with New.
 type API struct {
 	svc       *runner.Service
-	token     []byte
 	log       *slog.Logger
 	keepAlive time.Duration
 	mux       *http.ServeMux
@@ -47,16 +42,13 @@ func New(cfg Config) (*API, error) {
 	if cfg.Service == nil {
 		return nil, errors.New("httpapi: a runner service is required")
 	}
-	if strings.TrimSpace(cfg.Token) == "" {
-		return nil, errors.New("httpapi: an API token is required")
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 15 * time.Second
 	}
-	a := &API{svc: cfg.Service, token: []byte(cfg.Token), log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux()}
+	a := &API{svc: cfg.Service, log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux()}
 	a.mux.HandleFunc("GET /healthz", a.healthz)
 	a.mux.HandleFunc("GET /readyz", a.readyz)
 	a.mux.Handle("GET /metrics", cfg.Service.Metrics())
@@ -79,19 +71,6 @@ func New(cfg Config) (*API, error) {
 
 // ServeHTTP routes the request.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
-
-// auth checks the bearer token in constant time.
-func (a *API) auth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), a.token) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="reasonix"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
 
 func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -17,30 +17,59 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
 	_ "reasonix/agent/builtin"
+	"reasonix/policy"
 	"reasonix/runner"
 	"reasonix/runner/httpapi"
 	"reasonix/runner/runnertest"
+	"reasonix/runner/store"
+	"reasonix/runner/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// token is the service's own (bootstrap) token: an admin.
 const token = "s3cret-token"
 
 type env struct {
 	t   *testing.T
 	svc *runner.Service
+	st  *store.Store
 	srv *httptest.Server
+	// secret is the bearer token do sends; token unless as changed it.
+	secret string
 }
 
 func newEnv(t *testing.T, p agent.Provider) *env {
-	svc := runnertest.Start(t, runnertest.Options{Provider: p})
-	api, err := httpapi.New(httpapi.Config{Service: svc, Token: token, Logger: nil, KeepAlive: 50 * time.Millisecond})
+	st := storetest.SQLite(t, store.Config{})
+	svc := runnertest.Start(t, runnertest.Options{Provider: p, Store: st})
+	if _, err := st.RegisterBootstrapToken(context.Background(), store.BootstrapName, token); err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(httpapi.Config{Service: svc, Logger: nil, KeepAlive: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	return &env{t: t, svc: svc, srv: srv}
+	return &env{t: t, svc: svc, st: st, srv: srv, secret: token}
+}
+
+// newToken creates a token (maxPosture "" = the role's default) and
+// returns its secret.
+func (e *env) newToken(name string, role store.Role, maxPosture policy.Posture) string {
+	e.t.Helper()
+	_, secret, err := e.st.CreateToken(context.Background(), store.NewToken{Name: name, Role: role, MaxPosture: maxPosture})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return secret
+}
+
+// as is e sending secret instead.
+func (e *env) as(secret string) *env {
+	c := *e
+	c.secret = secret
+	return &c
 }
 
 // do sends a request with the token and decodes a JSON answer into out.
@@ -50,7 +79,7 @@ func (e *env) do(method, path, body string, hdr map[string]string, out any) *htt
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+e.secret)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -133,8 +162,8 @@ func TestAuth(t *testing.T) {
 			t.Errorf("/metrics lacks reasonix_queue_depth")
 		}
 	}
-	if _, err := httpapi.New(httpapi.Config{Service: e.svc}); err == nil {
-		t.Error("New without a token succeeded")
+	if _, err := httpapi.New(httpapi.Config{}); err == nil {
+		t.Error("New without a service succeeded")
 	}
 }
 
@@ -142,7 +171,7 @@ func TestTaskRoutes(t *testing.T) {
 	p := agenttest.NewScriptedProvider(agenttest.Turn{Text: "all done", Usage: agent.Usage{Prompt: 5, Completion: 2}})
 	e := newEnv(t, p)
 	var c created
-	res := e.do("POST", "/api/v1/tasks", `{"prompt":"hello","posture":"auto","requester":"alice"}`, map[string]string{"Idempotency-Key": "idem-1"}, &c)
+	res := e.do("POST", "/api/v1/tasks", `{"prompt":"hello","posture":"auto"}`, map[string]string{"Idempotency-Key": "idem-1"}, &c)
 	if res.StatusCode != 202 || c.ID == "" || c.State != "queued" || !c.Created {
 		t.Fatalf("create = %d %+v", res.StatusCode, c)
 	}
@@ -151,7 +180,7 @@ func TestTaskRoutes(t *testing.T) {
 		t.Fatalf("idempotent create = %d %+v", res.StatusCode, again)
 	}
 	v := e.waitTask(c.ID, "succeeded", "failed")
-	if v["state"] != "succeeded" || v["requester"] != "api:alice" {
+	if v["state"] != "succeeded" || v["requester"] != "token:admin" {
 		t.Fatalf("task = %v", v)
 	}
 	if r, _ := v["result"].(map[string]any); r["final_answer"] != "all done" {
@@ -198,8 +227,8 @@ func TestTaskRoutes(t *testing.T) {
 		{"POST", "/api/v1/tasks/t_nope/messages", `{"text":"hi"}`, 404, "not_found"},
 		{"GET", "/api/v1/nothing", "", 404, "not_found"},
 		{"GET", "/api/v1/approvals?state=bogus", "", 400, "invalid"},
-		{"POST", "/api/v1/approvals/a_nope", `{"decision":"allow_once","approver":"bob"}`, 404, "not_found"},
-		{"POST", "/api/v1/approvals/a_nope", `{"decision":"maybe","approver":"bob"}`, 400, "invalid"},
+		{"POST", "/api/v1/approvals/a_nope", `{"decision":"allow_once"}`, 404, "not_found"},
+		{"POST", "/api/v1/approvals/a_nope", `{"decision":"maybe"}`, 400, "invalid"},
 	} {
 		if st, code := e.status(tc.method, tc.path, tc.body); st != tc.status || code != tc.code {
 			t.Errorf("%s %s %s = %d %q, want %d %q", tc.method, tc.path, tc.body, st, code, tc.status, tc.code)
@@ -214,7 +243,7 @@ func TestErrorMessagesAreForPeople(t *testing.T) {
 	e := newEnv(t, nil)
 	for _, tc := range []struct{ method, path, body, want string }{
 		{"GET", "/api/v1/tasks/t_nope", "", "task t_nope not found"},
-		{"POST", "/api/v1/approvals/a_nope", `{"decision":"deny","approver":"bob"}`, "approval a_nope not found"},
+		{"POST", "/api/v1/approvals/a_nope", `{"decision":"deny"}`, "approval a_nope not found"},
 		{"POST", "/api/v1/tasks", `{"prompt":"x","posture":"reckless"}`, `posture "reckless" is not one of ask, auto, yolo`},
 		{"POST", "/api/v1/tasks", `{"prompt":"x","workspace":"nowhere"}`, `unknown workspace "nowhere": no workspaces are configured`},
 	} {
@@ -275,8 +304,11 @@ func TestApprovalRoutes(t *testing.T) {
 		agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > f"}`}}},
 		agenttest.Turn{Text: "done"})
 	e := newEnv(t, p)
+	alice := e.as(e.newToken("alice", store.RoleApprove, ""))
+	bob := e.as(e.newToken("bob", store.RoleApprove, ""))
+	carol := e.as(e.newToken("carol", store.RoleApprove, ""))
 	var c created
-	e.do("POST", "/api/v1/tasks", `{"prompt":"needs approval","requester":"alice"}`, nil, &c)
+	alice.do("POST", "/api/v1/tasks", `{"prompt":"needs approval"}`, nil, &c)
 	e.waitTask(c.ID, "waiting_approval")
 	var list struct{ Approvals []map[string]any }
 	e.do("GET", "/api/v1/approvals?state=pending", "", nil, &list)
@@ -285,24 +317,26 @@ func TestApprovalRoutes(t *testing.T) {
 	}
 	id := list.Approvals[0]["id"].(string)
 	for _, tc := range []struct {
+		who    *env
 		body   string
 		status int
 		code   string
 	}{
-		{`{"decision":"allow_once"}`, 400, "invalid"},
-		{`{"decision":"allow_once","approver":"api:alice"}`, 403, "forbidden"},
-		{`{"decision":"allow_once","approver":"bob","call_hash":"abc"}`, 409, "conflict"},
-		{`{"decision":"allow_once","approver":"bob","extra":1}`, 400, "invalid"},
+		{bob, `{"decision":"allow"}`, 400, "invalid"},
+		{alice, `{"decision":"allow_once"}`, 403, "forbidden"},
+		{bob, `{"decision":"allow_once","approver":"carol"}`, 400, "invalid"},
+		{bob, `{"decision":"allow_once","call_hash":"abc"}`, 409, "conflict"},
+		{bob, `{"decision":"allow_once","extra":1}`, 400, "invalid"},
 	} {
-		if st, code := e.status("POST", "/api/v1/approvals/"+id, tc.body); st != tc.status || code != tc.code {
+		if st, code := tc.who.status("POST", "/api/v1/approvals/"+id, tc.body); st != tc.status || code != tc.code {
 			t.Errorf("decide %s = %d %q, want %d %q", tc.body, st, code, tc.status, tc.code)
 		}
 	}
 	var ap map[string]any
-	if res := e.do("POST", "/api/v1/approvals/"+id, `{"decision":"allow_once","approver":"bob"}`, nil, &ap); res.StatusCode != 200 || ap["state"] != "allowed" || ap["decided_by"] != "bob" {
+	if res := bob.do("POST", "/api/v1/approvals/"+id, `{"decision":"allow_once"}`, nil, &ap); res.StatusCode != 200 || ap["state"] != "allowed" || ap["decided_by"] != "token:bob" {
 		t.Fatalf("decide = %d %v", res.StatusCode, ap)
 	}
-	if st, code := e.status("POST", "/api/v1/approvals/"+id, `{"decision":"deny","approver":"carol"}`); st != 409 || code != "conflict" {
+	if st, code := carol.status("POST", "/api/v1/approvals/"+id, `{"decision":"deny"}`); st != 409 || code != "conflict" {
 		t.Fatalf("second decision = %d %q", st, code)
 	}
 	e.waitTask(c.ID, "succeeded")
@@ -345,7 +379,7 @@ func TestEventStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/api/v1/tasks/"+c.ID+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+e.secret)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Last-Event-ID", "2")
 	res, err := http.DefaultClient.Do(req)
@@ -380,7 +414,7 @@ func TestEventStream(t *testing.T) {
 	// Decide: the live part of the stream shows the decision and the end.
 	var list struct{ Approvals []map[string]any }
 	e.do("GET", "/api/v1/approvals?state=pending", "", nil, &list)
-	e.do("POST", "/api/v1/approvals/"+list.Approvals[0]["id"].(string), `{"decision":"allow_once","approver":"bob"}`, nil, nil)
+	e.do("POST", "/api/v1/approvals/"+list.Approvals[0]["id"].(string), `{"decision":"allow_once"}`, nil, nil)
 	last := int64(3)
 	for {
 		id, typ := next()
@@ -400,8 +434,12 @@ func FuzzCreateTask(f *testing.F) {
 		`{"prompt":"x","approvers":["a",""]}`, `{"prompt":null}`, `{}`, `[`, `{"goal":"yes"}`, "\x00", `{"prompt":"\ud800"}`} {
 		f.Add(s)
 	}
-	svc := runnertest.Start(f, runnertest.Options{})
-	api, err := httpapi.New(httpapi.Config{Service: svc, Token: token})
+	st := storetest.SQLite(f, store.Config{})
+	svc := runnertest.Start(f, runnertest.Options{Store: st})
+	if _, err := st.RegisterBootstrapToken(context.Background(), store.BootstrapName, token); err != nil {
+		f.Fatal(err)
+	}
+	api, err := httpapi.New(httpapi.Config{Service: svc})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -73,19 +73,21 @@ func (a *API) listApprovals(w http.ResponseWriter, r *http.Request) {
 // decideRequest is the body of POST /api/v1/approvals/{id}.
 type decideRequest struct {
 	Decision string `json:"decision"` // allow_once | allow_task | deny
-	Approver string `json:"approver"`
-	Note     string `json:"note"`
-	Scope    string `json:"scope"`
-	CallHash string `json:"call_hash"`
+	// Approver is refused: the decider is the token's principal.
+	Approver *string `json:"approver"`
+	Note     string  `json:"note"`
+	Scope    string  `json:"scope"`
+	CallHash string  `json:"call_hash"`
 }
 
 func (a *API) decide(w http.ResponseWriter, r *http.Request) {
 	var body decideRequest
-	if !decode(w, r, &body) {
+	if !decode(w, r, &body) || refuseClaimedIdentity(w, r, "approver", body.Approver != nil) {
 		return
 	}
+	p := principalOf(r)
 	ap, err := a.svc.Decide(r.Context(), runner.Decision{ApprovalID: r.PathValue("id"), Decision: body.Decision,
-		Approver: body.Approver, Note: body.Note, Scope: body.Scope, CallHash: body.CallHash})
+		Approver: p.ID, Role: p.Role, Note: body.Note, Scope: body.Scope, CallHash: body.CallHash})
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -50,6 +50,8 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status, code = http.StatusConflict, "expired"
 	case errors.Is(re.Kind, runner.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
+	case errors.Is(re.Kind, runner.ErrUnauthenticated):
+		status, code = http.StatusUnauthorized, "unauthorized"
 	case errors.Is(re.Kind, runner.ErrForbidden):
 		status, code = http.StatusForbidden, "forbidden"
 	case errors.Is(re.Kind, runner.ErrUnavailable):

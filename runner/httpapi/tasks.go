@@ -64,12 +64,12 @@ type createRequest struct {
 	Approvers []string             `json:"approvers"`
 	// Source is "api" (default) or "cli" (the reasonix CLI).
 	Source string `json:"source"`
-	// Requester names who asks, recorded as "<source>:<requester>".
-	Requester string `json:"requester"`
+	// Requester is refused: the requester is the token's principal.
+	Requester *string `json:"requester"`
 }
 
 // toTaskRequest validates the parts the runner does not know about.
-func (c createRequest) toTaskRequest(idempotencyKey string) (runner.TaskRequest, string) {
+func (c createRequest) toTaskRequest(p runner.Principal, idempotencyKey string) (runner.TaskRequest, string) {
 	src := store.SourceAPI
 	switch c.Source {
 	case "", "api":
@@ -82,18 +82,14 @@ func (c createRequest) toTaskRequest(idempotencyKey string) (runner.TaskRequest,
 	if err != nil {
 		return runner.TaskRequest{}, err.Error()
 	}
-	who := strings.TrimSpace(c.Requester)
-	if who == "" {
-		who = "token"
-	}
-	return runner.TaskRequest{Source: src, Requester: string(src) + ":" + who, Prompt: c.Prompt, Goal: c.Goal,
+	return runner.TaskRequest{Source: src, Requester: p.ID, MaxPosture: p.MaxPosture, Prompt: c.Prompt, Goal: c.Goal,
 		PlanFirst: c.PlanFirst, Workspace: c.Workspace, Posture: posture, Notify: c.Notify,
 		Approvers: c.Approvers, DedupeKey: idempotencyKey}, ""
 }
 
 func (a *API) createTask(w http.ResponseWriter, r *http.Request) {
 	var body createRequest
-	if !decode(w, r, &body) {
+	if !decode(w, r, &body) || refuseClaimedIdentity(w, r, "requester", body.Requester != nil) {
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
@@ -101,7 +97,7 @@ func (a *API) createTask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid", "the Idempotency-Key header is limited to 256 bytes")
 		return
 	}
-	req, problem := body.toTaskRequest(key)
+	req, problem := body.toTaskRequest(principalOf(r), key)
 	if problem != "" {
 		writeError(w, http.StatusBadRequest, "invalid", problem)
 		return
@@ -250,6 +246,9 @@ func afterParam(w http.ResponseWriter, r *http.Request) (int64, bool) {
 }
 
 func (a *API) cancel(w http.ResponseWriter, r *http.Request) {
+	if !a.ownTask(w, r, r.PathValue("id")) {
+		return
+	}
 	t, err := a.svc.Cancel(r.Context(), r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
@@ -260,17 +259,18 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request) {
 
 // messageRequest is the body of POST /api/v1/tasks/{id}/messages.
 type messageRequest struct {
-	Text      string `json:"text"`
-	Requester string `json:"requester"`
+	Text string `json:"text"`
+	// Requester is refused: the sender is the token's principal.
+	Requester *string `json:"requester"`
 }
 
 func (a *API) message(w http.ResponseWriter, r *http.Request) {
 	var body messageRequest
-	if !decode(w, r, &body) {
+	if !decode(w, r, &body) || refuseClaimedIdentity(w, r, "requester", body.Requester != nil) ||
+		!a.ownTask(w, r, r.PathValue("id")) {
 		return
 	}
-	who := "api:" + cmpOr(strings.TrimSpace(body.Requester), "token")
-	t, err := a.svc.Message(r.Context(), r.PathValue("id"), who, body.Text)
+	t, err := a.svc.Message(r.Context(), r.PathValue("id"), principalOf(r).ID, body.Text)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -279,17 +279,13 @@ func (a *API) message(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) resume(w http.ResponseWriter, r *http.Request) {
+	if !a.ownTask(w, r, r.PathValue("id")) {
+		return
+	}
 	t, err := a.svc.Resume(r.Context(), r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"id": t.ID, "state": t.State})
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -36,6 +36,8 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("Pagination", func(t *testing.T) { testPagination(t, open) })
 	t.Run("Session", func(t *testing.T) { testSession(t, open) })
 	t.Run("Validation", func(t *testing.T) { testValidation(t, open) })
+	t.Run("Tokens", func(t *testing.T) { testTokens(t, open) })
+	t.Run("BootstrapToken", func(t *testing.T) { testBootstrapToken(t, open) })
 }
 
 func newTask(prompt string) store.NewTask {

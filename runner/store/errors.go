@@ -8,7 +8,7 @@ import (
 // Sentinel conditions. Errors returned by the store wrap these, so callers
 // test with errors.Is.
 var (
-	// ErrNotFound: the task, approval or journal entry does not exist.
+	// ErrNotFound: the task, approval, journal entry or token does not exist.
 	ErrNotFound = errors.New("store: not found")
 	// ErrStateConflict: a compare-and-swap found the row in another state.
 	// The concrete error is a *StateError carrying the state it found.

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strings"
+)
 
 // ExecForTest runs raw SQL, for tests that break the schema on purpose.
 func (s *Store) ExecForTest(ctx context.Context, q string) error {
@@ -22,4 +26,15 @@ func (s *Store) JobStateForTest(ctx context.Context, id int64) (string, error) {
 		return "", err
 	}
 	return string(j.State), nil
+}
+
+// TokenRowForTest returns every column of the token row named name, joined
+// as text, for tests that check what is (not) stored.
+func (s *Store) TokenRowForTest(ctx context.Context, name string) (string, error) {
+	var id, n, role, posture, hash string
+	var created int64
+	var revoked, used any
+	err := s.db.queryRow(ctx, "SELECT "+tokenCols+" FROM tokens WHERE name = ?", name).
+		Scan(&id, &n, &role, &posture, &hash, &created, &revoked, &used)
+	return strings.Join([]string{id, n, role, posture, hash, fmt.Sprint(created, revoked, used)}, "|"), err
 }

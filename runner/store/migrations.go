@@ -144,4 +144,19 @@ CREATE TABLE task_inbox (
 );
 CREATE INDEX task_inbox_pending ON task_inbox (task_id, consumed_at);
 `},
+	// 3: API principals. A token's secret is never stored, only its
+	// SHA-256, so a copy of the database grants nobody access; the name is
+	// the principal id ("token:<name>") tasks and decisions record.
+	{version: 3, sql: `
+CREATE TABLE tokens (
+	id           TEXT PRIMARY KEY,
+	name         TEXT NOT NULL UNIQUE,
+	role         TEXT NOT NULL,
+	max_posture  TEXT NOT NULL,
+	secret_hash  TEXT NOT NULL UNIQUE,
+	created_at   BIGINT NOT NULL,
+	revoked_at   BIGINT,
+	last_used_at BIGINT
+);
+`},
 }

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"reasonix/policy"
+	"reasonix/runner/store"
+)
+
+// tokensCommands are `reasonix tokens create|list|revoke`. They administer
+// the service, so they open its store directly, as `reasonix migrate`
+// does: whoever can read the configuration and the database is its
+// administrator already, and no API token can mint another.
+func tokensCommands() []*command {
+	return []*command{
+		{
+			name: "create", args: "NAME", summary: "create an API token and print its secret once",
+			about: "Creates a token for principal token:NAME and prints its secret on stdout, once: only its hash is kept.\n" +
+				"Roles: submit (create tasks, read, message/cancel/resume its own tasks), approve (also decide\n" +
+				"approvals of other principals' tasks), admin (everything). --max-posture is the highest posture its\n" +
+				"tasks may ask for (default auto, yolo for admin).",
+			example: "reasonix tokens create ci --role submit\nreasonix tokens create erin --role approve --max-posture yolo",
+			flags: func(fs *flag.FlagSet) action {
+				var role, posture string
+				fs.Var(roleValue{&role}, "role", "`submit|approve|admin`: what the token may do (required)")
+				fs.Var(postureValue{&posture}, "max-posture", "`ask|auto|yolo`: the highest posture its tasks may ask for")
+				file := configFileFlag(fs)
+				return func(args []string, stdout, stderr io.Writer) error {
+					if role == "" {
+						return usageErrorf("tokens create needs --role submit, approve or admin")
+					}
+					return withStore(*file, stderr, func(ctx context.Context, st *store.Store) error {
+						t, secret, err := st.CreateToken(ctx, store.NewToken{Name: args[0], Role: store.Role(role), MaxPosture: policy.Posture(posture)})
+						if err != nil {
+							return tokenError(err)
+						}
+						fmt.Fprintln(stdout, secret)
+						fmt.Fprintf(stderr, "created %s (%s, role %s, max posture %s); the secret above is shown only now\n",
+							t.Principal(), t.ID, t.Role, t.MaxPosture)
+						return nil
+					})
+				}
+			},
+		},
+		{
+			name: "list", summary: "list the API tokens (never their secrets)",
+			example: "reasonix tokens list",
+			flags: configFileAction(func(file string, stdout, stderr io.Writer) error {
+				return withStore(file, stderr, func(ctx context.Context, st *store.Store) error {
+					list, err := st.Tokens(ctx)
+					if err != nil {
+						return err
+					}
+					if len(list) == 0 {
+						fmt.Fprintln(stdout, "no tokens (the service registers its own when it starts)")
+						return nil
+					}
+					tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+					fmt.Fprintln(tw, "NAME\tID\tROLE\tMAX POSTURE\tCREATED\tLAST USED\tSTATE")
+					for _, t := range list {
+						state := "active"
+						if t.Revoked() {
+							state = "revoked " + t.RevokedAt.Local().Format(time.DateTime)
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.ID, t.Role, t.MaxPosture,
+							t.CreatedAt.Local().Format(time.DateTime), when(t.LastUsedAt), state)
+					}
+					return tw.Flush()
+				})
+			}),
+		},
+		{
+			name: "revoke", args: "NAME|ID", summary: "revoke an API token; its next request is refused",
+			about:   "Revokes a token by name or id. The service refuses it from the next request on (401). The name stays\ntaken, so tasks and decisions recorded under it keep meaning one principal.",
+			example: "reasonix tokens revoke ci",
+			flags: func(fs *flag.FlagSet) action {
+				file := configFileFlag(fs)
+				return func(args []string, stdout, stderr io.Writer) error {
+					return withStore(*file, stderr, func(ctx context.Context, st *store.Store) error {
+						before, err := st.RevokeToken(ctx, args[0])
+						if errors.Is(err, store.ErrNotFound) {
+							return fmt.Errorf("token %s not found (see reasonix tokens list)", args[0])
+						}
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(stdout, "revoked %s (%s)\n", before.Principal(), before.ID)
+						return nil
+					})
+				}
+			},
+		},
+	}
+}
+
+// withStore opens the configured store for an admin command.
+func withStore(file string, stderr io.Writer, run func(ctx context.Context, st *store.Store) error) error {
+	cfg, err := loadServiceConfig(file)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	st, err := openStore(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return run(ctx, st)
+}
+
+// tokenError turns the store's message about bad input into a usage error.
+func tokenError(err error) error {
+	var ie *store.InputError
+	if errors.As(err, &ie) {
+		return usageErrorf("%s", ie.Msg)
+	}
+	return err
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.Local().Format(time.DateTime)
+}
+
+// roleValue is a --role flag, parsed at the flag edge by store.ParseRole.
+type roleValue struct{ name *string }
+
+func (v roleValue) String() string {
+	if v.name == nil {
+		return ""
+	}
+	return *v.name
+}
+
+func (v roleValue) Set(s string) error {
+	r, err := store.ParseRole(strings.ToLower(strings.TrimSpace(s)))
+	if err != nil {
+		return errors.New("want submit, approve or admin")
+	}
+	*v.name = string(r)
+	return nil
+}
