@@ -1,0 +1,58 @@
+package mcptest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+	"reasonix/mcp"
+	"reasonix/mcp/mcptest"
+)
+
+// TestAdaptedHTTPToolsKeepTheToolContract runs the tool conformance suite
+// over tools adapted from a streamable HTTP server, the transport the mcp
+// package's own conformance test (over stdio) does not use.
+func TestAdaptedHTTPToolsKeepTheToolContract(t *testing.T) {
+	sc := mcptest.NewHTTPServer(t, "fake",
+		mcptest.Tool{Name: "look", Description: "Echoes its arguments.", ReadOnly: true},
+		mcptest.Tool{Name: "wait", Description: "Waits until the call is cancelled.", ReadOnly: true,
+			Handle: func(ctx context.Context, _ map[string]any) (string, error) {
+				<-ctx.Done()
+				return "", ctx.Err()
+			}},
+		mcptest.Tool{Name: "store", Description: "Pretends to store its arguments.",
+			Handle: func(context.Context, map[string]any) (string, error) { return "stored", nil }},
+	)
+	m, err := mcp.New(mcp.Config{Servers: []mcp.ServerConfig{sc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	_ = m.Start(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]agenttest.ToolCases{
+		"mcp__fake__look":  {ReadOnly: true, Valid: []string{`{"q":"x"}`, `{"n":[1,2]}`}},
+		"mcp__fake__wait":  {ReadOnly: true, Blocking: `{}`},
+		"mcp__fake__store": {Valid: []string{`{"k":"v"}`}},
+	}
+	tools := map[string]agent.Tool{}
+	for _, tl := range m.Tools(nil) {
+		tools[tl.Name()] = tl
+	}
+	for name, c := range cases {
+		tl, ok := tools[name]
+		if !ok {
+			t.Errorf("tool %s is not offered", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			agenttest.TestTool(t, func(*testing.T) agent.Tool { return tl }, c)
+		})
+	}
+}
