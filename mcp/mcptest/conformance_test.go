@@ -11,6 +11,8 @@ import (
 	"reasonix/mcp/mcptest"
 )
 
+const longName = "get_the_pull_request_review_comments_of_a_repository_in_an_organization"
+
 // TestAdaptedHTTPToolsKeepTheToolContract runs the tool conformance suite
 // over tools adapted from a streamable HTTP server, the transport the mcp
 // package's own conformance test (over stdio) does not use.
@@ -24,6 +26,9 @@ func TestAdaptedHTTPToolsKeepTheToolContract(t *testing.T) {
 			}},
 		mcptest.Tool{Name: "store", Description: "Pretends to store its arguments.",
 			Handle: func(context.Context, map[string]any) (string, error) { return "stored", nil }},
+		// Real servers have long names; the adapted name must still fit
+		// every model API.
+		mcptest.Tool{Name: longName, Description: "Has a long name.", ReadOnly: true},
 	)
 	m, err := mcp.New(mcp.Config{Servers: []mcp.ServerConfig{sc}})
 	if err != nil {
@@ -37,9 +42,10 @@ func TestAdaptedHTTPToolsKeepTheToolContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]agenttest.ToolCases{
-		"mcp__fake__look":  {ReadOnly: true, Valid: []string{`{"q":"x"}`, `{"n":[1,2]}`}},
-		"mcp__fake__wait":  {ReadOnly: true, Blocking: `{}`},
-		"mcp__fake__store": {Valid: []string{`{"k":"v"}`}},
+		"mcp__fake__look":              {ReadOnly: true, Valid: []string{`{"q":"x"}`, `{"n":[1,2]}`}},
+		"mcp__fake__wait":              {ReadOnly: true, Blocking: `{}`},
+		"mcp__fake__store":             {Valid: []string{`{"k":"v"}`}},
+		mcp.ToolName("fake", longName): {ReadOnly: true, Valid: []string{`{"q":"x"}`}},
 	}
 	tools := map[string]agent.Tool{}
 	for _, tl := range m.Tools(nil) {
