@@ -45,9 +45,7 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 			edit(&cfg)
 		}
 		p := mk(t, cfg)
-		if c, ok := p.(interface{ CloseIdleConnections() }); ok {
-			t.Cleanup(c.CloseIdleConnections)
-		}
+		t.Cleanup(func() { closeIdle(p) })
 		return p
 	}
 
@@ -318,6 +316,25 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 		cancelled(t, p, nil)
 	})
 
+	t.Run("AlreadyCancelled", func(t *testing.T) {
+		srv := NewServer(t, Turn{Text: "unused"})
+		p := build(t, srv, nil)
+		before := goleak.IgnoreCurrent()
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		ch, err := p.Stream(ctx, userRequest("x"))
+		if err == nil {
+			last := drainWithin(t, ch, promptly)
+			if last != nil && last.Type == agent.ChunkDone {
+				t.Errorf("a stream started with a cancelled context reported success")
+			}
+		}
+		closeIdle(p)
+		if err := goleak.Find(before); err != nil {
+			t.Errorf("goroutines left behind: %v", err)
+		}
+	})
+
 	t.Run("CancelBeforeHeaders", func(t *testing.T) {
 		arrived := make(chan struct{})
 		srv := NewServer(t, Respond(func(Request) Turn {
@@ -361,32 +378,44 @@ func cancelled(t *testing.T, p agent.Provider, arrived <-chan struct{}) {
 		}
 	}
 	cancel()
-	timer := time.NewTimer(promptly)
-	defer timer.Stop()
-	var last *agent.Chunk
-	for open := true; open; {
-		select {
-		case c, ok := <-ch:
-			if !ok {
-				open = false
-				break
-			}
-			last = &c
-		case <-timer.C:
-			t.Fatalf("the channel was still open %v after cancellation", promptly)
-		}
-	}
+	last := drainWithin(t, ch, promptly)
 	if last != nil && last.Type == agent.ChunkDone {
 		t.Errorf("a cancelled stream reported success")
 	}
 	if last != nil && last.Type == agent.ChunkError && !errors.Is(last.Err, context.Canceled) {
 		t.Errorf("final error after cancel = %v, want one wrapping context.Canceled", last.Err)
 	}
-	if c, ok := p.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
+	closeIdle(p)
 	if err := goleak.Find(before); err != nil {
 		t.Errorf("goroutines left behind by a cancelled stream: %v", err)
+	}
+}
+
+// drainWithin reads ch until it closes and returns the last chunk (nil when
+// there was none); the channel must close within d.
+func drainWithin(t *testing.T, ch <-chan agent.Chunk, d time.Duration) *agent.Chunk {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	var last *agent.Chunk
+	for {
+		select {
+		case c, ok := <-ch:
+			if !ok {
+				return last
+			}
+			last = &c
+		case <-timer.C:
+			t.Fatalf("the channel was still open %v after cancellation", d)
+		}
+	}
+}
+
+// closeIdle drops the kept-alive connections of providers that pool them,
+// whose goroutines would otherwise look leaked.
+func closeIdle(p agent.Provider) {
+	if c, ok := p.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
 	}
 }
 
