@@ -74,9 +74,9 @@ const promptly = 10 * time.Second
 // subtests: a stable name valid for every model API, a description, a
 // parameters schema that is a JSON object schema, a stable read-only class
 // equal to cases.ReadOnly, the cases' valid and invalid calls, malformed
-// arguments refused with an error and never a panic, prompt returns once the
-// context has ended, and race-free concurrent calls of read-only tools (run
-// the test with -race for that to mean something).
+// arguments refused with a non-empty error and never a panic, prompt
+// returns once the context has ended, and race-free concurrent calls of
+// read-only tools (run the test with -race for that to mean something).
 //
 // mk is called once per subtest, and twice where stability across instances
 // is checked; it may return a shared instance when building one is costly.
@@ -146,8 +146,11 @@ func TestTool(t *testing.T, mk func(t *testing.T) agent.Tool, cases ToolCases) {
 		t.Run("Invalid", func(t *testing.T) {
 			tl := mk(t)
 			for _, args := range cases.Invalid {
-				if out, err := call(t, t.Context(), tl, args); err == nil {
+				out, err := call(t, t.Context(), tl, args)
+				if err == nil {
 					t.Errorf("%s(%s) = %q, want an error", tl.Name(), args, out)
+				} else if strings.TrimSpace(err.Error()) == "" {
+					t.Errorf("%s(%s): an empty error tells the model nothing to correct", tl.Name(), args)
 				}
 			}
 		})
@@ -155,8 +158,11 @@ func TestTool(t *testing.T, mk func(t *testing.T) agent.Tool, cases ToolCases) {
 	t.Run("Malformed", func(t *testing.T) {
 		tl := mk(t)
 		for _, args := range malformedArgs {
-			if out, err := call(t, t.Context(), tl, args); err == nil {
+			out, err := call(t, t.Context(), tl, args)
+			if err == nil {
 				t.Errorf("%s(%.40q) = %.80q, want an error: the arguments are not a JSON object", tl.Name(), args, out)
+			} else if strings.TrimSpace(err.Error()) == "" {
+				t.Errorf("%s(%.40q): an empty error tells the model nothing to correct", tl.Name(), args)
 			}
 		}
 		// Odd arguments may be taken as "no arguments" and start a call

@@ -1,6 +1,10 @@
 package builtin
 
 import (
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"reasonix/agent"
@@ -92,4 +96,55 @@ func TestBuiltinsKeepTheToolContract(t *testing.T) {
 			t.Errorf("conformance cases for %q, which is not a registered built-in", name)
 		}
 	}
+}
+
+// TestReadOnlyBuiltinsLeaveTheWorkspaceAlone backs the read-only class with
+// evidence the generic suite cannot gather: after every valid call of a
+// read-only built-in the workspace is byte for byte what it was.
+func TestReadOnlyBuiltinsLeaveTheWorkspaceAlone(t *testing.T) {
+	for _, name := range agent.Builtins() {
+		cases := conformance[name]
+		if !cases.ReadOnly {
+			continue
+		}
+		env, _ := testEnv(t)
+		writeTree(t, env.Workdir, conformanceFiles)
+		before := snapshot(t, env.Workdir)
+		tl := tool(t, env, name)
+		for _, args := range cases.Valid {
+			mustCall(t, tl, args)
+			if after := snapshot(t, env.Workdir); !maps.Equal(before, after) {
+				t.Errorf("read-only %s(%s) changed the workspace: %v, was %v", name, args, after, before)
+			}
+		}
+	}
+}
+
+// snapshot maps every path under dir to its mode and content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		entry := info.Mode().String()
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			entry += " " + string(b)
+		}
+		out[p] = entry
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
