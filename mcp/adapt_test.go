@@ -18,6 +18,9 @@ func TestToolName(t *testing.T) {
 		{"my server", "do thing", "mcp__my_server__do_thing"},
 		{"fs", "files.read/v2", "mcp__fs__files_read_v2"},
 		{"x-y", "ünï", "mcp__x-y___n_"},
+		// Cut to 64 with a hash of the whole, which keeps similar long names apart.
+		{"github", strings.Repeat("long_", 12) + "a", "mcp__github__long_long_long_long_long_long_long_long_lo_70354759"},
+		{"github", strings.Repeat("long_", 12) + "b", "mcp__github__long_long_long_long_long_long_long_long_lo_386d685d"},
 	} {
 		if got := ToolName(tc.server, tc.tool); got != tc.want {
 			t.Errorf("ToolName(%q, %q) = %q, want %q", tc.server, tc.tool, got, tc.want)
@@ -25,7 +28,7 @@ func TestToolName(t *testing.T) {
 	}
 }
 
-var validToolName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var validToolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func FuzzToolName(f *testing.F) {
 	for _, s := range []string{"echo", "a b", "files.read", "日本", "\x00", ""} {

@@ -3,6 +3,8 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,12 +41,23 @@ var (
 	_ agent.ReadOnlyTool = (*Tool)(nil)
 )
 
+// maxToolName is the longest function name model APIs accept (OpenAI's
+// limit); one longer tool name gets every request of a run rejected.
+const maxToolName = 64
+
 // ToolName is the agent-side name of the remote tool on server:
 // mcp__<server>__<tool>, with every character other than ASCII letters,
 // digits, '_' and '-' (spaces, dots, slashes…) replaced by '_' so that the
-// name is valid for every model API.
+// name is valid for every model API. A name longer than 64 characters is
+// cut to 55 and ends in '_' and 8 hex digits of a hash of server and tool,
+// so that long names sharing a prefix stay apart.
 func ToolName(server, tool string) string {
-	return "mcp__" + sanitizeName(server) + "__" + sanitizeName(tool)
+	name := "mcp__" + sanitizeName(server) + "__" + sanitizeName(tool)
+	if len(name) <= maxToolName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+	return name[:maxToolName-9] + "_" + hex.EncodeToString(sum[:4])
 }
 
 func sanitizeName(s string) string {

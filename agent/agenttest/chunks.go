@@ -10,8 +10,9 @@ import (
 // streamPlan is the sequence of chunks one turn becomes on the wire.
 type streamPlan struct {
 	chunks []chunk
-	// complete is false for a cut turn: the connection is dropped after the
-	// chunks, without a finish reason, usage or [DONE].
+	// complete is false for a cut or stalled turn: after the chunks the
+	// connection is dropped or left hanging, without a finish reason, usage
+	// or [DONE].
 	complete bool
 }
 
@@ -50,7 +51,7 @@ func planStream(t Turn, model string, includeUsage bool) streamPlan {
 			break
 		}
 	}
-	if t.Cut {
+	if t.Cut || t.Stall {
 		return p
 	}
 

@@ -1,7 +1,9 @@
 // Package agenttest provides fakes for tests of code built on package agent:
 // a scripted OpenAI-compatible HTTP server that speaks the real SSE wire
-// format, and scripted in-memory providers. Import it only from _test.go
-// files (and from benchmarks).
+// format, and scripted in-memory providers. It also holds the conformance
+// suites of agent's plugin contracts, TestTool and TestProvider, which every
+// built-in tool, adapted MCP tool and registered provider kind runs. Import
+// it only from _test.go files (and from benchmarks).
 package agenttest
 
 import (
@@ -13,7 +15,8 @@ import (
 // Turn is one scripted model response: text, then tool calls, then usage.
 // The zero fault fields make it an ordinary successful turn; setting one of
 // them turns the step into a failure of that kind. The helper constructors
-// (Fail, ContextTooLong, Raw, CutToolCall, StreamFail, Delayed, Respond) read
+// (Fail, ContextTooLong, Raw, CutToolCall, StreamFail, Stalled, Delayed,
+// Respond) read
 // better in tests than filling the fields by hand.
 type Turn struct {
 	Text         string
@@ -42,6 +45,11 @@ type Turn struct {
 	Cut bool
 	// Delay waits this long before the response headers are sent.
 	Delay time.Duration
+	// Stall keeps the stream open after Text and the tool calls, sending
+	// nothing more (no finish reason, no [DONE]) until the client goes away
+	// or the server closes: a model that stopped answering mid-stream, for
+	// idle watchdogs and cancellation.
+	Stall bool
 
 	// Handler, when set, computes the turn to play from the request, e.g.
 	// to react to tool results. The Handler of the returned turn is ignored.
@@ -89,6 +97,9 @@ func CutToolCall(text string, call agent.ToolCall) Turn {
 func StreamFail(text, message string) Turn {
 	return Turn{Text: text, StreamError: true, ErrorMessage: message}
 }
+
+// Stalled is a step that streams text and then hangs with the stream open.
+func Stalled(text string) Turn { return Turn{Text: text, Stall: true} }
 
 // Delayed returns t with a wait of d before the response headers.
 func Delayed(d time.Duration, t Turn) Turn {

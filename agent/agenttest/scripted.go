@@ -102,6 +102,9 @@ func (p *ScriptedProvider) Stream(ctx context.Context, req agent.Request) (<-cha
 				return
 			}
 		}
+		if turn.Stall {
+			<-ctx.Done() // a stalled model answers nothing more
+		}
 	}()
 	return out, nil
 }
@@ -137,6 +140,9 @@ func scriptedChunks(t Turn) []agent.Chunk {
 	}
 	for _, c := range t.ToolCalls {
 		out = append(out, agent.Chunk{Type: agent.ChunkToolCall, ToolCall: &c})
+	}
+	if t.Stall {
+		return out
 	}
 	if t.Usage != (agent.Usage{}) {
 		out = append(out, agent.Chunk{Type: agent.ChunkUsage, Usage: t.Usage})

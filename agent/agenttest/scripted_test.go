@@ -113,3 +113,24 @@ func TestSplitHelpers(t *testing.T) {
 		t.Errorf("splitHalf(call_1) = %q %q", a, b)
 	}
 }
+
+func TestScriptedProviderStallEndsOnlyWithTheContext(t *testing.T) {
+	p := NewScriptedProvider(Stalled("abc"))
+	ctx, cancel := context.WithCancel(t.Context())
+	ch, err := p.Stream(ctx, agent.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	for text != "abc" {
+		c := <-ch
+		if c.Type != agent.ChunkText {
+			t.Fatalf("chunk %+v before the stall", c)
+		}
+		text += c.Text
+	}
+	cancel()
+	if rest := collect(ch); len(rest) != 0 {
+		t.Fatalf("a stalled turn sent %+v", rest)
+	}
+}

@@ -173,11 +173,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.play(w, turn, rec, idx)
+	s.play(w, r, turn, rec, idx)
 }
 
-// play writes one turn as the response to request number idx.
-func (s *Server) play(w http.ResponseWriter, turn Turn, rec Request, idx int) {
+// play writes one turn as the response to r, request number idx.
+func (s *Server) play(w http.ResponseWriter, r *http.Request, turn Turn, rec Request, idx int) {
 	switch {
 	case turn.Status != 0:
 		typ := "invalid_request_error"
@@ -224,6 +224,11 @@ func (s *Server) play(w http.ResponseWriter, turn Turn, rec Request, idx int) {
 	case turn.StreamError:
 		data, _ := json.Marshal(newErrorBody(turn.ErrorMessage, "server_error", turn.ErrorCode))
 		send(data)
+	case turn.Stall:
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
 	case turn.Cut:
 		s.responded(idx)
 		// Aborting the handler drops the connection without the final

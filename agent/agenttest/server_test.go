@@ -1,6 +1,7 @@
 package agenttest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -256,5 +257,51 @@ func TestServerIdleGaps(t *testing.T) {
 		if want := reqs[i+1].Received.Sub(reqs[i].Responded); g != max(want, 0) || g < 0 {
 			t.Errorf("gap %d = %v, want %v", i, g, want)
 		}
+	}
+}
+
+func TestServerStallKeepsTheStreamOpen(t *testing.T) {
+	s := NewServer(t, Stalled("still thinking"))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(client.CloseIdleConnections)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/chat/completions", strings.NewReader(minimalBody))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := sse.NewReader(resp.Body, 0)
+	var text string
+	for text != "still thinking" {
+		ev, err := rd.Next()
+		if err != nil {
+			t.Fatalf("after %q: %v", text, err)
+		}
+		var c chunk
+		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
+			t.Fatalf("event %q: %v", ev.Data, err)
+		}
+		for _, ch := range c.Choices {
+			if ch.FinishReason != nil {
+				t.Fatalf("a stalled stream sent finish reason %q", *ch.FinishReason)
+			}
+			if ch.Delta.Content != nil {
+				text += *ch.Delta.Content
+			}
+		}
+	}
+	// Nothing more comes until the client leaves.
+	next := make(chan error, 1)
+	go func() { _, err := rd.Next(); next <- err }()
+	select {
+	case err := <-next:
+		t.Fatalf("the stalled stream went on: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	if err := <-next; err == nil {
+		t.Fatal("the stream read on after the client left")
 	}
 }

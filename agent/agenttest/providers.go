@@ -1,0 +1,347 @@
+package agenttest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"reasonix/agent"
+)
+
+// secretKey is the API key the suite configures; no error may carry it.
+const secretKey = "sk-conformance-SECRET-0123456789"
+
+// TestProvider checks that providers built by mk keep the agent.Provider
+// contract against a fake OpenAI-compatible Server, in subtests: text
+// streamed in pieces, tool-call deltas split across chunks assembled into
+// whole calls, usage reported once, the chunk order (text, calls, usage,
+// exactly one terminal chunk, then a closed channel), failures typed as
+// *agent.ProviderError of the right class (429 with its Retry-After, 401
+// rejected and not retried, a cut or broken stream, a context overflow, an
+// idle stream), the API key kept out of every error, concurrent streams, and
+// cancellation closing the channel promptly without leaking goroutines.
+//
+// mk builds a fresh provider for one subtest from cfg, which points at the
+// subtest's Server (BaseURL, Model, APIKey, and sometimes MaxRetries and
+// IdleTimeout); mk sets the Kind. The suite closes idle connections of a
+// provider that has a CloseIdleConnections method when the subtest ends.
+// Retries wait for real, so the suite scripts failures a provider must
+// not retry, or disables retries through cfg. Subtests do not run in
+// parallel, and the cancellation subtests check for leaked goroutines, so
+// TestProvider must not run in parallel with other tests of the package.
+func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) agent.Provider) {
+	t.Helper()
+	build := func(t *testing.T, srv *Server, edit func(*agent.ProviderConfig)) agent.Provider {
+		cfg := srv.ProviderConfig()
+		cfg.Kind = ""
+		cfg.APIKey = secretKey
+		if edit != nil {
+			edit(&cfg)
+		}
+		p := mk(t, cfg)
+		t.Cleanup(func() { closeIdle(p) })
+		return p
+	}
+
+	t.Run("Name", func(t *testing.T) {
+		p := build(t, NewServer(t), nil)
+		if strings.TrimSpace(p.Name()) == "" {
+			t.Errorf("empty provider name")
+		}
+	})
+
+	t.Run("Text", func(t *testing.T) {
+		usage := agent.Usage{Prompt: 1000, Completion: 7, Cached: 896}
+		srv := NewServer(t, Turn{Text: "The answer is forty-two.", Usage: usage})
+		got := stream(t, build(t, srv, nil), userRequest("question"))
+		got.wantDone(t, "stop")
+		if got.text != "The answer is forty-two." {
+			t.Errorf("text = %q", got.text)
+		}
+		// The server sent the text in three deltas; a provider that
+		// buffers the whole answer leaves a chat silent until the end.
+		if got.pieces < 2 {
+			t.Errorf("text arrived in %d piece(s), want the server's deltas passed on as they come", got.pieces)
+		}
+		if !slices.Equal(got.usage, []agent.Usage{usage}) {
+			t.Errorf("usage = %+v, want [%+v]", got.usage, usage)
+		}
+	})
+
+	t.Run("ToolCalls", func(t *testing.T) {
+		calls := []agent.ToolCall{
+			{ID: "call_abc123", Name: "read_file", Arguments: `{"path":"internal/sse/reader.go"}`},
+			{ID: "call_def456", Name: "grep", Arguments: `{"pattern":"func Test","path":"."}`},
+		}
+		srv := NewServer(t, Turn{Text: "Looking.", ToolCalls: calls, Usage: agent.Usage{Prompt: 5, Completion: 9}})
+		got := stream(t, build(t, srv, nil), userRequest("look"))
+		got.wantDone(t, "tool_calls")
+		if got.text != "Looking." || !slices.Equal(got.calls, calls) {
+			t.Errorf("got text %q calls %+v, want %q and %+v (whole, in index order)", got.text, got.calls, "Looking.", calls)
+		}
+	})
+
+	t.Run("Request", func(t *testing.T) {
+		srv := NewServer(t, Turn{Text: "ok"})
+		p := build(t, srv, nil)
+		req := agent.Request{
+			Messages: []agent.Message{
+				{Role: agent.RoleSystem, Content: "You are terse."},
+				{Role: agent.RoleUser, Content: "list files"},
+				{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "ls", Arguments: `{}`}}},
+				{Role: agent.RoleTool, ToolCallID: "c1", Name: "ls", Content: "a.go\nb.go"},
+			},
+			Tools: []agent.ToolSchema{{Name: "ls", Description: "List files.", Parameters: []byte(`{"type":"object","properties":{}}`)}},
+		}
+		stream(t, p, req).wantDone(t, "stop")
+		reqs := srv.Requests()
+		if len(reqs) != 1 {
+			t.Fatalf("server got %d requests, want 1", len(reqs))
+		}
+		r := reqs[0]
+		if r.Model != "fake-model" || !r.Stream {
+			t.Errorf("request model %q stream %v, want the configured model, streamed", r.Model, r.Stream)
+		}
+		if !strings.Contains(r.Authorization, secretKey) {
+			t.Errorf("the configured API key was not sent")
+		}
+		if len(r.Messages) != len(req.Messages) {
+			t.Fatalf("sent %d messages, want %d: %+v", len(r.Messages), len(req.Messages), r.Messages)
+		}
+		for i, m := range req.Messages {
+			s := r.Messages[i]
+			if s.Role != m.Role || s.Content != m.Content || s.ToolCallID != m.ToolCallID || !slices.Equal(s.ToolCalls, m.ToolCalls) {
+				t.Errorf("message %d sent as %+v, want %+v", i, s, m)
+			}
+		}
+		if len(r.Tools) != 1 || r.Tools[0].Name != "ls" || r.Tools[0].Description != "List files." {
+			t.Errorf("tools sent as %+v", r.Tools)
+		}
+	})
+
+	t.Run("RequestModelOverrides", func(t *testing.T) {
+		srv := NewServer(t, Turn{Text: "ok"})
+		req := userRequest("x")
+		req.Model = "other-model"
+		stream(t, build(t, srv, nil), req).wantDone(t, "stop")
+		if r := srv.Requests(); len(r) != 1 || r[0].Model != "other-model" {
+			t.Errorf("Request.Model was not used: %+v", r)
+		}
+	})
+
+	t.Run("RateLimitedLongRetryAfter", func(t *testing.T) {
+		// A wait this long must be left to the caller, which can park the
+		// task instead of holding a worker for an hour.
+		srv := NewServer(t, Fail(429, "Rate limit reached, come back in an hour", time.Hour), Turn{Text: "unused"})
+		start := time.Now()
+		got := stream(t, build(t, srv, nil), userRequest("x"))
+		pe := got.wantError(t, agent.ErrRateLimited)
+		if pe != nil && (pe.RetryAfter != time.Hour || pe.Status != 429) {
+			t.Errorf("RetryAfter %v status %d, want 1h and 429", pe.RetryAfter, pe.Status)
+		}
+		if !errors.Is(got.final.Err, agent.ErrTransient) {
+			t.Errorf("a rate limit must also count as transient: %v", got.final.Err)
+		}
+		if d := time.Since(start); d > promptly {
+			t.Errorf("took %v: the provider waited out the Retry-After itself", d)
+		}
+	})
+
+	t.Run("RateLimitedNoRetries", func(t *testing.T) {
+		srv := NewServer(t, Fail(429, "slow down", time.Second), Turn{Text: "unused"})
+		p := build(t, srv, func(c *agent.ProviderConfig) { c.MaxRetries = -1 })
+		pe := stream(t, p, userRequest("x")).wantError(t, agent.ErrRateLimited)
+		if pe != nil && pe.RetryAfter != time.Second {
+			t.Errorf("RetryAfter = %v, want the server's 1s", pe.RetryAfter)
+		}
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("%d requests with MaxRetries < 0, want 1", n)
+		}
+	})
+
+	t.Run("RateLimitedShortRetryAfter", func(t *testing.T) {
+		// A provider may retry by itself after a short wait, or hand the
+		// typed error with the wait to its caller; both keep the contract.
+		srv := NewServer(t, Fail(429, "slow down", time.Second), Turn{Text: "finally"})
+		got := stream(t, build(t, srv, nil), userRequest("x"))
+		switch got.final.Type {
+		case agent.ChunkDone:
+			if got.text != "finally" || len(srv.Requests()) != 2 {
+				t.Errorf("after a retry: text %q, %d requests", got.text, len(srv.Requests()))
+			}
+		default:
+			if pe := got.wantError(t, agent.ErrRateLimited); pe != nil && pe.RetryAfter != time.Second {
+				t.Errorf("RetryAfter = %v, want 1s", pe.RetryAfter)
+			}
+		}
+	})
+
+	t.Run("Unauthorized", func(t *testing.T) {
+		srv := NewServer(t, Fail(401, "Incorrect API key provided.", 0), Turn{Text: "unused"})
+		pe := stream(t, build(t, srv, nil), userRequest("x")).wantError(t, agent.ErrRejected)
+		if pe != nil && (pe.Status != 401 || !strings.Contains(pe.Message, "Incorrect API key provided.")) {
+			t.Errorf("status %d message %q, want 401 and the server's message", pe.Status, pe.Message)
+		}
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("a rejected request was sent %d times", n)
+		}
+	})
+
+	t.Run("ServerError", func(t *testing.T) {
+		srv := NewServer(t, Fail(500, "boom", 0), Turn{Text: "unused"})
+		p := build(t, srv, func(c *agent.ProviderConfig) { c.MaxRetries = -1 })
+		pe := stream(t, p, userRequest("x")).wantError(t, agent.ErrTransient)
+		if pe != nil && pe.Status != 500 {
+			t.Errorf("status = %d", pe.Status)
+		}
+	})
+
+	t.Run("ContextTooLong", func(t *testing.T) {
+		srv := NewServer(t, ContextTooLong(), Turn{Text: "unused"})
+		stream(t, build(t, srv, nil), userRequest("x")).wantError(t, agent.ErrContextTooLong)
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("an overflowing request was sent %d times", n)
+		}
+	})
+
+	t.Run("StreamCut", func(t *testing.T) {
+		srv := NewServer(t, CutToolCall("Writing the file", agent.ToolCall{
+			ID: "call_w", Name: "write_file", Arguments: `{"path":"x.go","content":"package x\n"}`}), Turn{Text: "unused"})
+		got := stream(t, build(t, srv, nil), userRequest("x"))
+		got.wantError(t, agent.ErrStream)
+		if len(got.calls) != 0 {
+			t.Errorf("an incomplete tool call was emitted: %+v", got.calls)
+		}
+		// Text already passed on cannot be taken back: a retry would
+		// repeat it.
+		if got.text != "Writing the file" {
+			t.Errorf("text = %q, want the text before the cut, once", got.text)
+		}
+	})
+
+	t.Run("StreamErrorObject", func(t *testing.T) {
+		srv := NewServer(t, StreamFail("partial", "model overloaded mid-answer"), Turn{Text: "unused"})
+		got := stream(t, build(t, srv, nil), userRequest("x"))
+		pe := got.wantError(t, agent.ErrStream)
+		if pe != nil && !strings.Contains(pe.Message, "model overloaded mid-answer") {
+			t.Errorf("message %q does not carry the server's", pe.Message)
+		}
+		if got.text != "partial" {
+			t.Errorf("text = %q", got.text)
+		}
+	})
+
+	t.Run("MalformedStream", func(t *testing.T) {
+		srv := NewServer(t, Raw("data: {nope\n\n"), Turn{Text: "unused"})
+		p := build(t, srv, func(c *agent.ProviderConfig) { c.MaxRetries = -1 })
+		stream(t, p, userRequest("x")).wantError(t, agent.ErrStream)
+	})
+
+	t.Run("IdleStream", func(t *testing.T) {
+		srv := NewServer(t, Stalled("hm"), Turn{Text: "unused"})
+		p := build(t, srv, func(c *agent.ProviderConfig) { c.IdleTimeout = 100 * time.Millisecond })
+		start := time.Now()
+		got := stream(t, p, userRequest("x"))
+		got.wantError(t, agent.ErrStream)
+		if got.text != "hm" {
+			t.Errorf("text = %q", got.text)
+		}
+		if d := time.Since(start); d > promptly {
+			t.Errorf("an idle timeout of 100ms took %v", d)
+		}
+	})
+
+	t.Run("SecretNotInErrors", func(t *testing.T) {
+		// Servers that echo the credential back, in several places.
+		echo := "Invalid key " + secretKey + " for this org; Authorization: Bearer " + secretKey
+		srv := NewServer(t,
+			Fail(401, echo, 0),
+			StreamFail("", echo),
+			Raw("data: {\"bad\": "+secretKey+"}\n\n"),
+			Fail(400, strings.Repeat("x", 290)+secretKey, 0), // truncation must not leave a prefix
+		)
+		p := build(t, srv, func(c *agent.ProviderConfig) { c.MaxRetries = -1 })
+		for i := range 4 {
+			got := stream(t, p, userRequest("x"))
+			if got.final.Type != agent.ChunkError {
+				t.Fatalf("step %d: want an error, got %+v", i, got.final)
+			}
+			if msg := got.final.Err.Error(); strings.Contains(msg, secretKey) || strings.Contains(msg, secretKey[:12]) {
+				t.Errorf("step %d: error leaks the key: %q", i, msg)
+			}
+		}
+		// An unreachable endpoint: the transport's error must not carry it either.
+		unreachable := build(t, srv, func(c *agent.ProviderConfig) {
+			c.BaseURL, c.MaxRetries = "http://127.0.0.1:1/v1", -1
+		})
+		got := stream(t, unreachable, userRequest("x"))
+		got.wantError(t, agent.ErrTransient)
+		if got.final.Err != nil && strings.Contains(got.final.Err.Error(), secretKey) {
+			t.Errorf("error leaks the key: %v", got.final.Err)
+		}
+	})
+
+	t.Run("Concurrent", func(t *testing.T) {
+		const n = 4
+		turns := make([]Turn, n)
+		for i := range turns {
+			turns[i] = Respond(func(r Request) Turn {
+				return Turn{Text: "re: " + r.Messages[0].Content, Usage: agent.Usage{Prompt: 1, Completion: 1}}
+			})
+		}
+		srv := NewServer(t, turns...)
+		p := build(t, srv, nil)
+		var wg sync.WaitGroup
+		got := make([]streamed, n)
+		for i := range n {
+			wg.Go(func() { got[i] = stream(t, p, userRequest(strings.Repeat("q", i+1))) })
+		}
+		wg.Wait()
+		for i, g := range got {
+			if want := "re: " + strings.Repeat("q", i+1); g.final.Type != agent.ChunkDone || g.text != want {
+				t.Errorf("stream %d: text %q final %+v, want %q", i, g.text, g.final, want)
+			}
+		}
+	})
+
+	t.Run("CancelMidStream", func(t *testing.T) {
+		srv := NewServer(t, Stalled("working"))
+		p := build(t, srv, nil)
+		cancelled(t, p, nil)
+	})
+
+	t.Run("AlreadyCancelled", func(t *testing.T) {
+		srv := NewServer(t, Turn{Text: "unused"})
+		p := build(t, srv, nil)
+		before := goleak.IgnoreCurrent()
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		ch, err := p.Stream(ctx, userRequest("x"))
+		if err == nil {
+			last := drainWithin(t, ch, promptly)
+			if last != nil && last.Type == agent.ChunkDone {
+				t.Errorf("a stream started with a cancelled context reported success")
+			}
+		}
+		closeIdle(p)
+		if err := goleak.Find(before); err != nil {
+			t.Errorf("goroutines left behind: %v", err)
+		}
+	})
+
+	t.Run("CancelBeforeHeaders", func(t *testing.T) {
+		arrived := make(chan struct{})
+		srv := NewServer(t, Respond(func(Request) Turn {
+			close(arrived)
+			return Delayed(time.Minute, Turn{Text: "too late"})
+		}))
+		p := build(t, srv, nil)
+		cancelled(t, p, arrived)
+	})
+}

@@ -1,0 +1,33 @@
+package openai
+
+import (
+	"testing"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+)
+
+// TestRegisteredProvidersKeepTheContract runs the provider conformance suite
+// over every kind in agent.Providers, built through the registry exactly as
+// a configuration builds it. Every registered kind must have an entry, so a
+// new provider cannot join without passing the suite; a kind that cannot
+// speak the fake's OpenAI wire format needs its own fake before it joins.
+func TestRegisteredProvidersKeepTheContract(t *testing.T) {
+	tested := map[string]bool{Kind: true}
+	for _, kind := range agent.Providers.Kinds() {
+		if !tested[kind] {
+			t.Errorf("provider kind %q is registered but has no conformance run: add it here", kind)
+			continue
+		}
+		t.Run(kind, func(t *testing.T) {
+			agenttest.TestProvider(t, func(t *testing.T, cfg agent.ProviderConfig) agent.Provider {
+				cfg.Kind = kind
+				p, err := agent.Providers.New(cfg)
+				if err != nil {
+					t.Fatalf("building a %s provider: %v", kind, err)
+				}
+				return p
+			})
+		})
+	}
+}
