@@ -1,0 +1,80 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+)
+
+// landlockShell runs bash through the sandbox-exec helper: this very
+// executable, started with SandboxExecArg, restricts itself with Landlock
+// and then execs bash (see SandboxExecMain). Writable: the workspace, the
+// allow_write roots, the worktree's own git state and a private TMPDIR;
+// readable: everything but forbid_read; TCP connect and bind denied unless
+// the network is allowed; signals and abstract UNIX sockets scoped to the
+// sandbox.
+type landlockShell struct {
+	conf    *Confinement
+	network bool
+	exe     string // this executable
+	bash    string
+}
+
+func newLandlockShell(conf *Confinement, network bool) *landlockShell {
+	exe, _ := os.Executable() // landlockUsable checked it
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		bash = "/bin/bash"
+	}
+	return &landlockShell{conf: conf, network: network, exe: exe, bash: bash}
+}
+
+// WrapShell returns the helper's argv running script in workdir.
+func (l *landlockShell) WrapShell(workdir, script string) ([]string, error) {
+	tmp, err := l.conf.tmp.path()
+	if err != nil {
+		return nil, fmt.Errorf("policy: bash is refused: the sandbox's private tmp: %w", err)
+	}
+	a := []string{l.exe, SandboxExecArg, "--cd", workdir, "--tmp", tmp}
+	for _, w := range l.conf.writable {
+		a = append(a, "--rw", w)
+	}
+	for _, g := range l.conf.gitShared {
+		a = append(a, "--rw", g)
+	}
+	for _, f := range l.conf.forbidden {
+		a = append(a, "--hide", f)
+	}
+	if l.network {
+		a = append(a, "--network")
+	}
+	return append(a, "--", l.bash, "-c", script), nil
+}
+
+// helperWired records that this executable dispatches SandboxExecArg to
+// SandboxExecMain; without it a re-exec would start the program anew
+// (a test binary would run its tests again), so Landlock is not offered.
+var helperWired atomic.Bool
+
+var executableOnce = sync.OnceValues(os.Executable)
+
+// landlockUsable says why Landlock cannot sandbox bash here, or nil.
+func landlockUsable(network bool) error {
+	if !helperWired.Load() {
+		return errors.New("this executable does not act as the sandbox helper")
+	}
+	if _, err := executableOnce(); err != nil {
+		return fmt.Errorf("cannot find this executable: %w", err)
+	}
+	abi := landlockABI()
+	switch {
+	case abi < 1:
+		return errors.New("the kernel does not offer it")
+	case abi < 4 && !network:
+		return fmt.Errorf("kernel ABI %d cannot deny the network (4 can)", abi)
+	}
+	return nil
+}
