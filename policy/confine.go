@@ -58,6 +58,7 @@ type Confinement struct {
 	shell     agent.ShellWrapper
 	kind      string      // SandboxKind
 	tmp       *privateTmp // Landlock's private TMPDIR, shared with Claimed
+	closers   *closers    // what Close ends besides tmp
 }
 
 var _ agent.PathGuard = (*Confinement)(nil)
@@ -103,7 +104,7 @@ func NewConfinement(c SandboxConfig) (*Confinement, error) {
 		return nil, errors.Join(errs...)
 	}
 	conf.gitShared = gitShared(conf.root)
-	conf.tmp = &privateTmp{}
+	conf.tmp, conf.closers = &privateTmp{}, &closers{}
 	conf.shell, conf.kind = chooseShell(conf, mode, c.force, c.Bwrap, c.Network)
 	return conf, nil
 }
@@ -196,7 +197,9 @@ func (c *Confinement) Claimed(paths []string) (agent.ShellWrapper, error) {
 	case *landlockShell:
 		l := *sh
 		l.conf = sub
+		l.spawn = &spawners{}
 		sub.shell = &l
+		c.closers.add(l.stopSpawner)
 	default:
 		return nil, ErrNoSandbox
 	}

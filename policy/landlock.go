@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -21,6 +22,7 @@ type landlockShell struct {
 	network bool
 	exe     string // this executable
 	bash    string
+	spawn   *spawners // StartShell's restricted thread
 }
 
 func newLandlockShell(conf *Confinement, network bool) *landlockShell {
@@ -29,7 +31,7 @@ func newLandlockShell(conf *Confinement, network bool) *landlockShell {
 	if err != nil {
 		bash = "/bin/bash"
 	}
-	return &landlockShell{conf: conf, network: network, exe: exe, bash: bash}
+	return &landlockShell{conf: conf, network: network, exe: exe, bash: bash, spawn: &spawners{}}
 }
 
 // WrapShell returns the helper's argv running script in workdir.
@@ -38,20 +40,19 @@ func (l *landlockShell) WrapShell(workdir, script string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy: bash is refused: the sandbox's private tmp: %w", err)
 	}
-	a := []string{l.exe, SandboxExecArg, "--cd", workdir, "--tmp", tmp}
-	for _, w := range l.conf.writable {
-		a = append(a, "--rw", w)
+	return l.spec(workdir, tmp, []string{l.bash, "-c", script}).args(l.exe), nil
+}
+
+// spec is the sandbox the helper (or StartShell's thread) applies.
+func (l *landlockShell) spec(workdir, tmp string, argv []string) execSpec {
+	return execSpec{
+		dir:     workdir,
+		tmp:     tmp,
+		rw:      append(slices.Clip(l.conf.writable), l.conf.gitShared...),
+		hide:    l.conf.forbidden,
+		network: l.network,
+		argv:    argv,
 	}
-	for _, g := range l.conf.gitShared {
-		a = append(a, "--rw", g)
-	}
-	for _, f := range l.conf.forbidden {
-		a = append(a, "--hide", f)
-	}
-	if l.network {
-		a = append(a, "--network")
-	}
-	return append(a, "--", l.bash, "-c", script), nil
 }
 
 // helperWired records that this executable dispatches SandboxExecArg to

@@ -119,10 +119,38 @@ func (c *Confinement) ShellRefused() bool {
 // used. Bash must not run through this confinement (or one Claimed from
 // it) afterwards. It is safe to call more than once.
 func (c *Confinement) Close() error {
+	if l, ok := c.shell.(*landlockShell); ok {
+		l.stopSpawner()
+	}
+	if c.closers != nil {
+		c.closers.run()
+	}
 	if c.tmp == nil {
 		return nil
 	}
 	return c.tmp.remove()
+}
+
+// closers are the cleanups of Claimed sandboxes, run by Close.
+type closers struct {
+	mu sync.Mutex
+	fs []func()
+}
+
+func (c *closers) add(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fs = append(c.fs, f)
+}
+
+func (c *closers) run() {
+	c.mu.Lock()
+	fs := c.fs
+	c.fs = nil
+	c.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // privateTmp is the directory Landlock-sandboxed bash gets as TMPDIR: the

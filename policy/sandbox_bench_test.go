@@ -23,6 +23,7 @@ func BenchmarkSandboxedBash(b *testing.B) {
 		name string
 		argv func() []string
 	}{{"bare", func() []string { return []string{"bash", "-c", "echo x > f"} }}}
+	var inproc *landlockShell
 	for _, kind := range []string{SandboxLandlock, SandboxBwrap} {
 		c, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws, force: kind})
 		if err != nil {
@@ -38,6 +39,9 @@ func BenchmarkSandboxedBash(b *testing.B) {
 				l.exe = exe
 			}
 		}
+		if l, ok := c.shell.(*landlockShell); ok {
+			inproc = l
+		}
 		variants = append(variants, struct {
 			name string
 			argv func() []string
@@ -49,15 +53,35 @@ func BenchmarkSandboxedBash(b *testing.B) {
 			return argv
 		}})
 	}
+	// StartShell: Landlock applied by a restricted thread of this process.
+	if inproc != nil {
+		variants = append(variants, struct {
+			name string
+			argv func() []string
+		}{"landlock-thread", nil})
+	}
 	times := make([][]time.Duration, len(variants))
 	for b.Loop() {
 		for i, v := range variants {
-			argv := v.argv()
-			cmd := exec.Command(argv[0], argv[1:]...)
+			var cmd *exec.Cmd
+			if v.argv == nil {
+				cmd = exec.Command("bash", "-c", "echo x > f")
+			} else {
+				argv := v.argv()
+				cmd = exec.Command(argv[0], argv[1:]...)
+			}
 			cmd.Dir = ws
 			start := time.Now()
-			if out, err := cmd.CombinedOutput(); err != nil {
-				b.Fatalf("%s: %v: %s", v.name, err, out)
+			var err error
+			if v.argv == nil {
+				if err = inproc.StartShell(cmd); err == nil {
+					err = cmd.Wait()
+				}
+			} else {
+				err = cmd.Run()
+			}
+			if err != nil {
+				b.Fatalf("%s: %v", v.name, err)
 			}
 			times[i] = append(times[i], time.Since(start))
 		}

@@ -46,6 +46,21 @@ type execSpec struct {
 	argv    []string // after "--"
 }
 
+// args is the helper's command line for s, the inverse of parseExecSpec.
+func (s execSpec) args(exe string) []string {
+	a := []string{exe, SandboxExecArg, "--cd", s.dir, "--tmp", s.tmp}
+	for _, w := range s.rw {
+		a = append(a, "--rw", w)
+	}
+	for _, h := range s.hide {
+		a = append(a, "--hide", h)
+	}
+	if s.network {
+		a = append(a, "--network")
+	}
+	return append(append(a, "--"), s.argv...)
+}
+
 func parseExecSpec(args []string) (execSpec, error) {
 	var s execSpec
 	for len(args) > 0 {

@@ -290,3 +290,45 @@ func TestCoverSkipsHiddenPaths(t *testing.T) {
 		t.Errorf("cover = %s", got)
 	}
 }
+
+func TestLandlockStartShellConfinesOnlyTheChild(t *testing.T) {
+	needLandlock(t)
+	ws, outside := hostDirs(t)
+	hidden := filepath.Join(outside, "hidden")
+	if err := os.WriteFile(hidden, []byte("HIDDEN"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := confined(t, SandboxConfig{WorkspaceRoot: ws, ForbidRead: []string{hidden}, force: SandboxLandlock})
+	starter, ok := c.Shell().(interface{ StartShell(*exec.Cmd) error })
+	if !ok {
+		t.Fatal("the Landlock shell has no StartShell")
+	}
+	run := func(script string) (string, error) {
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir = ws
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := starter.StartShell(cmd); err != nil {
+			t.Fatalf("StartShell: %v", err)
+		}
+		err := cmd.Wait()
+		return out.String(), err
+	}
+	for _, p := range []string{"rm -rf " + outside, "echo x > ../outside/new", "cat " + hidden, "touch /tmp/reasonix-startshell-probe"} {
+		if out, err := run(p); err == nil {
+			t.Errorf("%q succeeded: %s", p, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "secret")); err != nil {
+		t.Errorf("the outside directory changed: %v", err)
+	}
+	if out, err := run(`echo in > inside && echo t > "$TMPDIR/t" && cat "$TMPDIR/t"`); err != nil || out != "t\n" {
+		t.Fatalf("writing inside failed: %v: %q", err, out)
+	}
+	// The test process itself stays unrestricted, on every thread.
+	for range 20 {
+		if err := os.WriteFile(filepath.Join(outside, "parent"), []byte("p"), 0o644); err != nil {
+			t.Fatalf("the parent process was restricted: %v", err)
+		}
+	}
+}
