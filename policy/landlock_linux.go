@@ -5,6 +5,7 @@ package policy
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -48,7 +49,10 @@ func restrictAndExec(s execSpec) error {
 			return err
 		}
 	}
-	bin := s.argv[0]
+	bin, err := exec.LookPath(s.argv[0])
+	if err != nil {
+		return err
+	}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
 	if s.tmp != "" {
 		env = append(env, "TMPDIR="+s.tmp)
