@@ -173,10 +173,13 @@ func (p *privateTmp) path() (string, error) {
 func (p *privateTmp) remove() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	dir, err := p.path()
-	if err != nil || dir == "" {
+	// Never made yet: make sure it will not be made after Close either.
+	p.once.Do(func() { p.err = errors.New("the sandbox was closed") })
+	dir := p.dir
+	if dir == "" {
 		return nil
 	}
+	p.dir, p.err = "", errors.New("the sandbox was closed")
 	if err := os.RemoveAll(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("policy: removing the sandbox's private tmp: %w", err)
 	}
