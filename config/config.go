@@ -48,7 +48,7 @@ func Default() *Config {
 			MCPCallTimeoutSeconds:    300,
 		},
 		Permissions: Permissions{Mode: ModeAsk, Posture: posture.Ask},
-		Sandbox:     Sandbox{Bash: BashOff},
+		Sandbox:     Sandbox{Bash: BashAuto},
 		Store:       Store{Driver: DriverSQLite},
 		Runner: Runner{
 			MaxConcurrentTasks: 4,

@@ -7,8 +7,16 @@ import (
 
 // Bash sandbox modes.
 const (
-	BashEnforce = "enforce" // jail every shell command (refuse when no OS sandbox exists)
-	BashOff     = "off"     // run shell commands unconfined
+	// BashAuto (the default) runs shell commands in the OS sandbox whenever
+	// the host offers one (Landlock, else bubblewrap) and unconfined
+	// otherwise, where the permission analyser then narrows --auto.
+	BashAuto = "auto"
+	// BashRequire refuses shell commands when no OS sandbox works.
+	BashRequire = "require"
+	// BashEnforce is the older name of BashRequire, still accepted.
+	BashEnforce = "enforce"
+	// BashOff runs shell commands unconfined; only by explicit choice.
+	BashOff = "off"
 )
 
 // Sandbox is the [sandbox] table: enforcement beneath the permission policy.
@@ -24,12 +32,12 @@ type Sandbox struct {
 	AllowRead []string `toml:"allow_read"`
 	// ForbidRead lists absolute files or directories no tool may read.
 	ForbidRead []string `toml:"forbid_read"`
-	Bash       string   `toml:"bash"`    // enforce | off (default)
+	Bash       string   `toml:"bash"`    // auto (default) | require | enforce (= require) | off
 	Network    bool     `toml:"network"` // sandboxed bash may reach the network
 }
 
 func (s *Sandbox) validate(c *Config, p *problems) {
-	checkOneOf(p, c.origins["sandbox.bash"], "sandbox.bash", s.Bash, BashEnforce, BashOff)
+	checkOneOf(p, c.origins["sandbox.bash"], "sandbox.bash", s.Bash, BashAuto, BashRequire, BashEnforce, BashOff)
 	for _, f := range []struct {
 		key   string
 		paths []string

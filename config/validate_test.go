@@ -47,7 +47,7 @@ func TestValidateRules(t *testing.T) {
 		{"mode", "[permissions]\nmode = \"maybe\"", `permissions.mode: "maybe" is not one of ask, allow, deny`},
 		{"posture", "[permissions]\nposture = \"reckless\"", `line 2: key "permissions.posture": posture "reckless" is not one of ask, auto, yolo`},
 		{"empty rule", "[permissions]\ndeny = [\"\"]", `permissions.deny: entry 0 is empty`},
-		{"sandbox bash", "[sandbox]\nbash = \"on\"", `sandbox.bash: "on" is not one of enforce, off`},
+		{"sandbox bash", "[sandbox]\nbash = \"on\"", `sandbox.bash: "on" is not one of auto, require, enforce, off`},
 		{"relative forbid_read", "[sandbox]\nforbid_read = [\".ssh\"]", `sandbox.forbid_read[0]: ".ssh" must be absolute`},
 		{"relative allow_write", "[sandbox]\nallow_write = [\"tmp\"]", `sandbox.allow_write[0]: "tmp" must be absolute`},
 		{"plugin name", "[[plugins]]\ncommand = \"x\"", `plugins[0].name: is required`},

@@ -3,28 +3,27 @@ package policy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
 // bwrapShell runs bash inside bubblewrap: the filesystem is read-only
-// except the workspace, the allow_write roots and a private /tmp;
-// forbid_read paths are hidden; the network is unshared unless allowed;
-// the sandbox dies with its parent and runs in a new session (no TIOCSTI
-// into the caller's terminal).
+// except the workspace, the allow_write roots, the task's own git state
+// (gitShared) and a private /tmp; forbid_read paths are hidden; the
+// network is unshared unless allowed; the sandbox dies with its parent and
+// runs in a new session (no TIOCSTI into the caller's terminal).
 type bwrapShell struct {
 	exe     string
 	conf    *Confinement
 	network bool
-
-	once  sync.Once
-	extra []string // flags the probe found necessary here
-	bash  string
-	err   error
+	extra   []string // flags the probe found necessary here
+	bash    string
 }
 
 // probeTimeout bounds the one-time check that bubblewrap works.
@@ -38,41 +37,62 @@ func newBwrap(exe string, conf *Confinement, network bool) *bwrapShell {
 }
 
 // WrapShell returns the argv running script in workdir inside the sandbox.
-// When bubblewrap is missing or does not work it returns an error and the
-// script must not run: with bash = "enforce" it never runs unconfined.
 func (b *bwrapShell) WrapShell(workdir, script string) ([]string, error) {
-	b.once.Do(b.probe)
-	if b.err != nil {
-		return nil, b.err
-	}
 	return b.argv(workdir, script, b.extra), nil
 }
 
-// probe runs the sandbox once, with the same shape real commands use, and
+// bwrapProbe is the outcome of running one bubblewrap executable once.
+type bwrapProbe struct {
+	once  sync.Once
+	exe   string
+	bash  string
+	extra []string
+	err   error
+}
+
+// bwrapProbes caches a probe per executable name: the answer does not
+// change while the process runs, and a probe costs a sandbox start.
+var bwrapProbes sync.Map
+
+// bwrapWorks probes b's executable once per process and completes b with
+// what the probe found.
+func bwrapWorks(b *bwrapShell) error {
+	v, _ := bwrapProbes.LoadOrStore(b.exe, &bwrapProbe{exe: b.exe})
+	p := v.(*bwrapProbe)
+	p.once.Do(p.run)
+	if p.err != nil {
+		return p.err
+	}
+	b.exe, b.bash, b.extra = p.exe, p.bash, p.extra
+	return nil
+}
+
+// run starts the sandbox once, with the same shape real commands use, and
 // remembers which variant works: some hosts need an explicit user
 // namespace, others (root in a container) work without one.
-func (b *bwrapShell) probe() {
-	exe, err := exec.LookPath(b.exe)
+func (p *bwrapProbe) run() {
+	exe, err := exec.LookPath(p.exe)
 	if err != nil {
-		b.err = b.refusal(fmt.Sprintf("%s was not found", b.exe))
+		p.err = fmt.Errorf("%s was not found", p.exe)
 		return
 	}
-	b.exe = exe
-	if b.bash, err = exec.LookPath("bash"); err != nil {
-		b.err = b.refusal("bash was not found")
+	p.exe = exe
+	if p.bash, err = exec.LookPath("bash"); err != nil {
+		p.err = errors.New("bash was not found")
 		return
 	}
+	probe := &bwrapShell{exe: exe, bash: p.bash, conf: &Confinement{root: "/"}}
 	var last string
 	for _, extra := range [][]string{nil, {"--unshare-user"}} {
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		argv := b.argv(b.conf.root, "exit 0", extra)
+		argv := probe.argv("/", "exit 0", extra)
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
 		cancel()
 		if err == nil {
-			b.extra = extra
+			p.extra = extra
 			return
 		}
 		last = strings.TrimSpace(stderr.String())
@@ -80,11 +100,7 @@ func (b *bwrapShell) probe() {
 			last = err.Error()
 		}
 	}
-	b.err = b.refusal("it failed to start: " + last)
-}
-
-func (b *bwrapShell) refusal(why string) error {
-	return fmt.Errorf("policy: bash is refused because [sandbox] bash = \"enforce\" and the bubblewrap sandbox cannot run (%s); install bubblewrap or set [sandbox] bash = \"off\"", why)
+	p.err = errors.New("it failed to start: " + last)
 }
 
 func (b *bwrapShell) argv(workdir, script string, extra []string) []string {
@@ -94,7 +110,7 @@ func (b *bwrapShell) argv(workdir, script string, extra []string) []string {
 	}
 	a = append(a, extra...)
 	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
-	for _, w := range b.conf.writable {
+	for _, w := range append(slices.Clip(b.conf.writable), b.conf.gitShared...) {
 		if _, err := os.Stat(w); err == nil {
 			a = append(a, "--bind", w, w)
 		}

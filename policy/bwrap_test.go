@@ -48,7 +48,7 @@ func runSandboxed(t *testing.T, c *Confinement, script string) (string, error) {
 func TestBwrapConfinesWrites(t *testing.T) {
 	needBwrap(t)
 	ws, outside := hostDirs(t)
-	c, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws})
+	c, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws, force: SandboxBwrap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestBwrapHidesForbidRead(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(keys, "id"), []byte("PRIVATE"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws, ForbidRead: []string{keys, filepath.Join(outside, "secret")}})
+	c, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws, force: SandboxBwrap, ForbidRead: []string{keys, filepath.Join(outside, "secret")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestBwrapHidesForbidRead(t *testing.T) {
 		t.Fatalf("forbidden file readable through ..: %q", out)
 	}
 	// Control: without forbid_read the same script does see the secrets.
-	open, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws})
+	open, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws, force: SandboxBwrap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestBwrapNetwork(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	script := "exec 3<>/dev/tcp/127.0.0.1/" + itoa(port)
 	for _, network := range []bool{false, true} {
-		c, err := NewConfinement(SandboxConfig{WorkspaceRoot: t.TempDir(), Network: network})
+		c, err := NewConfinement(SandboxConfig{WorkspaceRoot: t.TempDir(), Network: network, force: SandboxBwrap})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestBwrapNetwork(t *testing.T) {
 }
 
 func TestBwrapMissingRefusesBash(t *testing.T) {
-	c, err := NewConfinement(SandboxConfig{WorkspaceRoot: t.TempDir(), Bwrap: "/nonexistent/bwrap"})
+	c, err := NewConfinement(SandboxConfig{WorkspaceRoot: t.TempDir(), Bwrap: "/nonexistent/bwrap", Bash: "require", force: SandboxBwrap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestClaimedSandboxWritesOnlyTheClaim(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(ws, "claimed"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws})
+	c, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws, force: SandboxBwrap})
 	if err != nil {
 		t.Fatal(err)
 	}

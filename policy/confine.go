@@ -22,8 +22,10 @@ type SandboxConfig struct {
 	// not see. Entries of all three lists expand ${VAR}, ${VAR:-default},
 	// $VAR and a leading ~, and must then be absolute.
 	ForbidRead []string
-	// Bash is "enforce" (default: bash runs inside bubblewrap, and is
-	// refused when bubblewrap does not work) or "off" (bash runs unconfined).
+	// Bash is "auto" (default: bash runs in the OS sandbox — Landlock,
+	// else bubblewrap — and unconfined where neither works), "require"
+	// (bash is refused where no sandbox works; "enforce" is its older
+	// name) or "off" (bash runs unconfined).
 	Bash string
 	// Network lets sandboxed bash reach the network.
 	Network bool
@@ -31,6 +33,10 @@ type SandboxConfig struct {
 	LookupEnv func(string) (string, bool)
 	// Bwrap is the bubblewrap executable; empty means "bwrap" on PATH.
 	Bwrap string
+
+	// force restricts the choice to one mechanism (SandboxLandlock or
+	// SandboxBwrap); tests use it to exercise both on one host.
+	force string
 }
 
 // Refusal reasons of a Confinement, for errors.Is.
@@ -46,7 +52,14 @@ type Confinement struct {
 	root      string
 	writable  []string // resolved; root first
 	forbidden []string // resolved
+	// gitShared is the part of a git worktree's shared repository the
+	// task's own commits need (see gitShared); the sandbox leaves it
+	// writable and the rest of the repository's .git read-only.
+	gitShared []string
 	shell     agent.ShellWrapper
+	kind      string      // SandboxKind
+	tmp       *privateTmp // Landlock's private TMPDIR, shared with Claimed
+	closers   *closers    // what Close ends besides tmp
 }
 
 var _ agent.PathGuard = (*Confinement)(nil)
@@ -90,16 +103,16 @@ func NewConfinement(c SandboxConfig) (*Confinement, error) {
 	for _, e := range c.ForbidRead {
 		conf.forbidden = append(conf.forbidden, resolveEntry("forbid_read", e))
 	}
-	switch c.Bash {
-	case "", "enforce":
-		conf.shell = newBwrap(c.Bwrap, conf, c.Network)
-	case "off":
-	default:
-		errs = append(errs, fmt.Errorf("policy: sandbox bash %q: want \"enforce\" or \"off\"", c.Bash))
+	mode, err := bashMode(c.Bash)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	conf.gitShared = gitShared(conf.root)
+	conf.tmp, conf.closers = &privateTmp{}, &closers{}
+	conf.shell, conf.kind = chooseShell(conf, mode, c.force, c.Bwrap, c.Network)
 	return conf, nil
 }
 
@@ -161,12 +174,14 @@ func (c *Confinement) isForbidden(r string) bool {
 	return false
 }
 
-// Shell returns the wrapper that runs bash inside bubblewrap, or nil when
-// `[sandbox] bash = "off"` (bash then runs unconfined).
+// Shell returns the wrapper that runs bash inside the OS sandbox, nil when
+// bash runs unconfined (`[sandbox] bash = "off"`, or "auto" where no
+// sandbox works), or a wrapper refusing every command ("require" where no
+// sandbox works).
 func (c *Confinement) Shell() agent.ShellWrapper { return c.shell }
 
-// ErrNoSandbox means bash runs unconfined ([sandbox] bash = "off"), so no
-// OS sandbox can narrow what it writes.
+// ErrNoSandbox means bash does not run in an OS sandbox, so none can
+// narrow what it writes.
 var ErrNoSandbox = errors.New("policy: bash is not sandboxed")
 
 // Claimed returns a sandbox for bash that may write only under paths (a
@@ -176,11 +191,10 @@ var ErrNoSandbox = errors.New("policy: bash is not sandboxed")
 // be created from inside the sandbox. It fails with ErrNoSandbox when the
 // confinement does not sandbox bash at all.
 func (c *Confinement) Claimed(paths []string) (agent.ShellWrapper, error) {
-	b, ok := c.shell.(*bwrapShell)
-	if !ok || b == nil {
+	if !c.ShellSandboxed() {
 		return nil, ErrNoSandbox
 	}
-	sub := &Confinement{root: c.root, forbidden: c.forbidden}
+	sub := &Confinement{root: c.root, forbidden: c.forbidden, kind: c.kind, tmp: c.tmp}
 	for _, p := range paths {
 		r, err := c.WritePath(p)
 		if err != nil {
@@ -191,6 +205,19 @@ func (c *Confinement) Claimed(paths []string) (agent.ShellWrapper, error) {
 	if len(sub.writable) == 0 {
 		return nil, errors.New("policy: a claimed sandbox needs at least one path")
 	}
-	sub.shell = newBwrap(b.exe, sub, b.network)
+	switch sh := c.shell.(type) {
+	case *bwrapShell:
+		b := *sh
+		b.conf = sub
+		sub.shell = &b
+	case *landlockShell:
+		l := *sh
+		l.conf = sub
+		l.spawn = &spawners{}
+		sub.shell = &l
+		c.closers.add(l.stopSpawner)
+	default:
+		return nil, ErrNoSandbox
+	}
 	return sub.shell, nil
 }

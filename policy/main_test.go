@@ -6,4 +6,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain lets the test binary act as the Landlock sandbox helper, as
+// the reasonix binary does (SandboxExecMain never returns in the helper).
+func TestMain(m *testing.M) {
+	SandboxExecMain()
+	goleak.VerifyTestMain(m)
+}

@@ -20,6 +20,7 @@ import (
 var version = "dev"
 
 func main() {
+	sandboxExec()
 	os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		WorkspaceRoot: cmp.Or(set.Sandbox.WorkspaceRoot, cfg.Workdir),
 		AllowWrite:    set.Sandbox.AllowWrite,
 		ForbidRead:    forbidRead(set),
-		Bash:          cmp.Or(set.Sandbox.Bash, config.BashOff),
+		Bash:          cmp.Or(set.Sandbox.Bash, config.BashAuto),
 		Network:       set.Sandbox.Network,
 	})
 	if err != nil {

@@ -99,7 +99,9 @@ func TestSubAgentsShareTheApprovedPlanWindow(t *testing.T) {
 // Without an OS sandbox a claimed writer cannot be held to its claim in
 // bash, so it gets no bash; the parent and unclaimed children keep it.
 func TestClaimedWriterLosesUnsandboxedBash(t *testing.T) {
-	s := newSession(t, nil, nil)
+	set := config.Default()
+	set.Sandbox.Bash = config.BashOff // auto, the default, may find a sandbox here
+	s := newSession(t, set, nil)
 	if _, ok := s.Agent.Tools.Get("bash"); !ok {
 		t.Fatal("the parent has no bash")
 	}

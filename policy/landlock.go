@@ -1,0 +1,81 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// landlockShell runs bash through the sandbox-exec helper: this very
+// executable, started with SandboxExecArg, restricts itself with Landlock
+// and then execs bash (see SandboxExecMain). Writable: the workspace, the
+// allow_write roots, the worktree's own git state and a private TMPDIR;
+// readable: everything but forbid_read; TCP connect and bind denied unless
+// the network is allowed; signals and abstract UNIX sockets scoped to the
+// sandbox.
+type landlockShell struct {
+	conf    *Confinement
+	network bool
+	exe     string // this executable
+	bash    string
+	spawn   *spawners // StartShell's restricted thread
+}
+
+func newLandlockShell(conf *Confinement, network bool) *landlockShell {
+	exe, _ := os.Executable() // landlockUsable checked it
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		bash = "/bin/bash"
+	}
+	return &landlockShell{conf: conf, network: network, exe: exe, bash: bash, spawn: &spawners{}}
+}
+
+// WrapShell returns the helper's argv running script in workdir.
+func (l *landlockShell) WrapShell(workdir, script string) ([]string, error) {
+	tmp, err := l.conf.tmp.path()
+	if err != nil {
+		return nil, fmt.Errorf("policy: bash is refused: the sandbox's private tmp: %w", err)
+	}
+	return l.spec(workdir, tmp, []string{l.bash, "-c", script}).args(l.exe), nil
+}
+
+// spec is the sandbox the helper (or StartShell's thread) applies.
+func (l *landlockShell) spec(workdir, tmp string, argv []string) execSpec {
+	return execSpec{
+		dir:     workdir,
+		tmp:     tmp,
+		rw:      append(slices.Clip(l.conf.writable), l.conf.gitShared...),
+		hide:    l.conf.forbidden,
+		network: l.network,
+		argv:    argv,
+	}
+}
+
+// helperWired records that this executable dispatches SandboxExecArg to
+// SandboxExecMain; without it a re-exec would start the program anew
+// (a test binary would run its tests again), so Landlock is not offered.
+var helperWired atomic.Bool
+
+var executableOnce = sync.OnceValues(os.Executable)
+
+// landlockUsable says why Landlock cannot sandbox bash here, or nil.
+func landlockUsable(network bool) error {
+	if !helperWired.Load() {
+		return errors.New("this executable does not act as the sandbox helper")
+	}
+	if _, err := executableOnce(); err != nil {
+		return fmt.Errorf("cannot find this executable: %w", err)
+	}
+	abi := landlockABI()
+	switch {
+	case abi < 1:
+		return errors.New("the kernel does not offer it")
+	case abi < 4 && !network:
+		return fmt.Errorf("kernel ABI %d cannot deny the network (4 can)", abi)
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// cover is a grant of everything beneath root except the hidden paths,
+// expressed the only way Landlock can express it: as grants on whole
+// subtrees that contain no hidden path (dirs, files) plus the directories
+// on the way down to a hidden path (walked), which are granted on their
+// own and not on their content.
+type cover struct {
+	dirs   []string
+	files  []string
+	walked []string
+}
+
+// coverOf computes the cover of root minus hidden (absolute, resolved).
+// A directory that cannot be listed contributes nothing beneath it, and
+// symbolic links on the way are skipped (a grant would follow them): what
+// they point to is granted, or not, where it really lives.
+func coverOf(root string, hidden []string) cover {
+	var c cover
+	c.add(root, hidden, true)
+	return c
+}
+
+func (c *cover) add(p string, hidden []string, isDir bool) {
+	below := false
+	for _, h := range hidden {
+		if h == p || within(p, h) {
+			return // hidden itself, or beneath a hidden directory
+		}
+		if within(h, p) {
+			below = true
+		}
+	}
+	switch {
+	case !below && isDir:
+		c.dirs = append(c.dirs, p)
+	case !below:
+		c.files = append(c.files, p)
+	default:
+		c.walked = append(c.walked, p)
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.Type()&os.ModeSymlink != 0 {
+				continue
+			}
+			c.add(filepath.Join(p, e.Name()), hidden, e.IsDir())
+		}
+	}
+}

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package policy
+
+import "errors"
+
+// landlockABI is 0: Landlock exists only on Linux.
+func landlockABI() int { return 0 }
+
+func restrictAndExec(execSpec) error { return errors.New("Landlock exists only on Linux") }

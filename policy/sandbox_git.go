@@ -1,0 +1,75 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// taskRefDir is where the runner's task branches live (runner/workspace
+// names them reasonix/<task-id>). A worktree on such a branch may update
+// refs there; every other ref of the shared repository stays read-only.
+const taskRefDir = "refs/heads/reasonix"
+
+// gitShared returns what a linked git worktree at root must write outside
+// itself to commit on its own branch: its private directory in the shared
+// repository (<common>/worktrees/<name>: HEAD, index, its reflog), the
+// object store, and the task-branch directory with its reflogs. The rest
+// of the shared .git — config, hooks, packed-refs, every other branch —
+// stays read-only to the sandbox, so a task cannot plant a hook or a
+// core.hooksPath that the repository's owner would run next.
+//
+// Why a worktree with this carve-out rather than a clone per task: a
+// clone's config and hooks would be the task's own, and the service's
+// later git commands in it (the final commit) would run whatever the task
+// planted there; a worktree reads config and hooks from the read-only
+// shared directory. Speed does not decide it: for 400 files `git worktree
+// add` and `git clone --local` both take about 0.1 s (docs/SPEC.md).
+//
+// Everything is read from files the task could have rewritten in an
+// earlier session (<root>/.git, <gitdir>/gitdir), so each step is checked
+// against the layout git itself creates; anything unexpected grants
+// nothing (commits then fail inside the sandbox, nothing else does).
+//
+// Limits: the object store is shared, so a task can add objects (or an
+// objects/info/alternates entry) and can move the other task branches
+// under refs/heads/reasonix.
+func gitShared(root string) []string {
+	b, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil {
+		return nil // a plain repository (a .git directory) or none at all
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return nil
+	}
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(root, gitdir)
+	}
+	if gitdir, err = filepath.EvalSymlinks(gitdir); err != nil {
+		return nil
+	}
+	if filepath.Base(filepath.Dir(gitdir)) != "worktrees" {
+		return nil
+	}
+	// The worktree's private directory names the worktree it belongs to;
+	// one of another repository's worktrees would name another directory.
+	back, err := os.ReadFile(filepath.Join(gitdir, "gitdir"))
+	if err != nil {
+		return nil
+	}
+	if p, err := filepath.EvalSymlinks(filepath.Dir(strings.TrimSpace(string(back)))); err != nil || p != root {
+		return nil
+	}
+	common := filepath.Dir(filepath.Dir(gitdir))
+	out := []string{gitdir, filepath.Join(common, "objects")}
+	head, err := os.ReadFile(filepath.Join(gitdir, "HEAD"))
+	if err != nil {
+		return out
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
+	if ok && strings.HasPrefix(ref, taskRefDir+"/") && filepath.Clean(ref) == ref && !strings.Contains(ref, "..") {
+		out = append(out, filepath.Join(common, taskRefDir), filepath.Join(common, "logs", taskRefDir))
+	}
+	return out
+}
