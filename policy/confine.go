@@ -123,11 +123,6 @@ func (c *Confinement) Root() string { return c.root }
 // workspace root first, then the allow_write roots. The slice is a copy.
 func (c *Confinement) Writable() []string { return slices.Clone(c.writable) }
 
-// ShellSandboxed reports whether bash runs inside the OS sandbox
-// ([sandbox] bash = "enforce"), for GateConfig.ShellSandboxed. An enforced
-// sandbox that cannot start refuses bash rather than running it unconfined.
-func (c *Confinement) ShellSandboxed() bool { return c.shell != nil }
-
 // ReadPath resolves p (relative to the workspace) and refuses it when it
 // lies under a forbid_read entry. Tools that walk directories should call
 // it for every entry they open, since a directory may contain hidden paths.

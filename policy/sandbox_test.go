@@ -40,8 +40,8 @@ func confined(t *testing.T, c SandboxConfig) *Confinement {
 	return conf
 }
 
-// snapshot lists every file under dir with its content.
-func snapshot(t *testing.T, dir string) map[string]string {
+// dirSnapshot lists every file under dir with its content.
+func dirSnapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
@@ -80,7 +80,7 @@ func TestSandboxKeepsWritesInside(t *testing.T) {
 		realTmp := "reasonix-sandbox-probe-" + strconv.Itoa(os.Getpid()) + "-" + kind
 		t.Cleanup(func() { os.Remove(filepath.Join("/tmp", realTmp)) })
 		c := confined(t, SandboxConfig{WorkspaceRoot: ws, force: kind})
-		before := snapshot(t, outside)
+		before := dirSnapshot(t, outside)
 		probes := []string{
 			"rm -rf " + outside,
 			"rm -rf " + outside + "/tree " + outside + "/marker",
@@ -106,7 +106,7 @@ func TestSandboxKeepsWritesInside(t *testing.T) {
 		// bwrap's /tmp is a private tmpfs, Landlock's /tmp is read-only:
 		// either way the host's /tmp must not change.
 		_, _ = runSandboxed(t, c, "cd /tmp && touch "+realTmp)
-		if after := snapshot(t, outside); len(after) != len(before) {
+		if after := dirSnapshot(t, outside); len(after) != len(before) {
 			t.Errorf("the outside directory changed: before %v, after %v", before, after)
 		} else {
 			for k, v := range before {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"reasonix/config"
-	"reasonix/policy"
+	"reasonix/runner/session"
 )
 
 // doctor is `reasonix doctor`: check everything a run or the service
@@ -146,28 +146,18 @@ func (d *checklist) workspaces(cfg *config.Config) {
 	}
 }
 
-// sandbox reports whether the bash sandbox is usable, and whether it must be.
+// sandbox reports which OS sandbox bash runs in, and whether that is
+// what the configuration asks for.
 func (d *checklist) sandbox(cfg *config.Config) {
-	wd, _ := os.Getwd()
+	kind, warning, err := session.SandboxStatus(cfg)
 	switch {
-	case bwrapWorks(wd):
-		d.ok("sandbox", fmt.Sprintf("bubblewrap works; [sandbox] bash = %q", cfg.Sandbox.Bash))
-	case cfg.Sandbox.Bash == config.BashEnforce:
-		d.fail("sandbox", "[sandbox] bash = \"enforce\" but bubblewrap is not usable: bash will be refused (install bubblewrap)")
+	case err != nil:
+		d.fail("sandbox", err.Error())
+	case kind != "":
+		d.ok("sandbox", fmt.Sprintf("bash runs in the %s sandbox ([sandbox] bash = %q)", kind, cmpString(cfg.Sandbox.Bash, config.BashAuto)))
+	case cfg.Sandbox.Bash == config.BashRequire || cfg.Sandbox.Bash == config.BashEnforce:
+		d.fail("sandbox", warning)
 	default:
-		d.warn("sandbox", "bubblewrap is not usable; bash runs unconfined ([sandbox] bash = \"off\")")
+		d.warn("sandbox", warning)
 	}
-}
-
-// bwrapWorks runs a trivial command through the sandbox wrapper.
-func bwrapWorks(dir string) bool {
-	c, err := policy.NewConfinement(policy.SandboxConfig{WorkspaceRoot: dir, Bash: config.BashEnforce})
-	if err != nil || c.Shell() == nil {
-		return false
-	}
-	argv, err := c.Shell().WrapShell(dir, "true")
-	if err != nil {
-		return false
-	}
-	return exec.Command(argv[0], argv[1:]...).Run() == nil
 }

@@ -72,6 +72,13 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	secrets := redact.New(append(session.Secrets(cfg), token)...)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: secrets.ReplaceAttr}))
 	warnMissingModel(cfg, log)
+	if kind, warning, err := session.SandboxStatus(cfg); err != nil {
+		return &configError{err}
+	} else if warning != "" {
+		log.Warn(warning)
+	} else {
+		log.Info("bash is sandboxed", "sandbox", kind)
+	}
 	if err := checkWorkspaces(cfg, nil); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -102,6 +103,9 @@ func prepareRun(o runOptions, stderr io.Writer) (_ *runSetup, err error) {
 	}
 	s.session = sess
 	s.closers = append(s.closers, sess.Close)
+	if c := sess.Confinement; c.ShellRefused() || c.SandboxKind() == "" && cmpString(cfg.Sandbox.Bash, config.BashAuto) != config.BashOff {
+		fmt.Fprintln(stderr, "reasonix: warning: no OS sandbox works here (Landlock ABI 4+ or bubblewrap); see reasonix doctor")
+	}
 	return s, nil
 }
 

@@ -179,8 +179,14 @@ func NewPolicy(set *config.Config) (*policy.Policy, error) {
 }
 
 // Close stops the session's plugins (child processes), even when the run's
-// context has ended. It is safe to call more than once.
+// context has ended, and releases the sandbox (its private tmp). It is safe
+// to call more than once.
 func (s *Session) Close() {
+	if s.Confinement != nil {
+		if err := s.Confinement.Close(); err != nil {
+			s.cfg.Logger.Warn("session: closing the sandbox", "err", err)
+		}
+	}
 	if s.plugins == nil {
 		return
 	}
