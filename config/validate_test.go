@@ -73,6 +73,7 @@ func TestValidateRules(t *testing.T) {
 		{"max tokens", "[runner]\nmax_tokens = -1", `runner.max_tokens: must not be negative`},
 		{"serve addr", "[serve]\naddr = \"8080\"", `serve.addr: "8080" is not host:port`},
 		{"serve port", "[serve]\naddr = \":http-alt\"", `serve.addr: ":http-alt" has an invalid port`},
+		{"serve streams", "[serve]\nmax_streams_per_token = 0", `serve.max_streams_per_token: must be between 1 and 100000`},
 		{"serve token env", "[serve]\napi_token_env = \"abc def\"", `serve.api_token_env: must be the NAME`},
 		{"workspace name", "[[workspaces]]\nrepo = \"r\"", `workspaces[0].name: is required`},
 		{"workspace repo", "[[workspaces]]\nname = \"w\"", `workspaces[w].repo: is required`},

@@ -87,7 +87,8 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	api, err := httpapi.New(httpapi.Config{Service: svc, Token: token, Logger: log})
+	api, err := httpapi.New(httpapi.Config{Service: svc, Token: token, Logger: log,
+		MaxStreamsPerToken: cfg.Serve.MaxStreamsPerToken})
 	if err != nil {
 		return err
 	}
