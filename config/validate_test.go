@@ -25,6 +25,8 @@ func TestValidateRules(t *testing.T) {
 		{"negative context", "[[providers]]\nname = \"p\"\nmodel = \"m\"\ncontext_window = -1", `providers[p].context_window: must not be negative`},
 		{"negative idle", "[[providers]]\nname = \"p\"\nmodel = \"m\"\nidle_timeout_seconds = -5", `providers[p].idle_timeout_seconds: must not be negative`},
 		{"negative max output", "[[providers]]\nname = \"p\"\nmodel = \"m\"\nmax_output_tokens = -5", `providers[p].max_output_tokens: must not be negative`},
+		{"negative output bytes", "[[providers]]\nname = \"p\"\nmodel = \"m\"\nmax_output_bytes = -1", `providers[p].max_output_bytes: must not be negative`},
+		{"stream below output", "[[providers]]\nname = \"p\"\nmodel = \"m\"\nmax_output_bytes = 2000\nmax_stream_bytes = 1000", `providers[p].max_stream_bytes: must be at least max_output_bytes (2000), got 1000`},
 		{"max retries", "[[providers]]\nname = \"p\"\nmodel = \"m\"\nmax_retries = -1", `providers[p].max_retries: must be between 0 and 100`},
 		{"override unknown model", "[[providers]]\nname = \"p\"\nmodel = \"m\"\nmodel_overrides = { x = { context_window = 5 } }", `providers[p].model_overrides."x": "x" is not a model`},
 		{"override negative", "[[providers]]\nname = \"p\"\nmodel = \"m\"\nmodel_overrides = { m = { max_output_tokens = -5 } }", `providers[p].model_overrides."m".max_output_tokens: must not be negative`},

@@ -31,6 +31,12 @@ const (
 	DefaultBaseURL     = "https://api.openai.com/v1"
 	DefaultIdleTimeout = 300 * time.Second
 	DefaultMaxRetries  = 4
+	// DefaultMaxOutputBytes bounds one answer's text and tool calls: far
+	// more than any useful answer, far less than a runaway model can send.
+	DefaultMaxOutputBytes = 1 << 20
+	// DefaultMaxStreamBytes bounds the raw response body (framing, JSON and
+	// keep-alive comments included).
+	DefaultMaxStreamBytes = 4 << 20
 )
 
 // maxRetryAfter is the longest server-requested wait Stream sits out
@@ -58,6 +64,8 @@ type Provider struct {
 	key        string
 	idle       time.Duration
 	maxRetries int
+	maxOutput  int // bytes of text and tool calls per answer
+	maxStream  int // bytes of response body per attempt
 	client     *http.Client
 
 	// Seams for tests: how retries wait and how their delays are drawn.
@@ -71,8 +79,9 @@ var _ agent.Provider = (*Provider)(nil)
 // New validates cfg and returns a provider. Model is required. BaseURL
 // defaults to DefaultBaseURL and requests go to BaseURL + "/chat/completions"
 // unless RequestURL names the exact target; either must be an http(s) URL.
-// IdleTimeout defaults to DefaultIdleTimeout and MaxRetries to
-// DefaultMaxRetries (negative: no retries).
+// IdleTimeout defaults to DefaultIdleTimeout, MaxRetries to
+// DefaultMaxRetries (negative: no retries), MaxOutputBytes to
+// DefaultMaxOutputBytes and MaxStreamBytes to DefaultMaxStreamBytes.
 func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: model is required")
@@ -95,6 +104,9 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if cfg.IdleTimeout < 0 {
 		return nil, fmt.Errorf("openai: idle timeout must not be negative, got %s", cfg.IdleTimeout)
 	}
+	if cfg.MaxOutputBytes < 0 || cfg.MaxStreamBytes < 0 {
+		return nil, fmt.Errorf("openai: output bounds must not be negative, got %d and %d", cfg.MaxOutputBytes, cfg.MaxStreamBytes)
+	}
 	retries := cmp.Or(cfg.MaxRetries, DefaultMaxRetries)
 	if retries < 0 {
 		retries = 0
@@ -111,6 +123,8 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 		key:        cfg.APIKey,
 		idle:       cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
 		maxRetries: retries,
+		maxOutput:  cmp.Or(cfg.MaxOutputBytes, DefaultMaxOutputBytes),
+		maxStream:  cmp.Or(cfg.MaxStreamBytes, DefaultMaxStreamBytes),
 		// No Timeout: a stream may last as long as the model writes. The
 		// idle watchdog in Stream bounds every wait instead.
 		client:  &http.Client{Transport: transport},
