@@ -26,7 +26,7 @@ type Provider struct {
 	MaxOutputTokens    int  `toml:"max_output_tokens"`    // 0 = the provider's automatic choice
 	MaxRetries         *int `toml:"max_retries"`          // nil = the provider's default; 0 = never retry
 	// MaxOutputBytes bounds one answer's text and tool calls, MaxStreamBytes
-	// one response body; 0 = the provider's default (1 MiB, 4 MiB). A
+	// one response body; 0 = the provider's default (1 MiB, 64 MiB). A
 	// runaway model must not fill the service's memory.
 	MaxOutputBytes int `toml:"max_output_bytes"`
 	MaxStreamBytes int `toml:"max_stream_bytes"`

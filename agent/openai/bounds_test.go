@@ -99,13 +99,19 @@ func hugeServer(t testing.TB, total int64, comments bool) (*httptest.Server, *at
 
 // TestHundredMegabyteAnswerStopsEarly: a server that streams 100 MB gets
 // an output error after the first few megabytes, and the client stops
-// reading (the server's writes fail long before 100 MB).
+// reading (the server's writes fail long before 100 MB): text trips the
+// default max_output_bytes, keep-alive comments that carry no text a
+// max_stream_bytes of 4 MiB.
 func TestHundredMegabyteAnswerStopsEarly(t *testing.T) {
 	const total = 100 << 20
 	for name, comments := range map[string]bool{"text": false, "comments": true} {
 		t.Run(name, func(t *testing.T) {
 			srv, written := hugeServer(t, total, comments)
-			p, _ := newTestProvider(t, agent.ProviderConfig{BaseURL: srv.URL})
+			cfg := agent.ProviderConfig{BaseURL: srv.URL}
+			if comments {
+				cfg.MaxStreamBytes = 4 << 20
+			}
+			p, _ := newTestProvider(t, cfg)
 			got := mustStream(t, p, userRequest("x"))
 			pe := wantError(t, got, agent.ErrOutputTooLarge)
 			if len(got.text) > DefaultMaxOutputBytes {
@@ -173,4 +179,21 @@ func BenchmarkHundredMegabyteAnswer(b *testing.B) {
 		srv.CloseClientConnections()
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+}
+
+// TestLongAnswerWithRealFramingFits: the default bounds leave room for a
+// long answer as real servers frame it, a few characters per delta under
+// ~230 bytes of repeated JSON: 20,000 deltas of 4 bytes (80 KB of text in
+// ~4.6 MB of body, more than a bound of 4 MiB would allow) arrive whole.
+func TestLongAnswerWithRealFramingFits(t *testing.T) {
+	delta := `data: {"id":"chatcmpl-9xYzAbCdEfGhIjKlMnOpQrStUv","object":"chat.completion.chunk","created":1732999999,` +
+		`"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_0123456789","choices":[{"index":0,"delta":{"content":"abcd"},` +
+		`"logprobs":null,"finish_reason":null}]}` + "\n\n"
+	body := strings.Repeat(delta, 20000) + "data: [DONE]\n\n"
+	srv := agenttest.NewServer(t, agenttest.Raw(body))
+	p, _ := newTestProvider(t, srv.ProviderConfig())
+	got := mustStream(t, p, userRequest("x"))
+	if got.final.Type != agent.ChunkDone || len(got.text) != 80000 {
+		t.Fatalf("final %+v, %d bytes of text; want the whole answer", got.final, len(got.text))
+	}
 }

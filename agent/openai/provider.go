@@ -35,8 +35,12 @@ const (
 	// more than any useful answer, far less than a runaway model can send.
 	DefaultMaxOutputBytes = 1 << 20
 	// DefaultMaxStreamBytes bounds the raw response body (framing, JSON and
-	// keep-alive comments included).
-	DefaultMaxStreamBytes = 4 << 20
+	// keep-alive comments included). It is far above DefaultMaxOutputBytes
+	// because real streams carry ~200 bytes of JSON per delta of a few
+	// characters (OpenAI's chunks repeat id, model, fingerprint): an answer
+	// of 1 MiB arrives as ~50 MiB. The body is decoded and dropped as it
+	// arrives, so this bounds time and traffic, not memory.
+	DefaultMaxStreamBytes = 64 << 20
 )
 
 // maxRetryAfter is the longest server-requested wait Stream sits out
