@@ -19,6 +19,13 @@ var (
 	ErrContextTooLong = errors.New("provider: context too long")
 	// ErrStream: the response stream was malformed, cut or went idle.
 	ErrStream = errors.New("provider: broken stream")
+	// ErrEmptyAnswer: the response ended without any text or tool call. It is
+	// not a success (the run would end with nothing done and nothing said);
+	// a provider may ask once more before reporting it.
+	ErrEmptyAnswer = errors.New("provider: empty answer")
+	// ErrOutputTooLarge: the answer exceeded the configured output bounds and
+	// reading it was stopped; asking again would likely produce the same.
+	ErrOutputTooLarge = errors.New("provider: output too large")
 )
 
 // ProviderError is a failed model request. Message is the provider's own
@@ -51,9 +58,14 @@ func (e *ProviderError) Is(target error) bool {
 }
 
 // Reason names the failure class of err for reports and skip cascades:
-// "provider.transient", "provider.rejected", "context.exhausted" or "unclassified".
+// "provider.transient", "provider.rejected", "provider.empty_answer",
+// "provider.output_too_large", "context.exhausted" or "unclassified".
 func Reason(err error) string {
 	switch {
+	case errors.Is(err, ErrEmptyAnswer):
+		return "provider.empty_answer"
+	case errors.Is(err, ErrOutputTooLarge):
+		return "provider.output_too_large"
 	case errors.Is(err, ErrContextTooLong):
 		return "context.exhausted"
 	case errors.Is(err, ErrRejected):

@@ -31,7 +31,12 @@ type ProviderConfig struct {
 	ContextWindow int           // tokens; 0 = unknown
 	IdleTimeout   time.Duration // stream idle watchdog; 0 = the provider's default
 	MaxRetries    int           // retries of retryable failures; 0 = the provider's default, <0 = none
-	Extra         map[string]any
+	// MaxOutputBytes bounds one answer's text plus tool-call ids, names and
+	// arguments; MaxStreamBytes bounds the raw response body. 0 = the
+	// provider's default. Exceeding either fails with ErrOutputTooLarge.
+	MaxOutputBytes int
+	MaxStreamBytes int
+	Extra          map[string]any
 }
 
 // ProviderFactory builds a Provider from its configuration, validating it.

@@ -55,7 +55,7 @@ func Default() *Config {
 			TaskTimeout:        defaultTaskTimeout,
 			ApprovalTTL:        defaultApprovalTTL,
 		},
-		Serve:   Serve{Addr: "127.0.0.1:8080"},
+		Serve:   Serve{Addr: "127.0.0.1:8080", MaxStreamsPerToken: 64},
 		origins: map[string]string{},
 	}
 }

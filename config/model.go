@@ -22,9 +22,13 @@ type ProviderRef struct {
 	// MaxRetries follows agent.ProviderConfig: 0 = the provider's default,
 	// negative = never retry (max_retries = 0 in the file).
 	MaxRetries int
-	Price      Price // zero unless Priced
-	Priced     bool  // a prices entry exists for the model
-	Source     string
+	// MaxOutputBytes and MaxStreamBytes bound one answer and one response
+	// body; 0 = the provider's default.
+	MaxOutputBytes int
+	MaxStreamBytes int
+	Price          Price // zero unless Priced
+	Priced         bool  // a prices entry exists for the model
+	Source         string
 }
 
 // ResolveModel resolves ref to a provider and model. ref is a provider name
@@ -110,6 +114,8 @@ func (p *Provider) ref(model string) ProviderRef {
 		ContextWindow:   p.ContextWindow,
 		MaxOutputTokens: p.MaxOutputTokens,
 		IdleTimeout:     p.IdleTimeout(),
+		MaxOutputBytes:  p.MaxOutputBytes,
+		MaxStreamBytes:  p.MaxStreamBytes,
 		Source:          p.Source,
 	}
 	if o, ok := p.ModelOverrides[model]; ok {

@@ -25,6 +25,11 @@ type Provider struct {
 	IdleTimeoutSeconds int  `toml:"idle_timeout_seconds"` // stream idle watchdog; 0 or unset = 300
 	MaxOutputTokens    int  `toml:"max_output_tokens"`    // 0 = the provider's automatic choice
 	MaxRetries         *int `toml:"max_retries"`          // nil = the provider's default; 0 = never retry
+	// MaxOutputBytes bounds one answer's text and tool calls, MaxStreamBytes
+	// one response body; 0 = the provider's default (1 MiB, 64 MiB). A
+	// runaway model must not fill the service's memory.
+	MaxOutputBytes int `toml:"max_output_bytes"`
+	MaxStreamBytes int `toml:"max_stream_bytes"`
 
 	ModelOverrides map[string]ModelOverride `toml:"model_overrides"` // keyed by model ID
 	Prices         map[string]Price         `toml:"prices"`          // keyed by model ID
@@ -118,6 +123,11 @@ func (p *Provider) validate(label string, pr *problems) {
 	checkNonNegative(pr, src, label+".context_window", p.ContextWindow)
 	checkNonNegative(pr, src, label+".idle_timeout_seconds", p.IdleTimeoutSeconds)
 	checkNonNegative(pr, src, label+".max_output_tokens", p.MaxOutputTokens)
+	checkNonNegative(pr, src, label+".max_output_bytes", p.MaxOutputBytes)
+	checkNonNegative(pr, src, label+".max_stream_bytes", p.MaxStreamBytes)
+	if p.MaxOutputBytes > 0 && p.MaxStreamBytes > 0 && p.MaxStreamBytes < p.MaxOutputBytes {
+		pr.add(src, label+".max_stream_bytes", "must be at least max_output_bytes (%d), got %d", p.MaxOutputBytes, p.MaxStreamBytes)
+	}
 	if p.MaxRetries != nil && (*p.MaxRetries < 0 || *p.MaxRetries > 100) {
 		pr.add(src, label+".max_retries", "must be between 0 and 100 (got %d)", *p.MaxRetries)
 	}

@@ -14,6 +14,10 @@ type Serve struct {
 	// AllowWorkspacePlugins lets workspaces that opt in start MCP servers
 	// declared in their own .mcp.json; default false.
 	AllowWorkspacePlugins bool `toml:"allow_workspace_plugins"`
+	// MaxStreamsPerToken caps the event streams (SSE) one API token holds
+	// open at once; default 64. Each stream holds a connection and a
+	// goroutine for as long as the client wants.
+	MaxStreamsPerToken int `toml:"max_streams_per_token"`
 }
 
 func (s *Serve) validate(c *Config, p *problems) {
@@ -24,5 +28,6 @@ func (s *Serve) validate(c *Config, p *problems) {
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		p.add(src, "serve.addr", "%q has an invalid port", s.Addr)
 	}
+	checkRange(p, c.origins["serve.max_streams_per_token"], "serve.max_streams_per_token", s.MaxStreamsPerToken, 1, 100000)
 	checkEnvName(p, c.origins["serve.api_token_env"], "serve.api_token_env", s.APITokenEnv)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"reasonix/agent"
+	"reasonix/internal/procgroup"
 	"reasonix/runner/store"
 )
 
@@ -87,6 +88,15 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 		s.log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", err)
 		return "", errors.New("the call was not run: it could not be recorded in the task's journal")
 	}
+	// A process the call starts is journaled with it: after a crash the
+	// restarted service kills what is left of it (killOrphans) before
+	// anything resumes, so no late write lands in the workspace.
+	ctx = agent.ContextWithProcessReporter(ctx, func(pid int) {
+		b, _ := json.Marshal(procgroup.Identify(pid))
+		if err := s.st.JournalProcess(context.WithoutCancel(ctx), r.task.ID, key, string(b)); err != nil {
+			s.log.Error("runner: journal process", "task", r.task.ID, "call", key, "err", err)
+		}
+	})
 	out, runErr := j.Tool.Execute(ctx, args)
 	content := out
 	if runErr != nil {

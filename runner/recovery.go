@@ -41,7 +41,8 @@ func NodeID(dataDir string) (string, error) {
 }
 
 // recoverCrashed marks interrupted every running task that this node owned
-// (it died running them) or whose node stopped sending heartbeats.
+// (it died running them) or whose node stopped sending heartbeats. The
+// process groups this node's tool calls left behind are killed first.
 func (s *Service) recoverCrashed(ctx context.Context) error {
 	running, err := s.st.RunningTasks(ctx)
 	if err != nil {
@@ -50,6 +51,10 @@ func (s *Service) recoverCrashed(ctx context.Context) error {
 	for _, t := range running {
 		if t.LeaseOwner != s.node && !s.staleSince(t) {
 			continue
+		}
+		if t.LeaseOwner == s.node {
+			// Another node's process numbers mean nothing on this machine.
+			s.killOrphans(ctx, t.ID)
 		}
 		s.interruptStale(ctx, t.ID, "the service stopped while this task ran")
 	}

@@ -123,7 +123,9 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 
 // runGroup runs argv in dir as the leader of a new process group, writing
 // stdout and stderr to out. When ctx ends, or when the leader exits, the
-// whole group is killed: nothing a command started outlives the call. The
+// whole group is killed: nothing a command started outlives the call, nor
+// the service (procgroup.StartBound), and the group is reported to ctx's
+// process reporter so a restarted service can kill what a crash left. The
 // output goes through a pipe this function owns (not through os/exec's copy
 // goroutines) so that Wait returns when the leader exits even if a
 // grandchild still holds the pipe; reading then stops after bashDrainGrace.
@@ -140,10 +142,14 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	cmd.Stdout, cmd.Stderr = pw, pw
 	procgroup.Detach(cmd)
 	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
-	if err := cmd.Start(); err != nil {
+	started, err := procgroup.StartBound(cmd)
+	if err != nil {
 		_ = pw.Close()
 		return nil, err
 	}
+	// Wait below runs in this goroutine too, as StartBound requires.
+	defer started()
+	agent.ReportProcess(ctx, cmd.Process.Pid)
 	// The child has its own copy; ours must go so EOF arrives when the
 	// last process holding the write end exits.
 	_ = pw.Close()

@@ -6,17 +6,18 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"reasonix/agent"
 	"reasonix/internal/sse"
 )
 
-// Limits on what one response may make the decoder hold.
+// Limits on what one response may make the decoder hold, besides the
+// provider's output bounds (maxOutput, maxStream).
 const (
-	maxEventSize     = 8 << 20  // one SSE event
-	maxToolCallBytes = 32 << 20 // all tool-call ids, names and arguments together
-	maxToolCalls     = 256      // distinct tool-call indexes
+	maxEventSize = 8 << 20 // one SSE event
+	maxToolCalls = 256     // distinct tool-call indexes
 )
 
 // streamChunk is one decoded event of a chat completions stream.
@@ -61,7 +62,8 @@ type partialCall struct {
 type decoder struct {
 	p       *Provider
 	calls   []*partialCall // in order of first appearance
-	bytes   int
+	bytes   int            // text and tool-call bytes so far, bounded by p.maxOutput
+	said    bool           // some text other than white space arrived
 	finish  string
 	usage   *agent.Usage
 	gone    bool                             // emit refused a chunk: the consumer left
@@ -87,6 +89,8 @@ func (d *decoder) decode(body io.Reader, emit func(agent.Chunk) bool) (agent.Chu
 				msg = "the stream ended in the middle of a tool call"
 			}
 			return d.fail(d.p.streamError(msg))
+		case errors.Is(err, errStreamTooLarge):
+			return d.fail(d.p.tooLarge(fmt.Sprintf("the response is larger than %d bytes (max_stream_bytes)", d.p.maxStream)))
 		case errors.Is(err, sse.ErrEventTooLarge):
 			return d.fail(d.p.streamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
 		case err != nil:
@@ -121,9 +125,15 @@ func (d *decoder) apply(c streamChunk, emit func(agent.Chunk) bool) *agent.Provi
 		if ch.Index != 0 {
 			continue // only one completion is requested; ignore stray ones
 		}
-		if ch.Delta.Content != "" && !emit(agent.Chunk{Type: agent.ChunkText, Text: ch.Delta.Content}) {
-			d.gone = true
-			return nil
+		if text := ch.Delta.Content; text != "" {
+			if pe := d.count(len(text)); pe != nil {
+				return pe
+			}
+			d.said = d.said || strings.TrimSpace(text) != ""
+			if !emit(agent.Chunk{Type: agent.ChunkText, Text: text}) {
+				d.gone = true
+				return nil
+			}
 		}
 		for _, tc := range ch.Delta.ToolCalls {
 			if pe := d.addCall(tc); pe != nil {
@@ -175,13 +185,23 @@ func (d *decoder) addCall(tc toolCallDelta) *agent.ProviderError {
 		pc = &partialCall{index: idx}
 		d.calls = append(d.calls, pc)
 	}
-	d.bytes += len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)
-	if d.bytes > maxToolCallBytes {
-		return d.p.streamError(fmt.Sprintf("tool calls exceed %d bytes", maxToolCallBytes))
+	if pe := d.count(len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)); pe != nil {
+		return pe
 	}
 	mergeFragment(&pc.id, tc.ID)
 	mergeFragment(&pc.name, tc.Function.Name)
 	pc.args.WriteString(tc.Function.Arguments)
+	return nil
+}
+
+// count adds n bytes of answer and fails once the answer exceeds the
+// provider's per-message bound: the caller would hold all of it (text in the
+// transcript, arguments in memory until the call is complete).
+func (d *decoder) count(n int) *agent.ProviderError {
+	d.bytes += n
+	if d.bytes > d.p.maxOutput {
+		return d.p.tooLarge(fmt.Sprintf("the answer is larger than %d bytes of text and tool calls (max_output_bytes)", d.p.maxOutput))
+	}
 	return nil
 }
 
@@ -202,6 +222,15 @@ func mergeFragment(b *strings.Builder, frag string) {
 // complete emits the accumulated tool calls in index order and the usage,
 // and returns ChunkDone.
 func (d *decoder) complete(emit func(agent.Chunk) bool) (agent.Chunk, bool) {
+	if !d.said && len(d.calls) == 0 {
+		// Nothing to show and nothing to do: passing this on as a finished
+		// answer would end the run "succeeded" with no work and no word.
+		msg := "the model's answer has no text and no tool call"
+		if d.finish != "" {
+			msg += " (finish reason " + strconv.Quote(d.finish) + ")"
+		}
+		return d.fail(&agent.ProviderError{Class: agent.ErrEmptyAnswer, Message: d.p.safeMessage(msg)})
+	}
 	slices.SortFunc(d.calls, func(a, b *partialCall) int { return a.index - b.index })
 	calls := make([]agent.ToolCall, 0, len(d.calls))
 	for n, pc := range d.calls {

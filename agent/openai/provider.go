@@ -31,6 +31,16 @@ const (
 	DefaultBaseURL     = "https://api.openai.com/v1"
 	DefaultIdleTimeout = 300 * time.Second
 	DefaultMaxRetries  = 4
+	// DefaultMaxOutputBytes bounds one answer's text and tool calls: far
+	// more than any useful answer, far less than a runaway model can send.
+	DefaultMaxOutputBytes = 1 << 20
+	// DefaultMaxStreamBytes bounds the raw response body (framing, JSON and
+	// keep-alive comments included). It is far above DefaultMaxOutputBytes
+	// because real streams carry ~200 bytes of JSON per delta of a few
+	// characters (OpenAI's chunks repeat id, model, fingerprint): an answer
+	// of 1 MiB arrives as ~50 MiB. The body is decoded and dropped as it
+	// arrives, so this bounds time and traffic, not memory.
+	DefaultMaxStreamBytes = 64 << 20
 )
 
 // maxRetryAfter is the longest server-requested wait Stream sits out
@@ -58,6 +68,8 @@ type Provider struct {
 	key        string
 	idle       time.Duration
 	maxRetries int
+	maxOutput  int // bytes of text and tool calls per answer
+	maxStream  int // bytes of response body per attempt
 	client     *http.Client
 
 	// Seams for tests: how retries wait and how their delays are drawn.
@@ -71,8 +83,9 @@ var _ agent.Provider = (*Provider)(nil)
 // New validates cfg and returns a provider. Model is required. BaseURL
 // defaults to DefaultBaseURL and requests go to BaseURL + "/chat/completions"
 // unless RequestURL names the exact target; either must be an http(s) URL.
-// IdleTimeout defaults to DefaultIdleTimeout and MaxRetries to
-// DefaultMaxRetries (negative: no retries).
+// IdleTimeout defaults to DefaultIdleTimeout, MaxRetries to
+// DefaultMaxRetries (negative: no retries), MaxOutputBytes to
+// DefaultMaxOutputBytes and MaxStreamBytes to DefaultMaxStreamBytes.
 func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: model is required")
@@ -95,6 +108,9 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if cfg.IdleTimeout < 0 {
 		return nil, fmt.Errorf("openai: idle timeout must not be negative, got %s", cfg.IdleTimeout)
 	}
+	if cfg.MaxOutputBytes < 0 || cfg.MaxStreamBytes < 0 {
+		return nil, fmt.Errorf("openai: output bounds must not be negative, got %d and %d", cfg.MaxOutputBytes, cfg.MaxStreamBytes)
+	}
 	retries := cmp.Or(cfg.MaxRetries, DefaultMaxRetries)
 	if retries < 0 {
 		retries = 0
@@ -111,6 +127,8 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 		key:        cfg.APIKey,
 		idle:       cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
 		maxRetries: retries,
+		maxOutput:  cmp.Or(cfg.MaxOutputBytes, DefaultMaxOutputBytes),
+		maxStream:  cmp.Or(cfg.MaxStreamBytes, DefaultMaxStreamBytes),
 		// No Timeout: a stream may last as long as the model writes. The
 		// idle watchdog in Stream bounds every wait instead.
 		client:  &http.Client{Transport: transport},

@@ -27,11 +27,15 @@ const (
 // Stream sends req and streams the answer. It fails only when req cannot be
 // encoded; everything else arrives on the channel, which carries text as it
 // is generated, then the complete tool calls in index order, then one usage
-// chunk, then exactly one ChunkDone or ChunkError, and is then closed.
+// chunk, then exactly one ChunkDone or ChunkError, and is then closed. An
+// answer without text or tool calls ends in a ChunkError of class
+// agent.ErrEmptyAnswer, and one past the output bounds (MaxOutputBytes,
+// MaxStreamBytes) in agent.ErrOutputTooLarge; reading stops there.
 //
 // Transient failures (connection errors, 408, 409, 5xx, 429 with a
 // Retry-After of at most two minutes, a stream cut or garbled before any of
-// it was passed on, and one silent wait for response headers) are retried with jittered backoff before anything was sent on the
+// it was passed on, one silent wait for response headers and one empty
+// answer) are retried with jittered backoff before anything was sent on the
 // channel. Failures after the response started are not retried: part of the
 // answer may already have been passed on.
 //
@@ -59,14 +63,14 @@ func (p *Provider) run(ctx context.Context, body []byte, out chan<- agent.Chunk)
 			return false
 		}
 	}
-	idleRetried := false
+	var once retriedOnce
 	for attempt := 0; ; attempt++ {
 		res := p.attempt(ctx, body, emit)
 		if res.gone || ctx.Err() != nil {
 			break
 		}
 		if res.final.Type == agent.ChunkError && attempt < p.maxRetries {
-			if delay, retry := p.retryDelay(res, attempt, &idleRetried); retry {
+			if delay, retry := p.retryDelay(res, attempt, &once); retry {
 				agent.ReportRetry(ctx, fmt.Sprintf("%v; retrying in %s (retry %d of %d)",
 					res.final.Err, delay.Round(time.Millisecond), attempt+1, p.maxRetries))
 				if p.sleep(ctx, delay) != nil {
@@ -92,16 +96,28 @@ type result struct {
 	gone          bool        // ctx ended or the consumer left; final is unset
 }
 
+// retriedOnce records the failures that get one more chance per request,
+// not MaxRetries.
+type retriedOnce struct {
+	idle  bool // the server sent no response headers in time
+	empty bool // the answer had no text and no tool call
+}
+
 // retryDelay decides whether a failed attempt is worth another one, and how
 // long to wait first.
-func (p *Provider) retryDelay(res result, attempt int, idleRetried *bool) (time.Duration, bool) {
+func (p *Provider) retryDelay(res result, attempt int, once *retriedOnce) (time.Duration, bool) {
 	var pe *agent.ProviderError
 	if res.emitted || !errors.As(res.final.Err, &pe) {
 		return 0, false
 	}
 	switch {
-	case res.preHeaderIdle && !*idleRetried:
-		*idleRetried = true // a silent server gets one more chance, not MaxRetries
+	case res.preHeaderIdle && !once.idle:
+		once.idle = true // a silent server gets one more chance, not MaxRetries
+		return p.backoff.Delay(attempt, 0), true
+	case pe.Class == agent.ErrEmptyAnswer && !once.empty:
+		// Seen from overloaded servers that close a stream with [DONE] and
+		// nothing else; asking again usually helps, asking often does not.
+		once.empty = true
 		return p.backoff.Delay(attempt, 0), true
 	case pe.Class == agent.ErrRateLimited:
 		if pe.RetryAfter > maxRetryAfter {
@@ -175,7 +191,8 @@ func (p *Provider) attempt(ctx context.Context, body []byte, emit func(agent.Chu
 		}
 		return p.streamError("reading the stream: " + err.Error())
 	}}
-	final, ok := d.decode(&idleReader{r: resp.Body, watchdog: watchdog, idle: p.idle}, func(c agent.Chunk) bool {
+	bounded := &boundedReader{r: &idleReader{r: resp.Body, watchdog: watchdog, idle: p.idle}, left: p.maxStream}
+	final, ok := d.decode(bounded, func(c agent.Chunk) bool {
 		emitted = true
 		return emit(c)
 	})

@@ -251,6 +251,8 @@ func TestRunProviderFailures(t *testing.T) {
 		{"cut every time", []agenttest.Turn{cut, cut, cut}, exitFailed, "stream", 3},
 		{"rate limited, then success", []agenttest.Turn{agenttest.Fail(429, "slow down", time.Second), answer("ok")}, exitOK, "retrying in", 2},
 		{"server errors exhaust retries", []agenttest.Turn{agenttest.Fail(503, "busy", 0), agenttest.Fail(503, "busy", 0), agenttest.Fail(503, "busy", 0)}, exitFailed, "503", 3},
+		{"only [DONE], asked once more", []agenttest.Turn{agenttest.Raw("data: [DONE]\n\n"), agenttest.Raw("data: [DONE]\n\n"), answer("never reached")}, exitFailed, "no text and no tool call", 2},
+		{"answer past max_output_bytes", []agenttest.Turn{answer(strings.Repeat("x", 2<<20))}, exitFailed, "max_output_bytes", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

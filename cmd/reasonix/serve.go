@@ -104,7 +104,7 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	api, err := httpapi.New(httpapi.Config{Service: svc, Logger: log})
+	api, err := httpapi.New(httpapi.Config{Service: svc, Logger: log, MaxStreamsPerToken: cfg.Serve.MaxStreamsPerToken})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,9 @@
 package httpapi
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -27,6 +29,9 @@ type Config struct {
 	Logger *slog.Logger
 	// KeepAlive is the interval of SSE keep-alive comments; default 15s.
 	KeepAlive time.Duration
+	// MaxStreamsPerToken caps the event streams one bearer token holds open
+	// at once; more are refused with 429. 0 means DefaultMaxStreamsPerToken.
+	MaxStreamsPerToken int
 }
 
 // API serves the routes. Build it with New.
@@ -35,6 +40,7 @@ type API struct {
 	log       *slog.Logger
 	keepAlive time.Duration
 	mux       *http.ServeMux
+	streams   *streamLimiter
 }
 
 // New validates cfg and returns the API; use it as an http.Handler.
@@ -48,7 +54,11 @@ func New(cfg Config) (*API, error) {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 15 * time.Second
 	}
-	a := &API{svc: cfg.Service, log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux()}
+	if cfg.MaxStreamsPerToken < 0 {
+		return nil, fmt.Errorf("httpapi: max streams per token must not be negative, got %d", cfg.MaxStreamsPerToken)
+	}
+	a := &API{svc: cfg.Service, log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux(),
+		streams: newStreamLimiter(cmp.Or(cfg.MaxStreamsPerToken, DefaultMaxStreamsPerToken))}
 	a.mux.HandleFunc("GET /healthz", a.healthz)
 	a.mux.HandleFunc("GET /readyz", a.readyz)
 	a.mux.Handle("GET /metrics", cfg.Service.Metrics())

@@ -11,12 +11,21 @@ import (
 // (or the Last-Event-ID of a reconnecting client) first, then new ones as
 // they are appended. Each event's id is its sequence number, so a client
 // that reconnects resumes exactly where it stopped. Comments keep idle
-// connections alive through proxies.
+// connections alive through proxies. A token holds at most
+// MaxStreamsPerToken streams at once; the slot frees when the stream ends.
 func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 	after, ok := afterParam(w, r)
 	if !ok {
 		return
 	}
+	release, ok := a.streams.acquire(r)
+	if !ok {
+		w.Header().Set("Retry-After", streamRetryAfter)
+		writeError(w, http.StatusTooManyRequests, "too_many_streams",
+			fmt.Sprintf("this token already has %d event streams open; close one or retry later", a.streams.max))
+		return
+	}
+	defer release()
 	ctx := r.Context()
 	events, err := a.svc.Subscribe(ctx, r.PathValue("id"), after)
 	if err != nil {

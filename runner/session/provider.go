@@ -44,15 +44,17 @@ func ResolveModel(set *config.Config, modelRef string) (Model, error) {
 		key = strings.TrimSpace(v)
 	}
 	p, err := agent.Providers.New(agent.ProviderConfig{
-		Name:          ref.Name,
-		Kind:          ref.Kind,
-		BaseURL:       ref.BaseURL,
-		RequestURL:    ref.RequestURL,
-		Model:         ref.Model,
-		APIKey:        key,
-		ContextWindow: ref.ContextWindow,
-		IdleTimeout:   ref.IdleTimeout,
-		MaxRetries:    ref.MaxRetries,
+		Name:           ref.Name,
+		Kind:           ref.Kind,
+		BaseURL:        ref.BaseURL,
+		RequestURL:     ref.RequestURL,
+		Model:          ref.Model,
+		APIKey:         key,
+		ContextWindow:  ref.ContextWindow,
+		IdleTimeout:    ref.IdleTimeout,
+		MaxRetries:     ref.MaxRetries,
+		MaxOutputBytes: ref.MaxOutputBytes,
+		MaxStreamBytes: ref.MaxStreamBytes,
 	})
 	if err != nil {
 		return Model{}, fmt.Errorf("%w (%s)", err, ref.Source)

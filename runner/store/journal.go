@@ -18,10 +18,35 @@ type JournalEntry struct {
 	FinishedAt time.Time // zero while unfinished
 	Result     string
 	IsError    bool
+	// Process describes what the call started, as recorded by
+	// JournalProcess (opaque to the store), while the entry is unfinished;
+	// "" when nothing was recorded or the call finished.
+	Process string
 }
 
 // JournalStart records that a tool call is about to run. Call it before the
 // tool runs, and run the tool only if it returns nil: after a crash,
+// JournalProcess records, for a started call that has not finished, what it
+// started (e.g. a process group to kill after a crash), replacing an earlier
+// record. It returns an error wrapping ErrNotFound when there is no
+// unfinished entry.
+//
+// The text lives in the entry's result column, which is unused until the
+// call finishes and JournalFinish overwrites it: this keeps the schema as it
+// is, and a finished call never carries a stale process.
+func (s *Store) JournalProcess(ctx context.Context, taskID, callID, process string) error {
+	n, err := s.db.exec(ctx, `UPDATE tool_journal SET result = ?
+		WHERE task_id = ? AND call_id = ? AND finished_at IS NULL`,
+		process, taskID, callID)
+	if err != nil {
+		return fmt.Errorf("store: journal process %s/%s: %w", taskID, callID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("store: journal process %s/%s: no unfinished entry: %w", taskID, callID, ErrNotFound)
+	}
+	return nil
+}
+
 // UnfinishedCalls lists exactly the calls that may or may not have had their
 // effect. A second start of the same (taskID, callID) returns an error
 // wrapping ErrAlreadyStarted and changes nothing.
@@ -88,6 +113,9 @@ func (s *Store) journal(ctx context.Context, taskID, cond string) ([]JournalEntr
 		}
 		e.StartedAt, e.FinishedAt = fromMicros(started), fromNullMicros(finished)
 		e.Result, e.IsError = result.String, isErr != 0
+		if e.FinishedAt.IsZero() {
+			e.Process, e.Result = e.Result, ""
+		}
 		out = append(out, e)
 	}
 	if err := rs.Err(); err != nil {

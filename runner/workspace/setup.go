@@ -59,7 +59,13 @@ func (m *Manager) runSetup(parent context.Context, bash, command, dir string, en
 	procgroup.Detach(cmd)
 	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
 	cmd.WaitDelay = waitDelay
-	runErr := cmd.Run()
+	// Bound to the service like the bash tool: a setup step orphaned by a
+	// crash must not keep writing into the worktree.
+	started, runErr := procgroup.StartBound(cmd)
+	if runErr == nil {
+		runErr = cmd.Wait()
+	}
+	started()
 	_ = procgroup.Kill(cmd) // whatever the command left in the background
 	switch {
 	case parent.Err() != nil:
