@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -216,6 +217,15 @@ type PathGuard interface {
 // inside a sandbox. It returns an error when the script must not run at all.
 type ShellWrapper interface {
 	WrapShell(workdir, script string) ([]string, error)
+}
+
+// ShellStarter is an optional ShellWrapper behaviour: it starts a prepared
+// `bash -c SCRIPT` command itself — for example from an OS thread the
+// sandbox already confines — instead of wrapping the argv in a helper
+// process, which costs a process start per call. The bash tool prefers it.
+// An error means the command must not run.
+type ShellStarter interface {
+	StartShell(cmd *exec.Cmd) error
 }
 
 // ToolFactory builds a built-in tool for one run.

@@ -77,7 +77,8 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 		timeout = limit
 	}
 	argv := []string{"bash", "-c", a.Command}
-	if t.env.Shell != nil {
+	starter, _ := t.env.Shell.(agent.ShellStarter)
+	if t.env.Shell != nil && starter == nil {
 		wrapped, err := t.env.Shell.WrapShell(t.env.Workdir, a.Command)
 		if err != nil {
 			return "", fmt.Errorf("bash: %w", err)
@@ -95,7 +96,7 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 		defer cancel()
 	}
 	out := newHeadTail(bashKeep)
-	state, err := runGroup(runCtx, argv, t.env.Workdir, t.env.ShellEnv, out)
+	state, err := runGroup(runCtx, argv, t.env.Workdir, t.env.ShellEnv, out, starter)
 	if err != nil {
 		return "", fmt.Errorf("bash: %w", err)
 	}
@@ -129,7 +130,9 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 // output goes through a pipe this function owns (not through os/exec's copy
 // goroutines) so that Wait returns when the leader exits even if a
 // grandchild still holds the pipe; reading then stops after bashDrainGrace.
-func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer) (*os.ProcessState, error) {
+// A starter, when not nil, launches the command (from its own confined
+// thread) instead of cmd.Start.
+func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, starter agent.ShellStarter) (*os.ProcessState, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -142,7 +145,12 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	cmd.Stdout, cmd.Stderr = pw, pw
 	procgroup.Detach(cmd)
 	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
-	started, err := procgroup.StartBound(cmd)
+	started := func() {}
+	if starter != nil {
+		err = procgroup.StartBoundWith(cmd, starter.StartShell)
+	} else {
+		started, err = procgroup.StartBound(cmd)
+	}
 	if err != nil {
 		_ = pw.Close()
 		return nil, err

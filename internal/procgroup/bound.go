@@ -18,3 +18,12 @@ import "os/exec"
 // after cmd.Wait returned, from the same goroutine. Elsewhere StartBound is
 // cmd.Start and done does nothing.
 func StartBound(cmd *exec.Cmd) (done func(), err error) { return startBound(cmd) }
+
+// StartBoundWith is StartBound for a command that start launches from a
+// thread it owns for longer than the command (a sandbox's confined
+// thread): the parent-death signal is asked for, and the calling
+// goroutine need not hold its thread.
+func StartBoundWith(cmd *exec.Cmd, start func(*exec.Cmd) error) error {
+	bindToParent(cmd)
+	return start(cmd)
+}

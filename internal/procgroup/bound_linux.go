@@ -10,11 +10,15 @@ import (
 	"syscall"
 )
 
-func startBound(cmd *exec.Cmd) (func(), error) {
+func bindToParent(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+}
+
+func startBound(cmd *exec.Cmd) (func(), error) {
+	bindToParent(cmd)
 	runtime.LockOSThread()
 	if err := cmd.Start(); err != nil {
 		runtime.UnlockOSThread()

@@ -18,7 +18,7 @@ import (
 	"reasonix/policy"
 )
 
-func newSession(t *testing.T, set *config.Config, mod func(*Config)) *Session {
+func newSession(t testing.TB, set *config.Config, mod func(*Config)) *Session {
 	t.Helper()
 	if set == nil {
 		set = config.Default()
@@ -225,5 +225,43 @@ func TestSecretsAreUnreadable(t *testing.T) {
 		if err == nil || strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, "rx-token") {
 			t.Errorf("read_file %s: %q, %v", p, out, err)
 		}
+	}
+}
+
+// The bash tool a session builds is confined by the OS sandbox by default:
+// it writes inside the workspace only and cannot read hidden paths.
+func TestSessionBashIsSandboxedByDefault(t *testing.T) {
+	home, outside := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	key := filepath.Join(home, ".ssh", "id_rsa")
+	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ws string
+	s := newSession(t, nil, func(c *Config) { ws = c.Workdir })
+	if s.Confinement.SandboxKind() == "" {
+		t.Skip("no OS sandbox on this host")
+	}
+	bash, _ := s.Agent.Tools.Get("bash")
+	run := func(cmd string) string {
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		out, err := bash.Execute(t.Context(), args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	run("echo in > inside.txt; echo out > " + outside + "/escaped.txt; cat " + key)
+	if _, err := os.Stat(filepath.Join(ws, "inside.txt")); err != nil {
+		t.Errorf("the workspace was not writable: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped.txt")); err == nil {
+		t.Errorf("bash (%s) wrote outside the workspace", s.Confinement.SandboxKind())
+	}
+	if out := run("cat " + key); strings.Contains(out, "PRIVATE KEY") {
+		t.Errorf("bash (%s) read a hidden path: %s", s.Confinement.SandboxKind(), out)
 	}
 }
