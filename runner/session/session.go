@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"reasonix/agent"
@@ -91,9 +92,17 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 			return nil, err
 		}
 	}
+	allowWrite := set.Sandbox.AllowWrite
+	if cache := cacheDir(set); cache != "" && cmp.Or(set.Sandbox.Bash, config.BashAuto) != config.BashOff {
+		if err := prepareCache(cache); err != nil {
+			return nil, fmt.Errorf("the build cache: %w", err)
+		}
+		allowWrite = append(slices.Clone(allowWrite), cache)
+		cfg.ShellEnv = withToolCaches(cfg.ShellEnv, set, cache)
+	}
 	confine, err := policy.NewConfinement(policy.SandboxConfig{
 		WorkspaceRoot: cmp.Or(set.Sandbox.WorkspaceRoot, cfg.Workdir),
-		AllowWrite:    set.Sandbox.AllowWrite,
+		AllowWrite:    allowWrite,
 		ForbidRead:    forbidRead(set),
 		Bash:          cmp.Or(set.Sandbox.Bash, config.BashAuto),
 		Network:       set.Sandbox.Network,

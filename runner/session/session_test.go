@@ -265,3 +265,20 @@ func TestSessionBashIsSandboxedByDefault(t *testing.T) {
 		t.Errorf("bash (%s) read a hidden path: %s", s.Confinement.SandboxKind(), out)
 	}
 }
+
+// Inside the sandbox the build tools write to Reasonix's own cache, so a
+// task's `go build` works while the user's caches stay read-only.
+func TestSandboxedBuildToolsGetAWritableCache(t *testing.T) {
+	set := config.Default()
+	set.Store.Path = t.TempDir()
+	set.Tools.Shell.Env = map[string]string{"PIP_CACHE_DIR": "/mine"}
+	s := newSession(t, set, nil)
+	bash, _ := s.Agent.Tools.Get("bash")
+	out, err := bash.Execute(t.Context(), json.RawMessage(`{"command":"mkdir -p \"$GOCACHE\" && touch \"$GOCACHE/x\" && echo ok $PIP_CACHE_DIR"}`))
+	if err != nil || !strings.Contains(out, "ok /mine") {
+		t.Fatalf("%q, %v", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(set.Store.Path, "cache", "go-build", "x")); err != nil {
+		t.Fatalf("the cache was not written: %v", err)
+	}
+}

@@ -1,0 +1,59 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"reasonix/config"
+)
+
+// toolCaches are the build tools' cache variables and the directory each
+// gets under the shared cache. Inside the OS sandbox the user's own caches
+// (~/.cache/go-build, ~/.npm, …) are read-only, so without these `go test`
+// or `npm ci` in a task would fail; a cache of Reasonix's own keeps builds
+// fast across tasks without letting a task poison the user's.
+var toolCaches = [][2]string{
+	{"GOCACHE", "go-build"},
+	{"GOMODCACHE", "go-mod"},
+	{"npm_config_cache", "npm"},
+	{"PIP_CACHE_DIR", "pip"},
+	{"YARN_CACHE_FOLDER", "yarn"},
+	{"XDG_CACHE_HOME", "xdg"},
+}
+
+// cacheDir is the writable cache shared by the tasks of one data dir;
+// "" when there is no data dir.
+func cacheDir(set *config.Config) string {
+	if dir := set.DataDir(); dir != "" {
+		return filepath.Join(dir, "cache")
+	}
+	return ""
+}
+
+// withToolCaches points the build tools' caches into dir, unless
+// [tools.shell.env] sets the variable itself.
+func withToolCaches(env []string, set *config.Config, dir string) []string {
+	out := make([]string, 0, len(env)+len(toolCaches))
+	override := map[string]bool{}
+	for _, c := range toolCaches {
+		if _, own := set.Tools.Shell.Env[c[0]]; !own {
+			override[c[0]] = true
+		}
+	}
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !override[name] {
+			out = append(out, kv)
+		}
+	}
+	for _, c := range toolCaches {
+		if override[c[0]] {
+			out = append(out, c[0]+"="+filepath.Join(dir, c[1]))
+		}
+	}
+	return out
+}
+
+// prepareCache creates dir (private to its owner) for the sandbox to bind.
+func prepareCache(dir string) error { return os.MkdirAll(dir, 0o700) }
