@@ -35,6 +35,21 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*stor
 
 // migrate is `reasonix migrate`: bring the database schema up to date.
 func migrate(file string, stdout, stderr io.Writer) error {
+	return withStore(file, stderr, func(ctx context.Context, st *store.Store) error {
+		if err := st.Migrate(ctx); err != nil {
+			return err
+		}
+		v, err := st.SchemaVersion(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s store at schema version %d (latest %d)\n", st.Driver(), v, store.LatestSchemaVersion())
+		return nil
+	})
+}
+
+// withStore opens the configured store for an admin command.
+func withStore(file string, stderr io.Writer, run func(ctx context.Context, st *store.Store) error) error {
 	cfg, err := loadServiceConfig(file)
 	if err != nil {
 		return err
@@ -45,15 +60,7 @@ func migrate(file string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		return err
-	}
-	v, err := st.SchemaVersion(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s store at schema version %d (latest %d)\n", st.Driver(), v, store.LatestSchemaVersion())
-	return nil
+	return run(ctx, st)
 }
 
 // loadServiceConfig loads configuration for the service and its admin

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -99,21 +98,6 @@ func tokensCommands() []*command {
 			},
 		},
 	}
-}
-
-// withStore opens the configured store for an admin command.
-func withStore(file string, stderr io.Writer, run func(ctx context.Context, st *store.Store) error) error {
-	cfg, err := loadServiceConfig(file)
-	if err != nil {
-		return err
-	}
-	ctx := context.Background()
-	st, err := openStore(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return run(ctx, st)
 }
 
 // tokenError turns the store's message about bad input into a usage error.
