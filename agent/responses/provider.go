@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"reasonix/agent"
@@ -61,6 +62,9 @@ type Provider struct {
 	idle       time.Duration
 	maxRetries int
 	client     *http.Client
+	// plainReasoning is set once the endpoint refused encrypted reasoning
+	// (a model without reasoning): requests then stop asking for it.
+	plainReasoning atomic.Bool
 
 	// Seams for tests: how retries wait, how delays are drawn, what time it is.
 	backoff backoff.Policy

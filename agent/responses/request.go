@@ -57,7 +57,9 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 		Temperature: req.Temperature,
 		MaxOutput:   max(req.MaxTokens, 0),
 		Stream:      true,
-		Include:     []string{"reasoning.encrypted_content"},
+	}
+	if !p.plainReasoning.Load() {
+		body.Include = []string{"reasoning.encrypted_content"}
 	}
 	msgs := req.Messages
 	// Leading system messages are the instructions; a later one stays in

@@ -41,12 +41,12 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 		return nil, err
 	}
 	out := make(chan agent.Chunk, 16)
-	go p.run(ctx, body, out)
+	go p.run(ctx, req, body, out)
 	return out, nil
 }
 
 // run is the only sender on out and closes it.
-func (p *Provider) run(ctx context.Context, body []byte, out chan<- agent.Chunk) {
+func (p *Provider) run(ctx context.Context, req agent.Request, body []byte, out chan<- agent.Chunk) {
 	defer close(out)
 	emit := func(c agent.Chunk) bool {
 		select {
@@ -61,6 +61,15 @@ func (p *Provider) run(ctx context.Context, body []byte, out chan<- agent.Chunk)
 		o := p.attempt(ctx, body, emit)
 		if o.gone {
 			break
+		}
+		if refusesEncryptedReasoning(o) && !p.plainReasoning.Swap(true) {
+			// Models without reasoning refuse the include; ask again
+			// without it, and from now on never send it to this endpoint.
+			if plain, err := p.encodeRequest(req); err == nil {
+				body = plain
+				attempt-- // not a retry of a failure: a different request
+				continue
+			}
 		}
 		if o.final.Type == agent.ChunkError && attempt < p.maxRetries {
 			if delay, ok := p.retryDelay(o, attempt, &silentRetried); ok {
@@ -202,4 +211,13 @@ func (r *idleReader) Read(b []byte) (int, error) {
 		r.watchdog.Reset(r.idle)
 	}
 	return n, err
+}
+
+// refusesEncryptedReasoning recognises the rejection a model without
+// reasoning gives to include=["reasoning.encrypted_content"].
+func refusesEncryptedReasoning(o outcome) bool {
+	var pe *agent.ProviderError
+	return o.final.Type == agent.ChunkError && !o.emitted && errors.As(o.final.Err, &pe) &&
+		pe.Class == agent.ErrRejected && pe.Status == http.StatusBadRequest &&
+		strings.Contains(strings.ToLower(pe.Message), "encrypted content")
 }

@@ -272,3 +272,21 @@ func TestCancelEndsTheStream(t *testing.T) {
 		}
 	}
 }
+
+func TestModelWithoutReasoningIsAskedAgainWithoutTheInclude(t *testing.T) {
+	api := newFakeAPI(t,
+		apiFailure(400, "invalid_request_error", "", "Encrypted content is not supported with this model.", nil),
+		recorded(t, "text.sse"))
+	p, rec := newTestProvider(t, api.config())
+	if got := mustStream(t, p, userRequest("x")); got.final.Type != agent.ChunkDone {
+		t.Fatalf("final %+v", got.final)
+	}
+	if !strings.Contains(api.bodies[0], "reasoning.encrypted_content") || strings.Contains(api.bodies[1], "reasoning.encrypted_content") || len(rec.waits()) != 0 {
+		t.Fatalf("bodies %q, waits %v", api.bodies, rec.waits())
+	}
+	// Once is enough: later requests no longer ask.
+	mustStream(t, p, userRequest("y"))
+	if strings.Contains(api.bodies[2], "include") {
+		t.Fatalf("third body %s", api.bodies[2])
+	}
+}
