@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -205,6 +206,7 @@ func TestOverloadedEventIsTransient(t *testing.T) {
 func TestCancelEndsTheStream(t *testing.T) {
 	started := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // so the server notices the client leaving
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write([]byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n"))
 		w.(http.Flusher).Flush()

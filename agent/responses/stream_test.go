@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -248,6 +249,7 @@ func TestJSONInsteadOfStreamIsAStreamError(t *testing.T) {
 func TestCancelEndsTheStream(t *testing.T) {
 	started := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // so the server notices the client leaving
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write([]byte("data: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n"))
 		w.(http.Flusher).Flush()
