@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // wireServer is a fake model endpoint for the kinds agenttest does not
@@ -21,13 +22,18 @@ type wireServer struct {
 	streams []string
 	bodies  []string
 	headers []http.Header
+	// When each request arrived and its answer was written, for the
+	// per-step overhead benchmark.
+	received, responded []time.Time
 }
 
-func newWireServer(t *testing.T, streams ...string) *wireServer {
+func newWireServer(t testing.TB, streams ...string) *wireServer {
 	w := &wireServer{streams: streams}
 	w.Server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		arrived := time.Now()
 		body, _ := io.ReadAll(r.Body)
 		w.mu.Lock()
+		w.received = append(w.received, arrived)
 		w.bodies = append(w.bodies, string(body))
 		w.headers = append(w.headers, r.Header.Clone())
 		if len(w.streams) == 0 {
@@ -40,6 +46,10 @@ func newWireServer(t *testing.T, streams ...string) *wireServer {
 		w.mu.Unlock()
 		rw.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(rw, next)
+		rw.(http.Flusher).Flush()
+		w.mu.Lock()
+		w.responded = append(w.responded, time.Now())
+		w.mu.Unlock()
 	}))
 	t.Cleanup(w.Close)
 	return w
