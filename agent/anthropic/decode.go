@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -147,12 +148,12 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 			d.stop = ev.Delta.StopReason
 		}
 		if u := ev.Usage; u != nil {
-			// Counts here are cumulative; input counts appear only when the
-			// server revises them.
+			// Counts here are cumulative. Input counts may be absent (zero):
+			// then message_start's stand.
 			d.usage.Output = u.Output
-			if u.Input > 0 || u.CacheRead > 0 || u.CacheCreate > 0 {
-				d.usage.Input, d.usage.CacheRead, d.usage.CacheCreate = u.Input, u.CacheRead, u.CacheCreate
-			}
+			d.usage.Input = cmp.Or(u.Input, d.usage.Input)
+			d.usage.CacheRead = cmp.Or(u.CacheRead, d.usage.CacheRead)
+			d.usage.CacheCreate = cmp.Or(u.CacheCreate, d.usage.CacheCreate)
 		}
 	case "error":
 		e := apiError{Message: "the server reported an error in the stream"}

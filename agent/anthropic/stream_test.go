@@ -231,3 +231,23 @@ func TestCancelEndsTheStream(t *testing.T) {
 		}
 	}
 }
+
+func TestUsageRevisedInMessageDelta(t *testing.T) {
+	body := `event: message_start
+data: {"type":"message_start","message":{"usage":{"input_tokens":5,"cache_creation_input_tokens":100,"cache_read_input_tokens":0,"output_tokens":1}}}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":7,"cache_read_input_tokens":50,"output_tokens":3}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+`
+	api := newFakeAPI(t, reply{status: 200, header: map[string]string{"Content-Type": "text/event-stream"}, body: body})
+	p, _ := newTestProvider(t, api.config())
+	got := mustStream(t, p, userRequest("x"))
+	// Cache writes are prompt tokens too, billed but not read from the cache.
+	if !slices.Equal(got.usage, []agent.Usage{{Prompt: 7 + 50 + 100, Completion: 3, Cached: 50}}) || got.final.FinishReason != "stop" {
+		t.Fatalf("usage %+v final %+v", got.usage, got.final)
+	}
+}
