@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"reasonix/agent"
 )
@@ -93,6 +94,13 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 		}
 		body.Messages = append(body.Messages, message{Role: role, Content: blocks})
 	}
+	for _, m := range body.Messages {
+		if m.Role == "user" {
+			// Tool results answer the previous turn and must lead their
+			// message; a note that arrived between them moves after them.
+			slices.SortStableFunc(m.Content, func(a, b block) int { return resultFirst(a) - resultFirst(b) })
+		}
+	}
 	if n := len(body.Messages); n > 0 {
 		last := body.Messages[n-1].Content
 		last[len(last)-1].Cache = ephemeral
@@ -112,6 +120,13 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 		return nil, fmt.Errorf("anthropic: encoding request: %w", err) // only an invalid tool schema gets here
 	}
 	return data, nil
+}
+
+func resultFirst(b block) int {
+	if b.Type == "tool_result" {
+		return 0
+	}
+	return 1
 }
 
 // toBlocks maps one agent message to a Messages API role and content.

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"reasonix/agent"
@@ -84,5 +85,19 @@ func TestNewValidatesConfig(t *testing.T) {
 	p, err := agent.Providers.New(agent.ProviderConfig{Kind: Kind, Name: "claude", Model: "m"})
 	if err != nil || p.Name() != "claude" || p.(*Provider).target != "https://api.anthropic.com/v1/messages" {
 		t.Fatalf("registry: %v, %+v", err, p)
+	}
+}
+
+func TestToolResultsLeadTheirMessage(t *testing.T) {
+	req := agent.Request{Messages: []agent.Message{
+		{Role: agent.RoleUser, Content: "go"},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "t1", Name: "a", Arguments: "{}"}, {ID: "t2", Name: "b", Arguments: "{}"}}},
+		{Role: agent.RoleTool, ToolCallID: "t1", Content: "one"},
+		{Role: agent.RoleUser, Content: "steer: hurry"},
+		{Role: agent.RoleTool, ToolCallID: "t2", Content: "two"},
+	}}
+	want := `{"content":[{"content":"one","tool_use_id":"t1","type":"tool_result"},{"content":"two","tool_use_id":"t2","type":"tool_result"},{"cache_control":{"type":"ephemeral"},"text":"steer: hurry","type":"text"}],"role":"user"}]`
+	if got := encode(t, req); !strings.Contains(got, want) {
+		t.Fatalf("body %s\nwant suffix %s", got, want)
 	}
 }
