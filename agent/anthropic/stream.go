@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"reasonix/agent"
@@ -153,6 +154,14 @@ func (p *Provider) attempt(ctx context.Context, body []byte, emit func(agent.Chu
 		if ctx.Err() != nil {
 			return outcome{gone: true}
 		}
+		return failure(pe)
+	}
+
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		// Some gateways answer a streaming request with 200 and a JSON error.
+		pe := p.httpFailure(resp)
+		pe.Class, pe.Status = agent.ErrStream, 0
+		pe.Message = p.safeMessage("the server answered with JSON instead of an event stream: " + pe.Message)
 		return failure(pe)
 	}
 

@@ -251,3 +251,13 @@ data: {"type":"message_stop"}
 		t.Fatalf("usage %+v final %+v", got.usage, got.final)
 	}
 }
+
+func TestJSONInsteadOfStreamIsAStreamError(t *testing.T) {
+	api := newFakeAPI(t, apiFailure(200, "invalid_request_error", "stream is not supported here", nil))
+	cfg := api.config()
+	cfg.MaxRetries = -1
+	p, _ := newTestProvider(t, cfg)
+	if pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrStream); !strings.Contains(pe.Message, "not supported") {
+		t.Fatalf("error = %v", pe)
+	}
+}
