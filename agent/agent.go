@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -194,6 +195,7 @@ func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) 
 		text  strings.Builder
 		calls []ToolCall
 		usage Usage
+		state json.RawMessage
 	)
 	for chunk := range stream {
 		switch chunk.Type {
@@ -212,10 +214,11 @@ func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) 
 			}
 			return Message{}, usage, chunk.Err
 		case ChunkDone:
+			state = chunk.ProviderState
 		}
 	}
 	if ctx.Err() != nil {
 		return Message{}, usage, context.Cause(ctx)
 	}
-	return Message{Role: RoleAssistant, Content: text.String(), ToolCalls: calls}, usage, nil
+	return Message{Role: RoleAssistant, Content: text.String(), ToolCalls: calls, ProviderState: state}, usage, nil
 }

@@ -21,6 +21,11 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
+	// ProviderState is opaque data a provider attached to an assistant
+	// message and needs back on later requests (e.g. the Responses API's
+	// encrypted reasoning items). Only the provider that wrote it reads it;
+	// others ignore it. Empty for older transcripts, which stay valid.
+	ProviderState json.RawMessage `json:"provider_state,omitempty"`
 }
 
 // ToolCall is one complete call requested by the model. Arguments is the raw
@@ -82,4 +87,7 @@ type Chunk struct {
 	Usage        Usage     // ChunkUsage
 	FinishReason string    // ChunkDone: "stop", "tool_calls", "length", ...
 	Err          error     // ChunkError
+	// ProviderState (ChunkDone, optional) becomes the assistant message's
+	// ProviderState: opaque data the provider wants back on the next request.
+	ProviderState json.RawMessage
 }

@@ -20,7 +20,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("example config: %v", err)
 	}
-	if len(c.Providers) != 2 || len(c.Plugins) != 2 || len(c.Workspaces) != 1 {
+	if len(c.Providers) != 4 || len(c.Plugins) != 2 || len(c.Workspaces) != 1 {
 		t.Errorf("example has %d providers, %d plugins, %d workspaces", len(c.Providers), len(c.Plugins), len(c.Workspaces))
 	}
 	r, err := c.ResolveModel("")
@@ -29,6 +29,9 @@ func TestExampleConfigLoads(t *testing.T) {
 	}
 	if c.Sandbox.ForbidRead[0] != "/home/u/secrets" || c.Plugins[1].Headers["Authorization"] != "Bearer x" {
 		t.Errorf("expansion: forbid_read %q headers %q", c.Sandbox.ForbidRead, c.Plugins[1].Headers)
+	}
+	if kinds := [4]string{c.Providers[0].Kind, c.Providers[1].Kind, c.Providers[2].Kind, c.Providers[3].Kind}; kinds != [4]string{"openai", "openai", "anthropic", "responses"} {
+		t.Errorf("kinds = %q", kinds)
 	}
 	if c.Providers[1].RequestURL != "http://127.0.0.1:11434/v1/chat/completions" {
 		t.Errorf("request_url default not applied: %q", c.Providers[1].RequestURL)

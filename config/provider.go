@@ -13,7 +13,7 @@ import (
 // an optional Default).
 type Provider struct {
 	Name       string   `toml:"name"`        // required, unique; used in model references
-	Kind       string   `toml:"kind"`        // provider registry kind; default "openai" (checked by the caller's registry)
+	Kind       string   `toml:"kind"`        // provider registry kind: "openai" (default), "anthropic", "responses"; checked by the caller's registry, which lists the kinds it knows
 	BaseURL    string   `toml:"base_url"`    // ${VAR} expanded
 	RequestURL string   `toml:"request_url"` // exact request target, overrides BaseURL; ${VAR} expanded
 	Model      string   `toml:"model"`       // single-model form

@@ -97,7 +97,7 @@ func (d *checklist) reachable(ref config.ProviderRef) {
 		return
 	}
 	if ref.APIKeyEnv != "" {
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(os.Getenv(ref.APIKeyEnv)))
+		setKey(req.Header, ref.Kind, strings.TrimSpace(os.Getenv(ref.APIKeyEnv)))
 	}
 	client := &http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Do(req)
@@ -122,17 +122,35 @@ func (d *checklist) reachable(ref config.ProviderRef) {
 	}
 }
 
-// modelsURL is the OpenAI-compatible model list next to the provider's
-// chat endpoint: a cheap authenticated request that costs no tokens. A
+// modelsURL is the model list next to the provider's request endpoint: a
+// cheap authenticated request that costs no tokens. Every kind we ship has
+// one (OpenAI-compatible servers at /models, Anthropic at /v1/models). A
 // request_url of another shape is probed itself.
 func modelsURL(ref config.ProviderRef) string {
+	endpoint, base, models := "/chat/completions", "https://api.openai.com/v1", "/models"
+	switch ref.Kind {
+	case "anthropic":
+		endpoint, base, models = "/v1/messages", "https://api.anthropic.com", "/v1/models"
+	case "responses":
+		endpoint = "/responses"
+	}
 	if ref.RequestURL != "" {
-		if base, ok := strings.CutSuffix(ref.RequestURL, "/chat/completions"); ok {
-			return base + "/models"
+		if root, ok := strings.CutSuffix(ref.RequestURL, endpoint); ok {
+			return root + models
 		}
 		return ref.RequestURL
 	}
-	return strings.TrimRight(cmpString(ref.BaseURL, "https://api.openai.com/v1"), "/") + "/models"
+	return strings.TrimRight(cmpString(ref.BaseURL, base), "/") + models
+}
+
+// setKey authenticates a probe the way the provider kind does.
+func setKey(h http.Header, kind, key string) {
+	if kind == "anthropic" {
+		h.Set("X-Api-Key", key)
+		h.Set("Anthropic-Version", "2023-06-01")
+		return
+	}
+	h.Set("Authorization", "Bearer "+key)
 }
 
 // workspaces checks every [[workspaces]] entry, one line each.

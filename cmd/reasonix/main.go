@@ -12,8 +12,10 @@ import (
 	"io"
 	"os"
 
-	_ "reasonix/agent/builtin" // built-in tools register themselves
-	_ "reasonix/agent/openai"  // the OpenAI-compatible provider registers itself
+	_ "reasonix/agent/anthropic" // kind "anthropic": the Messages API
+	_ "reasonix/agent/builtin"   // built-in tools register themselves
+	_ "reasonix/agent/openai"    // kind "openai": OpenAI-compatible chat completions
+	_ "reasonix/agent/responses" // kind "responses": OpenAI's Responses API
 )
 
 // version is set at build time through -ldflags "-X main.version=...".

@@ -13,6 +13,8 @@ var allowed = map[string][]string{
 	"internal/...":                {},
 	"agent":                       {},
 	"agent/openai":                {"agent"},
+	"agent/anthropic":             {"agent"},
+	"agent/responses":             {"agent"},
 	"agent/builtin":               {"agent", "policy"},
 	"agent/agenttest":             {"agent"},
 	"policy":                      {"agent"},

@@ -1,0 +1,256 @@
+package anthropic
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"reasonix/agent"
+	"reasonix/internal/sse"
+)
+
+// Limits on what one response may make the decoder hold.
+const (
+	maxEventSize  = 8 << 20  // one SSE event
+	maxToolBytes  = 32 << 20 // all tool ids, names and input JSON together
+	maxToolBlocks = 256      // tool_use blocks in one message
+)
+
+// event is one decoded stream event; which fields are set depends on Type.
+type event struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message *struct {
+		Usage usage `json:"usage"`
+	} `json:"message"` // message_start
+	ContentBlock *struct {
+		Type  string          `json:"type"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"content_block"` // content_block_start
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`         // text_delta
+		PartialJSON string `json:"partial_json"` // input_json_delta
+		StopReason  string `json:"stop_reason"`  // message_delta
+	} `json:"delta"`
+	Usage *usage    `json:"usage"` // message_delta
+	Error *apiError `json:"error"` // error
+}
+
+// usage is the API's token count. Input excludes the cached parts, which
+// are counted apart: read from the cache, and written to it.
+type usage struct {
+	Input       int `json:"input_tokens"`
+	Output      int `json:"output_tokens"`
+	CacheRead   int `json:"cache_read_input_tokens"`
+	CacheCreate int `json:"cache_creation_input_tokens"`
+}
+
+// toolBlock assembles one tool_use block.
+type toolBlock struct {
+	index int
+	id    string
+	name  string
+	start json.RawMessage // the input given at block start, used when no delta follows
+	input strings.Builder
+}
+
+// decoder turns one response body into chunks. It is used once.
+type decoder struct {
+	p       *Provider
+	tools   []*toolBlock
+	bytes   int
+	stop    string
+	usage   usage
+	started bool                             // message_start was seen
+	gone    bool                             // emit refused a chunk: the consumer left
+	readErr func(error) *agent.ProviderError // classifies body read failures
+}
+
+// decode reads body until message_stop and returns the terminal chunk
+// (ChunkDone or ChunkError). Text goes to emit as it arrives; tool calls and
+// usage just before a successful end. It returns false, with a zero chunk,
+// when emit refused a chunk because the consumer is gone.
+func (d *decoder) decode(body io.Reader, emit func(agent.Chunk) bool) (agent.Chunk, bool) {
+	rd := sse.NewReader(body, maxEventSize)
+	for {
+		raw, err := rd.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			msg := "the stream ended before the message was complete"
+			if len(d.tools) > 0 {
+				msg = "the stream ended in the middle of a tool call"
+			}
+			return d.fail(d.p.streamError(msg))
+		case errors.Is(err, sse.ErrEventTooLarge):
+			return d.fail(d.p.streamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
+		case err != nil:
+			return d.fail(d.readErr(err))
+		}
+		var ev event
+		if err := json.Unmarshal([]byte(raw.Data), &ev); err != nil {
+			return d.fail(d.p.streamError("malformed stream event: " + err.Error()))
+		}
+		if ev.Type == "message_stop" {
+			return d.complete(emit)
+		}
+		if pe := d.apply(ev, emit); pe != nil {
+			return d.fail(pe)
+		}
+		if d.gone {
+			return agent.Chunk{}, false
+		}
+	}
+}
+
+func (d *decoder) fail(pe *agent.ProviderError) (agent.Chunk, bool) {
+	return agent.Chunk{Type: agent.ChunkError, Err: pe}, true
+}
+
+// apply folds one event into the decoder state.
+func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderError {
+	switch ev.Type {
+	case "message_start":
+		if ev.Message == nil {
+			return d.p.streamError("message_start without a message")
+		}
+		d.started = true
+		d.usage = ev.Message.Usage
+	case "content_block_start":
+		if ev.ContentBlock == nil {
+			return d.p.streamError("content_block_start without a content block")
+		}
+		if ev.ContentBlock.Type == "tool_use" {
+			return d.startTool(ev)
+		}
+		// Text arrives in deltas; thinking and other block kinds are not
+		// part of the answer and are skipped.
+	case "content_block_delta":
+		if ev.Delta == nil {
+			return d.p.streamError("content_block_delta without a delta")
+		}
+		switch ev.Delta.Type {
+		case "text_delta":
+			if ev.Delta.Text != "" && !emit(agent.Chunk{Type: agent.ChunkText, Text: ev.Delta.Text}) {
+				d.gone = true
+			}
+		case "input_json_delta":
+			return d.addInput(ev.Index, ev.Delta.PartialJSON)
+		}
+	case "message_delta":
+		if ev.Delta != nil && ev.Delta.StopReason != "" {
+			d.stop = ev.Delta.StopReason
+		}
+		if u := ev.Usage; u != nil {
+			// Counts here are cumulative. Input counts may be absent (zero):
+			// then message_start's stand.
+			d.usage.Output = u.Output
+			d.usage.Input = cmp.Or(u.Input, d.usage.Input)
+			d.usage.CacheRead = cmp.Or(u.CacheRead, d.usage.CacheRead)
+			d.usage.CacheCreate = cmp.Or(u.CacheCreate, d.usage.CacheCreate)
+		}
+	case "error":
+		e := apiError{Message: "the server reported an error in the stream"}
+		if ev.Error != nil {
+			e = *ev.Error
+		}
+		return &agent.ProviderError{Class: eventClass(e), Message: d.p.safeMessage(e.Message)}
+	}
+	// ping, content_block_stop and event types added later need nothing.
+	return nil
+}
+
+func (d *decoder) startTool(ev event) *agent.ProviderError {
+	cb := ev.ContentBlock
+	if len(d.tools) >= maxToolBlocks {
+		return d.p.streamError("too many tool calls in one message")
+	}
+	if d.find(ev.Index) != nil {
+		return d.p.streamError(fmt.Sprintf("content block %d started twice", ev.Index))
+	}
+	if d.bytes += len(cb.ID) + len(cb.Name) + len(cb.Input); d.bytes > maxToolBytes {
+		return d.p.streamError(fmt.Sprintf("tool calls exceed %d bytes", maxToolBytes))
+	}
+	d.tools = append(d.tools, &toolBlock{index: ev.Index, id: cb.ID, name: cb.Name, start: cb.Input})
+	return nil
+}
+
+func (d *decoder) addInput(index int, frag string) *agent.ProviderError {
+	tb := d.find(index)
+	if tb == nil {
+		return d.p.streamError(fmt.Sprintf("input for content block %d, which is not a tool call", index))
+	}
+	if d.bytes += len(frag); d.bytes > maxToolBytes {
+		return d.p.streamError(fmt.Sprintf("tool calls exceed %d bytes", maxToolBytes))
+	}
+	tb.input.WriteString(frag)
+	return nil
+}
+
+func (d *decoder) find(index int) *toolBlock {
+	for _, tb := range d.tools {
+		if tb.index == index {
+			return tb
+		}
+	}
+	return nil
+}
+
+// complete passes on the tool calls in block order and the usage, and
+// returns ChunkDone.
+func (d *decoder) complete(emit func(agent.Chunk) bool) (agent.Chunk, bool) {
+	if !d.started {
+		return d.fail(d.p.streamError("message_stop before message_start"))
+	}
+	slices.SortFunc(d.tools, func(a, b *toolBlock) int { return a.index - b.index })
+	calls := make([]agent.ToolCall, 0, len(d.tools))
+	for _, tb := range d.tools {
+		if tb.name == "" || tb.id == "" {
+			return d.fail(d.p.streamError(fmt.Sprintf("tool call in block %d arrived without an id or name", tb.index)))
+		}
+		args := tb.input.String()
+		if strings.TrimSpace(args) == "" {
+			args = strings.TrimSpace(string(tb.start))
+		}
+		if args == "" || args == "null" {
+			args = "{}"
+		}
+		calls = append(calls, agent.ToolCall{ID: tb.id, Name: tb.name, Arguments: args})
+	}
+	for i := range calls {
+		if !emit(agent.Chunk{Type: agent.ChunkToolCall, ToolCall: &calls[i]}) {
+			return agent.Chunk{}, false
+		}
+	}
+	u := d.usage
+	total := agent.Usage{Prompt: u.Input + u.CacheRead + u.CacheCreate, Completion: u.Output, Cached: u.CacheRead}
+	if !emit(agent.Chunk{Type: agent.ChunkUsage, Usage: total}) {
+		return agent.Chunk{}, false
+	}
+	return agent.Chunk{Type: agent.ChunkDone, FinishReason: finishReason(d.stop, len(calls) > 0)}, true
+}
+
+// finishReason maps the API's stop_reason to the agent's vocabulary, which
+// follows the chat completions names.
+func finishReason(stop string, calls bool) string {
+	switch stop {
+	case "end_turn", "stop_sequence", "":
+		if calls {
+			return "tool_calls"
+		}
+		return "stop"
+	case "tool_use":
+		return "tool_calls"
+	case "max_tokens":
+		return "length"
+	case "refusal":
+		return "content_filter"
+	}
+	return stop
+}

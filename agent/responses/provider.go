@@ -1,0 +1,140 @@
+// Package responses is the provider of kind "responses": a small streaming
+// client for OpenAI's Responses API. It registers itself with
+// agent.Providers in init.
+//
+// The Responses API speaks in output items: messages, function calls and
+// reasoning. Function-call arguments stream in pieces and are passed on only
+// complete. Reasoning items are requested in their encrypted form and kept,
+// opaque, on the assistant message (agent.Message.ProviderState), because
+// requests are sent with store=false: the server keeps nothing between
+// calls, so the model's reasoning must travel back with the conversation.
+// Failures are classified into the agent.Err* classes, retried with jittered
+// backoff (never shorter than the server's Retry-After) while nothing has
+// reached the caller, and every wait is bounded by an idle watchdog.
+package responses
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/internal/backoff"
+)
+
+// Kind is the registry kind of this provider.
+const Kind = "responses"
+
+// Defaults applied by New to zero configuration fields.
+const (
+	DefaultBaseURL     = "https://api.openai.com/v1"
+	DefaultIdleTimeout = 300 * time.Second
+	DefaultMaxRetries  = 4
+)
+
+// maxRetryAfter is the longest server-requested wait Stream sits out
+// itself; a longer one is returned, so the caller can park the task.
+const maxRetryAfter = 2 * time.Minute
+
+func init() {
+	agent.RegisterProvider(Kind, func(cfg agent.ProviderConfig) (agent.Provider, error) {
+		p, err := New(cfg)
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return p, nil
+	})
+}
+
+// Provider streams responses from one Responses API endpoint. It is safe
+// for concurrent use; requests share a pool of kept-alive connections.
+type Provider struct {
+	name       string
+	target     string
+	model      string
+	key        string
+	idle       time.Duration
+	maxRetries int
+	client     *http.Client
+	// plainReasoning is set once the endpoint refused encrypted reasoning
+	// (a model without reasoning): requests then stop asking for it.
+	plainReasoning atomic.Bool
+
+	// Seams for tests: how retries wait, how delays are drawn, what time it is.
+	backoff backoff.Policy
+	sleep   func(ctx context.Context, d time.Duration) error
+	now     func() time.Time
+}
+
+var _ agent.Provider = (*Provider)(nil)
+
+// New validates cfg and returns a provider. Model is required. Requests go
+// to BaseURL (default DefaultBaseURL) + "/responses" unless RequestURL names
+// the exact target. IdleTimeout defaults to DefaultIdleTimeout and
+// MaxRetries to DefaultMaxRetries (negative: no retries).
+func New(cfg agent.ProviderConfig) (*Provider, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("responses: model is required")
+	}
+	base := cmp.Or(cfg.BaseURL, DefaultBaseURL)
+	if err := checkURL("base_url", base); err != nil {
+		return nil, err
+	}
+	target := strings.TrimRight(base, "/") + "/responses"
+	if cfg.RequestURL != "" {
+		if err := checkURL("request_url", cfg.RequestURL); err != nil {
+			return nil, err
+		}
+		target = cfg.RequestURL
+	}
+	if strings.ContainsFunc(cfg.APIKey, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return nil, errors.New("responses: api key contains control characters (a stray newline?)")
+	}
+	if cfg.IdleTimeout < 0 {
+		return nil, fmt.Errorf("responses: idle timeout must not be negative, got %s", cfg.IdleTimeout)
+	}
+	retries := max(cmp.Or(cfg.MaxRetries, DefaultMaxRetries), 0)
+
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	// A fleet shares one endpoint; two idle connections per host would make
+	// the other agents redial on every step.
+	transport.MaxIdleConnsPerHost = 32
+	return &Provider{
+		name:       cmp.Or(cfg.Name, Kind),
+		target:     target,
+		model:      cfg.Model,
+		key:        cfg.APIKey,
+		idle:       cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
+		maxRetries: retries,
+		// No client timeout: a reasoning model may think for many minutes;
+		// the idle watchdog bounds every wait instead.
+		client:  &http.Client{Transport: transport},
+		backoff: backoff.Policy{Base: 500 * time.Millisecond, Cap: 30 * time.Second},
+		sleep:   backoff.Sleep,
+		now:     time.Now,
+	}, nil
+}
+
+func checkURL(field, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("responses: %s is not a URL", field)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("responses: %s %q must be an absolute http(s) URL", field, u.Redacted())
+	}
+	return nil
+}
+
+// Name returns the configured instance name, or "responses".
+func (p *Provider) Name() string { return p.name }
+
+// CloseIdleConnections closes kept-alive connections no request is using,
+// e.g. at shutdown or at the end of a test that checks for leaks.
+func (p *Provider) CloseIdleConnections() { p.client.CloseIdleConnections() }

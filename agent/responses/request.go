@@ -1,0 +1,116 @@
+package responses
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"reasonix/agent"
+)
+
+// createRequest is the body of a streaming Responses API request.
+type createRequest struct {
+	Model        string   `json:"model"`
+	Instructions string   `json:"instructions,omitempty"`
+	Input        []any    `json:"input"` // inputItem values and opaque reasoning items
+	Tools        []tool   `json:"tools,omitempty"`
+	Temperature  *float64 `json:"temperature,omitempty"`
+	MaxOutput    int      `json:"max_output_tokens,omitempty"`
+	Stream       bool     `json:"stream"`
+	// Store is false: the server keeps no conversation state, so a retry
+	// or a resumed task never depends on what it remembers. Reasoning then
+	// has to travel with the input, which is why it is included encrypted.
+	Store   bool     `json:"store"`
+	Include []string `json:"include,omitempty"`
+}
+
+// inputItem is one message, function call or function call output.
+type inputItem struct {
+	Type      string  `json:"type"`
+	Role      string  `json:"role,omitempty"`      // message
+	Content   *string `json:"content,omitempty"`   // message
+	CallID    string  `json:"call_id,omitempty"`   // function_call, function_call_output
+	Name      string  `json:"name,omitempty"`      // function_call
+	Arguments string  `json:"arguments,omitempty"` // function_call
+	Output    *string `json:"output,omitempty"`    // function_call_output
+}
+
+type tool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	// Strict would require every schema to meet OpenAI's strict subset,
+	// which tools from MCP servers do not promise.
+	Strict bool `json:"strict"`
+}
+
+// emptySchema stands in for a tool without parameters.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// encodeRequest renders req in the Responses API format.
+func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
+	body := createRequest{
+		Model:       cmp.Or(req.Model, p.model),
+		Input:       make([]any, 0, len(req.Messages)),
+		Temperature: req.Temperature,
+		MaxOutput:   max(req.MaxTokens, 0),
+		Stream:      true,
+	}
+	if !p.plainReasoning.Load() {
+		body.Include = []string{"reasoning.encrypted_content"}
+	}
+	msgs := req.Messages
+	// Leading system messages are the instructions; a later one stays in
+	// place as a system message of the input.
+	var instructions []string
+	for len(msgs) > 0 && msgs[0].Role == agent.RoleSystem {
+		if msgs[0].Content != "" {
+			instructions = append(instructions, msgs[0].Content)
+		}
+		msgs = msgs[1:]
+	}
+	body.Instructions = strings.Join(instructions, "\n\n")
+	for _, m := range msgs {
+		body.Input = appendItems(body.Input, m)
+	}
+	for _, t := range req.Tools {
+		params := t.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = emptySchema
+		}
+		body.Tools = append(body.Tools, tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("responses: encoding request: %w", err) // only an invalid tool schema gets here
+	}
+	return data, nil
+}
+
+// appendItems adds the input items of one agent message.
+func appendItems(items []any, m agent.Message) []any {
+	switch m.Role {
+	case agent.RoleAssistant:
+		// Reasoning first: it is what led to the text and calls after it.
+		for _, r := range reasoningItems(m.ProviderState) {
+			items = append(items, r)
+		}
+		if m.Content != "" {
+			items = append(items, inputItem{Type: "message", Role: "assistant", Content: &m.Content})
+		}
+		for _, c := range m.ToolCalls {
+			args := c.Arguments
+			if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			items = append(items, inputItem{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: args})
+		}
+	case agent.RoleTool:
+		items = append(items, inputItem{Type: "function_call_output", CallID: m.ToolCallID, Output: &m.Content})
+	default:
+		items = append(items, inputItem{Type: "message", Role: string(m.Role), Content: &m.Content})
+	}
+	return items
+}
