@@ -1,0 +1,393 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"reasonix/config"
+	"reasonix/internal/cronspec"
+	"reasonix/policy"
+	"reasonix/runner/cron"
+	"reasonix/runner/store"
+)
+
+// Schedule is a [[schedules]] entry with what it has done, as listed by
+// the API and the CLI.
+type Schedule struct {
+	Name     string
+	Cron     string
+	Timezone string // the zone the expression is read in
+	Enabled  bool
+	Paused   bool
+	// PausedReason says why it was paused automatically; "" when a person
+	// paused it.
+	PausedReason string
+	// Next is the next occurrence; zero while paused or disabled.
+	Next time.Time
+	// LastRunAt is the occurrence of the last run (a manual run's start);
+	// zero before the first.
+	LastRunAt  time.Time
+	LastTaskID string
+	// LastOutcome is the last run's end state, "running" while it has not
+	// ended, "" before the first run.
+	LastOutcome   string
+	Failures      int // failed runs in a row
+	MaxFailures   int
+	Skipped       int64
+	LastSkippedAt time.Time
+	Missed        int64
+	Overlap       string
+	CatchUp       string
+	Posture       policy.Posture
+}
+
+// scheduled is a configured schedule with its parsed expression.
+type scheduled struct {
+	cfg  config.Schedule
+	spec *cronspec.Spec
+}
+
+func parseSchedules(set *config.Config) ([]*scheduled, error) {
+	out := make([]*scheduled, 0, len(set.Schedules))
+	for _, sc := range set.Schedules {
+		spec, err := cronspec.Parse(sc.Cron, sc.Timezone)
+		if err != nil {
+			return nil, fmt.Errorf("runner: schedule %s: %w", sc.Name, err)
+		}
+		sc.Posture = cmp.Or(sc.Posture, policy.PostureAsk)
+		sc.MaxFailures = cmp.Or(sc.MaxFailures, config.DefaultMaxFailures)
+		out = append(out, &scheduled{cfg: sc, spec: spec})
+	}
+	return out, nil
+}
+
+func (s *Service) scheduleNamed(name string) *scheduled {
+	for _, sc := range s.sched {
+		if sc.cfg.Name == name {
+			return sc
+		}
+	}
+	return nil
+}
+
+// startSchedules creates the durable state of new schedules, anchored now
+// so that a schedule never fires for the time before it existed, and starts
+// the loop. Paused schedules stay paused across restarts.
+func (s *Service) startSchedules(startCtx, bgCtx context.Context) error {
+	if len(s.sched) == 0 {
+		return nil
+	}
+	now := s.now()
+	for _, sc := range s.sched {
+		if _, err := s.st.EnsureSchedule(startCtx, sc.cfg.Name, now); err != nil {
+			return fmt.Errorf("runner: %w", err)
+		}
+	}
+	s.bg.Add(1)
+	go s.scheduleLoop(bgCtx)
+	return nil
+}
+
+// scheduleLoop wakes every ScheduleInterval and lets tickSchedules look at
+// the store. The loop only wakes; whether an occurrence fires is decided by
+// a compare-and-swap in the store, so a restart or a second node changes
+// nothing about which occurrences run.
+func (s *Service) scheduleLoop(ctx context.Context) {
+	defer s.bg.Done()
+	t := time.NewTicker(s.cfg.ScheduleInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.tickSchedules(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("runner: schedules", "err", err)
+			}
+		}
+	}
+}
+
+// tickSchedules settles finished runs and fires, skips or misses what is
+// due, once for every configured schedule.
+func (s *Service) tickSchedules(ctx context.Context) error {
+	var errs []error
+	for _, sc := range s.sched {
+		if s.stopping.Load() || ctx.Err() != nil {
+			break
+		}
+		if err := s.tickSchedule(ctx, sc); err != nil {
+			errs = append(errs, fmt.Errorf("schedule %s: %w", sc.cfg.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Service) tickSchedule(ctx context.Context, sc *scheduled) error {
+	name := sc.cfg.Name
+	st, err := s.st.Schedule(ctx, name)
+	if err != nil {
+		return err
+	}
+	running, ended, err := s.settleSchedule(ctx, sc, st)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	if !sc.cfg.IsEnabled() {
+		// A disabled schedule lets its occurrences pass uncounted, so that
+		// enabling it later does not fire a catch-up for the disabled time.
+		if occ := sc.spec.Latest(st.Anchor, now); !occ.IsZero() {
+			_, err := s.st.AdvanceSchedule(ctx, name, st.Anchor, occ, store.PassQuiet)
+			return err
+		}
+		return nil
+	}
+	if st.Paused {
+		return nil
+	}
+	d := cron.Decide(cron.Input{Spec: sc.spec, Overlap: sc.cfg.Overlap, CatchUp: sc.cfg.CatchUp,
+		Anchor: st.Anchor, Running: running, LastEnded: ended, Now: now})
+	switch d.Action {
+	case cron.Fire:
+		_, _, err := s.fireSchedule(ctx, sc, st.Anchor, d.Occurrence, false)
+		return err
+	case cron.Skip, cron.Miss:
+		why, msg := store.PassSkipped, "runner: schedule occurrence skipped: the previous run is still going"
+		if d.Action == cron.Miss {
+			why, msg = store.PassMissed, "runner: schedule occurrence missed: it is late and catch_up is none"
+		}
+		ok, err := s.st.AdvanceSchedule(ctx, name, st.Anchor, d.Occurrence, why)
+		if ok {
+			s.log.Info(msg, "schedule", name, "occurrence", d.Occurrence, "running_task", st.LastTaskID)
+		}
+		return err
+	}
+	return nil
+}
+
+// settleSchedule counts the end of the schedule's last run once (another
+// node may get there first) and pauses the schedule after max_failures
+// failures in a row. It reports whether the last run is still going and,
+// if it ended, when.
+func (s *Service) settleSchedule(ctx context.Context, sc *scheduled, st store.ScheduleState) (running bool, ended time.Time, err error) {
+	if st.LastTaskID == "" {
+		return false, time.Time{}, nil
+	}
+	task, err := s.st.Task(ctx, st.LastTaskID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, time.Time{}, nil
+	}
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	if !task.State.Terminal() {
+		return true, time.Time{}, nil
+	}
+	if st.Settled {
+		return false, task.FinishedAt, nil
+	}
+	name, limit := sc.cfg.Name, sc.cfg.MaxFailures
+	reason := fmt.Sprintf("paused after %d failed runs in a row (the last: task %s, %s)", limit, task.ID, task.State)
+	_, paused, err := s.st.SettleSchedule(ctx, name, task.ID, task.State, verdict(task.State), limit, reason)
+	if err != nil {
+		return false, task.FinishedAt, err
+	}
+	if paused {
+		// Announced once, by the node whose settle paused it: in the log and
+		// as an event of the failed task, which reaches the schedule's
+		// notify targets like the rest of the task's events.
+		s.log.Warn("runner: schedule paused", "schedule", name, "failures", limit, "task", task.ID, "state", task.State)
+		s.emitLogged(ctx, task.ID, "schedule_paused", map[string]any{"schedule": name, "reason": reason, "failures": limit})
+	}
+	return false, task.FinishedAt, nil
+}
+
+// verdict is how a run's end counts towards max_failures: cancelling or
+// interrupting a run is a person's or the host's doing, not the schedule's.
+func verdict(st store.State) store.Verdict {
+	switch st {
+	case store.StateSucceeded:
+		return store.VerdictSuccess
+	case store.StateFailed, store.StateBlocked, store.StateBudgetExhausted:
+		return store.VerdictFailure
+	}
+	return store.VerdictNeutral
+}
+
+// fireSchedule submits a run of sc in the same transaction that moves its
+// anchor from anchor to occ (or, manual, records a run requested now).
+// fired is false when another node fired the occurrence first or the
+// schedule was paused meanwhile.
+func (s *Service) fireSchedule(ctx context.Context, sc *scheduled, anchor, occ time.Time, manual bool) (store.Task, bool, error) {
+	if s.stopping.Load() {
+		return store.Task{}, false, failf(ErrUnavailable, "the service is shutting down; try again shortly")
+	}
+	c := sc.cfg
+	runAt, key := occ, cron.Key(c.Name, occ)
+	if manual {
+		runAt = s.now().UTC().Truncate(time.Second)
+		key = "schedule:" + c.Name + ":manual:" + newRef() + newRef()
+	}
+	notify := make([]store.NotifyTarget, 0, len(c.Notify))
+	for _, n := range c.Notify {
+		notify = append(notify, store.NotifyTarget{Transport: n.Transport, Channel: n.Channel, Thread: n.Thread})
+	}
+	req := TaskRequest{Source: store.SourceCron, Requester: cron.Requester(c.Name), Prompt: c.Prompt,
+		Goal: c.Goal, Workspace: c.Workspace, Posture: c.Posture, Notify: notify, DedupeKey: key}
+	if err := req.validate(s); err != nil {
+		return store.Task{}, false, err
+	}
+	task, fired, err := s.st.FireSchedule(ctx, store.Fire{
+		Name: c.Name, Manual: manual, Anchor: anchor, Occurrence: occ, RunAt: runAt, DedupeKey: key,
+		Task: store.NewTask{Source: req.Source, Requester: req.Requester, Prompt: req.Prompt, Goal: req.Goal,
+			Workspace: req.Workspace, Posture: req.Posture, Notify: req.Notify},
+	})
+	if err != nil || !fired {
+		return store.Task{}, false, mapStoreErr(err, "schedule "+c.Name)
+	}
+	s.accepted(ctx, task)
+	// The run's origin, for whoever reads the task: which schedule and which
+	// occurrence (the dedupe key's time), or that a person asked for it.
+	s.emitLogged(ctx, task.ID, "schedule", map[string]any{"schedule": c.Name, "occurrence": runAt, "manual": manual})
+	s.log.Info("runner: schedule fired", "schedule", c.Name, "occurrence", runAt, "manual", manual, "task", task.ID)
+	return task, true, nil
+}
+
+// MayManageSchedules reports whether p may run, pause or resume schedules:
+// admins only, because a schedule runs with the posture its configuration
+// gives it, which may be above p's own limit.
+func (p Principal) MayManageSchedules() error {
+	if p.Role != store.RoleAdmin {
+		return failf(ErrForbidden, "%s may not run, pause or resume schedules (role %s); an admin token is needed", p.ID, p.Role)
+	}
+	return nil
+}
+
+// Schedules lists the configured schedules with their state, in
+// configuration order.
+func (s *Service) Schedules(ctx context.Context) ([]Schedule, error) {
+	out := make([]Schedule, 0, len(s.sched))
+	for _, sc := range s.sched {
+		v, err := s.scheduleView(ctx, sc, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// ScheduleByName is one configured schedule with its state; an unknown
+// name is an *Error of kind ErrNotFound.
+func (s *Service) ScheduleByName(ctx context.Context, name string) (Schedule, error) {
+	sc, err := s.knownSchedule(name)
+	if err != nil {
+		return Schedule{}, err
+	}
+	return s.scheduleView(ctx, sc, nil)
+}
+
+// RunSchedule starts a run of schedule name now, on behalf of by (an
+// admin), whatever its cron expression says; a paused or disabled schedule
+// runs too, and a run still going is not waited for. The run counts
+// towards max_failures like any other.
+func (s *Service) RunSchedule(ctx context.Context, by Principal, name string) (store.Task, error) {
+	if err := by.MayManageSchedules(); err != nil {
+		return store.Task{}, err
+	}
+	sc, err := s.knownSchedule(name)
+	if err != nil {
+		return store.Task{}, err
+	}
+	if _, err := s.st.EnsureSchedule(ctx, name, s.now()); err != nil {
+		return store.Task{}, err
+	}
+	task, _, err := s.fireSchedule(ctx, sc, time.Time{}, time.Time{}, true)
+	if err == nil {
+		s.log.Info("runner: schedule run by hand", "schedule", name, "by", by.ID, "task", task.ID)
+	}
+	return task, err
+}
+
+// PauseSchedule stops schedule name from firing until ResumeSchedule; the
+// pause is stored, so it holds across restarts and on every node.
+func (s *Service) PauseSchedule(ctx context.Context, by Principal, name string) (Schedule, error) {
+	return s.changeSchedule(ctx, by, name, func() (store.ScheduleState, error) {
+		return s.st.PauseSchedule(ctx, name, "")
+	})
+}
+
+// ResumeSchedule lets schedule name fire again from now on: occurrences
+// that passed while it was paused are not caught up, and its failure count
+// starts again at zero.
+func (s *Service) ResumeSchedule(ctx context.Context, by Principal, name string) (Schedule, error) {
+	return s.changeSchedule(ctx, by, name, func() (store.ScheduleState, error) {
+		return s.st.ResumeSchedule(ctx, name, s.now())
+	})
+}
+
+func (s *Service) changeSchedule(ctx context.Context, by Principal, name string, change func() (store.ScheduleState, error)) (Schedule, error) {
+	if err := by.MayManageSchedules(); err != nil {
+		return Schedule{}, err
+	}
+	sc, err := s.knownSchedule(name)
+	if err != nil {
+		return Schedule{}, err
+	}
+	if _, err := s.st.EnsureSchedule(ctx, name, s.now()); err != nil {
+		return Schedule{}, err
+	}
+	st, err := change()
+	if err != nil {
+		return Schedule{}, mapStoreErr(err, "schedule "+name)
+	}
+	s.log.Info("runner: schedule changed", "schedule", name, "paused", st.Paused, "by", by.ID)
+	return s.scheduleView(ctx, sc, &st)
+}
+
+func (s *Service) knownSchedule(name string) (*scheduled, error) {
+	if sc := s.scheduleNamed(name); sc != nil {
+		return sc, nil
+	}
+	return nil, failf(ErrNotFound, "schedule %q is not configured", name)
+}
+
+func (s *Service) scheduleView(ctx context.Context, sc *scheduled, st *store.ScheduleState) (Schedule, error) {
+	c := sc.cfg
+	v := Schedule{Name: c.Name, Cron: c.Cron, Timezone: sc.spec.Location().String(), Enabled: c.IsEnabled(),
+		MaxFailures: c.MaxFailures, Overlap: c.Overlap, CatchUp: c.CatchUp, Posture: c.Posture}
+	if st == nil {
+		got, err := s.st.Schedule(ctx, c.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			// Not started yet on this database: it would be anchored now.
+			got = store.ScheduleState{Name: c.Name, Anchor: s.now(), Settled: true}
+		} else if err != nil {
+			return Schedule{}, err
+		}
+		st = &got
+	}
+	v.Paused, v.PausedReason, v.Failures = st.Paused, st.PausedReason, st.Failures
+	v.LastRunAt, v.LastTaskID, v.LastOutcome = st.LastRunAt, st.LastTaskID, string(st.LastOutcome)
+	v.Skipped, v.LastSkippedAt, v.Missed = st.Skipped, st.LastSkippedAt, st.Missed
+	if st.LastTaskID != "" && !st.Settled {
+		v.LastOutcome = "running"
+		if t, err := s.st.Task(ctx, st.LastTaskID); err == nil && t.State.Terminal() {
+			v.LastOutcome = string(t.State) // ended, not yet counted by the loop
+		}
+	}
+	if v.Enabled && !v.Paused {
+		// The next occurrence after the anchor; one already due shows as
+		// due now.
+		v.Next = sc.spec.Next(st.Anchor)
+		if now := s.now(); v.Next.Before(now) {
+			if latest := sc.spec.Latest(st.Anchor, now); !latest.IsZero() {
+				v.Next = latest
+			}
+		}
+	}
+	return v, nil
+}
