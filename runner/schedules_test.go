@@ -307,3 +307,49 @@ func TestScheduleTwoNodesPostgres(t *testing.T) {
 		runnertest.WaitState(t, nodes[0], tasks[0].ID, 0, store.StateSucceeded)
 	}
 }
+
+// TestScheduleDSTBerlin runs a 02:30 Europe/Berlin schedule through both
+// changes of 2026, ticking every ten minutes: no run on the spring-forward
+// day (29 March has no 02:30), two on the fall-back day (02:30 CEST and
+// 02:30 CET), one on the days around them.
+func TestScheduleDSTBerlin(t *testing.T) {
+	ber, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		start time.Time
+		want  []string
+	}{
+		{"spring forward", time.Date(2026, 3, 28, 0, 0, 0, 0, ber), []string{"2026-03-28 02:30 CET", "2026-03-30 02:30 CEST"}},
+		{"fall back", time.Date(2026, 10, 24, 0, 0, 0, 0, ber), []string{"2026-10-24 02:30 CEST", "2026-10-25 02:30 CEST", "2026-10-25 02:30 CET", "2026-10-26 02:30 CET"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clk := &clock{t: c.start}
+			svc := runnertest.Start(t, runnertest.Options{Provider: echoProvider{}, Now: clk.Now, Configure: quietLoop,
+				Settings: scheduleSettings(config.Schedule{Name: "night", Cron: "30 2 * * *", Timezone: "Europe/Berlin", Overlap: config.OverlapQueue})})
+			var runs []string
+			for end := c.start.Add(3*24*time.Hour - time.Hour); clk.Now().Before(end); {
+				clk.Advance(10 * time.Minute)
+				tick(t, svc)
+				s := scheduleNamed(t, svc, "night")
+				if r := s.LastRunAt.In(ber).Format("2006-01-02 15:04 MST"); !s.LastRunAt.IsZero() && (len(runs) == 0 || runs[len(runs)-1] != r) {
+					runs = append(runs, r)
+					runnertest.WaitState(t, svc, s.LastTaskID, 0, store.StateSucceeded)
+				}
+			}
+			if len(runs) != len(c.want) {
+				t.Fatalf("runs %v, want %v", runs, c.want)
+			}
+			for i := range runs {
+				if runs[i] != c.want[i] {
+					t.Fatalf("runs %v, want %v", runs, c.want)
+				}
+			}
+			if n := len(scheduleTasks(t, svc, "night")); n != len(c.want) {
+				t.Errorf("%d tasks, want %d", n, len(c.want))
+			}
+		})
+	}
+}
