@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"reasonix/config"
 	"reasonix/internal/cronspec"
 	"reasonix/policy"
@@ -50,6 +52,27 @@ type scheduled struct {
 	spec *cronspec.Spec
 }
 
+// scheduleSet is the service's configured schedules and their metric.
+type scheduleSet struct {
+	list []*scheduled
+	// occurrences counts what this node did with occurrences, by schedule
+	// and outcome (fire, skip, miss, manual); the schedule label is
+	// bounded by the configuration.
+	occurrences *prometheus.CounterVec
+}
+
+func newScheduleSet(set *config.Config, reg *prometheus.Registry) (scheduleSet, error) {
+	list, err := parseSchedules(set)
+	if err != nil {
+		return scheduleSet{}, err
+	}
+	occ := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reasonix_schedule_occurrences_total", Help: "Schedule occurrences handled by this node, by schedule and outcome.",
+	}, []string{"schedule", "outcome"})
+	reg.MustRegister(occ)
+	return scheduleSet{list: list, occurrences: occ}, nil
+}
+
 func parseSchedules(set *config.Config) ([]*scheduled, error) {
 	out := make([]*scheduled, 0, len(set.Schedules))
 	for _, sc := range set.Schedules {
@@ -65,7 +88,7 @@ func parseSchedules(set *config.Config) ([]*scheduled, error) {
 }
 
 func (s *Service) scheduleNamed(name string) *scheduled {
-	for _, sc := range s.sched {
+	for _, sc := range s.sched.list {
 		if sc.cfg.Name == name {
 			return sc
 		}
@@ -77,11 +100,11 @@ func (s *Service) scheduleNamed(name string) *scheduled {
 // so that a schedule never fires for the time before it existed, and starts
 // the loop. Paused schedules stay paused across restarts.
 func (s *Service) startSchedules(startCtx, bgCtx context.Context) error {
-	if len(s.sched) == 0 {
+	if len(s.sched.list) == 0 {
 		return nil
 	}
 	now := s.now()
-	for _, sc := range s.sched {
+	for _, sc := range s.sched.list {
 		if _, err := s.st.EnsureSchedule(startCtx, sc.cfg.Name, now); err != nil {
 			return fmt.Errorf("runner: %w", err)
 		}
@@ -115,7 +138,7 @@ func (s *Service) scheduleLoop(ctx context.Context) {
 // due, once for every configured schedule.
 func (s *Service) tickSchedules(ctx context.Context) error {
 	var errs []error
-	for _, sc := range s.sched {
+	for _, sc := range s.sched.list {
 		if s.stopping.Load() || ctx.Err() != nil {
 			break
 		}
@@ -162,6 +185,7 @@ func (s *Service) tickSchedule(ctx context.Context, sc *scheduled) error {
 		}
 		ok, err := s.st.AdvanceSchedule(ctx, name, st.Anchor, d.Occurrence, why)
 		if ok {
+			s.sched.occurrences.WithLabelValues(name, d.Action.String()).Inc()
 			s.log.Info(msg, "schedule", name, "occurrence", d.Occurrence, "running_task", st.LastTaskID)
 		}
 		return err
@@ -250,6 +274,11 @@ func (s *Service) fireSchedule(ctx context.Context, sc *scheduled, anchor, occ t
 		return store.Task{}, false, mapStoreErr(err, "schedule "+c.Name)
 	}
 	s.accepted(ctx, task)
+	outcome := "fire"
+	if manual {
+		outcome = "manual"
+	}
+	s.sched.occurrences.WithLabelValues(c.Name, outcome).Inc()
 	// The run's origin, for whoever reads the task: which schedule and which
 	// occurrence (the dedupe key's time), or that a person asked for it.
 	s.emitLogged(ctx, task.ID, "schedule", map[string]any{"schedule": c.Name, "occurrence": runAt, "manual": manual})
@@ -270,8 +299,8 @@ func (p Principal) MayManageSchedules() error {
 // Schedules lists the configured schedules with their state, in
 // configuration order.
 func (s *Service) Schedules(ctx context.Context) ([]Schedule, error) {
-	out := make([]Schedule, 0, len(s.sched))
-	for _, sc := range s.sched {
+	out := make([]Schedule, 0, len(s.sched.list))
+	for _, sc := range s.sched.list {
 		v, err := s.scheduleView(ctx, sc, nil)
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -142,6 +143,14 @@ func TestScheduleOverlapSkip(t *testing.T) {
 	tick(t, svc)
 	if n := len(scheduleTasks(t, svc, "slow")); n != 2 {
 		t.Fatalf("%d runs after the next occurrence, want 2", n)
+	}
+	rec := httptest.NewRecorder()
+	svc.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`reasonix_schedule_occurrences_total{outcome="skip",schedule="slow"} 1`,
+		`reasonix_schedule_occurrences_total{outcome="fire",schedule="slow"} 2`, `reasonix_tasks_submitted_total{source="cron"} 2`} {
+		if !contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }
 

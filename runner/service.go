@@ -111,7 +111,7 @@ type Service struct {
 	bgStop context.CancelFunc
 	bg     sync.WaitGroup
 
-	sched []*scheduled // [[schedules]], parsed
+	sched scheduleSet // [[schedules]]
 }
 
 // New validates cfg and builds a Service. Nothing runs until Start.
@@ -167,7 +167,7 @@ func New(cfg Config) (*Service, error) {
 		redact: redact.New(append(session.Secrets(cfg.Settings), cfg.Secrets...)...),
 	}
 	s.metrics = newMetrics(s)
-	if s.sched, err = parseSchedules(cfg.Settings); err != nil {
+	if s.sched, err = newScheduleSet(cfg.Settings, s.metrics.reg); err != nil {
 		return nil, err
 	}
 	q, err := cfg.Store.NewQueue(store.QueueConfig{
