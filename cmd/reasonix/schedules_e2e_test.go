@@ -1,10 +1,12 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
 	"reasonix/agent/agenttest"
+	"reasonix/runner/store/storetest"
 )
 
 // TestSchedulesCLI drives schedules through the built binary: an @every 1s
@@ -96,5 +98,49 @@ prompt = "never"
 		if code != 2 || !strings.Contains(stderr, "schedules[feb30].cron") || !strings.Contains(stderr, "never fires") {
 			t.Errorf("%s: exit %d: %s", args[0], code, stderr)
 		}
+	}
+}
+
+// TestServeTwoNodesFireEachOccurrenceOnce: two `reasonix serve` processes
+// on one Postgres database run an @every 1s schedule; no occurrence runs
+// twice, whichever node's loop saw it first.
+func TestServeTwoNodesFireEachOccurrenceOnce(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	turns := goalScript(200, func(agenttest.Request) agenttest.Turn { return answer("tick done") })
+	a := newE2E(t, turns...)
+	b := &e2e{t: t, home: t.TempDir(), work: t.TempDir(), srv: a.srv}
+	for _, e := range []*e2e{a, b} {
+		e.configure(`
+[store]
+driver = "postgres"
+dsn_env = "RX_TEST_DSN"
+
+[[schedules]]
+name = "tick"
+cron = "@every 1s"
+prompt = "scheduled tick"
+`)
+	}
+	na := a.serve(t, "RX_TEST_DSN="+dsn)
+	nb := b.serve(t, "RX_TEST_DSN="+dsn)
+	var page struct{ Tasks []task }
+	na.waitFor(func() bool {
+		na.call("GET", "/api/v1/tasks?source=cron", nil, &page)
+		return len(page.Tasks) >= 6
+	}, "six scheduled runs")
+	seen := map[string]string{}
+	occurrence := regexp.MustCompile(`"type":"schedule","payload":\{[^}]*"occurrence":"([^"]+)"`)
+	for _, tk := range page.Tasks {
+		if tk.Requester != "schedule:tick" {
+			t.Errorf("task %s requester %q", tk.ID, tk.Requester)
+		}
+		m := occurrence.FindStringSubmatch(nb.events(tk.ID))
+		if m == nil {
+			t.Fatalf("task %s has no schedule event: %s", tk.ID, nb.events(tk.ID))
+		}
+		if other, dup := seen[m[1]]; dup {
+			t.Errorf("occurrence %s ran twice: tasks %s and %s", m[1], other, tk.ID)
+		}
+		seen[m[1]] = tk.ID
 	}
 }
