@@ -198,7 +198,8 @@ func (s *Service) Node() string { return s.node }
 
 // Start recovers tasks that were running when this node (or a node whose
 // heartbeats stopped) died, marking them interrupted, then starts the
-// workers and the approval expiry sweeper. ctx bounds starting only.
+// workers, the approval expiry sweeper and the schedule loop. ctx bounds
+// starting only.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
