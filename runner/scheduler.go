@@ -31,15 +31,28 @@ type scheduleSet struct {
 	occurrences *prometheus.CounterVec
 }
 
-func newScheduleSet(set *config.Config, reg *prometheus.Registry) (scheduleSet, error) {
-	list, err := parseSchedules(set)
+// loadSchedules parses the configured schedules and checks each run they
+// would submit with the intake's own validation, so a schedule whose
+// prompt the intake would refuse stops New rather than failing every tick.
+func (s *Service) loadSchedules() (scheduleSet, error) {
+	list, err := parseSchedules(s.set)
 	if err != nil {
 		return scheduleSet{}, err
+	}
+	for _, sc := range list {
+		req := s.scheduleRequest(sc, cron.Key(sc.cfg.Name, time.Time{}))
+		if err := req.validate(s); err != nil {
+			var re *Error
+			if errors.As(err, &re) {
+				err = errors.New(re.Message)
+			}
+			return scheduleSet{}, fmt.Errorf("runner: schedule %s: %w", sc.cfg.Name, err)
+		}
 	}
 	occ := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "reasonix_schedule_occurrences_total", Help: "Schedule occurrences handled by this node, by schedule and outcome.",
 	}, []string{"schedule", "outcome"})
-	reg.MustRegister(occ)
+	s.metrics.reg.MustRegister(occ)
 	return scheduleSet{list: list, occurrences: occ}, nil
 }
 
@@ -226,12 +239,7 @@ func (s *Service) fireSchedule(ctx context.Context, sc *scheduled, anchor, occ t
 		runAt = s.now().UTC().Truncate(time.Second)
 		key = "schedule:" + c.Name + ":manual:" + newRef() + newRef()
 	}
-	notify := make([]store.NotifyTarget, 0, len(c.Notify))
-	for _, n := range c.Notify {
-		notify = append(notify, store.NotifyTarget{Transport: n.Transport, Channel: n.Channel, Thread: n.Thread})
-	}
-	req := TaskRequest{Source: store.SourceCron, Requester: cron.Requester(c.Name), Prompt: c.Prompt,
-		Goal: c.Goal, Workspace: c.Workspace, Posture: c.Posture, Notify: notify, DedupeKey: key}
+	req := s.scheduleRequest(sc, key)
 	if err := req.validate(s); err != nil {
 		return store.Task{}, false, err
 	}
@@ -254,4 +262,15 @@ func (s *Service) fireSchedule(ctx context.Context, sc *scheduled, anchor, occ t
 	s.emitLogged(ctx, task.ID, "schedule", map[string]any{"schedule": c.Name, "occurrence": runAt, "manual": manual})
 	s.log.Info("runner: schedule fired", "schedule", c.Name, "occurrence", runAt, "manual", manual, "task", task.ID)
 	return task, true, nil
+}
+
+// scheduleRequest is the intake of one run of sc under dedupe key key.
+func (s *Service) scheduleRequest(sc *scheduled, key string) TaskRequest {
+	c := sc.cfg
+	notify := make([]store.NotifyTarget, 0, len(c.Notify))
+	for _, n := range c.Notify {
+		notify = append(notify, store.NotifyTarget{Transport: n.Transport, Channel: n.Channel, Thread: n.Thread})
+	}
+	return TaskRequest{Source: store.SourceCron, Requester: cron.Requester(c.Name), Prompt: c.Prompt,
+		Goal: c.Goal, Workspace: c.Workspace, Posture: c.Posture, Notify: notify, DedupeKey: key}
 }

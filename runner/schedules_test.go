@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"reasonix/config"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
+	"reasonix/runner/session"
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
 )
@@ -360,5 +362,17 @@ func TestScheduleDSTBerlin(t *testing.T) {
 				t.Errorf("%d tasks, want %d", n, len(c.want))
 			}
 		})
+	}
+}
+
+// TestScheduleRefusedAtStart: a schedule whose runs the intake would refuse
+// stops New with a message naming it, instead of failing at every tick.
+func TestScheduleRefusedAtStart(t *testing.T) {
+	set := scheduleSettings(config.Schedule{Name: "huge", Cron: "@daily", Goal: true})
+	set.Schedules[0].Prompt = strings.Repeat("x", 20<<10)
+	_, err := runner.New(runner.Config{Store: storetest.SQLite(t, store.Config{}), Settings: set,
+		Providers: func(string) (session.Model, error) { return session.Model{}, nil }})
+	if err == nil || !contains(err.Error(), "schedule huge") || !contains(err.Error(), "goal's prompt") {
+		t.Fatalf("New = %v, want the goal prompt limit named for schedule huge", err)
 	}
 }

@@ -167,7 +167,7 @@ func New(cfg Config) (*Service, error) {
 		redact: redact.New(append(session.Secrets(cfg.Settings), cfg.Secrets...)...),
 	}
 	s.metrics = newMetrics(s)
-	if s.sched, err = newScheduleSet(cfg.Settings, s.metrics.reg); err != nil {
+	if s.sched, err = s.loadSchedules(); err != nil {
 		return nil, err
 	}
 	q, err := cfg.Store.NewQueue(store.QueueConfig{
