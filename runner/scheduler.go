@@ -88,9 +88,12 @@ func (s *Service) startSchedules(startCtx, bgCtx context.Context) error {
 	}
 	now := s.now()
 	for _, sc := range s.sched.list {
-		if _, err := s.st.EnsureSchedule(startCtx, sc.cfg.Name, now); err != nil {
+		st, err := s.st.EnsureSchedule(startCtx, sc.cfg.Name, now)
+		if err != nil {
 			return fmt.Errorf("runner: %w", err)
 		}
+		s.log.Info("runner: schedule", "schedule", sc.cfg.Name, "cron", sc.cfg.Cron, "timezone", sc.spec.Location().String(),
+			"enabled", sc.cfg.IsEnabled(), "paused", st.Paused, "next", sc.spec.Next(st.Anchor))
 	}
 	s.bg.Add(1)
 	go s.scheduleLoop(bgCtx)
