@@ -133,25 +133,30 @@ var errLostRace = errors.New("store: schedule anchor moved")
 // compare-and-swap that fails if another node got there first or the
 // schedule was paused), creates the task, its dedupe key and its job, and
 // records the task as the schedule's last run. fired is false, with nothing
-// written, when the compare-and-swap failed. For a manual fire only the last
-// run is recorded.
+// written, when the compare-and-swap failed, and also when the dedupe key
+// named an existing task (then only the anchor moved). For a manual fire
+// only the last run is recorded.
 func (s *Store) FireSchedule(ctx context.Context, f Fire) (task Task, fired bool, err error) {
 	if err := f.Task.validate(); err != nil {
 		return Task{}, false, err
 	}
 	err = s.inTx(ctx, func(tx txn) error {
-		var created bool
-		task, created, err = s.createTaskTx(ctx, tx, f.Task, f.DedupeKey)
+		// A dedupe key seen before (the occurrence's task exists) still
+		// moves the anchor past it, but is not a new fire.
+		task, fired, err = s.createTaskTx(ctx, tx, f.Task, f.DedupeKey)
 		if err != nil {
 			return err
 		}
-		_ = created // a replayed dedupe key still moves the anchor past it
 		now := micros(s.now())
 		var n int64
-		if f.Manual {
+		switch {
+		case !fired && !f.Manual:
+			n, err = tx.exec(ctx, `UPDATE schedules SET anchor = ?, updated_at = ?
+				WHERE name = ? AND anchor = ? AND paused = 0`, micros(f.Occurrence), now, f.Name, micros(f.Anchor))
+		case f.Manual:
 			n, err = tx.exec(ctx, `UPDATE schedules SET last_run_at = ?, last_task_id = ?, last_outcome = '',
 				settled = 0, updated_at = ? WHERE name = ?`, micros(f.RunAt), task.ID, now, f.Name)
-		} else {
+		default:
 			n, err = tx.exec(ctx, `UPDATE schedules SET anchor = ?, last_run_at = ?, last_task_id = ?,
 				last_outcome = '', settled = 0, updated_at = ? WHERE name = ? AND anchor = ? AND paused = 0`,
 				micros(f.Occurrence), micros(f.RunAt), task.ID, now, f.Name, micros(f.Anchor))
@@ -170,7 +175,7 @@ func (s *Store) FireSchedule(ctx context.Context, f Fire) (task Task, fired bool
 		}
 		return Task{}, false, nil
 	}
-	if err != nil {
+	if err != nil || !fired {
 		return Task{}, false, err
 	}
 	return task, true, nil

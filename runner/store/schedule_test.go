@@ -61,6 +61,17 @@ func testScheduleFireOnce(t *testing.T, open storetest.Opener) {
 	if !st.Anchor.Equal(occ) || st.LastTaskID != fired[0] || !st.LastRunAt.Equal(occ) || st.Settled {
 		t.Errorf("state after the fire = %+v", st)
 	}
+	// An occurrence whose task exists already moves the anchor but is no
+	// new fire.
+	replay := scheduleFire(occ, occ.Add(time.Minute))
+	replay.DedupeKey = scheduleFire(anchor, occ).DedupeKey
+	if _, ok, err := s.FireSchedule(ctx, replay); ok || err != nil {
+		t.Errorf("a replayed occurrence key: fired %v, err %v", ok, err)
+	}
+	if st, _ := s.Schedule(ctx, "nightly"); !st.Anchor.Equal(occ.Add(time.Minute)) || st.LastTaskID != fired[0] {
+		t.Errorf("after a replayed key: %+v", st)
+	}
+	occ = occ.Add(time.Minute)
 	// A stale caller (old anchor) and a paused schedule fire nothing.
 	if _, ok, err := s.FireSchedule(ctx, scheduleFire(anchor, occ.Add(time.Hour))); ok || err != nil {
 		t.Errorf("a fire with a stale anchor: fired %v, err %v", ok, err)
