@@ -141,7 +141,7 @@ func inZone(t *time.Time, zone string) string {
 		return "-"
 	}
 	if loc, err := time.LoadLocation(zone); err == nil {
-		return t.In(loc).Format("2006-01-02 15:04 MST")
+		return t.In(loc).Format("2006-01-02 15:04:05 MST")
 	}
-	return t.UTC().Format("2006-01-02 15:04 MST")
+	return t.UTC().Format("2006-01-02 15:04:05 MST")
 }
