@@ -27,6 +27,7 @@ type Config struct {
 	Runner      Runner      `toml:"runner"`
 	Serve       Serve       `toml:"serve"`
 	Workspaces  []Workspace `toml:"workspaces"`
+	Schedules   []Schedule  `toml:"schedules"`
 
 	home    string            // the Reasonix home directory; "" when unknown
 	sources []string          // files read, lowest precedence first

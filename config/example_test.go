@@ -20,8 +20,8 @@ func TestExampleConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("example config: %v", err)
 	}
-	if len(c.Providers) != 4 || len(c.Plugins) != 2 || len(c.Workspaces) != 1 {
-		t.Errorf("example has %d providers, %d plugins, %d workspaces", len(c.Providers), len(c.Plugins), len(c.Workspaces))
+	if len(c.Providers) != 4 || len(c.Plugins) != 2 || len(c.Workspaces) != 1 || len(c.Schedules) != 1 {
+		t.Errorf("example has %d providers, %d plugins, %d workspaces, %d schedules", len(c.Providers), len(c.Plugins), len(c.Workspaces), len(c.Schedules))
 	}
 	r, err := c.ResolveModel("")
 	if err != nil || r.Model != "deepseek-chat" || !r.Priced {

@@ -40,6 +40,12 @@ func (c *Config) Validate() error {
 		e.validate(label, &p)
 		dup("workspaces", e.Name, e.Source, label)
 	}
+	for i := range c.Schedules {
+		e := &c.Schedules[i]
+		label := entryLabel("schedules", e.Name, i)
+		e.validate(c, label, &p)
+		dup("schedules", e.Name, e.Source, label)
+	}
 	c.Agent.validate(c, &p)
 	c.Tools.validate(c, &p)
 	c.Permissions.validate(c, &p)

@@ -78,6 +78,10 @@ type Config struct {
 	StaleAfter        time.Duration
 	// SweepInterval is how often expired approvals are swept; default 2s.
 	SweepInterval time.Duration
+	// ScheduleInterval is how often the schedule loop looks for due
+	// occurrences; default 1s. It bounds how late a run starts, not
+	// whether it does: firing is decided in the store.
+	ScheduleInterval time.Duration
 }
 
 // Service runs tasks. Build it with New, then Start; Stop it before closing
@@ -106,6 +110,8 @@ type Service struct {
 	runs   map[string]*run // tasks running on this node
 	bgStop context.CancelFunc
 	bg     sync.WaitGroup
+
+	sched scheduleSet // [[schedules]]
 }
 
 // New validates cfg and builds a Service. Nothing runs until Start.
@@ -133,6 +139,7 @@ func New(cfg Config) (*Service, error) {
 	cfg.HeartbeatInterval = cmp.Or(cfg.HeartbeatInterval, 10*time.Second)
 	cfg.StaleAfter = cmp.Or(cfg.StaleAfter, 60*time.Second)
 	cfg.SweepInterval = cmp.Or(cfg.SweepInterval, 2*time.Second)
+	cfg.ScheduleInterval = cmp.Or(cfg.ScheduleInterval, time.Second)
 	if cfg.Workspaces == nil {
 		dir := cfg.ScratchDir
 		if dir == "" {
@@ -160,6 +167,9 @@ func New(cfg Config) (*Service, error) {
 		redact: redact.New(append(session.Secrets(cfg.Settings), cfg.Secrets...)...),
 	}
 	s.metrics = newMetrics(s)
+	if s.sched, err = s.loadSchedules(); err != nil {
+		return nil, err
+	}
 	q, err := cfg.Store.NewQueue(store.QueueConfig{
 		Handler:      store.HandlerFunc(s.runJob),
 		MaxWorkers:   s.maxConcurrent(),
@@ -188,7 +198,8 @@ func (s *Service) Node() string { return s.node }
 
 // Start recovers tasks that were running when this node (or a node whose
 // heartbeats stopped) died, marking them interrupted, then starts the
-// workers and the approval expiry sweeper. ctx bounds starting only.
+// workers, the approval expiry sweeper and the schedule loop. ctx bounds
+// starting only.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -205,6 +216,12 @@ func (s *Service) Start(ctx context.Context) error {
 	s.bgStop = cancel
 	s.bg.Add(1)
 	go s.sweep(bgCtx)
+	if err := s.startSchedules(ctx, bgCtx); err != nil {
+		cancel()
+		s.bg.Wait()
+		_ = s.queue.Stop(context.WithoutCancel(ctx))
+		return err
+	}
 	s.started = true
 	s.ready.Store(true)
 	return nil

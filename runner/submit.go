@@ -127,8 +127,13 @@ func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task,
 		return store.Task{}, false, mapStoreErr(err, "the task")
 	}
 	if created {
-		s.metrics.submitted.WithLabelValues(string(task.Source)).Inc()
-		s.emitLogged(ctx, task.ID, "task_state", map[string]any{"state": task.State, "source": task.Source})
+		s.accepted(ctx, task)
 	}
 	return task, created, nil
+}
+
+// accepted counts and announces a task an intake just created.
+func (s *Service) accepted(ctx context.Context, task store.Task) {
+	s.metrics.submitted.WithLabelValues(string(task.Source)).Inc()
+	s.emitLogged(ctx, task.ID, "task_state", map[string]any{"state": task.State, "source": task.Source})
 }

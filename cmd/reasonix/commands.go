@@ -48,6 +48,12 @@ reasonix tasks list --state running,waiting_approval`,
 			subs:    approvalsCommands(),
 		},
 		{
+			name: "schedules", summary: "list the [[schedules]], run one now, pause and resume them",
+			about:   "Talks to a running `reasonix serve` over its API. Listing needs any token; run, pause and resume an admin token.",
+			example: "reasonix schedules list\nreasonix schedules pause nightly-deps",
+			subs:    schedulesCommands(),
+		},
+		{
 			name: "tokens", summary: "create, list and revoke the API's tokens and their roles",
 			about: "Administers the API's tokens in the configured store directly (no running service needed). Each token is\n" +
 				"a principal, token:NAME, with a role (submit, approve, admin) and a highest posture for its tasks.\n" +

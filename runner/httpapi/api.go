@@ -1,7 +1,7 @@
 // Package httpapi is the runner's HTTP API: tasks, their events (as JSON
-// and as a server-sent event stream), cancellation, steering, resumption and
-// approvals under /api/v1 behind a bearer token that names a principal
-// (see runner.Principal), plus /healthz, /readyz and
+// and as a server-sent event stream), cancellation, steering, resumption,
+// approvals and schedules under /api/v1 behind a bearer token that names a
+// principal (see runner.Principal), plus /healthz, /readyz and
 // /metrics. Errors are JSON {code, message}; bad input is a 4xx that changes
 // nothing; a 5xx carries a reference id that the log line with the detail
 // also carries.
@@ -73,6 +73,10 @@ func New(cfg Config) (*API, error) {
 	api("POST /api/v1/tasks/{id}/resume", a.resume)
 	api("GET /api/v1/approvals", a.listApprovals)
 	api("POST /api/v1/approvals/{id}", a.decide)
+	api("GET /api/v1/schedules", a.listSchedules)
+	api("POST /api/v1/schedules/{name}/run", a.runSchedule)
+	api("POST /api/v1/schedules/{name}/pause", a.pauseSchedule)
+	api("POST /api/v1/schedules/{name}/resume", a.resumeSchedule)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such API route")
 	})

@@ -159,4 +159,26 @@ CREATE TABLE tokens (
 	last_used_at BIGINT
 );
 `},
+	// 4: the durable state of [[schedules]]. anchor is the last occurrence
+	// handled (fired, skipped or missed): the next tick due is the first
+	// after it, and moving it is the compare-and-swap that lets exactly one
+	// node fire an occurrence. settled says whether the last run's end was
+	// counted towards failures.
+	{version: 4, sql: `
+CREATE TABLE schedules (
+	name            TEXT PRIMARY KEY,
+	anchor          BIGINT NOT NULL,
+	paused          INTEGER NOT NULL DEFAULT 0,
+	paused_reason   TEXT NOT NULL DEFAULT '',
+	failures        INTEGER NOT NULL DEFAULT 0,
+	last_run_at     BIGINT,
+	last_task_id    TEXT NOT NULL DEFAULT '',
+	last_outcome    TEXT NOT NULL DEFAULT '',
+	settled         INTEGER NOT NULL DEFAULT 1,
+	skipped         BIGINT NOT NULL DEFAULT 0,
+	last_skipped_at BIGINT,
+	missed          BIGINT NOT NULL DEFAULT 0,
+	updated_at      BIGINT NOT NULL
+);
+`},
 }

@@ -183,6 +183,20 @@ func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKey string) (t
 	if err := nt.validate(); err != nil {
 		return Task{}, false, err
 	}
+	err = s.inTx(ctx, func(tx txn) error {
+		task, created, err = s.createTaskTx(ctx, tx, nt, dedupeKey)
+		return err
+	})
+	if err != nil {
+		return Task{}, false, err
+	}
+	return task, created, nil
+}
+
+// createTaskTx is CreateTask's body inside tx, for intakes that change
+// more in the same transaction (a schedule's fired occurrence). nt must be
+// validated.
+func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKey string) (task Task, created bool, err error) {
 	notify := nt.Notify
 	if notify == nil {
 		notify = []NotifyTarget{}
@@ -201,47 +215,40 @@ func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKey string) (t
 	}
 	now := s.now()
 	id := newID("t_", now)
-	err = s.inTx(ctx, func(tx txn) error {
-		if dedupeKey != "" {
-			// ON CONFLICT DO NOTHING rather than catching a unique violation:
-			// on Postgres a concurrent duplicate waits for the first
-			// transaction and then sees its row, with no aborted transaction.
-			n, err := tx.exec(ctx, `INSERT INTO dedupe_keys (source, dedupe_key, task_id, created_at)
-				VALUES (?, ?, ?, ?) ON CONFLICT (source, dedupe_key) DO NOTHING`,
-				string(nt.Source), dedupeKey, id, micros(now))
-			if err != nil {
-				return fmt.Errorf("store: insert dedupe key: %w", err)
-			}
-			if n == 0 {
-				var existing string
-				if err := tx.queryRow(ctx, "SELECT task_id FROM dedupe_keys WHERE source = ? AND dedupe_key = ?",
-					string(nt.Source), dedupeKey).Scan(&existing); err != nil {
-					return fmt.Errorf("store: read dedupe key: %w", err)
-				}
-				task, err = getTask(ctx, tx, existing)
-				return err
-			}
-		}
-		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id})
+	if dedupeKey != "" {
+		// ON CONFLICT DO NOTHING rather than catching a unique violation:
+		// on Postgres a concurrent duplicate waits for the first
+		// transaction and then sees its row, with no aborted transaction.
+		n, err := tx.exec(ctx, `INSERT INTO dedupe_keys (source, dedupe_key, task_id, created_at)
+			VALUES (?, ?, ?, ?) ON CONFLICT (source, dedupe_key) DO NOTHING`,
+			string(nt.Source), dedupeKey, id, micros(now))
 		if err != nil {
-			return fmt.Errorf("store: insert job: %w", err)
+			return Task{}, false, fmt.Errorf("store: insert dedupe key: %w", err)
 		}
-		task, err = scanTask(tx.queryRow(ctx, `INSERT INTO tasks (id, source, requester, prompt, goal, plan_first,
-				workspace, posture, notify, state, job_id, created_at, updated_at, approvers)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
-			id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), boolInt(nt.PlanFirst),
-			nt.Workspace, nt.Posture, string(notifyJSON), string(StateQueued), res.Job.ID, micros(now), micros(now),
-			string(approversJSON)))
-		if err != nil {
-			return fmt.Errorf("store: insert task: %w", err)
+		if n == 0 {
+			var existing string
+			if err := tx.queryRow(ctx, "SELECT task_id FROM dedupe_keys WHERE source = ? AND dedupe_key = ?",
+				string(nt.Source), dedupeKey).Scan(&existing); err != nil {
+				return Task{}, false, fmt.Errorf("store: read dedupe key: %w", err)
+			}
+			task, err = getTask(ctx, tx, existing)
+			return task, false, err
 		}
-		created = true
-		return nil
-	})
-	if err != nil {
-		return Task{}, false, err
 	}
-	return task, created, nil
+	res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id})
+	if err != nil {
+		return Task{}, false, fmt.Errorf("store: insert job: %w", err)
+	}
+	task, err = scanTask(tx.queryRow(ctx, `INSERT INTO tasks (id, source, requester, prompt, goal, plan_first,
+			workspace, posture, notify, state, job_id, created_at, updated_at, approvers)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
+		id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), boolInt(nt.PlanFirst),
+		nt.Workspace, nt.Posture, string(notifyJSON), string(StateQueued), res.Job.ID, micros(now), micros(now),
+		string(approversJSON)))
+	if err != nil {
+		return Task{}, false, fmt.Errorf("store: insert task: %w", err)
+	}
+	return task, true, nil
 }
 
 // Task returns the task with id, or an error wrapping ErrNotFound.

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"text/tabwriter"
+	"time"
+)
+
+// schedule is the service's view of a [[schedules]] entry and its state.
+type schedule struct {
+	Name         string     `json:"name"`
+	Cron         string     `json:"cron"`
+	Timezone     string     `json:"timezone"`
+	Enabled      bool       `json:"enabled"`
+	Paused       bool       `json:"paused"`
+	PausedReason string     `json:"paused_reason,omitempty"`
+	NextRun      *time.Time `json:"next_run,omitempty"`
+	LastRun      *time.Time `json:"last_run,omitempty"`
+	LastTaskID   string     `json:"last_task_id,omitempty"`
+	LastOutcome  string     `json:"last_outcome,omitempty"`
+	Failures     int        `json:"failures"`
+	MaxFailures  int        `json:"max_failures"`
+	Skipped      int64      `json:"skipped"`
+	Missed       int64      `json:"missed"`
+	Overlap      string     `json:"overlap"`
+	CatchUp      string     `json:"catch_up"`
+	Posture      string     `json:"posture"`
+}
+
+// schedulesCommands are `reasonix schedules list|run|pause|resume`.
+func schedulesCommands() []*command {
+	change := func(verb, summary, example string) *command {
+		return &command{
+			name: verb, args: "NAME", summary: summary, example: example,
+			flags: func(fs *flag.FlagSet) action {
+				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
+					var s schedule
+					if err := c.do("POST", "/api/v1/schedules/"+url.PathEscape(args[0])+"/"+verb, nil, &s); err != nil {
+						return notFound(err, "schedule", args[0])
+					}
+					state := "active, next run " + inZone(s.NextRun, s.Timezone)
+					if s.Paused {
+						state = "paused"
+					}
+					fmt.Fprintf(stdout, "schedule %s: %s\n", s.Name, state)
+					return nil
+				})
+			},
+		}
+	}
+	return []*command{
+		{
+			name: "list", summary: "list the schedules: next run, last run and its outcome, paused",
+			example: "reasonix schedules list\nreasonix schedules list --json",
+			flags: func(fs *flag.FlagSet) action {
+				asJSON := fs.Bool("json", false, "print the service's JSON")
+				return clientAction(fs, func(c *apiClient, _ []string, stdout, _ io.Writer) error {
+					return schedulesList(c, *asJSON, stdout)
+				})
+			},
+		},
+		{
+			name: "run", args: "NAME", summary: "start a run of a schedule now (an admin token is needed)",
+			about:   "Starts a run now, whatever the cron expression says, also when the schedule is paused or a run is\nstill going. It counts towards max_failures like any run.",
+			example: "reasonix schedules run nightly-deps\nreasonix schedules run --wait nightly-deps",
+			flags: func(fs *flag.FlagSet) action {
+				wait := fs.Bool("wait", false, "follow the run to its end; exit as `reasonix run` would")
+				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
+					var out struct {
+						TaskID string `json:"task_id"`
+					}
+					if err := c.do("POST", "/api/v1/schedules/"+url.PathEscape(args[0])+"/run", nil, &out); err != nil {
+						return notFound(err, "schedule", args[0])
+					}
+					fmt.Fprintf(stdout, "schedule %s: started task %s\n", args[0], out.TaskID)
+					if *wait {
+						return watchExit(c, out.TaskID, stdout)
+					}
+					return nil
+				})
+			},
+		},
+		change("pause", "stop a schedule from firing until resumed (kept across restarts)", "reasonix schedules pause nightly-deps"),
+		change("resume", "let a paused schedule fire again from now on, without catching up", "reasonix schedules resume nightly-deps"),
+	}
+}
+
+// schedulesList is `reasonix schedules list`.
+func schedulesList(c *apiClient, asJSON bool, stdout io.Writer) error {
+	var list struct {
+		Schedules []schedule `json:"schedules"`
+	}
+	if err := c.do("GET", "/api/v1/schedules", nil, &list); err != nil {
+		return err
+	}
+	if asJSON {
+		if list.Schedules == nil {
+			list.Schedules = []schedule{}
+		}
+		return json.NewEncoder(stdout).Encode(list.Schedules)
+	}
+	if len(list.Schedules) == 0 {
+		fmt.Fprintln(stdout, "no schedules are configured")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tCRON\tTIMEZONE\tNEXT RUN\tLAST RUN\tOUTCOME\tSTATE")
+	for _, s := range list.Schedules {
+		state := "active"
+		switch {
+		case !s.Enabled:
+			state = "disabled"
+		case s.Paused && s.PausedReason != "":
+			state = "paused: " + s.PausedReason
+		case s.Paused:
+			state = "paused"
+		case s.Failures > 0:
+			state = fmt.Sprintf("active (%d/%d failed in a row)", s.Failures, s.MaxFailures)
+		}
+		outcome := s.LastOutcome
+		if outcome == "" {
+			outcome = "-"
+		}
+		if s.Skipped > 0 {
+			outcome += fmt.Sprintf(" (%d skipped)", s.Skipped)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Cron, s.Timezone,
+			inZone(s.NextRun, s.Timezone), inZone(s.LastRun, s.Timezone), outcome, state)
+	}
+	return tw.Flush()
+}
+
+// inZone shows t in the schedule's own zone, with the zone's abbreviation,
+// so a run around a daylight-saving change reads as the schedule means it.
+func inZone(t *time.Time, zone string) string {
+	if t == nil {
+		return "-"
+	}
+	if loc, err := time.LoadLocation(zone); err == nil {
+		return t.In(loc).Format("2006-01-02 15:04:05 MST")
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 MST")
+}
