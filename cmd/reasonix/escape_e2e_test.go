@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,16 +41,10 @@ func lastToolResults(srv *agenttest.Server) string {
 	return b.String()
 }
 
-// Under --auto with no OS sandbox, none of the escape probes
-// changes anything outside the workspace: each is refused (exit 3), since
-// the analyser cannot prove its writes stay inside.
-func TestAutoWithoutSandboxKeepsWritesInside(t *testing.T) {
-	outside := t.TempDir()
-	marker := filepath.Join(outside, "marker")
-	if err := os.WriteFile(marker, []byte("keep"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	probes := []string{
+// escapeProbes are the commands that write outside the workspace
+// (or would, unconfined), marker the file they aim at.
+func escapeProbes(outside, marker string) []string {
+	return []string{
 		"rm -rf " + outside,
 		"echo x > " + marker,
 		"cd " + outside + " && touch f",
@@ -67,6 +62,49 @@ func TestAutoWithoutSandboxKeepsWritesInside(t *testing.T) {
 		"env touch " + outside + "/f", "timeout 5 touch " + outside + "/f", "nice touch " + outside + "/f",
 		"nohup touch " + outside + "/f", "time touch " + outside + "/f", "command touch " + outside + "/f",
 	}
+}
+
+// Under --auto in the default OS sandbox the analyser lets ordinary
+// commands through, and the sandbox holds every probe's writes inside.
+func TestAutoInTheSandboxKeepsWritesInside(t *testing.T) {
+	outside := t.TempDir()
+	marker := filepath.Join(outside, "marker")
+	writeFile(t, marker, "keep")
+	var turns []agenttest.Turn
+	for i, probe := range escapeProbes(outside, marker) {
+		args, _ := json.Marshal(map[string]string{"command": probe})
+		turns = append(turns, toolTurn(call(fmt.Sprintf("c%d", i), "bash", string(args))))
+	}
+	e := newE2E(t, append(turns, answer("tried them all"))...)
+	_, stderr, code := e.run("run", "--auto", "probe")
+	if strings.Contains(stderr, "no OS sandbox works here") {
+		t.Skip("no OS sandbox on this host")
+	}
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := snapshot(t, outside); len(got) != 1 || got[marker] != "keep" {
+		t.Fatalf("outside the workspace changed: %v", got)
+	}
+	// The commands ran and the sandbox stopped their writes.
+	if seen := lastToolResults(e.srv); !strings.Contains(seen, "Permission denied") && !strings.Contains(seen, "Read-only file system") {
+		t.Fatalf("no write was stopped by the sandbox:\n%s", seen)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, ".gitconfig")); err == nil {
+		t.Fatal("the global git config was written")
+	}
+}
+
+// Under --auto with no OS sandbox, none of the escape probes
+// changes anything outside the workspace: each is refused (exit 3), since
+// the analyser cannot prove its writes stay inside.
+func TestAutoWithoutSandboxKeepsWritesInside(t *testing.T) {
+	outside := t.TempDir()
+	marker := filepath.Join(outside, "marker")
+	if err := os.WriteFile(marker, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	probes := escapeProbes(outside, marker)
 	for _, probe := range probes {
 		t.Run(probe, func(t *testing.T) {
 			args, _ := json.Marshal(map[string]string{"command": probe})
