@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -171,15 +172,18 @@ func (nt *NewTask) validate() error {
 	return nil
 }
 
-// CreateTask is the intake: in ONE transaction it records the dedupe key
-// (source, dedupeKey), inserts the task in state queued, and inserts its
+// CreateTask is the intake: in ONE transaction it records the dedupe keys
+// (source, key), inserts the task in state queued, and inserts its
 // River job. Acknowledge the sender only after it returns nil: then all three
 // are committed, and a crash loses nothing.
 //
-// If (nt.Source, dedupeKey) was seen before, nothing is written and the
-// existing task is returned with created=false. An empty dedupeKey disables
+// If (nt.Source, key) was seen before for any of dedupeKeys, nothing is
+// written and the task of that key is returned with created=false; when
+// the task is created, every key is recorded for it. Several keys let one
+// intake be recognised by more than one identity (a webhook's delivery id
+// and its signature). Empty keys are ignored; none disables
 // deduplication. If any insert fails, none of them happened.
-func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKey string) (task Task, created bool, err error) {
+func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKeys ...string) (task Task, created bool, err error) {
 	if err := nt.validate(); err != nil {
 		return Task{}, false, err
 	}
@@ -199,27 +203,69 @@ func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKey string) (t
 	if err != nil {
 		return Task{}, false, fmt.Errorf("store: encode approvers: %w", err)
 	}
+	keys := make([]string, 0, len(dedupeKeys))
+	for _, k := range dedupeKeys {
+		if k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	// A concurrent intake holding another of our keys makes an insert
+	// below find its row only after that intake commits; the transaction
+	// is then rolled back and tried again, and the retry finds the task.
+	for range 3 {
+		task, created, err = s.createTask(ctx, nt, keys, notifyJSON, approversJSON)
+		if !errors.Is(err, errDedupeRace) {
+			break
+		}
+	}
+	if err != nil {
+		return Task{}, false, err
+	}
+	return task, created, nil
+}
+
+// errDedupeRace rolls back an intake that lost a race for one of its keys.
+var errDedupeRace = errors.New("store: a concurrent intake holds a dedupe key")
+
+func (s *Store) createTask(ctx context.Context, nt NewTask, keys []string, notifyJSON, approversJSON []byte) (task Task, created bool, err error) {
 	now := s.now()
 	id := newID("t_", now)
 	err = s.inTx(ctx, func(tx txn) error {
-		if dedupeKey != "" {
+		for _, k := range keys {
+			var existing string
+			err := tx.queryRow(ctx, "SELECT task_id FROM dedupe_keys WHERE source = ? AND dedupe_key = ?",
+				string(nt.Source), k).Scan(&existing)
+			if err == nil {
+				task, err = getTask(ctx, tx, existing)
+				return err
+			}
+			if !isNoRows(err) {
+				return fmt.Errorf("store: read dedupe key: %w", err)
+			}
+		}
+		for i, k := range keys {
 			// ON CONFLICT DO NOTHING rather than catching a unique violation:
 			// on Postgres a concurrent duplicate waits for the first
 			// transaction and then sees its row, with no aborted transaction.
 			n, err := tx.exec(ctx, `INSERT INTO dedupe_keys (source, dedupe_key, task_id, created_at)
 				VALUES (?, ?, ?, ?) ON CONFLICT (source, dedupe_key) DO NOTHING`,
-				string(nt.Source), dedupeKey, id, micros(now))
+				string(nt.Source), k, id, micros(now))
 			if err != nil {
 				return fmt.Errorf("store: insert dedupe key: %w", err)
 			}
-			if n == 0 {
+			if n == 0 && i == 0 {
+				// The only key written so far is this one: return the
+				// winner's task without a retry, as a single key always did.
 				var existing string
 				if err := tx.queryRow(ctx, "SELECT task_id FROM dedupe_keys WHERE source = ? AND dedupe_key = ?",
-					string(nt.Source), dedupeKey).Scan(&existing); err != nil {
+					string(nt.Source), k).Scan(&existing); err != nil {
 					return fmt.Errorf("store: read dedupe key: %w", err)
 				}
 				task, err = getTask(ctx, tx, existing)
 				return err
+			}
+			if n == 0 {
+				return errDedupeRace
 			}
 		}
 		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id})
@@ -238,10 +284,7 @@ func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKey string) (t
 		created = true
 		return nil
 	})
-	if err != nil {
-		return Task{}, false, err
-	}
-	return task, created, nil
+	return task, created, err
 }
 
 // Task returns the task with id, or an error wrapping ErrNotFound.

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DeliveryOutcome is what became of one webhook delivery.
+type DeliveryOutcome string
+
+// The delivery outcomes.
+const (
+	DeliveryAccepted  DeliveryOutcome = "accepted"  // a task was created
+	DeliveryDuplicate DeliveryOutcome = "duplicate" // an earlier delivery's task was returned
+	DeliveryIgnored   DeliveryOutcome = "ignored"   // ping, or outside the events or filter
+	DeliveryRejected  DeliveryOutcome = "rejected"  // bad signature, too large, unusable payload
+)
+
+// DeliveryHistory is how many deliveries are kept per webhook: enough to
+// see what happened recently, bounded so a flood of forged requests
+// cannot grow the database.
+const DeliveryHistory = 100
+
+// Delivery is one request to a webhook, as recorded. It never holds the
+// body, a signature or a secret.
+type Delivery struct {
+	ID         string
+	Webhook    string          // the [[webhooks]] name
+	DeliveryID string          // the sender's id (X-GitHub-Delivery, webhook-id); "" when absent
+	Event      string          // e.g. "check_run.completed"; "" when unknown
+	Outcome    DeliveryOutcome // accepted, duplicate, ignored or rejected
+	Status     int             // the HTTP status answered
+	Reason     string          // why, for rejected and ignored ones
+	TaskID     string          // the task started or found; "" when none
+	CreatedAt  time.Time
+}
+
+// Limits of the recorded text: the sender controls these values.
+const (
+	maxDeliveryID = 128
+	maxReason     = 256
+)
+
+// clip bounds s to n bytes of valid UTF-8, so a sender cannot store a
+// megabyte of header in the history.
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// RecordDelivery stores d (ID and CreatedAt are set here) and trims the
+// webhook's history to the newest DeliveryHistory entries.
+func (s *Store) RecordDelivery(ctx context.Context, d Delivery) (Delivery, error) {
+	if d.Webhook == "" || d.Outcome == "" {
+		return Delivery{}, invalid("a delivery needs a webhook and an outcome")
+	}
+	now := s.now()
+	d.ID, d.CreatedAt = newID("d_", now), fromMicros(micros(now))
+	d.DeliveryID, d.Event = clip(d.DeliveryID, maxDeliveryID), clip(d.Event, maxDeliveryID)
+	d.Reason = clip(d.Reason, maxReason)
+	err := s.inTx(ctx, func(tx txn) error {
+		if _, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (id, webhook, delivery_id, event, outcome,
+				status, reason, task_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			d.ID, d.Webhook, d.DeliveryID, d.Event, string(d.Outcome), d.Status, d.Reason, d.TaskID, micros(now)); err != nil {
+			return fmt.Errorf("store: record delivery: %w", err)
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM webhook_deliveries WHERE webhook = ? AND id NOT IN
+				(SELECT id FROM webhook_deliveries WHERE webhook = ? ORDER BY id DESC LIMIT ?)`,
+			d.Webhook, d.Webhook, DeliveryHistory); err != nil {
+			return fmt.Errorf("store: trim deliveries: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Delivery{}, err
+	}
+	return d, nil
+}
+
+// Deliveries returns webhook's most recent deliveries, newest first, at
+// most limit (default and maximum DeliveryHistory).
+func (s *Store) Deliveries(ctx context.Context, webhook string, limit int) ([]Delivery, error) {
+	if limit <= 0 || limit > DeliveryHistory {
+		limit = DeliveryHistory
+	}
+	rs, err := s.db.query(ctx, `SELECT id, webhook, delivery_id, event, outcome, status, reason, task_id, created_at
+		FROM webhook_deliveries WHERE webhook = ? ORDER BY id DESC LIMIT ?`, webhook, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: list deliveries: %w", err)
+	}
+	defer rs.Close()
+	var out []Delivery
+	for rs.Next() {
+		var (
+			d       Delivery
+			outcome string
+			created int64
+		)
+		if err := rs.Scan(&d.ID, &d.Webhook, &d.DeliveryID, &d.Event, &outcome, &d.Status, &d.Reason, &d.TaskID, &created); err != nil {
+			return nil, fmt.Errorf("store: list deliveries: %w", err)
+		}
+		d.Outcome, d.CreatedAt = DeliveryOutcome(outcome), fromMicros(created)
+		out = append(out, d)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("store: list deliveries: %w", err)
+	}
+	return out, nil
+}
