@@ -27,6 +27,7 @@ type Config struct {
 	Runner      Runner      `toml:"runner"`
 	Serve       Serve       `toml:"serve"`
 	Workspaces  []Workspace `toml:"workspaces"`
+	Webhooks    []Webhook   `toml:"webhooks"`
 
 	home    string            // the Reasonix home directory; "" when unknown
 	sources []string          // files read, lowest precedence first

@@ -40,6 +40,12 @@ func (c *Config) Validate() error {
 		e.validate(label, &p)
 		dup("workspaces", e.Name, e.Source, label)
 	}
+	for i := range c.Webhooks {
+		e := &c.Webhooks[i]
+		label := entryLabel("webhooks", e.Name, i)
+		e.validate(c, label, &p)
+		dup("webhooks", e.Name, e.Source, label)
+	}
 	c.Agent.validate(c, &p)
 	c.Tools.validate(c, &p)
 	c.Permissions.validate(c, &p)
