@@ -27,15 +27,15 @@ const DeliveryHistory = 100
 // Delivery is one request to a webhook, as recorded. It never holds the
 // body, a signature or a secret.
 type Delivery struct {
-	ID         string
-	Webhook    string          // the [[webhooks]] name
-	DeliveryID string          // the sender's id (X-GitHub-Delivery, webhook-id); "" when absent
-	Event      string          // e.g. "check_run.completed"; "" when unknown
-	Outcome    DeliveryOutcome // accepted, duplicate, ignored or rejected
-	Status     int             // the HTTP status answered
-	Reason     string          // why, for rejected and ignored ones
-	TaskID     string          // the task started or found; "" when none
-	CreatedAt  time.Time
+	ID         string          `json:"id"`
+	Webhook    string          `json:"webhook"`               // the [[webhooks]] name
+	DeliveryID string          `json:"delivery_id,omitempty"` // the sender's id (X-GitHub-Delivery, webhook-id)
+	Event      string          `json:"event,omitempty"`       // e.g. "check_run.completed"
+	Outcome    DeliveryOutcome `json:"outcome"`               // accepted, duplicate, ignored or rejected
+	Status     int             `json:"status"`                // the HTTP status answered
+	Reason     string          `json:"reason,omitempty"`      // why, for rejected and ignored ones
+	TaskID     string          `json:"task_id,omitempty"`     // the task started or found
+	CreatedAt  time.Time       `json:"created_at"`
 }
 
 // Limits of the recorded text: the sender controls these values.
