@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"reasonix/runner"
+	"reasonix/runner/webhook"
 )
 
 // MaxBody is the largest request body accepted.
@@ -27,6 +28,9 @@ type Config struct {
 	Logger *slog.Logger
 	// KeepAlive is the interval of SSE keep-alive comments; default 15s.
 	KeepAlive time.Duration
+	// Webhooks, when set, serves POST /hooks/{name} (authenticated by each
+	// delivery's signature, not the bearer token) and GET /api/v1/webhooks.
+	Webhooks *webhook.Handler
 }
 
 // API serves the routes. Build it with New.
@@ -35,6 +39,7 @@ type API struct {
 	log       *slog.Logger
 	keepAlive time.Duration
 	mux       *http.ServeMux
+	hooks     *webhook.Handler
 }
 
 // New validates cfg and returns the API; use it as an http.Handler.
@@ -48,7 +53,7 @@ func New(cfg Config) (*API, error) {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 15 * time.Second
 	}
-	a := &API{svc: cfg.Service, log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux()}
+	a := &API{svc: cfg.Service, log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux(), hooks: cfg.Webhooks}
 	a.mux.HandleFunc("GET /healthz", a.healthz)
 	a.mux.HandleFunc("GET /readyz", a.readyz)
 	a.mux.Handle("GET /metrics", cfg.Service.Metrics())
@@ -63,6 +68,10 @@ func New(cfg Config) (*API, error) {
 	api("POST /api/v1/tasks/{id}/resume", a.resume)
 	api("GET /api/v1/approvals", a.listApprovals)
 	api("POST /api/v1/approvals/{id}", a.decide)
+	if a.hooks != nil {
+		a.mux.Handle("POST /hooks/{name}", a.hooks)
+		api("GET /api/v1/webhooks", a.listWebhooks)
+	}
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such API route")
 	})

@@ -75,7 +75,7 @@ func (s *Store) RecordDelivery(ctx context.Context, d Delivery) (Delivery, error
 			return fmt.Errorf("store: record delivery: %w", err)
 		}
 		if _, err := tx.exec(ctx, `DELETE FROM webhook_deliveries WHERE webhook = ? AND id NOT IN
-				(SELECT id FROM webhook_deliveries WHERE webhook = ? ORDER BY id DESC LIMIT ?)`,
+				(SELECT id FROM webhook_deliveries WHERE webhook = ? ORDER BY created_at DESC, id DESC LIMIT ?)`,
 			d.Webhook, d.Webhook, DeliveryHistory); err != nil {
 			return fmt.Errorf("store: trim deliveries: %w", err)
 		}
@@ -87,14 +87,15 @@ func (s *Store) RecordDelivery(ctx context.Context, d Delivery) (Delivery, error
 	return d, nil
 }
 
-// Deliveries returns webhook's most recent deliveries, newest first, at
+// Deliveries returns webhook's most recent deliveries, newest first (by
+// the microsecond: ids order only to the millisecond), at
 // most limit (default and maximum DeliveryHistory).
 func (s *Store) Deliveries(ctx context.Context, webhook string, limit int) ([]Delivery, error) {
 	if limit <= 0 || limit > DeliveryHistory {
 		limit = DeliveryHistory
 	}
 	rs, err := s.db.query(ctx, `SELECT id, webhook, delivery_id, event, outcome, status, reason, task_id, created_at
-		FROM webhook_deliveries WHERE webhook = ? ORDER BY id DESC LIMIT ?`, webhook, limit)
+		FROM webhook_deliveries WHERE webhook = ? ORDER BY created_at DESC, id DESC LIMIT ?`, webhook, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: list deliveries: %w", err)
 	}

@@ -175,6 +175,6 @@ CREATE TABLE webhook_deliveries (
 	task_id     TEXT NOT NULL DEFAULT '',
 	created_at  BIGINT NOT NULL
 );
-CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook, id);
+CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook, created_at);
 `},
 }

@@ -45,3 +45,13 @@ func List(ctx context.Context, st *store.Store, entries []config.Webhook, recent
 	}
 	return out, nil
 }
+
+// List summarises the handler's webhooks with at most recent deliveries
+// each, for GET /api/v1/webhooks.
+func (h *Handler) List(ctx context.Context, recent int) ([]Summary, error) {
+	entries := make([]config.Webhook, 0, len(h.hooks.order))
+	for _, name := range h.hooks.order {
+		entries = append(entries, h.hooks.byName[name].cfg)
+	}
+	return List(ctx, h.st, entries, recent)
+}
