@@ -58,6 +58,8 @@ type fixture struct {
 	st  *store.Store
 	srv *httptest.Server
 	now atomic.Int64 // Unix seconds
+	// scratch holds the tasks' scratch directories.
+	scratch string
 }
 
 func start(t testing.TB, provider agent.Provider, set *config.Config, hooks ...config.Webhook) *fixture {
@@ -69,7 +71,8 @@ func start(t testing.TB, provider agent.Provider, set *config.Config, hooks ...c
 		set = config.Default()
 		set.Runner.MaxConcurrentTasks = 2
 	}
-	f.svc = runnertest.Start(t, runnertest.Options{Store: f.st, Provider: provider, Settings: set})
+	f.svc = runnertest.Start(t, runnertest.Options{Store: f.st, Provider: provider, Settings: set,
+		Configure: func(c *runner.Config) { f.scratch = c.ScratchDir }})
 	hs, err := webhook.Compile(hooks, lookupEnv)
 	if err != nil {
 		t.Fatal(err)
