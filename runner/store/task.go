@@ -209,40 +209,12 @@ func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKeys ...string
 			keys = append(keys, k)
 		}
 	}
-	// A concurrent intake holding another of our keys makes an insert
-	// below find its row only after that intake commits; the transaction
-	// is then rolled back and tried again, and the retry finds the task.
-	for range 3 {
-		task, created, err = s.createTask(ctx, nt, keys, notifyJSON, approversJSON)
-		if !errors.Is(err, errDedupeRace) {
-			break
-		}
-	}
-	if err != nil {
-		return Task{}, false, err
-	}
-	return task, created, nil
-}
-
-// errDedupeRace rolls back an intake that lost a race for one of its keys.
-var errDedupeRace = errors.New("store: a concurrent intake holds a dedupe key")
-
-func (s *Store) createTask(ctx context.Context, nt NewTask, keys []string, notifyJSON, approversJSON []byte) (task Task, created bool, err error) {
+	// One order for every intake, so two on Postgres that share keys wait
+	// for each other instead of deadlocking.
+	slices.Sort(keys)
 	now := s.now()
 	id := newID("t_", now)
 	err = s.inTx(ctx, func(tx txn) error {
-		for _, k := range keys {
-			var existing string
-			err := tx.queryRow(ctx, "SELECT task_id FROM dedupe_keys WHERE source = ? AND dedupe_key = ?",
-				string(nt.Source), k).Scan(&existing)
-			if err == nil {
-				task, err = getTask(ctx, tx, existing)
-				return err
-			}
-			if !isNoRows(err) {
-				return fmt.Errorf("store: read dedupe key: %w", err)
-			}
-		}
 		for i, k := range keys {
 			// ON CONFLICT DO NOTHING rather than catching a unique violation:
 			// on Postgres a concurrent duplicate waits for the first
@@ -253,20 +225,23 @@ func (s *Store) createTask(ctx context.Context, nt NewTask, keys []string, notif
 			if err != nil {
 				return fmt.Errorf("store: insert dedupe key: %w", err)
 			}
-			if n == 0 && i == 0 {
-				// The only key written so far is this one: return the
-				// winner's task without a retry, as a single key always did.
-				var existing string
-				if err := tx.queryRow(ctx, "SELECT task_id FROM dedupe_keys WHERE source = ? AND dedupe_key = ?",
-					string(nt.Source), k).Scan(&existing); err != nil {
-					return fmt.Errorf("store: read dedupe key: %w", err)
-				}
-				task, err = getTask(ctx, tx, existing)
+			if n == 1 {
+				continue
+			}
+			var existing string
+			if err := tx.queryRow(ctx, "SELECT task_id FROM dedupe_keys WHERE source = ? AND dedupe_key = ?",
+				string(nt.Source), k).Scan(&existing); err != nil {
+				return fmt.Errorf("store: read dedupe key: %w", err)
+			}
+			if task, err = getTask(ctx, tx, existing); err != nil {
 				return err
 			}
-			if n == 0 {
-				return errDedupeRace
+			if i > 0 {
+				// The keys before this one were written for a task that
+				// will not exist: roll them back.
+				return errDuplicate
 			}
+			return nil
 		}
 		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id})
 		if err != nil {
@@ -284,8 +259,18 @@ func (s *Store) createTask(ctx context.Context, nt NewTask, keys []string, notif
 		created = true
 		return nil
 	})
-	return task, created, err
+	if errors.Is(err, errDuplicate) {
+		return task, false, nil
+	}
+	if err != nil {
+		return Task{}, false, err
+	}
+	return task, created, nil
 }
+
+// errDuplicate rolls back an intake whose later key belongs to an earlier
+// task; the task found is returned instead.
+var errDuplicate = errors.New("store: duplicate intake")
 
 // Task returns the task with id, or an error wrapping ErrNotFound.
 func (s *Store) Task(ctx context.Context, id string) (Task, error) {

@@ -63,6 +63,11 @@ type fixture struct {
 }
 
 func start(t testing.TB, provider agent.Provider, set *config.Config, hooks ...config.Webhook) *fixture {
+	return startWith(t, provider, set, nil, hooks...)
+}
+
+// startWith is start with a hook to adjust the runner's configuration.
+func startWith(t testing.TB, provider agent.Provider, set *config.Config, configure func(*runner.Config), hooks ...config.Webhook) *fixture {
 	t.Helper()
 	f := &fixture{}
 	f.now.Store(time.Now().Unix())
@@ -72,7 +77,12 @@ func start(t testing.TB, provider agent.Provider, set *config.Config, hooks ...c
 		set.Runner.MaxConcurrentTasks = 2
 	}
 	f.svc = runnertest.Start(t, runnertest.Options{Store: f.st, Provider: provider, Settings: set,
-		Configure: func(c *runner.Config) { f.scratch = c.ScratchDir }})
+		Configure: func(c *runner.Config) {
+			f.scratch = c.ScratchDir
+			if configure != nil {
+				configure(c)
+			}
+		}})
 	hs, err := webhook.Compile(hooks, lookupEnv)
 	if err != nil {
 		t.Fatal(err)
