@@ -107,3 +107,16 @@ func TestServeWebhookDelivery(t *testing.T) {
 		t.Fatal("the webhook secret was printed")
 	}
 }
+
+// TestConfigCheckWebhooks: config check makes serve's webhook checks.
+func TestConfigCheckWebhooks(t *testing.T) {
+	e := newE2E(t)
+	e.configure(hookConfig)
+	if _, errOut, code := e.run("config", "check"); code != exitUsage || !strings.Contains(errOut, "webhooks[ci].secret_env") {
+		t.Fatalf("without the secret: exit %d\n%s", code, errOut)
+	}
+	e.extra = append(e.extra, "CI_HOOK_SECRET=s")
+	if out, errOut, code := e.run("config", "check"); code != 0 || !strings.Contains(out, "webhook ci: POST /hooks/ci (github, posture ask)") {
+		t.Fatalf("with the secret: exit %d\n%s%s", code, out, errOut)
+	}
+}
