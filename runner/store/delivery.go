@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -44,10 +45,16 @@ const (
 	maxReason     = 256
 )
 
-// clip bounds s to n bytes of valid UTF-8, so a sender cannot store a
-// megabyte of header in the history.
+// clip bounds s to n bytes of valid UTF-8 without control characters, so
+// a sender can neither store a megabyte of header in the history nor put
+// terminal escapes into `reasonix webhooks list`.
 func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "?")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
 	if len(s) <= n {
 		return s
 	}

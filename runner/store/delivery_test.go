@@ -103,6 +103,10 @@ func TestDeliveries(t *testing.T) {
 			if n := count(t, s, "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook = 'gh'"); n > store.DeliveryHistory+16 {
 				t.Fatalf("%d rows kept after more deliveries, want at most %d", n, store.DeliveryHistory+16)
 			}
+			esc, err := s.RecordDelivery(ctx, store.Delivery{Webhook: "esc", DeliveryID: "id\x1b[2J\x00", Event: "push\r\nx", Outcome: store.DeliveryRejected, Status: 401})
+			if err != nil || esc.DeliveryID != "id?[2J?" || esc.Event != "push??x" {
+				t.Fatalf("control characters kept: %q %q, %v", esc.DeliveryID, esc.Event, err)
+			}
 			other, err := s.Deliveries(ctx, "other", 5)
 			if err != nil || len(other) != 1 || other[0].TaskID != "t_1" {
 				t.Fatalf("other = %+v, %v", other, err)
