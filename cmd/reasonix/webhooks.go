@@ -72,25 +72,36 @@ func webhooksList(file string, recent int, asJSON bool, stdout, stderr io.Writer
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"webhooks": list})
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tKIND\tPATH\tEVENTS\tPOSTURE\tWORKSPACE")
-	for _, h := range list {
+	for i, h := range list {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
 		events := strings.Join(h.Events, ",")
 		if events == "" {
 			events = "(all)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, h.Kind, h.Path, events, h.Posture, cmpString(h.Workspace, "(scratch)"))
-		if len(h.Recent) == 0 && recent > 0 {
-			fmt.Fprintln(tw, "  no deliveries yet\t\t\t\t\t")
+		fmt.Fprintf(stdout, "%s  %s  POST %s  events %s  posture %s  workspace %s\n", h.Name, h.Kind, h.Path, events,
+			h.Posture, cmpString(h.Workspace, "(scratch)"))
+		if recent == 0 {
+			continue
 		}
+		if len(h.Recent) == 0 {
+			fmt.Fprintln(stdout, "  no deliveries yet")
+			continue
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  TIME\tOUTCOME\tSTATUS\tDELIVERY\tEVENT\tTASK OR REASON")
 		for _, d := range h.Recent {
 			what := d.TaskID
-			if d.Reason != "" && d.Outcome != "duplicate" {
+			if what == "" {
 				what = d.Reason
 			}
-			fmt.Fprintf(tw, "  %s  %s %d\t%s\t%s\t%s\t\t\n", d.CreatedAt.Local().Format(time.DateTime), d.Outcome, d.Status,
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\n", d.CreatedAt.Local().Format(time.DateTime), d.Outcome, d.Status,
 				cmpString(d.DeliveryID, "-"), cmpString(d.Event, "-"), what)
 		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
-	return tw.Flush()
+	return nil
 }
