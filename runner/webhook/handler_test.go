@@ -247,3 +247,22 @@ func TestListWebhooks(t *testing.T) {
 		t.Fatalf("%s", buf.String())
 	}
 }
+
+// TestGitHubBodyLimit: GitHub's limit is 25 MiB, not the 1 MiB of other
+// senders: a 2 MiB signed payload is read (and here filtered out), one
+// byte over 25 MiB is 413 before its signature is looked at.
+func TestGitHubBodyLimit(t *testing.T) {
+	f := start(t, nil, nil, ciHook())
+	pad := strings.Repeat("x", 2<<20)
+	body := []byte(`{"action":"completed","check_run":{"conclusion":"success"},"pad":"` + pad + `"}`)
+	if r := f.post(t, "ci", githubHeaders("check_run", "big-1", body, ghSecret), body); r.status != http.StatusNoContent {
+		t.Fatalf("2 MiB: %d %v", r.status, r.body)
+	}
+	huge := bytes.Repeat([]byte("x"), 25<<20+1)
+	if r := f.post(t, "ci", githubHeaders("check_run", "big-2", huge, "unused"), huge); r.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("over 25 MiB: %d %v", r.status, r.body)
+	}
+	if ds := f.deliveries(t, "ci"); len(ds) != 2 || ds[0].Status != 413 || ds[1].Reason != "the payload does not match the filter" {
+		t.Fatalf("deliveries = %+v", ds)
+	}
+}
