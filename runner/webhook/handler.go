@@ -102,8 +102,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, o.status, body)
 	default:
-		writeJSON(w, o.status, map[string]string{"code": string(o.kind), "message": o.reason})
+		writeJSON(w, o.status, map[string]string{"code": errorCode(o.status), "message": o.reason})
 	}
+}
+
+// errorCode is the API's error code for a status, so a delivery's errors
+// read like every other error of the service.
+func errorCode(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "unauthorized"
+	case http.StatusRequestEntityTooLarge:
+		return "too_large"
+	case http.StatusUnprocessableEntity:
+		return "unprocessable"
+	case http.StatusServiceUnavailable:
+		return "unavailable"
+	case http.StatusInternalServerError:
+		return "internal"
+	}
+	return "invalid"
 }
 
 func (h *Handler) handle(r *http.Request, hk *hook) outcome {

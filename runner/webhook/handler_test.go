@@ -97,7 +97,7 @@ func TestGitHubRefusedSignatures(t *testing.T) {
 	}
 	for name, mk := range cases {
 		h, b := mk()
-		if r := f.post(t, "ci", h, b); r.status != http.StatusUnauthorized || r.body["task_id"] != nil {
+		if r := f.post(t, "ci", h, b); r.status != http.StatusUnauthorized || r.body["task_id"] != nil || r.body["code"] != "unauthorized" {
 			t.Errorf("%s: %d %v, want 401", name, r.status, r.body)
 		}
 	}
