@@ -142,7 +142,9 @@ func TestWebhookBurst(t *testing.T) {
 // service whose workers are all busy, from 1, 8 and 32 concurrent senders.
 // One iteration is one burst; p50/p99 are over every delivery of the run.
 // Under saturation the latency is queueing: SQLite has one writer, so an
-// acknowledgement waits for the deliveries ahead of it.
+// acknowledgement waits for the deliveries ahead of it. On a shared
+// 2-core machine much of the tail is garbage collection competing for the
+// CPU: compare a run with GOGC=off.
 func BenchmarkWebhookBurst(b *testing.B) {
 	for _, clients := range []int{1, 8, 32} {
 		b.Run(fmt.Sprint("senders=", clients), func(b *testing.B) {

@@ -101,9 +101,6 @@ func Compile(entries []config.Webhook, lookup func(string) (string, bool)) (*Hoo
 // mask wherever output leaves the process.
 func (hs *Hooks) Secrets() []string { return slices.Clone(hs.raw) }
 
-// Names lists the webhooks in configuration order.
-func (hs *Hooks) Names() []string { return slices.Clone(hs.order) }
-
 func (h *hook) maxBody() int64 {
 	if h.cfg.Kind == config.WebhookGitHub {
 		return MaxGitHubBody

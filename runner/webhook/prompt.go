@@ -18,7 +18,8 @@ var errTooLong = fmt.Errorf("the rendered prompt is longer than %d bytes", MaxRe
 
 // parsePrompt compiles a [[webhooks]] prompt. Only text/template's
 // built-in functions exist: a template reads the payload and prints it,
-// and can do nothing else.
+// and can do nothing else. A key the payload lacks prints "<no value>"
+// rather than failing: one template serves several event types.
 func parsePrompt(name, src string) (*template.Template, error) {
 	return template.New(name).Option("missingkey=default").Parse(src)
 }
@@ -58,8 +59,8 @@ const blockTag = "webhook-payload"
 // in any letter case.
 var tagInData = regexp.MustCompile(`(?i)<(/?)\s*(` + blockTag + `)`)
 
-// safeAttr keeps an attribute value (a delivery id chosen by the sender)
-// from ending the opening tag.
+// unsafeAttr matches what may not appear in an attribute value of the
+// opening tag (a delivery id chosen by the sender), so it cannot end it.
 var unsafeAttr = regexp.MustCompile(`[^A-Za-z0-9._:-]`)
 
 // taskPrompt wraps a rendered template for the task: a line that says the
