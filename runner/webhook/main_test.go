@@ -12,6 +12,5 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
 		goleak.IgnoreAnyFunction("database/sql.(*DB).connectionOpener"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"), // idle keep-alive connections of httptest clients
 	)
 }
