@@ -28,6 +28,7 @@ type Config struct {
 	Serve       Serve       `toml:"serve"`
 	Workspaces  []Workspace `toml:"workspaces"`
 	Schedules   []Schedule  `toml:"schedules"`
+	Webhooks    []Webhook   `toml:"webhooks"`
 
 	home    string            // the Reasonix home directory; "" when unknown
 	sources []string          // files read, lowest precedence first

@@ -273,10 +273,14 @@ func (l *loader) readTOML(path string, required bool) {
 	for i := range fc.Schedules {
 		fc.Schedules[i].Source = path
 	}
+	for i := range fc.Webhooks {
+		fc.Webhooks[i].Source = path
+	}
 	l.c.Providers = mergeEntries(&l.p, path, "providers", l.c.Providers, fc.Providers, func(p *Provider) string { return p.Name })
 	l.c.Plugins = mergeEntries(&l.p, path, "plugins", l.c.Plugins, fc.Plugins, func(p *Plugin) string { return p.Name })
 	l.c.Workspaces = mergeEntries(&l.p, path, "workspaces", l.c.Workspaces, fc.Workspaces, func(w *Workspace) string { return w.Name })
 	l.c.Schedules = mergeEntries(&l.p, path, "schedules", l.c.Schedules, fc.Schedules, func(s *Schedule) string { return s.Name })
+	l.c.Webhooks = mergeEntries(&l.p, path, "webhooks", l.c.Webhooks, fc.Webhooks, func(w *Webhook) string { return w.Name })
 }
 
 // systemPrompt reads system_prompt_file when this file sets it, relative to
@@ -438,6 +442,9 @@ func (l *loader) finish(env func(string) (string, bool)) {
 	}
 	for i := range c.Schedules {
 		c.Schedules[i].applyDefaults()
+	}
+	for i := range c.Webhooks {
+		c.Webhooks[i].applyDefaults()
 	}
 	s := &c.Sandbox
 	e.str(&s.WorkspaceRoot, c.origins["sandbox.workspace_root"], "sandbox.workspace_root")

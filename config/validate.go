@@ -46,6 +46,12 @@ func (c *Config) Validate() error {
 		e.validate(c, label, &p)
 		dup("schedules", e.Name, e.Source, label)
 	}
+	for i := range c.Webhooks {
+		e := &c.Webhooks[i]
+		label := entryLabel("webhooks", e.Name, i)
+		e.validate(c, label, &p)
+		dup("webhooks", e.Name, e.Source, label)
+	}
 	c.Agent.validate(c, &p)
 	c.Tools.validate(c, &p)
 	c.Permissions.validate(c, &p)

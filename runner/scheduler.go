@@ -254,7 +254,7 @@ func (s *Service) fireSchedule(ctx context.Context, sc *scheduled, anchor, occ t
 	if err != nil || !fired {
 		return store.Task{}, false, mapStoreErr(err, "schedule "+c.Name)
 	}
-	s.accepted(ctx, task)
+	s.accepted(ctx, task, map[string]string{"schedule": c.Name, "occurrence": runAt.UTC().Format(time.RFC3339)})
 	outcome := "fire"
 	if manual {
 		outcome = "manual"

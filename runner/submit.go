@@ -41,6 +41,14 @@ type TaskRequest struct {
 	// DedupeKey makes a repeated intake (a redelivered webhook, a retried
 	// API call) return the first task instead of creating another.
 	DedupeKey string
+	// DedupeKeys are further keys for the same intake: a match on any of
+	// them, or on DedupeKey, returns the first task (a webhook replayed
+	// under a new delivery id still carries the same signature).
+	DedupeKeys []string
+	// Origin says what started the task (a webhook's name and delivery
+	// id, a schedule's occurrence); it is recorded in the task's first
+	// event, task_state, under "origin". Keys and values are short text.
+	Origin map[string]string
 	// Approvers are the principal ids that may decide the task's
 	// approvals; empty means any principal allowed to decide (an approve or
 	// admin token, other than the requester unless self-approval is on) for
@@ -94,6 +102,22 @@ func (r *TaskRequest) validate(s *Service) error {
 	if len(r.DedupeKey) > maxIDLen || len(r.Requester) > maxIDLen {
 		return invalidf("the dedupe key and the requester are limited to %d bytes", maxIDLen)
 	}
+	if len(r.DedupeKeys) > maxNotify {
+		return invalidf("at most %d dedupe keys are accepted", maxNotify)
+	}
+	for _, k := range r.DedupeKeys {
+		if len(k) > maxIDLen {
+			return invalidf("the dedupe key and the requester are limited to %d bytes", maxIDLen)
+		}
+	}
+	if len(r.Origin) > maxNotify {
+		return invalidf("at most %d origin fields are accepted", maxNotify)
+	}
+	for k, v := range r.Origin {
+		if len(k) > maxIDLen || len(v) > maxIDLen {
+			return invalidf("origin fields are limited to %d bytes", maxIDLen)
+		}
+	}
 	return nil
 }
 
@@ -122,18 +146,22 @@ func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task,
 		Source: req.Source, Requester: req.Requester, Prompt: req.Prompt, Goal: req.Goal,
 		PlanFirst: req.PlanFirst, Workspace: req.Workspace, Posture: req.Posture,
 		Notify: req.Notify, Approvers: req.Approvers,
-	}, req.DedupeKey)
+	}, append([]string{req.DedupeKey}, req.DedupeKeys...)...)
 	if err != nil {
 		return store.Task{}, false, mapStoreErr(err, "the task")
 	}
 	if created {
-		s.accepted(ctx, task)
+		s.accepted(ctx, task, req.Origin)
 	}
 	return task, created, nil
 }
 
 // accepted counts and announces a task an intake just created.
-func (s *Service) accepted(ctx context.Context, task store.Task) {
+func (s *Service) accepted(ctx context.Context, task store.Task, origin map[string]string) {
 	s.metrics.submitted.WithLabelValues(string(task.Source)).Inc()
-	s.emitLogged(ctx, task.ID, "task_state", map[string]any{"state": task.State, "source": task.Source})
+	ev := map[string]any{"state": task.State, "source": task.Source}
+	if len(origin) > 0 {
+		ev["origin"] = origin
+	}
+	s.emitLogged(ctx, task.ID, "task_state", ev)
 }

@@ -62,6 +62,12 @@ reasonix tasks list --state running,waiting_approval`,
 			subs:    tokensCommands(),
 		},
 		{
+			name: "webhooks", summary: "list the configured webhooks and what they received",
+			about:   "Shows each [[webhooks]] entry and its recent deliveries from the configured store (no running service needed).\nDeliveries arrive at POST /hooks/NAME, authenticated by their signature.",
+			example: "reasonix webhooks list",
+			subs:    webhooksCommands(),
+		},
+		{
 			name: "config", summary: "check the configuration",
 			example: "reasonix config check",
 			subs: []*command{{

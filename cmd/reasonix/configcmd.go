@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"reasonix/config"
+	"reasonix/runner/webhook"
 )
 
 // configCheck is `reasonix config check`.
@@ -28,6 +30,13 @@ func configCheck(file string, stdout, _ io.Writer) error {
 		fmt.Fprintf(stdout, "workspace %s: %s (%s)\n", ws.Name, ws.Repo, ws.Base)
 	}); err != nil {
 		return err
+	}
+	// The same check serve makes: secrets set, templates and filters parse.
+	if _, err := webhook.Compile(cfg.Webhooks, os.LookupEnv); err != nil {
+		return &configError{err}
+	}
+	for _, h := range cfg.Webhooks {
+		fmt.Fprintf(stdout, "webhook %s: POST /hooks/%s (%s, posture %s)\n", h.Name, h.Name, h.Kind, h.Posture)
 	}
 	fmt.Fprintln(stdout, "configuration ok")
 	return nil

@@ -22,6 +22,7 @@ import (
 	"reasonix/runner/httpapi"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
+	"reasonix/runner/webhook"
 	"reasonix/runner/workspace"
 )
 
@@ -69,7 +70,13 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	secrets := redact.New(append(session.Secrets(cfg), token)...)
+	// A webhook without its secret, or with a template that does not
+	// parse, would answer every delivery 401 or 422: refuse to start.
+	hooks, err := webhook.Compile(cfg.Webhooks, os.LookupEnv)
+	if err != nil {
+		return &configError{err}
+	}
+	secrets := redact.New(append(append(session.Secrets(cfg), token), hooks.Secrets()...)...)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: secrets.ReplaceAttr}))
 	warnMissingModel(cfg, log)
 	if kind, warning, err := session.SandboxStatus(cfg); err != nil {
@@ -99,12 +106,17 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 		return err
 	}
 	svcCfg.Store = st
-	svcCfg.Secrets = []string{token}
+	svcCfg.Secrets = append([]string{token}, hooks.Secrets()...)
 	svc, err := runner.New(svcCfg)
 	if err != nil {
 		return err
 	}
-	api, err := httpapi.New(httpapi.Config{Service: svc, Logger: log, MaxStreamsPerToken: cfg.Serve.MaxStreamsPerToken})
+	hookHandler, err := webhook.NewHandler(webhook.Config{Hooks: hooks, Service: svc, Store: st, Logger: log})
+	if err != nil {
+		return err
+	}
+	api, err := httpapi.New(httpapi.Config{Service: svc, Logger: log, Webhooks: hookHandler,
+		MaxStreamsPerToken: cfg.Serve.MaxStreamsPerToken})
 	if err != nil {
 		return err
 	}

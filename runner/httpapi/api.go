@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"reasonix/runner"
+	"reasonix/runner/webhook"
 )
 
 // MaxBody is the largest request body accepted.
@@ -32,6 +33,9 @@ type Config struct {
 	// MaxStreamsPerToken caps the event streams one bearer token holds open
 	// at once; more are refused with 429. 0 means DefaultMaxStreamsPerToken.
 	MaxStreamsPerToken int
+	// Webhooks, when set, serves POST /hooks/{name} (authenticated by each
+	// delivery's signature, not the bearer token) and GET /api/v1/webhooks.
+	Webhooks *webhook.Handler
 }
 
 // API serves the routes. Build it with New.
@@ -41,6 +45,7 @@ type API struct {
 	keepAlive time.Duration
 	mux       *http.ServeMux
 	streams   *streamLimiter
+	hooks     *webhook.Handler
 }
 
 // New validates cfg and returns the API; use it as an http.Handler.
@@ -57,7 +62,7 @@ func New(cfg Config) (*API, error) {
 	if cfg.MaxStreamsPerToken < 0 {
 		return nil, fmt.Errorf("httpapi: max streams per token must not be negative, got %d", cfg.MaxStreamsPerToken)
 	}
-	a := &API{svc: cfg.Service, log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux(),
+	a := &API{svc: cfg.Service, log: cfg.Logger, keepAlive: cfg.KeepAlive, mux: http.NewServeMux(), hooks: cfg.Webhooks,
 		streams: newStreamLimiter(cmp.Or(cfg.MaxStreamsPerToken, DefaultMaxStreamsPerToken))}
 	a.mux.HandleFunc("GET /healthz", a.healthz)
 	a.mux.HandleFunc("GET /readyz", a.readyz)
@@ -77,6 +82,10 @@ func New(cfg Config) (*API, error) {
 	api("POST /api/v1/schedules/{name}/run", a.runSchedule)
 	api("POST /api/v1/schedules/{name}/pause", a.pauseSchedule)
 	api("POST /api/v1/schedules/{name}/resume", a.resumeSchedule)
+	if a.hooks != nil {
+		a.mux.Handle("POST /hooks/{name}", a.hooks)
+		api("GET /api/v1/webhooks", a.listWebhooks)
+	}
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such API route")
 	})

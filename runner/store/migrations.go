@@ -181,4 +181,22 @@ CREATE TABLE schedules (
 	updated_at      BIGINT NOT NULL
 );
 `},
+	// 5: webhook deliveries, for `reasonix webhooks list` and the API: who
+	// sent what and what became of it (accepted, duplicate, ignored,
+	// rejected and why). Never a body or a signature; a bounded history
+	// per webhook (see RecordDelivery).
+	{version: 5, sql: `
+CREATE TABLE webhook_deliveries (
+	id          TEXT PRIMARY KEY,
+	webhook     TEXT NOT NULL,
+	delivery_id TEXT NOT NULL DEFAULT '',
+	event       TEXT NOT NULL DEFAULT '',
+	outcome     TEXT NOT NULL,
+	status      INTEGER NOT NULL,
+	reason      TEXT NOT NULL DEFAULT '',
+	task_id     TEXT NOT NULL DEFAULT '',
+	created_at  BIGINT NOT NULL
+);
+CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook, created_at);
+`},
 }

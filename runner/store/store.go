@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -58,6 +59,9 @@ type Store struct {
 	now     func() time.Time
 	log     *slog.Logger
 	dialect dialect
+	// deliveries counts RecordDelivery calls, to trim histories now and
+	// then rather than on every delivery.
+	deliveries atomic.Uint64
 }
 
 // dialect selects the few SQL texts that differ between the databases.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -171,32 +172,44 @@ func (nt *NewTask) validate() error {
 	return nil
 }
 
-// CreateTask is the intake: in ONE transaction it records the dedupe key
-// (source, dedupeKey), inserts the task in state queued, and inserts its
+// CreateTask is the intake: in ONE transaction it records the dedupe keys
+// (source, key), inserts the task in state queued, and inserts its
 // River job. Acknowledge the sender only after it returns nil: then all three
 // are committed, and a crash loses nothing.
 //
-// If (nt.Source, dedupeKey) was seen before, nothing is written and the
-// existing task is returned with created=false. An empty dedupeKey disables
+// If (nt.Source, key) was seen before for any of dedupeKeys, nothing is
+// written and the task of that key is returned with created=false; when
+// the task is created, every key is recorded for it. Several keys let one
+// intake be recognised by more than one identity (a webhook's delivery id
+// and its signature). Empty keys are ignored; none disables
 // deduplication. If any insert fails, none of them happened.
-func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKey string) (task Task, created bool, err error) {
+func (s *Store) CreateTask(ctx context.Context, nt NewTask, dedupeKeys ...string) (task Task, created bool, err error) {
 	if err := nt.validate(); err != nil {
 		return Task{}, false, err
 	}
 	err = s.inTx(ctx, func(tx txn) error {
-		task, created, err = s.createTaskTx(ctx, tx, nt, dedupeKey)
+		task, created, err = s.createTaskTx(ctx, tx, nt, dedupeKeys...)
 		return err
 	})
+	if errors.Is(err, errDuplicate) {
+		return task, false, nil
+	}
 	if err != nil {
 		return Task{}, false, err
 	}
 	return task, created, nil
 }
 
+// errDuplicate rolls back an intake whose later key belongs to an earlier
+// task; the task found is returned beside it.
+var errDuplicate = errors.New("store: duplicate intake")
+
 // createTaskTx is CreateTask's body inside tx, for intakes that change
 // more in the same transaction (a schedule's fired occurrence). nt must be
-// validated.
-func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKey string) (task Task, created bool, err error) {
+// validated. A duplicate found on a key after the first returns the
+// existing task with errDuplicate, so that the caller rolls back the keys
+// already written.
+func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKeys ...string) (task Task, created bool, err error) {
 	notify := nt.Notify
 	if notify == nil {
 		notify = []NotifyTarget{}
@@ -213,27 +226,44 @@ func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKey 
 	if err != nil {
 		return Task{}, false, fmt.Errorf("store: encode approvers: %w", err)
 	}
+	keys := make([]string, 0, len(dedupeKeys))
+	for _, k := range dedupeKeys {
+		if k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	// One order for every intake, so two on Postgres that share keys wait
+	// for each other instead of deadlocking.
+	slices.Sort(keys)
 	now := s.now()
 	id := newID("t_", now)
-	if dedupeKey != "" {
+	for i, k := range keys {
 		// ON CONFLICT DO NOTHING rather than catching a unique violation:
 		// on Postgres a concurrent duplicate waits for the first
 		// transaction and then sees its row, with no aborted transaction.
 		n, err := tx.exec(ctx, `INSERT INTO dedupe_keys (source, dedupe_key, task_id, created_at)
 			VALUES (?, ?, ?, ?) ON CONFLICT (source, dedupe_key) DO NOTHING`,
-			string(nt.Source), dedupeKey, id, micros(now))
+			string(nt.Source), k, id, micros(now))
 		if err != nil {
 			return Task{}, false, fmt.Errorf("store: insert dedupe key: %w", err)
 		}
-		if n == 0 {
-			var existing string
-			if err := tx.queryRow(ctx, "SELECT task_id FROM dedupe_keys WHERE source = ? AND dedupe_key = ?",
-				string(nt.Source), dedupeKey).Scan(&existing); err != nil {
-				return Task{}, false, fmt.Errorf("store: read dedupe key: %w", err)
-			}
-			task, err = getTask(ctx, tx, existing)
-			return task, false, err
+		if n == 1 {
+			continue
 		}
+		var existing string
+		if err := tx.queryRow(ctx, "SELECT task_id FROM dedupe_keys WHERE source = ? AND dedupe_key = ?",
+			string(nt.Source), k).Scan(&existing); err != nil {
+			return Task{}, false, fmt.Errorf("store: read dedupe key: %w", err)
+		}
+		if task, err = getTask(ctx, tx, existing); err != nil {
+			return Task{}, false, err
+		}
+		if i > 0 {
+			// The keys before this one were written for a task that will
+			// not exist: the caller rolls them back.
+			return task, false, errDuplicate
+		}
+		return task, false, nil
 	}
 	res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id})
 	if err != nil {

@@ -1,0 +1,104 @@
+package config
+
+import (
+	"strings"
+
+	"reasonix/internal/posture"
+)
+
+// The webhook kinds: how a [[webhooks]] entry authenticates its sender.
+const (
+	// WebhookGitHub verifies X-Hub-Signature-256 and reads X-GitHub-Event.
+	WebhookGitHub = "github"
+	// WebhookHMAC verifies Standard Webhooks headers (webhook-id,
+	// webhook-timestamp, webhook-signature).
+	WebhookHMAC = "hmac"
+)
+
+// Webhook is one [[webhooks]] entry: POST /hooks/<name> starts a task when
+// a signed delivery passes its events and filter. The payload is untrusted
+// data; nothing in it can change how the task runs.
+type Webhook struct {
+	Name string `toml:"name"` // required, unique; the URL path segment
+	Kind string `toml:"kind"` // "github" or "hmac"; required
+	// SecretEnv names the variable holding the signing secret; required.
+	// SecretsEnv names further secrets that also verify, for rotation.
+	SecretEnv  string   `toml:"secret_env"`
+	SecretsEnv []string `toml:"secrets_env"`
+	// Events lists the deliveries that start a task: GitHub's
+	// X-GitHub-Event, alone or with the payload's action
+	// ("check_run.completed"); for hmac the payload's "type". Empty
+	// accepts every event (GitHub's ping is always answered 204).
+	Events []string `toml:"events"`
+	// Filter is an optional condition on the payload, e.g.
+	// `check_run.conclusion == "failure" && repository.name != "docs"`.
+	Filter string `toml:"filter"`
+	// Prompt is a Go text/template executed over the payload; its output
+	// reaches the task inside a delimited block of untrusted data. Required.
+	Prompt    string `toml:"prompt"`
+	Workspace string `toml:"workspace"` // a [[workspaces]] name; "" is a scratch directory
+	Goal      bool   `toml:"goal"`      // run as a goal
+	// Posture is the posture of the webhook's tasks: ask (default) or auto.
+	// yolo is refused: whoever holds the secret would control the host.
+	Posture posture.Posture `toml:"posture"`
+	Notify  []NotifyTarget  `toml:"notify"`
+
+	// Source is the file that declared the entry.
+	Source string `toml:"-"`
+}
+
+// SecretVars is every variable a secret of w is read from, SecretEnv first.
+func (w *Webhook) SecretVars() []string {
+	return append([]string{w.SecretEnv}, w.SecretsEnv...)
+}
+
+func (w *Webhook) applyDefaults() {
+	if w.Posture == "" {
+		w.Posture = posture.Ask
+	}
+}
+
+func (w *Webhook) validate(c *Config, label string, p *problems) {
+	src := w.Source
+	if w.Name == "" {
+		p.add(src, label+".name", "is required")
+	} else if !validEntryName(w.Name) {
+		p.add(src, label+".name", "%q must start with a letter or digit and contain only letters, digits, '.', '_' or '-'", w.Name)
+	}
+	checkOneOf(p, src, label+".kind", w.Kind, WebhookGitHub, WebhookHMAC)
+	if w.SecretEnv == "" {
+		p.add(src, label+".secret_env", "is required: the name of the variable holding the signing secret")
+	}
+	checkEnvName(p, src, label+".secret_env", w.SecretEnv)
+	for _, v := range w.SecretsEnv {
+		checkEnvName(p, src, label+".secrets_env", v)
+	}
+	for i, e := range w.Events {
+		if strings.TrimSpace(e) == "" || strings.ContainsAny(e, " \t") {
+			p.add(src, label+".events", "entry %d must be an event name such as \"check_run.completed\"", i)
+		}
+	}
+	if strings.TrimSpace(w.Prompt) == "" {
+		p.add(src, label+".prompt", "is required: a text/template over the payload")
+	}
+	if w.Workspace != "" && !c.hasWorkspace(w.Workspace) {
+		p.add(src, label+".workspace", "%q is not a [[workspaces]] name", w.Workspace)
+	}
+	switch w.Posture {
+	case posture.Ask, posture.Auto:
+	case posture.Yolo:
+		p.add(src, label+".posture", "yolo is not allowed for webhooks: whoever can sign a delivery would run anything; use ask or auto")
+	default:
+		p.add(src, label+".posture", "%q is not ask or auto", w.Posture)
+	}
+	checkNotify(p, src, label+".notify", w.Notify)
+}
+
+func (c *Config) hasWorkspace(name string) bool {
+	for _, w := range c.Workspaces {
+		if w.Name == name {
+			return true
+		}
+	}
+	return false
+}

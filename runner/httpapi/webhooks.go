@@ -1,0 +1,27 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// listWebhooks is GET /api/v1/webhooks: the configured webhooks and their
+// recent deliveries (?recent=N, default 10). Any principal may read it;
+// it holds no secrets and no payloads.
+func (a *API) listWebhooks(w http.ResponseWriter, r *http.Request) {
+	recent := 10
+	if v := r.URL.Query().Get("recent"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			writeError(w, http.StatusBadRequest, "invalid", "recent must be a number from 1 to 100")
+			return
+		}
+		recent = n
+	}
+	list, err := a.hooks.List(r.Context(), recent)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"webhooks": list})
+}

@@ -1,0 +1,72 @@
+package webhook
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+	"testing"
+)
+
+// FuzzParseGitHubSignature: whatever the header, the parser either refuses
+// it or returns exactly the 32 bytes that the canonical form encodes.
+func FuzzParseGitHubSignature(f *testing.F) {
+	for _, s := range []string{ghSignature, "", "sha256=", "sha1=01dc10d0", "sha256=zz", "sha256=" + strings.Repeat("0", 63),
+		"SHA256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17", "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		mac, err := parseGitHubSignature(header)
+		if err != nil {
+			return
+		}
+		if len(mac) != 32 || !strings.EqualFold(header, "sha256="+hex.EncodeToString(mac)) {
+			t.Fatalf("%q parsed to %x", header, mac)
+		}
+	})
+}
+
+// FuzzParseStandardSignatures: an accepted header yields 1..maxSignatures
+// signatures of 32 bytes, each present in the header as v1,<base64>.
+func FuzzParseStandardSignatures(f *testing.F) {
+	sig := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	for _, s := range []string{"v1," + sig, "v1," + sig + " v1a,xyz", "", " ", "v1,", ",abc", "v1,@@", "v2," + sig,
+		strings.Repeat("v1,"+sig+" ", 9)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		sigs, err := parseStandardSignatures(header)
+		if err != nil {
+			return
+		}
+		if len(sigs) == 0 || len(sigs) > maxSignatures {
+			t.Fatalf("%q gave %d signatures", header, len(sigs))
+		}
+		for _, s := range sigs {
+			if len(s) != 32 || !strings.Contains(header, "v1,"+base64.StdEncoding.EncodeToString(s)) {
+				t.Fatalf("%q gave %x", header, s)
+			}
+		}
+	})
+}
+
+// FuzzParseFilter: the parser never panics; an accepted filter's canonical
+// form parses again to the same canonical form, and evaluating it on any
+// payload terminates without panicking.
+func FuzzParseFilter(f *testing.F) {
+	for _, s := range []string{`check_run.conclusion == "failure"`, `a == 1 && b != true && c == null`, `a.0.b != "x\"y"`,
+		``, `==`, `a ==`, `a = "b"`, `a == "unterminated`, `a == 1e999`, `a == NaN`, `a == "x" || b == "y"`, `a.b.c == -0.5`} {
+		f.Add(s)
+	}
+	payload := map[string]any{"a": 1.0, "b": true, "c": nil, "check_run": map[string]any{"conclusion": "failure"}, "l": []any{"x"}}
+	f.Fuzz(func(t *testing.T, src string) {
+		flt, err := ParseFilter(src)
+		if err != nil {
+			return
+		}
+		flt.Match(payload)
+		again, err := ParseFilter(flt.String())
+		if err != nil || again.String() != flt.String() {
+			t.Fatalf("%q -> %q -> %v, %v", src, flt.String(), again, err)
+		}
+	})
+}

@@ -1,0 +1,288 @@
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"reasonix/config"
+	"reasonix/runner"
+	"reasonix/runner/store"
+)
+
+// Submitter starts tasks; *runner.Service is one.
+type Submitter interface {
+	Submit(ctx context.Context, req runner.TaskRequest) (store.Task, bool, error)
+}
+
+var _ Submitter = (*runner.Service)(nil)
+
+// Config assembles a Handler. Hooks, Service and Store are required.
+type Config struct {
+	Hooks   *Hooks
+	Service Submitter
+	// Store records every delivery.
+	Store *store.Store
+	// Now is the clock of the Standard Webhooks timestamp check; nil means
+	// time.Now.
+	Now func() time.Time
+	// Logger receives accepted deliveries and failures; nil uses
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Handler serves POST /hooks/{name}. It needs no bearer token: the
+// signature is the credential. Build it with NewHandler.
+type Handler struct {
+	hooks *Hooks
+	svc   Submitter
+	st    *store.Store
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+// NewHandler validates cfg and returns the handler.
+func NewHandler(cfg Config) (*Handler, error) {
+	if cfg.Hooks == nil || cfg.Service == nil || cfg.Store == nil {
+		return nil, errors.New("webhook: hooks, a service and a store are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Handler{hooks: cfg.Hooks, svc: cfg.Service, st: cfg.Store, now: cfg.Now, log: cfg.Logger}, nil
+}
+
+// maxDeliveryID bounds the sender's delivery id, which becomes part of a
+// dedupe key.
+const maxDeliveryID = 128
+
+// outcome is one answer to a delivery, as sent and as recorded.
+type outcome struct {
+	status   int
+	kind     store.DeliveryOutcome
+	reason   string // safe to show the sender and to record
+	taskID   string
+	delivery string
+	event    string
+}
+
+// ServeHTTP verifies, filters, renders and submits one delivery. The order
+// matters: nothing of the body is parsed before the signature verifies.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hk := h.hooks.byName[r.PathValue("name")]
+	if hk == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"code": "not_found", "message": "no such webhook"})
+		return
+	}
+	o := h.handle(r, hk)
+	if _, err := h.st.RecordDelivery(context.WithoutCancel(r.Context()), store.Delivery{Webhook: hk.cfg.Name,
+		DeliveryID: o.delivery, Event: o.event, Outcome: o.kind, Status: o.status, Reason: o.reason, TaskID: o.taskID}); err != nil {
+		// The task (if any) is committed; losing its audit line must not
+		// make the sender deliver again.
+		h.log.Error("webhook: recording a delivery", "webhook", hk.cfg.Name, "err", err)
+	}
+	switch {
+	case o.status == http.StatusNoContent:
+		w.WriteHeader(o.status)
+	case o.taskID != "":
+		body := map[string]any{"task_id": o.taskID}
+		if o.kind == store.DeliveryDuplicate {
+			body["duplicate"] = true
+		}
+		writeJSON(w, o.status, body)
+	default:
+		writeJSON(w, o.status, map[string]string{"code": errorCode(o.status), "message": o.reason})
+	}
+}
+
+// errorCode is the API's error code for a status, so a delivery's errors
+// read like every other error of the service.
+func errorCode(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "unauthorized"
+	case http.StatusRequestEntityTooLarge:
+		return "too_large"
+	case http.StatusUnprocessableEntity:
+		return "unprocessable"
+	case http.StatusServiceUnavailable:
+		return "unavailable"
+	case http.StatusInternalServerError:
+		return "internal"
+	}
+	return "invalid"
+}
+
+func (h *Handler) handle(r *http.Request, hk *hook) outcome {
+	if hk.cfg.Kind == config.WebhookGitHub {
+		return h.github(r, hk)
+	}
+	return h.standard(r, hk)
+}
+
+func (h *Handler) github(r *http.Request, hk *hook) outcome {
+	o := outcome{delivery: r.Header.Get(headerGitHubDelivery), event: r.Header.Get(headerGitHubEvent)}
+	body, fail := readBody(r, hk.maxBody())
+	if fail != nil {
+		return fail.with(o)
+	}
+	mac, err := verifyGitHub(r.Header, body, hk.secrets)
+	if err != nil {
+		return rejected(o, http.StatusUnauthorized, err.Error())
+	}
+	if len(o.delivery) > maxDeliveryID {
+		return rejected(o, http.StatusBadRequest, "the X-GitHub-Delivery header is too long")
+	}
+	if o.event == "ping" {
+		return outcome{status: http.StatusNoContent, kind: store.DeliveryIgnored, reason: "ping", delivery: o.delivery, event: o.event}
+	}
+	if o.event == "" {
+		return rejected(o, http.StatusBadRequest, "the X-GitHub-Event header is missing")
+	}
+	sum := sha256.Sum256(mac)
+	// The delivery id catches GitHub's redeliveries; the signature catches
+	// a captured request replayed under a new delivery id, which GitHub
+	// does not sign.
+	keys := []string{hk.cfg.Name + ":sig:" + hex.EncodeToString(sum[:])}
+	if o.delivery != "" {
+		keys = append(keys, hk.cfg.Name+":delivery:"+o.delivery)
+	}
+	return h.accept(r.Context(), hk, o, body, keys)
+}
+
+func (h *Handler) standard(r *http.Request, hk *hook) outcome {
+	o := outcome{delivery: r.Header.Get(headerID)}
+	body, fail := readBody(r, hk.maxBody())
+	if fail != nil {
+		return fail.with(o)
+	}
+	id, err := verifyStandard(r.Header, body, hk.secrets, h.now())
+	if err != nil {
+		return rejected(o, http.StatusUnauthorized, err.Error())
+	}
+	if len(id) > maxDeliveryID {
+		return rejected(o, http.StatusBadRequest, "the webhook-id header is too long")
+	}
+	// The id is signed, so a replay under a new id does not verify.
+	return h.accept(r.Context(), hk, o, body, []string{hk.cfg.Name + ":id:" + id})
+}
+
+// accept runs the verified delivery through events, filter and template,
+// and submits it.
+func (h *Handler) accept(ctx context.Context, hk *hook, o outcome, body []byte, keys []string) outcome {
+	var payload any
+	if err := json.Unmarshal(body, &payload); err != nil {
+		return rejected(o, http.StatusBadRequest, "the body is not valid JSON")
+	}
+	event, action := o.event, ""
+	if hk.cfg.Kind == config.WebhookHMAC {
+		event, _ = lookupString(payload, "type")
+		o.event = event
+	} else if action, _ = lookupString(payload, "action"); action != "" {
+		o.event = event + "." + action
+	}
+	if !hk.wants(event, action) {
+		return ignored(o, "the event is not in the webhook's events")
+	}
+	if !hk.filter.Match(payload) {
+		return ignored(o, errFiltered.Error())
+	}
+	rendered, err := render(hk.prompt, payload)
+	if err != nil {
+		return rejected(o, http.StatusUnprocessableEntity, err.Error())
+	}
+	task, created, err := h.svc.Submit(ctx, runner.TaskRequest{
+		Source:     store.SourceWebhook,
+		Requester:  "webhook:" + hk.cfg.Name,
+		Prompt:     taskPrompt(hk.cfg.Name, o.delivery, o.event, rendered),
+		Goal:       hk.cfg.Goal,
+		Workspace:  hk.cfg.Workspace,
+		Posture:    hk.posture(),
+		MaxPosture: hk.posture(),
+		Notify:     hk.notify,
+		DedupeKeys: keys,
+		Origin:     map[string]string{"webhook": hk.cfg.Name, "kind": hk.cfg.Kind, "delivery": o.delivery, "event": o.event},
+	})
+	var re *runner.Error
+	switch {
+	case err == nil && created:
+		h.log.Info("webhook: delivery accepted", "webhook", hk.cfg.Name, "delivery", o.delivery, "event", o.event, "task", task.ID)
+		o.status, o.kind, o.taskID = http.StatusAccepted, store.DeliveryAccepted, task.ID
+		return o
+	case err == nil:
+		o.status, o.kind, o.taskID, o.reason = http.StatusOK, store.DeliveryDuplicate, task.ID, "seen before"
+		return o
+	case errors.As(err, &re) && errors.Is(re.Kind, runner.ErrUnavailable):
+		return rejected(o, http.StatusServiceUnavailable, re.Message)
+	case errors.As(err, &re) && (errors.Is(re.Kind, runner.ErrInvalid) || errors.Is(re.Kind, runner.ErrForbidden)):
+		return rejected(o, http.StatusUnprocessableEntity, re.Message)
+	}
+	ref := newRef()
+	h.log.Error("webhook: submitting a delivery", "ref", ref, "webhook", hk.cfg.Name, "delivery", o.delivery, "err", err)
+	return rejected(o, http.StatusInternalServerError, "the task could not be stored; quote ref "+ref)
+}
+
+func lookupString(payload any, key string) (string, bool) {
+	v, ok := lookup(payload, []string{key})
+	s, isString := v.(string)
+	return s, ok && isString
+}
+
+func rejected(o outcome, status int, reason string) outcome {
+	o.status, o.kind, o.reason = status, store.DeliveryRejected, reason
+	return o
+}
+
+func ignored(o outcome, reason string) outcome {
+	o.status, o.kind, o.reason = http.StatusNoContent, store.DeliveryIgnored, reason
+	return o
+}
+
+// bodyFailure is a body that could not be read within the limit.
+type bodyFailure struct {
+	status int
+	reason string
+}
+
+func (f *bodyFailure) with(o outcome) outcome { return rejected(o, f.status, f.reason) }
+
+// readBody reads at most limit bytes; a longer body is refused (413)
+// before any of it is verified or parsed.
+func readBody(r *http.Request, limit int64) ([]byte, *bodyFailure) {
+	tooLarge := &bodyFailure{http.StatusRequestEntityTooLarge, fmt.Sprintf("the body exceeds %d bytes", limit)}
+	if r.ContentLength > limit {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, &bodyFailure{http.StatusBadRequest, "the body could not be read"}
+	}
+	if int64(len(body)) > limit {
+		return nil, tooLarge
+	}
+	return body, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func newRef() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
