@@ -15,6 +15,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/internal/testenv"
 )
 
 // binary is the reasonix executable built once for the end-to-end tests;
@@ -462,9 +463,7 @@ deny = ["Bash(rm:*)"]
 }
 
 func TestSandboxedBashCannotWriteOutsideTheWorkspace(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
-		t.Skip("bubblewrap is not installed")
-	}
+	testenv.LookPath(t, testenv.Bwrap)
 	outside := t.TempDir()
 	e := newE2E(t,
 		toolTurn(call("c1", "bash", fmt.Sprintf(`{"command":"echo in > inside.txt; echo out > %s/outside.txt"}`, outside))),
