@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"reasonix/internal/eventually"
 )
 
 func TestBashExitCodesAndOutput(t *testing.T) {
@@ -58,14 +60,13 @@ func processGone(pid int) bool {
 // waitGone polls for pid to disappear; killing is asynchronous in the kernel.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
+	// Do not leave a survivor behind a failed test.
+	t.Cleanup(func() {
+		if !processGone(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d still runs", pid)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	})
+	eventually.True(t, 0, func() bool { return processGone(pid) }, "process %d still runs", pid)
 }
 
 func firstLinePID(t *testing.T, out string) int {
