@@ -15,6 +15,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/internal/eventually"
 	"reasonix/internal/testenv"
 )
 
@@ -333,11 +334,10 @@ func TestRunInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	// Interrupt once the sleep is running.
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), "sleep 30") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, 0, func() bool { return strings.Contains(stderr.String(), "sleep 30") },
+		"the sleep never started")
 	start := time.Now()
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
