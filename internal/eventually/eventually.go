@@ -25,7 +25,7 @@ const DefaultTimeout = 20 * time.Second
 // later ones back off so that a long wait does not spin on a busy machine.
 const (
 	firstPoll = time.Millisecond
-	maxPoll   = 50 * time.Millisecond
+	maxPoll   = 20 * time.Millisecond
 )
 
 // True calls cond until it returns true and fails the test (t.Fatalf with
