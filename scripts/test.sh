@@ -21,9 +21,11 @@ step() {
 # its dependencies: the packages vet compiles are then reused by both.
 step "go vet"
 CGO_ENABLED=0 go vet ./...
-# The binary ships for Windows too: keep the non-POSIX paths compiling.
+# The binary ships for Windows too: keep the non-POSIX paths compiling. The
+# objects are thrown away, so the compiler skips optimising and inlining
+# (-N -l), which saves about a fifth of this step.
 step "windows build"
-GOOS=windows GOARCH=amd64 go build ./...
+GOOS=windows GOARCH=amd64 go build -gcflags='all=-N -l' ./...
 step "go test -race"
 # -vet=off: the full go vet above already checked every package.
 go test -race -vet=off -count=1 -timeout 15m ./...
