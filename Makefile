@@ -6,7 +6,7 @@ GO      ?= go
 BIN     ?= bin
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: build test vet fmt cross run fuzz bench
+.PHONY: build test check vet fmt cross run fuzz bench
 
 ## build: the static reasonix binary and the example plugin in ./bin
 build:
@@ -16,6 +16,13 @@ build:
 ## test: install what the tests need, then vet, race-test and briefly fuzz everything
 test:
 	./scripts/test.sh
+
+## check: the edit loop: vet and the tests, cached, without the race detector
+## or fuzzing; tests whose Postgres, bubblewrap or git is missing are skipped.
+## CGO_ENABLED=0 as run and the end-to-end tests build, so all share one cache.
+check:
+	CGO_ENABLED=0 $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) test -vet=off ./...
 
 vet:
 	$(GO) vet ./...
@@ -32,15 +39,19 @@ cross:
 			-o $(BIN)/reasonix-$$os-$$arch$$ext ./cmd/reasonix || exit 1; \
 	done
 
-## run: run Reasonix from source (ARGS="run 'fix the test'" for one headless task)
+## run: build ./bin/reasonix and run it (ARGS="run 'fix the test'" for one headless task)
 ARGS ?= serve
+# Built without -trimpath, unlike `build`: the compiled packages are then the
+# ones the end-to-end tests build too, so `make run` and `make test` share them.
 run:
-	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/reasonix $(ARGS)
+	@echo "building $(BIN)/reasonix (the first build compiles every dependency and takes a few minutes)..."
+	@CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/reasonix ./cmd/reasonix
+	$(BIN)/reasonix $(ARGS)
 
 ## fuzz: long fuzz runs (FUZZTIME per target), separate from CI
 FUZZTIME ?= 5m
 fuzz:
-	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
+	FUZZTIME=$(FUZZTIME) FUZZINSTRUMENT=all ./scripts/fuzz.sh
 
 ## bench: the benchmarks quoted in the issue notes
 bench:

@@ -232,19 +232,19 @@ func TestRunRefusalBlocksAndSaysWhoRefused(t *testing.T) {
 
 func TestRunReadersInParallelWritersAlone(t *testing.T) {
 	// Two readers each wait for the other to start: they only finish when run concurrently.
-	started := make(chan struct{}, 2)
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	both := make(chan struct{})
+	go func() { arrived.Wait(); close(both) }()
 	reader := func(name string) *fakeTool {
 		return &fakeTool{name: name, readOnly: true, fn: func(ctx context.Context, _ json.RawMessage) (string, error) {
-			started <- struct{}{}
-			deadline := time.After(5 * time.Second)
-			for len(started) < 2 {
-				select {
-				case <-deadline:
-					return "", errors.New("the other reader never started")
-				case <-time.After(time.Millisecond):
-				}
+			arrived.Done()
+			select {
+			case <-both:
+				return name, nil
+			case <-time.After(10 * time.Second):
+				return "", errors.New("the other reader never started")
 			}
-			return name, nil
 		}}
 	}
 	var active, maxActive atomic.Int32

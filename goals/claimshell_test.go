@@ -1,11 +1,11 @@
 package goals
 
 import (
-	"os/exec"
 	"slices"
 	"testing"
 
 	"reasonix/agent"
+	"reasonix/internal/testenv"
 	"reasonix/policy"
 )
 
@@ -27,9 +27,7 @@ func TestClaimedShell(t *testing.T) {
 	if _, names := ClaimedShell(nil, claimed, nil, nil); slices.Contains(names, "bash") || len(names) == 0 {
 		t.Errorf("without a confinement: %v", names)
 	}
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed")
-	}
+	testenv.LookPath(t, testenv.Bwrap)
 	enforce, err := policy.NewConfinement(policy.SandboxConfig{WorkspaceRoot: ws, Bash: "enforce"})
 	if err != nil {
 		t.Fatal(err)

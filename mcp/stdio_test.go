@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/internal/eventually"
 )
 
 func TestStdioToolsAndCalls(t *testing.T) {
@@ -133,13 +134,7 @@ func TestCrashIsReportedAndRestartedOnNextUse(t *testing.T) {
 // waitFor polls cond; it is for states another goroutine settles shortly.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually.True(t, 0, cond, "condition not met")
 }
 
 func TestSerialCallsNeverOverlap(t *testing.T) {
@@ -188,20 +183,13 @@ func TestSerialWaitHonoursCancellation(t *testing.T) {
 	slow := toolByName(t, m, "mcp__ex__slow")
 
 	first := make(chan error, 1)
-	started := make(chan struct{})
 	go func() {
 		// The first call takes the slot; progress is not needed, the
 		// status of the semaphore is.
 		_, err := slow.Execute(context.Background(), json.RawMessage(`{"millis":1000}`))
 		first <- err
 	}()
-	go func() {
-		for len(slow.srv.sem) == 0 {
-			time.Sleep(time.Millisecond)
-		}
-		close(started)
-	}()
-	<-started
+	waitFor(t, func() bool { return len(slow.srv.sem) > 0 })
 
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan error, 1)

@@ -8,18 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"reasonix/internal/testenv"
 )
 
-// needBwrap skips only where bubblewrap is missing and we are not in CI:
-// in CI a missing bwrap fails the test.
+// needBwrap skips where bubblewrap is missing, unless the environment
+// promises it (CI, make test): there a missing bwrap fails the test.
 func needBwrap(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("bwrap is not installed")
-		}
-		t.Fatal("bwrap is not installed, and CI requires the sandbox tests")
-	}
+	testenv.LookPath(t, testenv.Bwrap)
 }
 
 // hostDirs builds the fixture outside /tmp: the sandbox gives bash a

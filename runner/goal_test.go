@@ -14,6 +14,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/internal/eventually"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -345,15 +346,11 @@ func TestGoalPlanRejectedReplans(t *testing.T) {
 	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: first.ID, Decision: "deny", Approver: "bob", Note: "also update the README"}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
 	var second []store.Approval
-	for time.Now().Before(deadline) {
+	eventually.True(t, 0, func() bool {
 		second, _ = svc.Approvals(ctx, runner.ApprovalFilter{TaskID: task.ID, State: store.ApprovalPending})
-		if len(second) == 1 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return len(second) == 1
+	}, "no revised plan approval after the denial")
 	if len(second) != 1 || second[0].ID == first.ID || !contains(second[0].Preview, "2. update the README") || second[0].CallHash == first.CallHash {
 		t.Fatalf("revised plan approval = %+v", second)
 	}
@@ -507,10 +504,9 @@ func TestGoalStopAndResume(t *testing.T) {
 	st := storetest.SQLite(t, store.Config{})
 	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: rt})
 	task := submitGoal(t, svc, runner.TaskRequest{Prompt: "long job", Goal: true, Posture: "auto"})
-	deadline := time.Now().Add(10 * time.Second)
-	for len(p.Requests()) < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	// Stop while the second turn's request is in flight: the first turn
+	// (the write) has been saved, the second never answers.
+	eventually.True(t, 0, func() bool { return len(p.Requests()) >= 2 }, "the goal never made its second request")
 	stopCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := svc.Stop(stopCtx); err != nil {

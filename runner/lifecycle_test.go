@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"reasonix/agent"
+	"reasonix/internal/eventually"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -19,27 +21,14 @@ import (
 // waitEvent waits until the task has an event of type typ.
 func waitEvent(t *testing.T, svc *runner.Service, id, typ string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if len(runnertest.Events(t, svc, id, typ)) > 0 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("task %s has no %s event", id, typ)
+	eventually.True(t, 0, func() bool { return len(runnertest.Events(t, svc, id, typ)) > 0 },
+		"task %s has no %s event", id, typ)
 }
 
 // waitFile waits until path exists.
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("%s never appeared", path)
+	eventually.NoError(t, 0, func() error { _, err := os.Stat(path); return err })
 }
 
 // TestCancel: a running task (in a long shell command) and a queued one are
@@ -176,14 +165,23 @@ func TestCrashRecovery(t *testing.T) {
 
 	rt := newRouter()
 	p := rt.script("recover me", answer("recovered"))
-	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) {
+	rt.script("after the old job", answer("ran"))
+	// One worker, so the queue runs jobs one at a time in the order they
+	// were enqueued.
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Settings: settings(1), Configure: func(c *runner.Config) {
 		c.Node = node
 		c.ScratchDir = scratch
 	}})
 	got := runnertest.WaitState(t, svc, task.ID, 0, store.StateInterrupted)
 	waitEvent(t, svc, task.ID, "task_interrupted")
-	// The old job runs and must leave the task alone.
-	time.Sleep(200 * time.Millisecond)
+	// The old job runs and must leave the task alone. A task submitted now
+	// queues behind it on the single worker: once that one has run, so has
+	// the old job.
+	after, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "after the old job"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, svc, after.ID, 0, store.StateSucceeded)
 	if again, _ := svc.Task(ctx, task.ID); again.State != store.StateInterrupted || again.Attempt != got.Attempt {
 		t.Fatalf("the crashed task was run again without a resume: %s attempt %d", again.State, again.Attempt)
 	}
@@ -235,17 +233,13 @@ func TestMessageContinues(t *testing.T) {
 		t.Fatal(err)
 	}
 	var done store.Task
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	eventually.NoError(t, 0, func() error {
 		done, _ = svc.Task(ctx, task.ID)
-		if done.State == store.StateSucceeded && done.Result.FinalAnswer == "second answer" {
-			break
+		if done.State != store.StateSucceeded || done.Result == nil || done.Result.FinalAnswer != "second answer" {
+			return fmt.Errorf("continued task = %s %+v", done.State, done.Result)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if done.Result == nil || done.Result.FinalAnswer != "second answer" {
-		t.Fatalf("continued task = %s %+v", done.State, done.Result)
-	}
+		return nil
+	})
 	reqs := p.Requests()
 	msgs := reqs[len(reqs)-1].Messages
 	if len(msgs) < 4 || msgs[len(msgs)-1].Content != "and now more" || msgs[len(msgs)-2].Content != "first answer" {

@@ -12,6 +12,7 @@ import (
 
 	"reasonix/agent/agenttest"
 	"reasonix/config"
+	"reasonix/internal/testenv"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -22,9 +23,7 @@ import (
 // worktree; its change is committed on reasonix/<task id> and the result
 // carries the branch and the diff stat against the base.
 func TestGitWorkspace(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.LookPath(t, testenv.Git)
 	ctx := context.Background()
 	repo := t.TempDir()
 	for _, args := range [][]string{

@@ -1,52 +1,88 @@
 #!/usr/bin/env bash
-# Installs the system packages the tests use for real: bubblewrap (the bash
-# sandbox) and git (workspaces). Needs root when something is missing.
+# Installs and starts what the tests use for real: bubblewrap (the bash
+# sandbox), git (workspaces) and PostgreSQL (the store and multi-node tests),
+# from Debian's packages. Needs root when something is missing. Sourced by
+# scripts/test.sh, so the DSN it exports reaches the tests.
+#
+# It fails, naming what is missing, rather than carrying on: scripts/test.sh
+# tells the tests that these dependencies are promised
+# (REASONIX_TEST_REQUIRE), so a run after a failed install would fail in the
+# tests anyway, later and less clearly. It never exports a DSN it could not
+# connect to.
+#
+# A Postgres cluster it starts keeps running afterwards (stop it with
+# `pg_ctlcluster <version> main stop`). REASONIX_TEST_POSTGRES_DSN, when set,
+# names a server to use instead; then none is installed or started.
 set -euo pipefail
+
+fail() {
+	echo "test-deps: $*" >&2
+	exit 1
+}
+
+apt_install() {
+	if [ "$(id -u)" -ne 0 ]; then
+		fail "missing $*; install it (as root: apt-get install $*) or run this as root"
+	fi
+	echo "test-deps: installing $*"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -o DPkg::Lock::Timeout=300 update -qq || fail "apt-get update failed; cannot install $*"
+	apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null || fail "apt-get install $* failed"
+}
+
+# psql_ok DSN: the server accepts a password login and answers a query.
+psql_ok() {
+	psql "$1" -qtAc 'SELECT 1' >/dev/null 2>&1
+}
+
+default_dsn="postgres://reasonix:reasonix@127.0.0.1:5432/reasonix_test?sslmode=disable"
 
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v git >/dev/null 2>&1 || need+=(git)
-
-if [ ${#need[@]} -gt 0 ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "test-deps: missing ${need[*]}; install them (as root: apt-get install ${need[*]})" >&2
-		exit 1
+command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
+# The server only when there is none to use already.
+if [ -z "${REASONIX_TEST_POSTGRES_DSN:-}" ] && ! { command -v psql >/dev/null 2>&1 && psql_ok "$default_dsn"; }; then
+	if ! command -v pg_ctlcluster >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+		need+=(postgresql)
 	fi
-	echo "test-deps: installing ${need[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+[ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
+
+command -v bwrap >/dev/null 2>&1 || fail "bwrap is still missing after installing bubblewrap"
+command -v git >/dev/null 2>&1 || fail "git is still missing after installing it"
+# An installed bwrap that cannot create its namespaces (a container without
+# user namespaces, say) would fail every sandbox test; say so once, here.
+if ! out=$(bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true 2>&1); then
+	fail "bwrap is installed but cannot start a sandbox here: $out"
 fi
 
-# Postgres for the store and multi-node tests: a local cluster on 127.0.0.1
-# with a password-authenticated role. The tests find it through
-# REASONIX_TEST_POSTGRES_DSN or, since this script runs in its own process,
-# through the same well-known default DSN.
-if ! command -v pg_ctlcluster >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "test-deps: missing postgresql; install it (as root: apt-get install postgresql)" >&2
-		exit 1
-	fi
-	echo "test-deps: installing postgresql"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq postgresql >/dev/null
-fi
-
-if [ "$(id -u)" -eq 0 ]; then
+if [ -n "${REASONIX_TEST_POSTGRES_DSN:-}" ]; then
+	psql_ok "$REASONIX_TEST_POSTGRES_DSN" ||
+		fail "REASONIX_TEST_POSTGRES_DSN is set but that server cannot be reached (psql: $(psql "$REASONIX_TEST_POSTGRES_DSN" -qtAc 'SELECT 1' 2>&1 | head -n1))"
+	echo "test-deps: using the Postgres server of REASONIX_TEST_POSTGRES_DSN"
+elif psql_ok "$default_dsn"; then
+	echo "test-deps: postgres already running (postgres://reasonix:…@127.0.0.1:5432/reasonix_test)"
+	export REASONIX_TEST_POSTGRES_DSN="$default_dsn"
+else
+	# A local cluster on 127.0.0.1:5432 with a password-authenticated role.
+	[ "$(id -u)" -eq 0 ] || fail "no test database at 127.0.0.1:5432 and not root to start one; run this as root, or set REASONIX_TEST_POSTGRES_DSN"
 	pgver=$(ls /usr/lib/postgresql | sort -V | tail -n1)
 	if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -qx "$pgver main"; then
-		pg_createcluster "$pgver" main >/dev/null
+		pg_createcluster "$pgver" main >/dev/null || fail "pg_createcluster $pgver main failed"
 	fi
+	port=$(pg_lsclusters -h | awk -v v="$pgver" '$1==v && $2=="main" {print $3}')
+	[ "$port" = 5432 ] || fail "the Postgres $pgver main cluster listens on port $port, not 5432; set REASONIX_TEST_POSTGRES_DSN to use it"
 	if ! pg_lsclusters -h | awk -v v="$pgver" '$1==v && $2=="main" {print $4}' | grep -qx online; then
-		pg_ctlcluster "$pgver" main start
+		pg_ctlcluster "$pgver" main start || fail "pg_ctlcluster $pgver main start failed (see /var/log/postgresql/)"
 	fi
-	# Wait for the server to accept connections (it starts in the background).
-	for _ in $(seq 1 30); do
-		su postgres -c "psql -qtAc 'SELECT 1'" >/dev/null 2>&1 && break
-		sleep 1
+	# The server finishes starting in the background.
+	for _ in $(seq 1 60); do
+		pg_isready -q -h 127.0.0.1 -p 5432 && break
+		sleep 0.5
 	done
-	su postgres -c "psql -v ON_ERROR_STOP=1 -qtA" >/dev/null <<'SQL'
+	pg_isready -q -h 127.0.0.1 -p 5432 || fail "Postgres $pgver did not accept connections on 127.0.0.1:5432 within 30s (see /var/log/postgresql/)"
+	su postgres -c "psql -v ON_ERROR_STOP=1 -qtA" >/dev/null <<'SQL' || fail "could not create the reasonix role and the reasonix_test database"
 DO $$ BEGIN
 	IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'reasonix') THEN
 		CREATE ROLE reasonix LOGIN PASSWORD 'reasonix';
@@ -55,6 +91,7 @@ END $$;
 SELECT 'CREATE DATABASE reasonix_test OWNER reasonix'
 	WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'reasonix_test')\gexec
 SQL
-	echo "test-deps: postgres $pgver ready (postgres://reasonix:…@127.0.0.1:5432/reasonix_test)"
+	psql_ok "$default_dsn" || fail "Postgres $pgver is up but refuses the reasonix login to reasonix_test (psql: $(psql "$default_dsn" -qtAc 'SELECT 1' 2>&1 | head -n1))"
+	echo "test-deps: postgres $pgver ready (postgres://reasonix:…@127.0.0.1:5432/reasonix_test); it stays running"
+	export REASONIX_TEST_POSTGRES_DSN="$default_dsn"
 fi
-export REASONIX_TEST_POSTGRES_DSN="${REASONIX_TEST_POSTGRES_DSN:-postgres://reasonix:reasonix@127.0.0.1:5432/reasonix_test?sslmode=disable}"

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"reasonix/internal/eventually"
 )
 
 func TestBashExitCodesAndOutput(t *testing.T) {
@@ -58,14 +60,13 @@ func processGone(pid int) bool {
 // waitGone polls for pid to disappear; killing is asynchronous in the kernel.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
+	// Do not leave a survivor behind a failed test.
+	t.Cleanup(func() {
+		if !processGone(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d still runs", pid)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	})
+	eventually.True(t, 0, func() bool { return processGone(pid) }, "process %d still runs", pid)
 }
 
 func firstLinePID(t *testing.T, out string) int {
@@ -142,18 +143,24 @@ func TestBashCancellation(t *testing.T) {
 	pidFile := filepath.Join(env.Workdir, "pid")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		// Cancel once the grandchild has started.
-		for range 500 {
-			if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		cancel()
-	}()
 	b := tool(t, env, "bash")
-	got, err := b.Execute(ctx, []byte(`{"command":"sleep 100 & echo $! > pid; echo started; sleep 100"}`))
+	type result struct {
+		got string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		got, err := b.Execute(ctx, []byte(`{"command":"sleep 100 & echo $! > pid; echo started; sleep 100"}`))
+		done <- result{got, err}
+	}()
+	// Cancel once the grandchild has started.
+	eventually.True(t, 0, func() bool {
+		b, err := os.ReadFile(pidFile)
+		return err == nil && strings.HasSuffix(string(b), "\n")
+	}, "the background sleep never wrote its pid")
+	cancel()
+	r := <-done
+	got, err := r.got, r.err
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

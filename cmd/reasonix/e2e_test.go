@@ -18,6 +18,8 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/internal/eventually"
+	"reasonix/internal/testenv"
 )
 
 // binary is the reasonix executable built once for the end-to-end tests;
@@ -340,11 +342,10 @@ func TestRunInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	// Interrupt once the sleep is running.
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), "sleep 30") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, 0, func() bool { return strings.Contains(stderr.String(), "sleep 30") },
+		"the sleep never started")
 	start := time.Now()
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
@@ -498,9 +499,7 @@ deny = ["Bash(rm:*)"]
 }
 
 func TestSandboxedBashCannotWriteOutsideTheWorkspace(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
-		t.Skip("bubblewrap is not installed")
-	}
+	testenv.LookPath(t, testenv.Bwrap)
 	outside := t.TempDir()
 	e := newE2E(t,
 		toolTurn(call("c1", "bash", fmt.Sprintf(`{"command":"echo in > inside.txt; echo out > %s/outside.txt"}`, outside))),

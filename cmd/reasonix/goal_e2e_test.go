@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/internal/testenv"
 )
 
 var goalTag = regexp.MustCompile(`<goal id="([^"]+)" revision="(\d+)">`)
@@ -168,9 +168,7 @@ func TestRunGoalFleetOfSubagents(t *testing.T) {
 // A sub-agent that claims pkg/ writes there, but neither its file tools nor
 // its sandboxed bash can write anywhere else in the workspace.
 func TestRunGoalSubagentStaysInItsClaim(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") == "" {
-		t.Skip("bubblewrap is not installed")
-	}
+	testenv.LookPath(t, testenv.Bwrap)
 	e := newE2E(t, goalScript(12, func(req agenttest.Request) agenttest.Turn {
 		if strings.Contains(req.Messages[0].Content, "sub-agent") {
 			switch n := len(req.Messages); {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"reasonix/agent/agenttest"
+	"reasonix/internal/eventually"
 )
 
 // service is one `reasonix serve` process of an e2e installation.
@@ -90,13 +91,12 @@ func (e *e2e) serve(t *testing.T, extraEnv ...string) *service {
 
 func (s *service) waitFor(cond func() bool, what string) {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out waiting for %s\nservice log:\n%s", what, s.stderr.String())
+	eventually.NoError(s.t, 30*time.Second, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("timed out waiting for %s\nservice log:\n%s", what, s.stderr.String())
+	})
 }
 
 // call sends an API request and decodes the JSON answer into out.
@@ -356,14 +356,16 @@ func TestServeCancel(t *testing.T) {
 	_ = got
 }
 
-// processesIn lists processes whose working directory is under dir.
+// processesIn lists processes whose working directory is under dir, as
+// "pid:command:cwd". A zombie has no cwd to read, so it is not listed.
 func processesIn(dir string) []string {
 	var found []string
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
 		if err == nil && strings.HasPrefix(cwd, dir) {
-			found = append(found, e.Name()+":"+cwd)
+			comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+			found = append(found, e.Name()+":"+strings.TrimSpace(string(comm))+":"+cwd)
 		}
 	}
 	return found
@@ -379,7 +381,17 @@ func TestServeSIGTERMStopsQuicklyWithoutOrphans(t *testing.T) {
 	s := e.serve(t)
 	id := s.submit("a sleepy task", map[string]any{"posture": "auto"})
 	s.waitFor(func() bool { return strings.Contains(s.events(id), "sleep 300") }, "the command to start")
-	time.Sleep(200 * time.Millisecond) // let bash start its children
+	// Both sleeps must run before the signal, or finding none afterwards
+	// would prove nothing.
+	s.waitFor(func() bool {
+		n := 0
+		for _, p := range processesIn(e.home) {
+			if strings.Contains(p, ":sleep:") {
+				n++
+			}
+		}
+		return n == 2
+	}, "both sleeps to start")
 	start := time.Now()
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -393,10 +405,14 @@ func TestServeSIGTERMStopsQuicklyWithoutOrphans(t *testing.T) {
 	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("exit code %d\n%s", code, s.stderr.String())
 	}
-	time.Sleep(100 * time.Millisecond)
-	if left := processesIn(e.home); len(left) > 0 {
-		t.Errorf("orphan processes: %v", left)
-	}
+	// The kernel finishes killing them asynchronously; a real orphan (a
+	// sleep 300) would still be there at the deadline.
+	eventually.NoError(t, 10*time.Second, func() error {
+		if left := processesIn(e.home); len(left) > 0 {
+			return fmt.Errorf("orphan processes: %v", left)
+		}
+		return nil
+	})
 	// After a restart the task is reported interrupted, and can be resumed.
 	s2 := e.serve(t)
 	if got := s2.task(id); got.State != "interrupted" {

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"reasonix/internal/eventually"
 )
 
 func TestKillTakesTheWholeGroup(t *testing.T) {
@@ -32,18 +33,11 @@ func TestKillTakesTheWholeGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	eventually.True(t, 0, func() bool {
 		stat, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
 		gone := err != nil || strings.Contains(string(stat), ") Z ")
-		if gone || syscall.Kill(child, 0) != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("background child %d survived Kill", child)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return gone || syscall.Kill(child, 0) != nil
+	}, "background child %d survived Kill", child)
 }
 
 func TestKillBeforeStartAndAfterExit(t *testing.T) {

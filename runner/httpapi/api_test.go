@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
 	_ "reasonix/agent/builtin"
+	"reasonix/internal/eventually"
 	"reasonix/policy"
 	"reasonix/runner"
 	"reasonix/runner/httpapi"
@@ -115,19 +117,16 @@ type created struct {
 
 func (e *env) waitTask(id string, states ...string) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		var v map[string]any
+	var v map[string]any
+	eventually.NoError(e.t, 0, func() error {
+		v = nil
 		e.do("GET", "/api/v1/tasks/"+id, "", nil, &v)
-		for _, s := range states {
-			if v["state"] == s {
-				return v
-			}
+		if !slices.Contains(states, fmt.Sprint(v["state"])) {
+			return fmt.Errorf("task %s is %v, want one of %v", id, v["state"], states)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	e.t.Fatalf("task %s never reached %v", id, states)
-	return nil
+		return nil
+	})
+	return v
 }
 
 func TestAuth(t *testing.T) {

@@ -5,12 +5,14 @@ package runnertest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"reasonix/agent"
 	"reasonix/config"
+	"reasonix/internal/eventually"
 	"reasonix/runner"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
@@ -92,26 +94,21 @@ func Start(t testing.TB, o Options) *runner.Service {
 }
 
 // WaitState polls task id until it is in one of states and returns it; the
-// test fails after timeout (default 10s when zero).
+// test fails after timeout (eventually.DefaultTimeout when zero).
 func WaitState(t testing.TB, svc *runner.Service, id string, timeout time.Duration, states ...store.State) store.Task {
 	t.Helper()
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
-	deadline := time.Now().Add(timeout)
 	var last store.Task
-	for time.Now().Before(deadline) {
+	eventually.NoError(t, timeout, func() error {
 		task, err := svc.Task(context.Background(), id)
 		if err != nil {
 			t.Fatalf("runnertest: task %s: %v", id, err)
 		}
 		last = task
-		if slices.Contains(states, task.State) {
-			return task
+		if !slices.Contains(states, task.State) {
+			return fmt.Errorf("runnertest: task %s is %s, want one of %v", id, task.State, states)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("runnertest: task %s is %s after %s, want one of %v", id, last.State, timeout, states)
+		return nil
+	})
 	return last
 }
 

@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"reasonix/internal/eventually"
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
 )
@@ -136,20 +138,16 @@ func want(t *testing.T, runs <-chan run, taskID string) run {
 // completions asynchronously, so there is no event to wait on instead.
 func waitJobState(t *testing.T, s *store.Store, id int64, state string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	eventually.NoError(t, 0, func() error {
 		st, err := s.JobStateForTest(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st == state {
-			return
+		if st != state {
+			return fmt.Errorf("job %d is %s, want %s", id, st, state)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %d is %s, want %s", id, st, state)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestQueueConfigValidation(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/internal/eventually"
 	"reasonix/runner/workspace"
 )
 
@@ -222,13 +223,14 @@ func TestCancelledContextStopsSetup(t *testing.T) {
 		_, err := f.m.Prepare(ctx, "cancel", &workspace.Spec{Name: "app", Repo: repo, Setup: []string{"touch " + ready + "; sleep 60"}})
 		errc <- err
 	}()
-	for !exists(ready) {
+	eventually.True(t, 0, func() bool {
 		select {
 		case err := <-errc:
 			t.Fatalf("Prepare returned before setup started: %v", err)
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		return exists(ready)
+	}, "the setup step never started")
 	cancel()
 	err := <-errc
 	if !errors.Is(err, context.Canceled) {

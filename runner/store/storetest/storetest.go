@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"reasonix/internal/testenv"
 	"reasonix/runner/store"
 )
 
@@ -66,8 +67,8 @@ func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // PostgresDSN creates a fresh schema in the test database, drops it when the
 // test ends, and returns a DSN whose search_path points at it, so tests never
 // see each other's rows. The database is REASONIX_TEST_POSTGRES_DSN or
-// DefaultPostgresDSN. When it cannot be reached the test is skipped — unless
-// CI is set, where a missing Postgres is a failure.
+// DefaultPostgresDSN. When it cannot be reached the test is skipped, unless
+// the environment promises Postgres (see internal/testenv): then it fails.
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("REASONIX_TEST_POSTGRES_DSN")
@@ -78,10 +79,7 @@ func PostgresDSN(t testing.TB) string {
 	defer cancel()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("storetest: postgres unreachable in CI (run scripts/test-deps.sh): %v", err)
-		}
-		t.Skipf("storetest: postgres unreachable, skipping (run scripts/test-deps.sh as root): %v", err)
+		testenv.Missing(t, testenv.Postgres, err)
 	}
 	defer conn.Close(context.Background())
 	var b [6]byte
