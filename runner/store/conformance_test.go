@@ -38,6 +38,7 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("Validation", func(t *testing.T) { testValidation(t, open) })
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, open) })
 	t.Run("BootstrapToken", func(t *testing.T) { testBootstrapToken(t, open) })
+	t.Run("Chat", func(t *testing.T) { testChat(t, open) })
 }
 
 func newTask(prompt string) store.NewTask {
