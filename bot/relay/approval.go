@@ -51,7 +51,7 @@ func (w *watcher) postApproval(ctx context.Context, ev store.Event) {
 	if w.v.step != "" {
 		b.WriteString(f.Escape("Step: "+w.v.step) + "\n")
 	}
-	b.WriteString(f.Escape("Task "+w.v.taskID+" · expires "+p.ExpiresAt.UTC().Format("15:04 MST")+" (no answer means deny)"))
+	b.WriteString(f.Escape("Task " + w.v.taskID + " · expires " + p.ExpiresAt.UTC().Format("15:04 MST") + " (no answer means deny)"))
 	text := r.redact.String(b.String())
 	if parts := bot.Split(text, f.Limit()); len(parts) > 1 {
 		text = parts[0]

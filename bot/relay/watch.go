@@ -220,7 +220,7 @@ func (w *watcher) post(ctx context.Context, ev store.Event) {
 			f := w.t.Format()
 			text := f.Bold(f.Escape("Sub-agent "+p.ID)) + f.Escape(" "+p.State)
 			if p.Reason != "" {
-				text += f.Escape(" ("+p.Reason+")")
+				text += f.Escape(" (" + p.Reason + ")")
 			}
 			if s := w.summaries[p.ID]; s != "" {
 				text += "\n" + f.Escape(s)

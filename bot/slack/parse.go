@@ -120,10 +120,10 @@ func parseSlash(payload []byte) (bot.Inbound, error) {
 
 // interactionPayload is the part of a block_actions payload we read.
 type interactionPayload struct {
-	Type    string `json:"type"`
-	Team    struct{ ID string } `json:"team"`
-	User    struct{ ID string } `json:"user"`
-	Channel struct{ ID string } `json:"channel"`
+	Type      string              `json:"type"`
+	Team      struct{ ID string } `json:"team"`
+	User      struct{ ID string } `json:"user"`
+	Channel   struct{ ID string } `json:"channel"`
 	Container struct {
 		MessageTS string `json:"message_ts"`
 		ChannelID string `json:"channel_id"`

@@ -69,7 +69,11 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	secrets := redact.New(append(session.Secrets(cfg), token)...)
+	chat, err := readChatTokens(cfg)
+	if err != nil {
+		return err
+	}
+	secrets := redact.New(append(append(session.Secrets(cfg), token), chat.secrets()...)...)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: secrets.ReplaceAttr}))
 	warnMissingModel(cfg, log)
 	if err := checkWorkspaces(cfg, nil); err != nil {
@@ -92,7 +96,7 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 		return err
 	}
 	svcCfg.Store = st
-	svcCfg.Secrets = []string{token}
+	svcCfg.Secrets = append([]string{token}, chat.secrets()...)
 	svc, err := runner.New(svcCfg)
 	if err != nil {
 		return err
@@ -108,6 +112,15 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	if err := svc.Start(ctx); err != nil {
 		ln.Close()
 		return err
+	}
+	relay, err := chatRelay(cfg, chat, svc, st, log)
+	if err == nil && relay != nil {
+		err = relay.Start(ctx)
+	}
+	if err != nil {
+		ln.Close()
+		svc.Stop(ctx)
+		return fmt.Errorf("starting the chat relay: %w", err)
 	}
 	srv := httpapi.NewServer(listen, api)
 	served := make(chan error, 1)
@@ -130,6 +143,13 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 		log.Warn("second signal: exiting now")
 		os.Exit(exitInterrupted)
 	}()
+	if relay != nil { // chat intake stops with the HTTP intake
+		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := relay.Stop(stopCtx); err != nil {
+			log.Warn("stopping the chat relay", "err", err)
+		}
+		cancel()
+	}
 	return shutdown(srv, svc, log, serveErr)
 }
 

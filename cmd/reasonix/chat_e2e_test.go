@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"reasonix/agent/agenttest"
+	"reasonix/bot/bottest"
+)
+
+// slackConfig enables the Slack relay against the fake.
+func slackConfig(fake *bottest.Slack) string {
+	return fmt.Sprintf(`
+[bot.slack]
+enabled = true
+bot_token_env = "SLACK_BOT_TOKEN"
+app_token_env = "SLACK_APP_TOKEN"
+api_url = %q
+allow_users = ["UALICE", "UBOB"]
+allow_channels = ["C0DEV"]
+approvers = ["UALICE", "UBOB"]
+`, fake.APIURL())
+}
+
+var slackEnv = []string{"SLACK_BOT_TOKEN=xoxb-e2e-bot-secret", "SLACK_APP_TOKEN=xapp-e2e-app-secret"}
+
+// The issue's centrepiece, through the built binary: a mention becomes a
+// task, its risky call an approval with buttons in the thread; the
+// requester's own click is refused, an approver's Allow runs exactly that
+// call, and the report lands in the thread. A Slack retry and a
+// redelivery after a restart start nothing.
+func TestServeSlackMentionApprovalReport(t *testing.T) {
+	e := newE2E(t, byPrompt(map[string]func(agenttest.Request) agenttest.Turn{
+		"proof please": func(req agenttest.Request) agenttest.Turn {
+			if res := lastToolResult(req); res != "" {
+				return answer("result: " + strings.TrimSpace(res) + " <!here>")
+			}
+			return toolTurn(call("a1", "bash", `{"command":"echo slack-approved > proof.txt && cat proof.txt"}`))
+		},
+	})...)
+	fake := bottest.NewSlack(t, bottest.SlackLimits{})
+	e.configure(slackConfig(fake))
+	s := e.serve(t, slackEnv...)
+
+	mention := fake.Mention("UALICE", "C0DEV", "", "proof please")
+	var ap bottest.SlackMessage
+	s.waitFor(func() bool {
+		for _, m := range fake.Thread("C0DEV", mention.TS) {
+			if len(m.Buttons) > 0 {
+				ap = m
+				return true
+			}
+		}
+		return false
+	}, "the approval buttons in the thread")
+	if !strings.Contains(ap.Text, "echo slack-approved") {
+		t.Fatalf("approval message: %+v", ap)
+	}
+	fake.Redeliver(mention, 1) // Slack's retry
+
+	fake.Click("UALICE", "C0DEV", ap.TS, ap.Buttons[0].Value)
+	s.waitFor(func() bool { return len(fake.Ephemerals()) == 1 }, "the requester's refusal")
+	if got := fake.Ephemerals()[0]; got.User != "UALICE" || !strings.Contains(got.Text, "requested this task") {
+		t.Errorf("requester's click answer: %+v", got)
+	}
+	fake.Click("UBOB", "C0DEV", ap.TS, ap.Buttons[0].Value)
+
+	var report string
+	s.waitFor(func() bool {
+		for _, m := range fake.Thread("C0DEV", mention.TS) {
+			if strings.Contains(m.Text, "result: slack-approved") {
+				report = m.Text
+				return true
+			}
+		}
+		return false
+	}, "the final report in the thread")
+	if strings.Contains(report, "<!here>") {
+		t.Errorf("the report pings the channel: %q", report)
+	}
+	var list struct{ Tasks []task }
+	s.call("GET", "/api/v1/tasks", nil, &list)
+	if len(list.Tasks) != 1 || list.Tasks[0].State != "succeeded" {
+		t.Fatalf("tasks = %+v", list.Tasks)
+	}
+	id := list.Tasks[0].ID
+	s.waitFor(func() bool {
+		msgs := fake.Thread("C0DEV", mention.TS)
+		return len(msgs) > 0 && strings.Contains(msgs[0].Text, "Task "+id) && strings.Contains(msgs[0].Text, "— done")
+	}, "the status message to show the end")
+	s.waitFor(func() bool {
+		for _, m := range fake.Messages() {
+			if m.TS == ap.TS {
+				return len(m.Buttons) == 0 && strings.Contains(m.Text, "Allowed once by slack:"+bottest.SlackTeam+"/UBOB")
+			}
+		}
+		return false
+	}, "the approval message to name its decider")
+	for _, m := range fake.Messages() {
+		if strings.Contains(m.Text, "xoxb-e2e-bot-secret") || strings.Contains(m.Text, "sk-secret-test-key") {
+			t.Errorf("a secret was posted: %q", m.Text)
+		}
+	}
+
+	// Restart; the same delivery again starts nothing.
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	<-s.done
+	posted := len(fake.Messages())
+	s = e.serve(t, slackEnv...)
+	fake.Redeliver(mention, 2)
+	time.Sleep(1500 * time.Millisecond) // nothing should happen; give it the chance
+	s.call("GET", "/api/v1/tasks", nil, &list)
+	if len(list.Tasks) != 1 {
+		t.Errorf("after a redelivery across a restart: %d tasks", len(list.Tasks))
+	}
+	if n := len(fake.Messages()); n != posted {
+		t.Errorf("the restart re-posted: %d messages, was %d", n, posted)
+	}
+	if n := fake.Violations(); n != 0 {
+		t.Errorf("%d Slack rate limit violations", n)
+	}
+}
+
+// An enabled transport without its token or allow lists refuses to start
+// (exit 2), naming the key.
+func TestServeRefusesAnIncompleteSlackConfig(t *testing.T) {
+	e := newE2E(t)
+	fake := bottest.NewSlack(t, bottest.SlackLimits{})
+	e.configure(slackConfig(fake))
+	_, stderr, code := e.run("serve", "--addr", "127.0.0.1:0")
+	if code != 2 || !strings.Contains(stderr, "bot.slack.bot_token_env") {
+		t.Errorf("without the token: exit %d\n%s", code, stderr)
+	}
+	e.configure(strings.Replace(slackConfig(fake), `allow_users = ["UALICE", "UBOB"]`, "allow_users = []", 1))
+	e.extra = append(e.extra, slackEnv...)
+	_, stderr, code = e.run("serve", "--addr", "127.0.0.1:0")
+	if code != 2 || !strings.Contains(stderr, "bot.slack.allow_users") {
+		t.Errorf("with no allowed users: exit %d\n%s", code, stderr)
+	}
+}
