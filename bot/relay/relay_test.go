@@ -44,18 +44,24 @@ type rig struct {
 	st    *store.Store
 	slack *bottest.Slack
 	relay *relay.Relay
+	model *agenttest.ScriptedProvider
 }
 
 // newRig runs a real service with a scripted model, a fake Slack and the
 // relay between them.
 func newRig(t *testing.T, model func(agenttest.Request) agenttest.Turn) *rig {
+	return newRigWith(t, nil, model)
+}
+
+func newRigWith(t *testing.T, set *config.Config, model func(agenttest.Request) agenttest.Turn) *rig {
 	t.Helper()
 	st := storetest.SQLite(t, store.Config{})
 	turns := make([]agenttest.Turn, 50)
 	for i := range turns {
 		turns[i] = agenttest.Respond(model)
 	}
-	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: agenttest.NewScriptedProvider(turns...)})
+	prov := agenttest.NewScriptedProvider(turns...)
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: set})
 	fake := bottest.NewSlack(t, bottest.SlackLimits{PerSecond: 10, Burst: 3})
 	tr, err := slack.New(slack.Config{BotToken: "xoxb-test-secret", AppToken: "xapp-test", APIURL: fake.APIURL()})
 	if err != nil {
@@ -78,7 +84,7 @@ func newRig(t *testing.T, model func(agenttest.Request) agenttest.Turn) *rig {
 			t.Errorf("relay stop: %v", err)
 		}
 	})
-	return &rig{svc: svc, st: st, slack: fake, relay: r}
+	return &rig{svc: svc, st: st, slack: fake, relay: r, model: prov}
 }
 
 func lastTool(req agenttest.Request) string {
