@@ -33,6 +33,12 @@ type Reactor interface {
 	React(ctx context.Context, channel, messageID string) error
 }
 
+// Pacer is the optional transport behaviour of asking for a wider spacing
+// of writes in some channels than the relay's default (Telegram groups).
+type Pacer interface {
+	Interval(channel string) time.Duration
+}
+
 // Handler receives what a transport takes in.
 type Handler interface {
 	// HandleMessage handles a message addressed to the bot.

@@ -66,6 +66,7 @@ func (w *watcher) postApproval(ctx context.Context, ev store.Event) {
 		r.log.Warn("relay: posting an approval failed", "approval", a.ID, "err", err)
 		return
 	}
+	w.bind(ctx, id)
 	post := store.ChatPost{TaskID: w.v.taskID, Key: approvalKey(a.ID), Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}
 	if err := r.st.SaveChatPost(ctx, post); err != nil {
 		r.log.Warn("relay: saving an approval post", "approval", a.ID, "err", err)

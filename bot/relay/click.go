@@ -3,9 +3,11 @@ package relay
 import (
 	"context"
 	"errors"
+	"time"
 
 	"reasonix/bot"
 	"reasonix/runner"
+	"reasonix/runner/store"
 )
 
 // HandleClick decides an approval from a button. The button only names the
@@ -24,7 +26,7 @@ func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
 	if err != nil {
 		return "That approval does not exist (any more); nothing changed."
 	}
-	post, err := r.st.ChatPost(ctx, a.TaskID, approvalKey(id))
+	post, err := r.approvalPost(ctx, a.TaskID, id)
 	if err != nil || post.Transport != c.Transport || post.Channel != c.Channel || post.MessageID != c.MessageID {
 		return "That button does not belong to this conversation; nothing changed."
 	}
@@ -58,3 +60,20 @@ func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
 }
 
 func approvalKey(id string) string { return "approval:" + id }
+
+// approvalPost finds where approval id was posted. A click can arrive
+// between the platform accepting the post and the relay recording it, so
+// a pending approval is looked up again for a moment before giving up.
+func (r *Relay) approvalPost(ctx context.Context, taskID, id string) (store.ChatPost, error) {
+	for i := 0; ; i++ {
+		post, err := r.st.ChatPost(ctx, taskID, approvalKey(id))
+		if err == nil || !errors.Is(err, store.ErrNotFound) || i == 30 {
+			return post, err
+		}
+		select {
+		case <-ctx.Done():
+			return post, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -126,7 +126,16 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 			return
 		}
 	}
-	r.reply(ctx, t, in.Channel, in.Home(), "queued "+taskID)
+	f := t.Format()
+	id, err := r.post(ctx, t, bot.Message{Channel: in.Channel, Thread: in.Home(), Text: f.Escape("queued " + taskID)})
+	if err != nil {
+		r.log.Warn("relay: acknowledging a request", "task", taskID, "err", err)
+		return
+	}
+	// A reply to the acknowledgement is a reply to the task.
+	if err := r.st.BindThread(ctx, in.Transport, in.Channel, id, taskID); err != nil {
+		r.log.Warn("relay: binding the acknowledgement", "task", taskID, "err", err)
+	}
 }
 
 // steer delivers a reply in a task's thread: it steers a running task and
@@ -138,9 +147,18 @@ func (r *Relay) steer(ctx context.Context, t bot.Transport, in bot.Inbound, task
 		return
 	}
 	r.ack(ctx, t, in, task.ID)
-	if !task.State.Terminal() {
-		r.watch(task.ID, store.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: in.Thread})
+	if task.State.Terminal() {
+		return
 	}
+	// Relay to the task's own home, which on Telegram is not the message
+	// replied to.
+	for _, n := range task.Notify {
+		if n.Transport == in.Transport && n.Channel == in.Channel {
+			r.watch(task.ID, n)
+			return
+		}
+	}
+	r.watch(task.ID, store.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: in.Thread})
 }
 
 // threadTask is the task named by arg, else the thread's own.

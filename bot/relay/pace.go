@@ -23,23 +23,23 @@ func newPacer(interval time.Duration, now func() time.Time) *pacer {
 
 // try takes the channel's slot if it is free and returns 0, else returns
 // how long until it is.
-func (p *pacer) try(key string) time.Duration {
+func (p *pacer) try(key string, interval time.Duration) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
 	if n := p.next[key]; n.After(now) {
 		return n.Sub(now)
 	}
-	p.next[key] = now.Add(p.interval)
+	p.next[key] = now.Add(max(interval, p.interval))
 	return 0
 }
 
 // wait takes the next slot of the channel, waiting for it.
-func (p *pacer) wait(ctx context.Context, key string) error {
+func (p *pacer) wait(ctx context.Context, key string, interval time.Duration) error {
 	p.mu.Lock()
 	now := p.now()
-	at := max(p.next[key], now)
-	p.next[key] = at.Add(p.interval)
+	at := later(p.next[key], now)
+	p.next[key] = at.Add(max(interval, p.interval))
 	p.mu.Unlock()
 	if d := at.Sub(now); d > 0 {
 		t := time.NewTimer(d)
@@ -63,7 +63,7 @@ func (p *pacer) penalize(key string, d time.Duration) {
 	}
 }
 
-func max(a, b time.Time) time.Time {
+func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
 	}

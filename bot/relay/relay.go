@@ -179,7 +179,7 @@ func (r *Relay) write(ctx context.Context, t bot.Transport, channel string, fn f
 	key := t.Name() + "/" + channel
 	var err error
 	for attempt := range 6 {
-		if werr := r.pace.wait(ctx, key); werr != nil {
+		if werr := r.pace.wait(ctx, key, interval(t, channel)); werr != nil {
 			return werr
 		}
 		if err = fn(); err == nil {
@@ -214,4 +214,12 @@ func (r *Relay) safeMessage(err error, what string) string {
 	ref := fmt.Sprintf("%08x", r.now().UnixNano()&0xffffffff)
 	r.log.Error("relay: "+what, "ref", ref, "err", err)
 	return fmt.Sprintf("Something went wrong while %s (ref %s). Try again, or ask an admin to look up the reference.", what, ref)
+}
+
+// interval is the transport's own spacing for channel, 0 for the default.
+func interval(t bot.Transport, channel string) time.Duration {
+	if p, ok := t.(bot.Pacer); ok {
+		return p.Interval(channel)
+	}
+	return 0
 }

@@ -104,7 +104,7 @@ func (w *watcher) run(ctx context.Context) error {
 			}
 		}
 		if dirty && due == nil {
-			if d := r.pace.try(w.key()); d == 0 {
+			if d := r.pace.try(w.key(), interval(w.t, w.target.Channel)); d == 0 {
 				if err := w.editStatus(ctx, false); err != nil {
 					r.log.Warn("relay: status edit failed", "task", w.v.taskID, "err", err)
 				}
@@ -141,6 +141,7 @@ func (w *watcher) ensureStatus(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("posting the status message: %w", err)
 	}
+	w.bind(ctx, id)
 	if err := r.st.SaveChatPost(ctx, store.ChatPost{TaskID: w.v.taskID, Key: "status", Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}); err != nil {
 		return err
 	}
@@ -250,6 +251,7 @@ func (w *watcher) once(ctx context.Context, ev store.Event, text string) {
 		if i == 0 {
 			first = id
 		}
+		w.bind(ctx, id)
 	}
 	_ = r.st.SaveChatPost(ctx, store.ChatPost{TaskID: w.v.taskID, Key: key, Transport: w.t.Name(), Channel: w.target.Channel, MessageID: first})
 }
@@ -292,4 +294,12 @@ func (w *watcher) report(ev store.Event) string {
 	facts = append(facts, (time.Duration(p.DurationMS) * time.Millisecond).Round(time.Second).String())
 	b.WriteString(f.Escape(strings.Join(facts, " · ")))
 	return b.String()
+}
+
+// bind makes a message the relay posted for the task a way into its
+// thread: on Telegram a reply to any of them is a reply to the task.
+func (w *watcher) bind(ctx context.Context, messageID string) {
+	if err := w.r.st.BindThread(ctx, w.t.Name(), w.target.Channel, messageID, w.v.taskID); err != nil {
+		w.r.log.Warn("relay: binding a post to its task", "task", w.v.taskID, "err", err)
+	}
 }

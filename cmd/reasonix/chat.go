@@ -9,6 +9,7 @@ import (
 	"reasonix/bot"
 	"reasonix/bot/relay"
 	"reasonix/bot/slack"
+	"reasonix/bot/telegram"
 	"reasonix/config"
 	"reasonix/runner"
 	"reasonix/runner/store"
@@ -18,11 +19,12 @@ import (
 // service can redact them everywhere before anything runs.
 type chatTokens struct {
 	slackBot, slackApp string
+	telegram           string
 }
 
 func (c chatTokens) secrets() []string {
 	var out []string
-	for _, s := range []string{c.slackBot, c.slackApp} {
+	for _, s := range []string{c.slackBot, c.slackApp, c.telegram} {
 		if s != "" {
 			out = append(out, s)
 		}
@@ -54,8 +56,13 @@ func readChatTokens(cfg *config.Config) (chatTokens, error) {
 			return tok, err
 		}
 	}
-	if cfg.Bot.Telegram.Enabled {
-		return tok, &configError{fmt.Errorf("bot.telegram is not supported yet; set enabled = false")}
+	if tg := cfg.Bot.Telegram; tg.Enabled {
+		if tg.TelegramMode() != config.TelegramPoll {
+			return tok, &configError{fmt.Errorf("bot.telegram.mode = %q is not supported yet; use \"poll\"", tg.Mode)}
+		}
+		if tok.telegram, err = env("bot.telegram.token_env", tg.TokenEnv); err != nil {
+			return tok, err
+		}
 	}
 	return tok, nil
 }
@@ -66,6 +73,13 @@ func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *stor
 	var transports []bot.Transport
 	if s := cfg.Bot.Slack; s.Enabled {
 		t, err := slack.New(slack.Config{BotToken: tok.slackBot, AppToken: tok.slackApp, APIURL: s.APIURL, AckReaction: s.AckReaction, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		transports = append(transports, t)
+	}
+	if tg := cfg.Bot.Telegram; tg.Enabled {
+		t, err := telegram.New(telegram.Config{Token: tok.telegram, APIEndpoint: tg.APIEndpoint, Cursor: st, Logger: log})
 		if err != nil {
 			return nil, err
 		}

@@ -141,3 +141,57 @@ func TestServeRefusesAnIncompleteSlackConfig(t *testing.T) {
 		t.Errorf("with no allowed users: exit %d\n%s", code, stderr)
 	}
 }
+
+// Telegram through the built binary: a DM becomes a task, an approver's
+// button runs the call, the report arrives as escaped HTML.
+func TestServeTelegramDMApprovalReport(t *testing.T) {
+	e := newE2E(t, byPrompt(map[string]func(agenttest.Request) agenttest.Turn{
+		"tg proof": func(req agenttest.Request) agenttest.Turn {
+			if res := lastToolResult(req); res != "" {
+				return answer("result: " + strings.TrimSpace(res) + " <i>")
+			}
+			return toolTurn(call("a1", "bash", `{"command":"echo tg-approved > proof.txt && cat proof.txt"}`))
+		},
+	})...)
+	fake := bottest.NewTelegram(t, "4242:e2e-telegram-secret", bottest.SlackLimits{})
+	e.configure(fmt.Sprintf(`
+[bot.telegram]
+enabled = true
+token_env = "TELEGRAM_BOT_TOKEN"
+api_endpoint = %q
+allow_users = ["111", "222"]
+allow_chats = ["-100"]
+approvers = ["222"]
+`, fake.Endpoint()))
+	s := e.serve(t, "TELEGRAM_BOT_TOKEN=4242:e2e-telegram-secret")
+	fake.Send(111, 111, "tg proof", 0)
+	var ap bottest.TelegramMessage
+	s.waitFor(func() bool {
+		for _, m := range fake.Messages(111) {
+			if len(m.Buttons) > 0 {
+				ap = m
+				return true
+			}
+		}
+		return false
+	}, "the approval buttons")
+	fake.Click(111, 222, ap.ID, ap.Buttons[0].Value)
+	defer func() {
+		if t.Failed() {
+			t.Logf("answers: %+v\nmessages: %+v", fake.Answers(), fake.Messages(111))
+		}
+	}()
+	s.waitFor(func() bool {
+		for _, m := range fake.Messages(111) {
+			if strings.Contains(m.Text, "result: tg-approved") && strings.Contains(m.Text, "&lt;i&gt;") {
+				return true
+			}
+		}
+		return false
+	}, "the report")
+	for _, m := range fake.Messages(111) {
+		if strings.Contains(m.Text, "e2e-telegram-secret") {
+			t.Errorf("the token was posted: %q", m.Text)
+		}
+	}
+}
