@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"reasonix/agent/agenttest"
+	"reasonix/bot/bottest"
 	"reasonix/config"
+	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
 )
@@ -27,10 +29,15 @@ func approvalScript(req agenttest.Request) agenttest.Turn {
 
 func (r *rig) taskOf(t *testing.T, thread string) string {
 	t.Helper()
+	return r.taskOfIn(t, channel, thread)
+}
+
+func (r *rig) taskOfIn(t *testing.T, ch, thread string) string {
+	t.Helper()
 	var id string
 	eventually(t, "the thread's task", func() bool {
 		var err error
-		id, err = r.st.ThreadTask(context.Background(), "slack", channel, thread)
+		id, err = r.st.ThreadTask(context.Background(), "slack", ch, thread)
 		return err == nil
 	})
 	return id
@@ -182,4 +189,42 @@ func TestBurstOfEventsStaysWithinLimits(t *testing.T) {
 	if bound := int(time.Since(start)/(120*time.Millisecond)) + 5; edits > bound || edits > 500 {
 		t.Errorf("%d edits for 1000 events in %v: not coalesced", edits, time.Since(start))
 	}
+}
+
+// A task from elsewhere (the API, a schedule, a webhook) that names a
+// Slack channel is relayed there: its status, its approval with buttons,
+// and its report; a configured approver decides it from the channel.
+func TestNotifyTargetFromTheAPI(t *testing.T) {
+	r := newRig(t, approvalScript)
+	task, _, err := r.svc.Submit(context.Background(), runner.TaskRequest{
+		Source: store.SourceCron, Requester: "schedule:nightly", Prompt: "nightly check",
+		Notify: []store.NotifyTarget{{Transport: "slack", Channel: channel}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ap bottest.SlackMessage
+	eventually(t, "the approval in the channel", func() bool {
+		for _, m := range r.slack.Messages() {
+			if m.Channel == channel && len(m.Buttons) > 0 {
+				ap = m
+				return true
+			}
+		}
+		return false
+	})
+	r.slack.Click(mallory, channel, ap.TS, ap.Buttons[0].Value) // not an approver
+	eventually(t, "the refusal", func() bool { return len(r.ephemeralFor(mallory)) == 1 })
+	r.slack.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
+	if got := runnertest.WaitState(t, r.svc, task.ID, 20*time.Second, store.StateSucceeded, store.StateBlocked, store.StateFailed); got.State != store.StateSucceeded {
+		t.Fatalf("task = %+v", got.Result)
+	}
+	eventually(t, "the report in the channel", func() bool {
+		for _, m := range r.slack.Messages() {
+			if strings.Contains(m.Text, "finished: ran") {
+				return true
+			}
+		}
+		return false
+	})
 }
