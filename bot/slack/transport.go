@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -22,6 +23,9 @@ import (
 type Config struct {
 	BotToken string // xoxb-…, required
 	AppToken string // xapp-…, required for Socket Mode
+	// SigningSecret, when set instead of AppToken, selects HTTP mode:
+	// Slack posts to Handler and nothing connects out.
+	SigningSecret string
 	// APIURL is the Web API base, "https://slack.com/api/" when empty.
 	APIURL string
 	// AckReaction is the emoji a taken request gets; default "eyes".
@@ -42,6 +46,7 @@ type Transport struct {
 	botUser string
 
 	work   chan func(context.Context)
+	h      atomic.Pointer[bot.Handler]
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -82,11 +87,10 @@ func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
 		return fmt.Errorf("slack: auth.test: %w", err)
 	}
 	t.botUser = auth.UserID
-	if t.cfg.AppToken == "" {
-		return errors.New("slack: socket mode needs the app token")
+	if t.cfg.AppToken == "" && t.cfg.SigningSecret == "" {
+		return errors.New("slack: socket mode needs the app token, http mode the signing secret")
 	}
 	ctx, t.cancel = context.WithCancel(ctx)
-	t.sm = socketmode.New(t.api)
 	t.work = make(chan func(context.Context), 1024)
 	for range t.cfg.Workers {
 		t.wg.Go(func() {
@@ -100,8 +104,21 @@ func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
 			}
 		})
 	}
+	if t.cfg.AppToken == "" { // HTTP mode: Handler takes deliveries from now on
+		t.h.Store(&h)
+		return nil
+	}
+	t.sm = socketmode.New(t.api)
 	t.wg.Go(func() { t.connect(ctx) })
 	t.wg.Go(func() { t.receive(ctx, h) })
+	return nil
+}
+
+// handler is the relay's handler once started, nil before.
+func (t *Transport) handler() bot.Handler {
+	if p := t.h.Load(); p != nil {
+		return *p
+	}
 	return nil
 }
 

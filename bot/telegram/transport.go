@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -34,6 +35,10 @@ type Config struct {
 	// APIEndpoint is the ".../bot%s/%s" template; Telegram's when empty.
 	APIEndpoint string
 	Cursor      Cursor // required: the offset survives a restart
+	// WebhookSecret, when set, selects webhook mode: updates arrive at
+	// Handler (register the URL and this secret with setWebhook) and
+	// nothing polls.
+	WebhookSecret string
 	// PollTimeout is the long poll's wait; default 25s.
 	PollTimeout time.Duration
 	Workers     int // default 8
@@ -47,6 +52,7 @@ type Transport struct {
 	self   me
 	log    *slog.Logger
 	ctx    context.Context
+	h      atomic.Pointer[bot.Handler]
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -104,7 +110,18 @@ func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
 		return fmt.Errorf("telegram: getMe: %s", redactToken(err.Error(), t.cfg.Token))
 	}
 	t.api, t.self = api, me{ID: api.Self.ID, Username: api.Self.UserName}
+	if t.cfg.WebhookSecret != "" {
+		t.h.Store(&h)
+		return nil
+	}
 	t.wg.Go(func() { t.poll(t.ctx, h) })
+	return nil
+}
+
+func (t *Transport) handlerLoaded() bot.Handler {
+	if p := t.h.Load(); p != nil {
+		return *p
+	}
 	return nil
 }
 

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 
@@ -18,13 +20,13 @@ import (
 // chatTokens are the chat platforms' secrets, read once at start so the
 // service can redact them everywhere before anything runs.
 type chatTokens struct {
-	slackBot, slackApp string
-	telegram           string
+	slackBot, slackApp, slackSigning string
+	telegram, telegramWebhook        string
 }
 
 func (c chatTokens) secrets() []string {
 	var out []string
-	for _, s := range []string{c.slackBot, c.slackApp, c.telegram} {
+	for _, s := range []string{c.slackBot, c.slackApp, c.slackSigning, c.telegram, c.telegramWebhook} {
 		if s != "" {
 			out = append(out, s)
 		}
@@ -46,47 +48,75 @@ func readChatTokens(cfg *config.Config) (chatTokens, error) {
 	}
 	var err error
 	if s := cfg.Bot.Slack; s.Enabled {
-		if s.SlackMode() != config.SlackSocket {
-			return tok, &configError{fmt.Errorf("bot.slack.mode = %q is not supported yet; use \"socket\"", s.Mode)}
-		}
 		if tok.slackBot, err = env("bot.slack.bot_token_env", s.BotTokenEnv); err != nil {
 			return tok, err
 		}
-		if tok.slackApp, err = env("bot.slack.app_token_env", s.AppTokenEnv); err != nil {
+		if s.SlackMode() == config.SlackHTTP {
+			tok.slackSigning, err = env("bot.slack.signing_secret_env", s.SigningSecretEnv)
+		} else {
+			tok.slackApp, err = env("bot.slack.app_token_env", s.AppTokenEnv)
+		}
+		if err != nil {
 			return tok, err
 		}
 	}
 	if tg := cfg.Bot.Telegram; tg.Enabled {
-		if tg.TelegramMode() != config.TelegramPoll {
-			return tok, &configError{fmt.Errorf("bot.telegram.mode = %q is not supported yet; use \"poll\"", tg.Mode)}
-		}
 		if tok.telegram, err = env("bot.telegram.token_env", tg.TokenEnv); err != nil {
 			return tok, err
+		}
+		if tg.TelegramMode() == config.TelegramWebhook {
+			if tok.telegramWebhook, err = env("bot.telegram.webhook_secret_env", tg.WebhookSecretEnv); err != nil {
+				return tok, err
+			}
 		}
 	}
 	return tok, nil
 }
 
-// chatRelay assembles the relay of the enabled transports; nil when none
-// is enabled.
-func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *store.Store, log *slog.Logger) (*relay.Relay, error) {
+// chatRelay assembles the relay of the enabled transports (nil when none
+// is) and the HTTP routes of those in HTTP or webhook mode, to be served
+// on the service's address.
+func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *store.Store, log *slog.Logger) (*relay.Relay, map[string]http.Handler, error) {
 	var transports []bot.Transport
+	routes := map[string]http.Handler{}
 	if s := cfg.Bot.Slack; s.Enabled {
-		t, err := slack.New(slack.Config{BotToken: tok.slackBot, AppToken: tok.slackApp, APIURL: s.APIURL, AckReaction: s.AckReaction, Logger: log})
+		t, err := slack.New(slack.Config{BotToken: tok.slackBot, AppToken: tok.slackApp, SigningSecret: tok.slackSigning,
+			APIURL: s.APIURL, AckReaction: s.AckReaction, Logger: log})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		transports = append(transports, t)
+		if tok.slackSigning != "" {
+			routes["/slack/"] = t.Handler()
+		}
 	}
 	if tg := cfg.Bot.Telegram; tg.Enabled {
-		t, err := telegram.New(telegram.Config{Token: tok.telegram, APIEndpoint: tg.APIEndpoint, Cursor: st, Logger: log})
+		t, err := telegram.New(telegram.Config{Token: tok.telegram, APIEndpoint: tg.APIEndpoint, Cursor: st,
+			WebhookSecret: tok.telegramWebhook, Logger: log})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		transports = append(transports, t)
+		if tok.telegramWebhook != "" {
+			routes[cmp.Or(tg.WebhookPath, "/telegram/webhook")] = t.Handler()
+		}
 	}
 	if len(transports) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return relay.New(relay.Config{Service: svc, Store: st, Bot: cfg.Bot, Transports: transports, Secrets: tok.secrets(), Logger: log})
+	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg.Bot, Transports: transports, Secrets: tok.secrets(), Logger: log})
+	return r, routes, err
+}
+
+// withChatRoutes serves the chat platforms' callbacks beside the API.
+func withChatRoutes(api http.Handler, routes map[string]http.Handler) http.Handler {
+	if len(routes) == 0 {
+		return api
+	}
+	mux := http.NewServeMux()
+	for path, h := range routes {
+		mux.Handle(path, h)
+	}
+	mux.Handle("/", api)
+	return mux
 }

@@ -1,7 +1,13 @@
 package main
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,5 +199,138 @@ approvers = ["222"]
 		if strings.Contains(m.Text, "e2e-telegram-secret") {
 			t.Errorf("the token was posted: %q", m.Text)
 		}
+	}
+}
+
+func slackSigned(t *testing.T, url, secret string, at time.Time, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	ts := strconv.FormatInt(at.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte("v0:" + ts + ":" + body))
+	req.Header.Set("X-Slack-Request-Timestamp", ts)
+	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Slack's HTTP mode on the service's address: signed requests only
+// (valid, stale, wrong), then the whole flow over HTTP.
+func TestServeSlackHTTPMode(t *testing.T) {
+	e := newE2E(t, byPrompt(map[string]func(agenttest.Request) agenttest.Turn{
+		"http proof": func(req agenttest.Request) agenttest.Turn {
+			if res := lastToolResult(req); res != "" {
+				return answer("result: " + strings.TrimSpace(res))
+			}
+			return toolTurn(call("a1", "bash", `{"command":"echo http-approved > p.txt && cat p.txt"}`))
+		},
+	})...)
+	fake := bottest.NewSlack(t, bottest.SlackLimits{})
+	e.configure(strings.Replace(slackConfig(fake), `app_token_env = "SLACK_APP_TOKEN"`, "mode = \"http\"\nsigning_secret_env = \"SLACK_SIGNING_SECRET\"", 1))
+	s := e.serve(t, "SLACK_BOT_TOKEN=xoxb-e2e", "SLACK_SIGNING_SECRET=e2e-signing")
+	event := `{"type":"event_callback","team_id":"` + bottest.SlackTeam + `","event_id":"EvHTTP1","event":{"type":"app_mention","user":"UALICE","text":"<@UBOT> http proof","channel":"C0DEV","ts":"1800000000.000001"}}`
+	if code := slackSigned(t, s.url+"/slack/events", "e2e-signing", time.Now().Add(-10*time.Minute), event); code != 401 {
+		t.Errorf("stale signature: %d", code)
+	}
+	if code := slackSigned(t, s.url+"/slack/events", "wrong", time.Now(), event); code != 401 {
+		t.Errorf("wrong signature: %d", code)
+	}
+	var list struct{ Tasks []task }
+	s.call("GET", "/api/v1/tasks", nil, &list)
+	if len(list.Tasks) != 0 {
+		t.Fatalf("an unsigned request started %d tasks", len(list.Tasks))
+	}
+	for range 2 { // Slack's retry is deduped
+		if code := slackSigned(t, s.url+"/slack/events", "e2e-signing", time.Now(), event); code != 200 {
+			t.Fatalf("valid signature: %d", code)
+		}
+	}
+	var ap bottest.SlackMessage
+	s.waitFor(func() bool {
+		for _, m := range fake.Messages() {
+			if len(m.Buttons) > 0 {
+				ap = m
+				return true
+			}
+		}
+		return false
+	}, "the approval")
+	payload := fmt.Sprintf(`{"type":"block_actions","team":{"id":%q},"user":{"id":"UBOB"},"channel":{"id":"C0DEV"},"container":{"message_ts":%q,"channel_id":"C0DEV"},"actions":[{"value":%q}]}`,
+		bottest.SlackTeam, ap.TS, ap.Buttons[0].Value)
+	form := url.Values{"payload": {payload}}.Encode()
+	if code := slackSigned(t, s.url+"/slack/interactions", "e2e-signing", time.Now(), form); code != 200 {
+		t.Fatalf("click: %d", code)
+	}
+	s.waitFor(func() bool {
+		for _, m := range fake.Messages() {
+			if strings.Contains(m.Text, "result: http-approved") {
+				return true
+			}
+		}
+		return false
+	}, "the report")
+	s.call("GET", "/api/v1/tasks", nil, &list)
+	if len(list.Tasks) != 1 {
+		t.Errorf("%d tasks after a retried event", len(list.Tasks))
+	}
+}
+
+// Telegram's webhook on the service's address checks its secret header.
+func TestServeTelegramWebhookSecret(t *testing.T) {
+	e := newE2E(t, byPrompt(map[string]func(agenttest.Request) agenttest.Turn{
+		"hook hello": func(req agenttest.Request) agenttest.Turn { return answer("hello back") },
+	})...)
+	fake := bottest.NewTelegram(t, "5:hook-token", bottest.SlackLimits{})
+	e.configure(fmt.Sprintf(`
+[bot.telegram]
+enabled = true
+token_env = "TELEGRAM_BOT_TOKEN"
+mode = "webhook"
+webhook_secret_env = "TELEGRAM_WEBHOOK_SECRET"
+api_endpoint = %q
+allow_users = ["111"]
+allow_chats = ["-100"]
+approvers = ["222"]
+`, fake.Endpoint()))
+	s := e.serve(t, "TELEGRAM_BOT_TOKEN=5:hook-token", "TELEGRAM_WEBHOOK_SECRET=hook-secret")
+	update := `{"update_id":77,"message":{"message_id":5,"from":{"id":111},"chat":{"id":111,"type":"private"},"text":"hook hello"}}`
+	post := func(secret string) int {
+		req, _ := http.NewRequest("POST", s.url+"/telegram/webhook", strings.NewReader(update))
+		if secret != "" {
+			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(""); code != 403 {
+		t.Errorf("missing secret: %d", code)
+	}
+	if code := post("wrong"); code != 403 {
+		t.Errorf("wrong secret: %d", code)
+	}
+	if code := post("hook-secret"); code != 200 {
+		t.Fatalf("right secret: %d", code)
+	}
+	post("hook-secret") // a redelivery
+	s.waitFor(func() bool {
+		for _, m := range fake.Messages(111) {
+			if strings.Contains(m.Text, "hello back") {
+				return true
+			}
+		}
+		return false
+	}, "the report")
+	var list struct{ Tasks []task }
+	s.call("GET", "/api/v1/tasks", nil, &list)
+	if len(list.Tasks) != 1 {
+		t.Errorf("%d tasks, want 1", len(list.Tasks))
 	}
 }

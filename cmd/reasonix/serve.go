@@ -113,7 +113,7 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	relay, err := chatRelay(cfg, chat, svc, st, log)
+	relay, chatRoutes, err := chatRelay(cfg, chat, svc, st, log)
 	if err == nil && relay != nil {
 		err = relay.Start(ctx)
 	}
@@ -122,7 +122,7 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 		svc.Stop(ctx)
 		return fmt.Errorf("starting the chat relay: %w", err)
 	}
-	srv := httpapi.NewServer(listen, api)
+	srv := httpapi.NewServer(listen, withChatRoutes(api, chatRoutes))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("reasonix serving", "url", "http://"+ln.Addr().String(), "node", svc.Node(), "store", st.Driver(), "data", dataDir, "token", tokenSource)
