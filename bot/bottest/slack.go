@@ -49,6 +49,7 @@ type Slack struct {
 	srv *httptest.Server
 
 	mu         sync.Mutex
+	writeMu    sync.Mutex
 	seq        int
 	messages   map[string]*SlackMessage // by ts
 	order      []string                 // ts in posting order
@@ -246,11 +247,9 @@ func (s *Slack) socket(w http.ResponseWriter, r *http.Request) {
 	c.Close()
 }
 
-var writeMu sync.Mutex
-
 func (s *Slack) write(c *websocket.Conn, v any) error {
-	writeMu.Lock()
-	defer writeMu.Unlock()
+	s.writeMu.Lock() // gorilla connections allow one writer at a time
+	defer s.writeMu.Unlock()
 	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	return c.WriteJSON(v)
 }

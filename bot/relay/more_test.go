@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"reasonix/agent/agenttest"
+	"reasonix/bot"
 	"reasonix/bot/bottest"
+	"reasonix/bot/relay"
+	"reasonix/bot/slack"
 	"reasonix/config"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
@@ -227,4 +230,43 @@ func TestNotifyTargetFromTheAPI(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// A relay restarted while a task waits re-renders instead of re-posting:
+// one status message, one approval message, and the new relay decides a
+// click on the old message.
+func TestRestartedRelayEditsInsteadOfReposting(t *testing.T) {
+	r := newRig(t, approvalScript)
+	m := r.slack.Mention(alice, channel, "", "survive a restart")
+	ap := r.approvalMessage(t, m.TS)
+	id := r.taskOf(t, m.TS)
+	before := len(r.slack.Thread(channel, m.TS))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.relay.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := slack.New(slack.Config{BotToken: "xoxb-test-secret", AppToken: "xapp-test", APIURL: r.slack.APIURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob}, AllowChannels: []string{channel}, Approvers: []string{alice, bob}}}
+	r2, err := relay.New(relay.Config{Service: r.svc, Store: r.st, Bot: cfg, Transports: []bot.Transport{tr},
+		EditInterval: 120 * time.Millisecond, ScanInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Stop(context.Background())
+	time.Sleep(500 * time.Millisecond) // the new relay rescans and replays the log
+	if n := len(r.slack.Thread(channel, m.TS)); n != before {
+		t.Fatalf("the restart posted again: %d messages, was %d\n%s", n, before, r.threadText(m.TS))
+	}
+	r.slack.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
+	if got := runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked); got.State != store.StateSucceeded {
+		t.Fatalf("task = %+v", got.Result)
+	}
+	eventually(t, "one report", func() bool { return strings.Count(r.threadText(m.TS), "finished: ran") == 1 })
 }
