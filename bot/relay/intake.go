@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"reasonix/bot"
 	"reasonix/policy"
@@ -46,7 +47,9 @@ func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
 		return
 	}
 	if !acc.userAllowed(in.User) {
-		r.reply(ctx, t, in.Channel, in.Home(), "Sorry, I only take requests from people on my allow list. Ask an admin to add your user id ("+in.User+") if you need me.")
+		if r.firstRefusal(in.Transport + ":" + in.User) {
+			r.reply(ctx, t, in.Channel, in.Home(), "Sorry, I only take requests from people on my allow list. Ask an admin to add your user id ("+in.User+") if you need me.")
+		}
 		return
 	}
 	cmd := bot.ParseCommand(in.Text)
@@ -246,4 +249,22 @@ func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbou
 		return
 	}
 	r.reply(ctx, t, in.Channel, in.Home(), "Waiting for your decision (the buttons are in each task's thread):\n"+b.String())
+}
+
+// refusalQuiet is how long a refused user is not told again: one polite
+// refusal, not one per message.
+const refusalQuiet = 10 * time.Minute
+
+func (r *Relay) firstRefusal(who string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if at, ok := r.refused[who]; ok && now.Sub(at) < refusalQuiet {
+		return false
+	}
+	if len(r.refused) > 10000 { // bounded: forget everyone rather than grow
+		clear(r.refused)
+	}
+	r.refused[who] = now
+	return true
 }

@@ -132,6 +132,7 @@ func TestStrangersAndOtherChannels(t *testing.T) {
 	r.slack.Mention(alice, "C0UNKNOWN", "", "hello?")
 	eventually(t, "the refusal", func() bool { return len(r.slack.Thread(channel, m.TS)) == 1 })
 	r.slack.Redeliver(m, 1)
+	r.slack.Mention(eve, channel, "", "please?") // told once is enough
 	time.Sleep(300 * time.Millisecond)
 	if msgs := r.slack.Messages(); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "allow list") {
 		t.Errorf("messages = %+v", msgs)

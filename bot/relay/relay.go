@@ -55,6 +55,7 @@ type Relay struct {
 
 	mu       sync.Mutex
 	watching map[string]bool // task ids with a live watcher
+	refused  map[string]time.Time
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -80,7 +81,7 @@ func New(cfg Config) (*Relay, error) {
 		cfg: cfg, svc: cfg.Service, st: cfg.Store, log: cfg.Logger, now: cfg.Now,
 		transports: map[string]bot.Transport{}, access: accessFor(cfg.Bot),
 		redact: redact.New(cfg.Secrets...), pace: newPacer(cfg.EditInterval, cfg.Now),
-		watching: map[string]bool{},
+		watching: map[string]bool{}, refused: map[string]time.Time{},
 	}
 	for _, t := range cfg.Transports {
 		if _, dup := r.transports[t.Name()]; dup {
