@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -168,6 +169,9 @@ func TestBurstOfEventsStaysWithinLimits(t *testing.T) {
 	ap := r.approvalMessage(t, m.TS)
 	id := r.taskOf(t, m.TS)
 	ctx := context.Background()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
 	start := time.Now()
 	var last time.Time
 	for i := range 1000 {
@@ -182,6 +186,9 @@ func TestBurstOfEventsStaysWithinLimits(t *testing.T) {
 		return len(msgs) > 0 && strings.Contains(msgs[0].Text, "step 0999")
 	})
 	t.Logf("1000 events appended in %v; last event visible %v after it was appended", last.Sub(start), time.Since(last))
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	t.Logf("heap in use before the burst %d KiB, after %d KiB", before.HeapInuse>>10, after.HeapInuse>>10)
 	r.slack.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
 	eventually(t, "the report", func() bool { return strings.Contains(r.threadText(m.TS), "finished: ran") })
 	if n := r.slack.Violations(); n != 0 {
@@ -270,4 +277,30 @@ func TestRestartedRelayEditsInsteadOfReposting(t *testing.T) {
 		t.Fatalf("task = %+v", got.Result)
 	}
 	eventually(t, "one report", func() bool { return strings.Count(r.threadText(m.TS), "finished: ran") == 1 })
+}
+
+// A reply after the task ended continues it, and the continuation's
+// report lands in the same thread; the first report is not repeated.
+func TestAReplyAfterTheEndContinuesTheTask(t *testing.T) {
+	r := newRig(t, approvalScript)
+	m := r.slack.Mention(alice, channel, "", "continue me later")
+	ap := r.approvalMessage(t, m.TS)
+	id := r.taskOf(t, m.TS)
+	r.slack.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
+	runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded)
+	eventually(t, "the first report", func() bool { return strings.Count(r.threadText(m.TS), "finished: ran") == 1 })
+	r.slack.Reply(alice, channel, m.TS, "one more thing")
+	eventually(t, "the second report", func() bool { return strings.Count(r.threadText(m.TS), "finished: ran") == 2 })
+	if got, _ := r.svc.Task(context.Background(), id); got.State != store.StateSucceeded {
+		t.Errorf("continued task = %s", got.State)
+	}
+	approvals := 0
+	for _, msg := range r.slack.Thread(channel, m.TS) {
+		if strings.Contains(msg.Text, "Allowed once") || len(msg.Buttons) > 0 {
+			approvals++
+		}
+	}
+	if approvals != 1 {
+		t.Errorf("%d approval messages after the continuation, want 1", approvals)
+	}
 }
