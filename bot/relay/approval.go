@@ -68,7 +68,7 @@ func (w *watcher) postApproval(ctx context.Context, ev store.Event) {
 	}
 	w.bind(ctx, id)
 	post := store.ChatPost{TaskID: w.v.taskID, Key: approvalKey(a.ID), Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}
-	if err := r.st.SaveChatPost(ctx, post); err != nil {
+	if err := r.st.SaveChatPost(context.WithoutCancel(ctx), post); err != nil {
 		r.log.Warn("relay: saving an approval post", "approval", a.ID, "err", err)
 	}
 	// Decided while we posted (from the API, or expired)? Show it.

@@ -136,7 +136,7 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 		return
 	}
 	// A reply to the acknowledgement is a reply to the task.
-	if err := r.st.BindThread(ctx, in.Transport, in.Channel, id, taskID); err != nil {
+	if err := r.st.BindThread(context.WithoutCancel(ctx), in.Transport, in.Channel, id, taskID); err != nil {
 		r.log.Warn("relay: binding the acknowledgement", "task", taskID, "err", err)
 	}
 }

@@ -168,23 +168,34 @@ func (r *Relay) scanOnce() {
 // limit; it gives up only when ctx ends or the platform keeps failing.
 func (r *Relay) post(ctx context.Context, t bot.Transport, m bot.Message) (string, error) {
 	var id string
-	err := r.write(ctx, t, m.Channel, func() (err error) { id, err = t.Post(ctx, m); return err })
+	err := r.write(ctx, t, m.Channel, func(wctx context.Context) (err error) { id, err = t.Post(wctx, m); return err })
 	return id, err
 }
 
 func (r *Relay) edit(ctx context.Context, t bot.Transport, id string, m bot.Message) error {
-	return r.write(ctx, t, m.Channel, func() error { return t.Edit(ctx, id, m) })
+	return r.write(ctx, t, m.Channel, func(wctx context.Context) error { return t.Edit(wctx, id, m) })
 }
 
-func (r *Relay) write(ctx context.Context, t bot.Transport, channel string, fn func() error) error {
+// writeTimeout bounds one platform call. A call in flight is not cut by
+// Stop: a post the platform accepted but we never heard back about would
+// be posted again by the next relay.
+const writeTimeout = 15 * time.Second
+
+func (r *Relay) write(ctx context.Context, t bot.Transport, channel string, fn func(context.Context) error) error {
 	key := t.Name() + "/" + channel
 	var err error
 	for attempt := range 6 {
 		if werr := r.pace.wait(ctx, key, interval(t, channel)); werr != nil {
 			return werr
 		}
-		if err = fn(); err == nil {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		err = fn(wctx)
+		cancel()
+		if err == nil {
 			return nil
+		}
+		if ctx.Err() != nil {
+			return err
 		}
 		d, limited := bot.RetryAfter(err)
 		if !limited {

@@ -142,7 +142,7 @@ func (w *watcher) ensureStatus(ctx context.Context) error {
 		return fmt.Errorf("posting the status message: %w", err)
 	}
 	w.bind(ctx, id)
-	if err := r.st.SaveChatPost(ctx, store.ChatPost{TaskID: w.v.taskID, Key: "status", Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}); err != nil {
+	if err := r.st.SaveChatPost(context.WithoutCancel(ctx), store.ChatPost{TaskID: w.v.taskID, Key: "status", Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}); err != nil {
 		return err
 	}
 	if p, err := r.st.ChatPost(ctx, w.v.taskID, "status"); err == nil {
@@ -164,7 +164,7 @@ func (w *watcher) editStatus(ctx context.Context, wait bool) error {
 	var err error
 	if wait {
 		err = r.edit(ctx, w.t, w.status, m)
-	} else if err = w.t.Edit(ctx, w.status, m); err != nil {
+	} else if err = w.t.Edit(context.WithoutCancel(ctx), w.status, m); err != nil {
 		if d, ok := bot.RetryAfter(err); ok {
 			r.pace.penalize(w.key(), d)
 		}
@@ -253,7 +253,7 @@ func (w *watcher) once(ctx context.Context, ev store.Event, text string) {
 		}
 		w.bind(ctx, id)
 	}
-	_ = r.st.SaveChatPost(ctx, store.ChatPost{TaskID: w.v.taskID, Key: key, Transport: w.t.Name(), Channel: w.target.Channel, MessageID: first})
+	_ = r.st.SaveChatPost(context.WithoutCancel(ctx), store.ChatPost{TaskID: w.v.taskID, Key: key, Transport: w.t.Name(), Channel: w.target.Channel, MessageID: first})
 }
 
 // report renders a final_report event.
@@ -299,7 +299,7 @@ func (w *watcher) report(ev store.Event) string {
 // bind makes a message the relay posted for the task a way into its
 // thread: on Telegram a reply to any of them is a reply to the task.
 func (w *watcher) bind(ctx context.Context, messageID string) {
-	if err := w.r.st.BindThread(ctx, w.t.Name(), w.target.Channel, messageID, w.v.taskID); err != nil {
+	if err := w.r.st.BindThread(context.WithoutCancel(ctx), w.t.Name(), w.target.Channel, messageID, w.v.taskID); err != nil {
 		w.r.log.Warn("relay: binding a post to its task", "task", w.v.taskID, "err", err)
 	}
 }
