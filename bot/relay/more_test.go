@@ -290,6 +290,14 @@ func TestAReplyAfterTheEndContinuesTheTask(t *testing.T) {
 	runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded)
 	eventually(t, "the first report", func() bool { return strings.Count(r.threadText(m.TS), "finished: ran") == 1 })
 	r.slack.Reply(alice, channel, m.TS, "one more thing")
+	defer func() {
+		if t.Failed() {
+			for _, e := range runnertest.Events(t, r.svc, id) {
+				t.Logf("%d %s %.120s", e.Seq, e.Type, e.Payload)
+			}
+			t.Logf("thread:\n%s", r.threadText(m.TS))
+		}
+	}()
 	eventually(t, "the second report", func() bool { return strings.Count(r.threadText(m.TS), "finished: ran") == 2 })
 	if got, _ := r.svc.Task(context.Background(), id); got.State != store.StateSucceeded {
 		t.Errorf("continued task = %s", got.State)

@@ -30,14 +30,24 @@ func (r *Relay) watch(taskID string, target store.NotifyTarget) {
 	r.mu.Unlock()
 	go func() {
 		defer r.wg.Done()
-		defer func() {
-			r.mu.Lock()
-			delete(r.watching, taskID)
-			r.mu.Unlock()
-		}()
 		w := &watcher{r: r, t: t, target: target, v: view{taskID: taskID}}
-		if err := w.run(r.ctx); err != nil && r.ctx.Err() == nil {
-			r.log.Warn("relay: relaying a task stopped", "task", taskID, "err", err)
+		err := w.run(r.ctx)
+		r.mu.Lock()
+		delete(r.watching, taskID)
+		r.mu.Unlock()
+		if err != nil {
+			if r.ctx.Err() == nil {
+				r.log.Warn("relay: relaying a task stopped", "task", taskID, "err", err)
+			}
+			return
+		}
+		// The task may have been continued while this watcher was
+		// finishing (a reply, whose own watch found this one still
+		// running): anything logged after what it saw needs a watcher.
+		if r.ctx.Err() == nil {
+			if evs, err := r.svc.Events(r.ctx, taskID, w.seen, 1); err == nil && len(evs) > 0 {
+				r.watch(taskID, target)
+			}
 		}
 	}()
 }
@@ -60,6 +70,7 @@ type watcher struct {
 	shown  string // what the status message shows now
 	// fleet summaries by node id, for sub-agent reports.
 	summaries map[string]string
+	seen      int64 // the last event applied
 }
 
 func (w *watcher) key() string { return w.t.Name() + "/" + w.target.Channel }
@@ -94,11 +105,12 @@ func (w *watcher) run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
+			w.seen = ev.Seq
 			if w.v.apply(ev) {
 				dirty = true
 			}
 			w.post(ctx, ev)
-			if ev.Type == "task_state" && w.v.state.Terminal() && w.ended(ctx) {
+			if ev.Type == "task_state" && w.v.state.Terminal() && w.ended(ctx, ev.Seq) {
 				// The last state always lands, waiting for its slot.
 				return w.editStatus(ctx, true)
 			}
@@ -120,11 +132,19 @@ func (w *watcher) run(ctx context.Context) error {
 	}
 }
 
-// ended reports whether the task is still finished now: a replayed log
-// holds the end of every earlier run of a continued task.
-func (w *watcher) ended(ctx context.Context) bool {
+// ended reports whether the terminal state at seq is the task's last
+// word: a replayed log holds the end of every earlier run of a continued
+// task, and only the end with nothing after it closes the watch.
+func (w *watcher) ended(ctx context.Context, seq int64) bool {
 	t, err := w.r.svc.Task(ctx, w.v.taskID)
-	return err != nil || t.State.Terminal()
+	if err != nil {
+		return true
+	}
+	if !t.State.Terminal() {
+		return false
+	}
+	later, err := w.r.svc.Events(ctx, w.v.taskID, seq, 1)
+	return err != nil || len(later) == 0
 }
 
 // ensureStatus finds the status message posted before or posts it.
