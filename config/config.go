@@ -26,6 +26,7 @@ type Config struct {
 	Store       Store       `toml:"store"`
 	Runner      Runner      `toml:"runner"`
 	Serve       Serve       `toml:"serve"`
+	Bot         Bot         `toml:"bot"`
 	Workspaces  []Workspace `toml:"workspaces"`
 	Schedules   []Schedule  `toml:"schedules"`
 	Webhooks    []Webhook   `toml:"webhooks"`

@@ -91,7 +91,7 @@ func (s *Schedule) validate(c *Config, label string, p *problems) {
 	if strings.TrimSpace(s.Prompt) == "" {
 		p.add(s.Source, label+".prompt", "is required")
 	}
-	if s.Workspace != "" && !hasWorkspace(c, s.Workspace) {
+	if s.Workspace != "" && !c.hasWorkspace(s.Workspace) {
 		p.add(s.Source, label+".workspace", "%q is not a [[workspaces]] name", s.Workspace)
 	}
 	checkOneOf(p, s.Source, label+".overlap", s.Overlap, OverlapSkip, OverlapQueue)
@@ -100,11 +100,3 @@ func (s *Schedule) validate(c *Config, label string, p *problems) {
 	checkNotify(p, s.Source, label+".notify", s.Notify)
 }
 
-func hasWorkspace(c *Config, name string) bool {
-	for _, w := range c.Workspaces {
-		if w.Name == name {
-			return true
-		}
-	}
-	return false
-}

@@ -94,11 +94,3 @@ func (w *Webhook) validate(c *Config, label string, p *problems) {
 	checkNotify(p, src, label+".notify", w.Notify)
 }
 
-func (c *Config) hasWorkspace(name string) bool {
-	for _, w := range c.Workspaces {
-		if w.Name == name {
-			return true
-		}
-	}
-	return false
-}

@@ -55,3 +55,14 @@ func (w *Workspace) validate(label string, p *problems) {
 	}
 	checkStrings(p, w.Source, label+".setup", w.Setup)
 }
+
+// hasWorkspace reports whether a [[workspaces]] entry is called name; the
+// entries that point tasks at a workspace check their name with it.
+func (c *Config) hasWorkspace(name string) bool {
+	for _, w := range c.Workspaces {
+		if w.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -76,7 +76,12 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return &configError{err}
 	}
-	secrets := redact.New(append(append(session.Secrets(cfg), token), hooks.Secrets()...)...)
+	chat, err := readChatTokens(cfg)
+	if err != nil {
+		return err
+	}
+	extraSecrets := append(append([]string{token}, hooks.Secrets()...), chat.secrets()...)
+	secrets := redact.New(append(session.Secrets(cfg), extraSecrets...)...)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: secrets.ReplaceAttr}))
 	warnMissingModel(cfg, log)
 	if kind, warning, err := session.SandboxStatus(cfg); err != nil {
@@ -106,7 +111,7 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 		return err
 	}
 	svcCfg.Store = st
-	svcCfg.Secrets = append([]string{token}, hooks.Secrets()...)
+	svcCfg.Secrets = extraSecrets
 	svc, err := runner.New(svcCfg)
 	if err != nil {
 		return err
@@ -128,7 +133,16 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	srv := httpapi.NewServer(listen, api)
+	relay, chatRoutes, err := chatRelay(cfg, chat, svc, st, log)
+	if err == nil && relay != nil {
+		err = relay.Start(ctx)
+	}
+	if err != nil {
+		ln.Close()
+		svc.Stop(ctx)
+		return fmt.Errorf("starting the chat relay: %w", err)
+	}
+	srv := httpapi.NewServer(listen, withChatRoutes(api, chatRoutes))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("reasonix serving", "url", "http://"+ln.Addr().String(), "node", svc.Node(), "store", st.Driver(), "data", dataDir, "token", tokenSource)
@@ -149,6 +163,13 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 		log.Warn("second signal: exiting now")
 		os.Exit(exitInterrupted)
 	}()
+	if relay != nil { // chat intake stops with the HTTP intake
+		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := relay.Stop(stopCtx); err != nil {
+			log.Warn("stopping the chat relay", "err", err)
+		}
+		cancel()
+	}
 	return shutdown(srv, svc, log, serveErr)
 }
 

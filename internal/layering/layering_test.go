@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"runner":                      {"agent", "policy", "goals", "mcp", "config", "runner/..."},
 	"runner/...":                  {"agent", "policy", "goals", "mcp", "config", "runner", "runner/..."},
 	"bot":                         {"runner", "policy", "agent", "config", "bot/..."},
-	"bot/...":                     {"runner", "runner/...", "policy", "agent", "config", "bot/..."},
+	"bot/...":                     {"runner", "runner/...", "policy", "agent", "config", "bot", "bot/..."},
 	"cmd/reasonix":                {"..."},
 	"cmd/reasonix-plugin-example": {},
 }

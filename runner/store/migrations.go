@@ -199,4 +199,41 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook, created_at);
 `},
+	// 6: the chat relay. chat_events dedupes inbound platform deliveries
+	// (Slack event_id, Telegram update_id) across restarts; chat_threads
+	// maps a thread to the task living in it; chat_posts remembers what was
+	// posted for a task under an idempotency key, so a restarted relay
+	// edits its messages instead of posting them again; chat_cursors keeps
+	// positions such as the Telegram poll offset.
+	{version: 6, sql: `
+CREATE TABLE chat_events (
+	key        TEXT PRIMARY KEY,
+	created_at BIGINT NOT NULL
+);
+
+CREATE TABLE chat_threads (
+	transport  TEXT NOT NULL,
+	channel    TEXT NOT NULL,
+	thread     TEXT NOT NULL,
+	task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (transport, channel, thread)
+);
+
+CREATE TABLE chat_posts (
+	task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	key        TEXT NOT NULL,
+	transport  TEXT NOT NULL,
+	channel    TEXT NOT NULL,
+	message_id TEXT NOT NULL,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (task_id, key)
+);
+
+CREATE TABLE chat_cursors (
+	key        TEXT PRIMARY KEY,
+	value      BIGINT NOT NULL,
+	updated_at BIGINT NOT NULL
+);
+`},
 }

@@ -1,0 +1,452 @@
+package bottest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Slack identities of the fake workspace.
+const (
+	SlackTeam    = "T0FAKE"
+	SlackBotUser = "UBOT"
+)
+
+// SlackMessage is a message as the fake holds it now (after edits).
+type SlackMessage struct {
+	Channel  string
+	TS       string
+	ThreadTS string
+	Text     string
+	Buttons  []SlackButton
+	Edits    int
+}
+
+// SlackButton is a button of a posted message.
+type SlackButton struct{ Label, Value string }
+
+// SlackEphemeral is a chat.postEphemeral call.
+type SlackEphemeral struct{ Channel, User, Text string }
+
+// SlackLimits are the per-channel write limits the fake enforces on
+// chat.postMessage and chat.update together: a token bucket.
+type SlackLimits struct {
+	PerSecond float64 // default 1
+	Burst     int     // default 3
+}
+
+// Slack is a fake Slack: Web API and Socket Mode on one httptest server.
+// Point the client at APIURL() (slack.OptionAPIURL).
+type Slack struct {
+	t   testing.TB
+	srv *httptest.Server
+
+	mu         sync.Mutex
+	writeMu    sync.Mutex
+	seq        int
+	messages   map[string]*SlackMessage // by ts
+	order      []string                 // ts in posting order
+	reactions  []string                 // "channel/ts/name"
+	ephemerals []SlackEphemeral
+	conns      map[*websocket.Conn]bool
+	connects   int
+	acks       map[string]time.Time // envelope id -> ack time
+	sent       map[string]time.Time // envelope id -> send time
+	limits     SlackLimits
+	buckets    map[string]*bucket
+	violations int
+	limited    int // 429s answered
+	writes     map[string][]time.Time
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+
+// NewSlack starts a fake Slack that closes when the test ends.
+func NewSlack(t testing.TB, limits SlackLimits) *Slack {
+	if limits.PerSecond == 0 {
+		limits.PerSecond = 1
+	}
+	if limits.Burst == 0 {
+		limits.Burst = 3
+	}
+	s := &Slack{t: t, messages: map[string]*SlackMessage{}, conns: map[*websocket.Conn]bool{},
+		acks: map[string]time.Time{}, sent: map[string]time.Time{}, limits: limits,
+		buckets: map[string]*bucket{}, writes: map[string][]time.Time{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/auth.test", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"ok": true, "user_id": SlackBotUser, "team_id": SlackTeam, "bot_id": "BFAKE", "user": "reasonix"})
+	})
+	mux.HandleFunc("/api/apps.connections.open", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer xapp-") {
+			writeJSON(w, map[string]any{"ok": false, "error": "invalid_auth"})
+			return
+		}
+		writeJSON(w, map[string]any{"ok": true, "url": "ws://" + r.Host + "/socket"})
+	})
+	mux.HandleFunc("/socket", s.socket)
+	mux.HandleFunc("/api/chat.postMessage", s.postMessage)
+	mux.HandleFunc("/api/chat.update", s.update)
+	mux.HandleFunc("/api/reactions.add", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		s.mu.Lock()
+		s.reactions = append(s.reactions, r.Form.Get("channel")+"/"+r.Form.Get("timestamp")+"/"+r.Form.Get("name"))
+		s.mu.Unlock()
+		writeJSON(w, map[string]any{"ok": true})
+	})
+	mux.HandleFunc("/api/chat.postEphemeral", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		s.mu.Lock()
+		s.ephemerals = append(s.ephemerals, SlackEphemeral{Channel: r.Form.Get("channel"), User: r.Form.Get("user"), Text: r.Form.Get("text")})
+		s.mu.Unlock()
+		writeJSON(w, map[string]any{"ok": true, "message_ts": "1.0"})
+	})
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// APIURL is the Web API base URL, with its trailing slash.
+func (s *Slack) APIURL() string { return s.srv.URL + "/api/" }
+
+// Close drops every connection and stops the server.
+func (s *Slack) Close() {
+	s.DropConnections()
+	s.srv.Close()
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// allow applies the channel's bucket; false means answer 429.
+func (s *Slack) allow(channel string) bool {
+	now := time.Now()
+	b := s.buckets[channel]
+	if b == nil {
+		b = &bucket{tokens: float64(s.limits.Burst), at: now}
+		s.buckets[channel] = b
+	}
+	b.tokens = min(float64(s.limits.Burst), b.tokens+now.Sub(b.at).Seconds()*s.limits.PerSecond)
+	b.at = now
+	if b.tokens < 1 {
+		s.violations++
+		s.limited++
+		return false
+	}
+	b.tokens--
+	s.writes[channel] = append(s.writes[channel], now)
+	return true
+}
+
+func (s *Slack) rateLimited(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusTooManyRequests)
+	writeJSON(w, map[string]any{"ok": false, "error": "ratelimited"})
+}
+
+func (s *Slack) postMessage(w http.ResponseWriter, r *http.Request) {
+	r.ParseForm()
+	ch := r.Form.Get("channel")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.allow(ch) {
+		s.rateLimited(w)
+		return
+	}
+	s.seq++
+	ts := fmt.Sprintf("1700000000.%06d", s.seq)
+	m := &SlackMessage{Channel: ch, TS: ts, ThreadTS: r.Form.Get("thread_ts"), Text: r.Form.Get("text"), Buttons: buttons(r.Form.Get("blocks"))}
+	s.messages[ts] = m
+	s.order = append(s.order, ts)
+	writeJSON(w, map[string]any{"ok": true, "channel": ch, "ts": ts})
+}
+
+func (s *Slack) update(w http.ResponseWriter, r *http.Request) {
+	r.ParseForm()
+	ch, ts := r.Form.Get("channel"), r.Form.Get("ts")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.messages[ts]
+	if m == nil || m.Channel != ch {
+		writeJSON(w, map[string]any{"ok": false, "error": "message_not_found"})
+		return
+	}
+	if !s.allow(ch) {
+		s.rateLimited(w)
+		return
+	}
+	m.Text, m.Buttons = r.Form.Get("text"), buttons(r.Form.Get("blocks"))
+	m.Edits++
+	writeJSON(w, map[string]any{"ok": true, "channel": ch, "ts": ts})
+}
+
+func buttons(blocksJSON string) []SlackButton {
+	var blocks []struct {
+		Type     string `json:"type"`
+		Elements []struct {
+			Type  string `json:"type"`
+			Value string `json:"value"`
+			Text  struct {
+				Text string `json:"text"`
+			} `json:"text"`
+		} `json:"elements"`
+	}
+	json.Unmarshal([]byte(blocksJSON), &blocks)
+	var out []SlackButton
+	for _, b := range blocks {
+		for _, e := range b.Elements {
+			if e.Type == "button" {
+				out = append(out, SlackButton{Label: e.Text.Text, Value: e.Value})
+			}
+		}
+	}
+	return out
+}
+
+// socket serves a Socket Mode connection: hello, then whatever is sent;
+// it reads acknowledgements.
+func (s *Slack) socket(w http.ResponseWriter, r *http.Request) {
+	c, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.conns[c] = true
+	s.connects++
+	s.mu.Unlock()
+	s.write(c, map[string]any{"type": "hello", "num_connections": 1})
+	for {
+		var ack struct {
+			EnvelopeID string `json:"envelope_id"`
+		}
+		if err := c.ReadJSON(&ack); err != nil {
+			break
+		}
+		s.mu.Lock()
+		if _, dup := s.acks[ack.EnvelopeID]; !dup && ack.EnvelopeID != "" {
+			s.acks[ack.EnvelopeID] = time.Now()
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	c.Close()
+}
+
+func (s *Slack) write(c *websocket.Conn, v any) error {
+	s.writeMu.Lock() // gorilla connections allow one writer at a time
+	defer s.writeMu.Unlock()
+	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	return c.WriteJSON(v)
+}
+
+// Connected reports how many Socket Mode connections are open, and how
+// many were ever made.
+func (s *Slack) Connected() (open, total int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns), s.connects
+}
+
+// send delivers an envelope on one open connection, waiting for one.
+func (s *Slack) send(env map[string]any) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.mu.Lock()
+		var c *websocket.Conn
+		for k := range s.conns {
+			c = k
+			break
+		}
+		if c != nil {
+			s.sent[env["envelope_id"].(string)] = time.Now()
+		}
+		s.mu.Unlock()
+		if c != nil && s.write(c, env) == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Errorf("bottest: no Socket Mode connection to deliver %v", env["type"])
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (s *Slack) next(prefix string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	return fmt.Sprintf("%s%06d", prefix, s.seq)
+}
+
+// Event is an injected Events API delivery; keep it to redeliver it.
+type Event struct {
+	ID, TS string
+	env    map[string]any
+}
+
+// Mention posts "<@UBOT> text" by user in channel (in thread when not "")
+// as an app_mention.
+func (s *Slack) Mention(user, channel, thread, text string) Event {
+	return s.event("app_mention", user, channel, thread, "<@"+SlackBotUser+"> "+text, "channel")
+}
+
+// DM sends text to the bot in a direct message channel.
+func (s *Slack) DM(user, channel, text string) Event {
+	return s.event("message", user, channel, "", text, "im")
+}
+
+// Reply posts text in a thread without mentioning the bot.
+func (s *Slack) Reply(user, channel, thread, text string) Event {
+	return s.event("message", user, channel, thread, text, "channel")
+}
+
+func (s *Slack) event(typ, user, channel, thread, text, channelType string) Event {
+	id, ts := s.next("Ev"), s.next("1700000001.")
+	ev := map[string]any{"type": typ, "user": user, "text": text, "channel": channel, "ts": ts, "channel_type": channelType, "team": SlackTeam}
+	if thread != "" {
+		ev["thread_ts"] = thread
+	}
+	payload := map[string]any{"team_id": SlackTeam, "event_id": id, "type": "event_callback", "event": ev}
+	e := Event{ID: id, TS: ts, env: map[string]any{"type": "events_api", "payload": payload}}
+	s.Redeliver(e, 0)
+	return e
+}
+
+// Redeliver sends e again in a new envelope, as Slack does when it
+// retries (retry > 0) or after a reconnect.
+func (s *Slack) Redeliver(e Event, retry int) {
+	env := map[string]any{}
+	for k, v := range e.env {
+		env[k] = v
+	}
+	env["envelope_id"] = s.next("env-")
+	env["retry_attempt"] = retry
+	s.send(env)
+}
+
+// Slash sends the /reasonix command.
+func (s *Slack) Slash(user, channel, text string) {
+	s.send(map[string]any{"type": "slash_commands", "envelope_id": s.next("env-"), "payload": map[string]any{
+		"command": "/reasonix", "text": text, "user_id": user, "channel_id": channel, "team_id": SlackTeam, "trigger_id": s.next("trig-"),
+	}})
+}
+
+// Click presses the button carrying value under message ts, as user, seen
+// in channel.
+func (s *Slack) Click(user, channel, ts, value string) {
+	s.send(map[string]any{"type": "interactive", "envelope_id": s.next("env-"), "payload": map[string]any{
+		"type": "block_actions", "team": map[string]any{"id": SlackTeam}, "user": map[string]any{"id": user},
+		"channel": map[string]any{"id": channel}, "trigger_id": s.next("trig-"),
+		"container": map[string]any{"type": "message", "message_ts": ts, "channel_id": channel},
+		"actions":   []map[string]any{{"action_id": "reasonix_0", "value": value, "type": "button", "action_ts": "1.1"}},
+	}})
+}
+
+// Disconnect asks every client to reconnect, as Slack does before it
+// rotates a connection.
+func (s *Slack) Disconnect() {
+	s.mu.Lock()
+	conns := make([]*websocket.Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		s.write(c, map[string]any{"type": "disconnect", "reason": "refresh_requested"})
+	}
+}
+
+// DropConnections cuts every Socket Mode link without a word.
+func (s *Slack) DropConnections() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.Close()
+	}
+}
+
+// Messages returns the messages in posting order, as they are now.
+func (s *Slack) Messages() []SlackMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]SlackMessage, 0, len(s.order))
+	for _, ts := range s.order {
+		out = append(out, *s.messages[ts])
+	}
+	return out
+}
+
+// Thread returns the messages posted in thread ts of channel.
+func (s *Slack) Thread(channel, ts string) []SlackMessage {
+	var out []SlackMessage
+	for _, m := range s.Messages() {
+		if m.Channel == channel && m.ThreadTS == ts {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Reactions lists "channel/ts/name" of every reaction added.
+func (s *Slack) Reactions() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.reactions...)
+}
+
+// Ephemerals lists the ephemeral answers.
+func (s *Slack) Ephemerals() []SlackEphemeral {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]SlackEphemeral(nil), s.ephemerals...)
+}
+
+// Violations counts writes refused for exceeding the limits.
+func (s *Slack) Violations() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.violations
+}
+
+// AckLatencies returns, for every envelope sent, how long its
+// acknowledgement took (missing ones are absent).
+func (s *Slack) AckLatencies() map[string]time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]time.Duration{}
+	for id, at := range s.acks {
+		if sent, ok := s.sent[id]; ok {
+			out[id] = at.Sub(sent)
+		}
+	}
+	return out
+}
+
+// Unacked lists envelopes sent but never acknowledged.
+func (s *Slack) Unacked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for id := range s.sent {
+		if _, ok := s.acks[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}

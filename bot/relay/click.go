@@ -1,0 +1,79 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"reasonix/bot"
+	"reasonix/runner"
+	"reasonix/runner/store"
+)
+
+// HandleClick decides an approval from a button. The button only names the
+// approval and the choice; every right to decide is checked here, against
+// the server's records: the approval exists and was posted in exactly this
+// message, the clicker is a configured approver, and the runner (which
+// also refuses the requester, a decided or an expired approval) accepts
+// the decision. Whatever is refused changes nothing and is answered to the
+// clicker alone.
+func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
+	id, choice, err := bot.ParseApprovalButton(c.Data)
+	if err != nil {
+		return "That button is not one I know; nothing changed."
+	}
+	a, err := r.st.Approval(ctx, id)
+	if err != nil {
+		return "That approval does not exist (any more); nothing changed."
+	}
+	post, err := r.approvalPost(ctx, a.TaskID, id)
+	if err != nil || post.Transport != c.Transport || post.Channel != c.Channel || post.MessageID != c.MessageID {
+		return "That button does not belong to this conversation; nothing changed."
+	}
+	if !r.access[c.Transport].approver(c.User) {
+		return "Only the configured approvers may decide this; nothing changed."
+	}
+	_, err = r.svc.Decide(ctx, runner.Decision{
+		ApprovalID: id, Decision: choice, Approver: c.Requester(), CallHash: a.CallHash,
+	})
+	if err != nil {
+		var re *runner.Error
+		if errors.As(err, &re) {
+			switch {
+			case errors.Is(re.Kind, runner.ErrConflict):
+				return "This was decided already; nothing changed."
+			case errors.Is(re.Kind, runner.ErrExpired):
+				return "This approval expired; the call was refused."
+			}
+		}
+		return r.safeMessage(err, "recording your decision")
+	}
+	// The approval_decided event edits the message through the task's
+	// watcher; with no watcher here (it runs on another node, or the task
+	// was relayed before a restart) edit it now.
+	if t, ok := r.transports[c.Transport]; ok && !r.isWatching(a.TaskID) {
+		if decided, err := r.st.Approval(ctx, id); err == nil {
+			r.editDecided(ctx, t, post, decided)
+		}
+	}
+	return ""
+}
+
+func approvalKey(id string) string { return "approval:" + id }
+
+// approvalPost finds where approval id was posted. A click can arrive
+// between the platform accepting the post and the relay recording it, so
+// a pending approval is looked up again for a moment before giving up.
+func (r *Relay) approvalPost(ctx context.Context, taskID, id string) (store.ChatPost, error) {
+	for i := 0; ; i++ {
+		post, err := r.st.ChatPost(ctx, taskID, approvalKey(id))
+		if err == nil || !errors.Is(err, store.ErrNotFound) || i == 30 {
+			return post, err
+		}
+		select {
+		case <-ctx.Done():
+			return post, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

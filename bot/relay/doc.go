@@ -1,0 +1,10 @@
+// Package relay is the chat relay: it turns messages from chat transports
+// into runner tasks, keeps one status message per task edited in place,
+// posts approval requests with buttons and decides them on click after
+// checking the clicker's authority, and posts the final report.
+//
+// Everything durable lives in the store (delivery dedupe, thread↔task map,
+// posted message ids), so a restarted relay starts nothing twice and edits
+// rather than re-posts. A platform outage delays the relay; it never blocks
+// a task, because the relay only reads the task's event log.
+package relay

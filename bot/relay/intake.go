@@ -1,0 +1,270 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"reasonix/bot"
+	"reasonix/policy"
+	"reasonix/runner"
+	"reasonix/runner/store"
+)
+
+// HandleMessage turns a message for the bot into a task, a steer, or a
+// command's answer. The transport has already acknowledged the delivery,
+// so this may take its time; it never returns an error to the platform.
+func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
+	t, ok := r.transports[in.Transport]
+	if !ok {
+		return
+	}
+	acc := r.access[in.Transport]
+	if !acc.channelAllowed(in) {
+		return // an unknown group or channel: say nothing
+	}
+	if in.EventID != "" {
+		first, err := r.st.ClaimChatEvent(ctx, in.Transport+":"+in.EventID)
+		if err != nil {
+			r.log.Error("relay: dedupe failed; dropping the delivery", "transport", in.Transport, "event", in.EventID, "err", err)
+			return
+		}
+		if !first {
+			return // a retry or a redelivery: handled already
+		}
+	}
+	if !in.Addressed {
+		// Chatter in a thread: a steer when the thread is a task's home and
+		// the author may give the bot work, else none of our business.
+		if in.Thread == "" || !acc.userAllowed(in.User) {
+			return
+		}
+		if id, err := r.st.ThreadTask(ctx, in.Transport, in.Channel, in.Thread); err == nil {
+			r.steer(ctx, t, in, id)
+		}
+		return
+	}
+	if !acc.userAllowed(in.User) {
+		if r.firstRefusal(in.Transport + ":" + in.User) {
+			r.reply(ctx, t, in.Channel, in.Home(), "Sorry, I only take requests from people on my allow list. Ask an admin to add your user id ("+in.User+") if you need me.")
+		}
+		return
+	}
+	cmd := bot.ParseCommand(in.Text)
+	if in.Thread != "" && (cmd.Verb == bot.VerbTask || cmd.Verb == bot.VerbGoal || cmd.Verb == bot.VerbPlan) {
+		if id, err := r.st.ThreadTask(ctx, in.Transport, in.Channel, in.Thread); err == nil {
+			r.steer(ctx, t, in, id)
+			return
+		} else if !errors.Is(err, store.ErrNotFound) {
+			r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "looking up this thread's task"))
+			return
+		}
+	}
+	switch cmd.Verb {
+	case bot.VerbHelp:
+		r.reply(ctx, t, in.Channel, in.Home(), bot.Help)
+	case bot.VerbStatus:
+		r.status(ctx, t, in, cmd.Text)
+	case bot.VerbCancel:
+		r.cancelTask(ctx, t, in, cmd.Text)
+	case bot.VerbTasks:
+		r.listTasks(ctx, t, in)
+	case bot.VerbApprovals:
+		r.listApprovals(ctx, t, in)
+	default:
+		r.submit(ctx, t, in, cmd)
+	}
+}
+
+// submit starts a task whose home is the message's thread.
+func (r *Relay) submit(ctx context.Context, t bot.Transport, in bot.Inbound, cmd bot.Command) {
+	home := in.Home()
+	target := store.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: home}
+	req := runner.TaskRequest{
+		Source:    store.Source(in.Transport),
+		Requester: in.Requester(),
+		Prompt:    cmd.Text,
+		Goal:      cmd.Verb == bot.VerbGoal,
+		PlanFirst: cmd.Verb == bot.VerbPlan,
+		Workspace: cmd.Workspace,
+		Notify:    []store.NotifyTarget{target},
+		Approvers: r.access[in.Transport].approverPrincipals(in.Transport, in.Team),
+	}
+	if in.EventID != "" {
+		req.DedupeKey = in.Transport + ":" + in.EventID
+	}
+	if route := r.cfg.Bot.Route(in.Transport, in.Channel); route != nil {
+		req.Workspace = cmpStr(req.Workspace, route.Workspace)
+		req.Posture = policy.Posture(route.Posture)
+		req.Goal = req.Goal || route.Goal
+		req.PlanFirst = req.PlanFirst || route.PlanFirst
+	}
+	if len(req.Approvers) == 0 {
+		// Nobody may decide: an Ask is refused rather than left to anyone
+		// who can click. A sentinel no credential maps to says so.
+		req.Approvers = []string{"nobody"}
+	}
+	task, created, err := r.svc.Submit(ctx, req)
+	if err != nil {
+		r.reply(ctx, t, in.Channel, home, r.safeMessage(err, "starting the task"))
+		return
+	}
+	if err := r.st.BindThread(ctx, in.Transport, in.Channel, home, task.ID); err != nil {
+		r.log.Error("relay: binding the thread", "task", task.ID, "err", err)
+	}
+	if !created {
+		return
+	}
+	r.ack(ctx, t, in, task.ID)
+	r.watch(task.ID, target)
+}
+
+// ack shows at once that the request was taken: a reaction where the
+// platform has them, else a short reply.
+func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID string) {
+	if rt, ok := t.(bot.Reactor); ok && in.MessageID != "" {
+		if err := rt.React(ctx, in.Channel, in.MessageID); err == nil {
+			return
+		}
+	}
+	f := t.Format()
+	id, err := r.post(ctx, t, bot.Message{Channel: in.Channel, Thread: in.Home(), Text: f.Escape("queued " + taskID)})
+	if err != nil {
+		r.log.Warn("relay: acknowledging a request", "task", taskID, "err", err)
+		return
+	}
+	// A reply to the acknowledgement is a reply to the task.
+	if err := r.st.BindThread(context.WithoutCancel(ctx), in.Transport, in.Channel, id, taskID); err != nil {
+		r.log.Warn("relay: binding the acknowledgement", "task", taskID, "err", err)
+	}
+}
+
+// steer delivers a reply in a task's thread: it steers a running task and
+// continues a finished one.
+func (r *Relay) steer(ctx context.Context, t bot.Transport, in bot.Inbound, taskID string) {
+	task, err := r.svc.Message(ctx, taskID, in.Requester(), in.Text)
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "passing your reply on"))
+		return
+	}
+	r.ack(ctx, t, in, task.ID)
+	if task.State.Terminal() {
+		return
+	}
+	// Relay to the task's own home, which on Telegram is not the message
+	// replied to.
+	for _, n := range task.Notify {
+		if n.Transport == in.Transport && n.Channel == in.Channel {
+			r.watch(task.ID, n)
+			return
+		}
+	}
+	r.watch(task.ID, store.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: in.Thread})
+}
+
+// threadTask is the task named by arg, else the thread's own.
+func (r *Relay) threadTask(ctx context.Context, in bot.Inbound, arg string) (string, bool) {
+	if arg != "" {
+		return strings.Fields(arg)[0], true
+	}
+	if in.Thread == "" {
+		return "", false
+	}
+	id, err := r.st.ThreadTask(ctx, in.Transport, in.Channel, in.Thread)
+	return id, err == nil
+}
+
+func (r *Relay) status(ctx context.Context, t bot.Transport, in bot.Inbound, arg string) {
+	id, ok := r.threadTask(ctx, in, arg)
+	if !ok {
+		r.reply(ctx, t, in.Channel, in.Home(), "Which task? Say status <task id>, or ask in a task's thread.")
+		return
+	}
+	task, err := r.svc.Task(ctx, id)
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the task"))
+		return
+	}
+	r.reply(ctx, t, in.Channel, in.Home(), fmt.Sprintf("%s is %s: %s", task.ID, stateWords(task.State), firstLine(task.Prompt, 200)))
+}
+
+func (r *Relay) cancelTask(ctx context.Context, t bot.Transport, in bot.Inbound, arg string) {
+	id, ok := r.threadTask(ctx, in, arg)
+	if !ok {
+		r.reply(ctx, t, in.Channel, in.Home(), "Which task? Say cancel <task id>, or ask in a task's thread.")
+		return
+	}
+	task, err := r.svc.Task(ctx, id)
+	if err == nil {
+		// The chat user is the principal; a cancel is theirs to make only
+		// for their own tasks, as through the API.
+		err = runner.Principal{ID: in.Requester()}.MayControl(task)
+	}
+	if err == nil {
+		_, err = r.svc.Cancel(ctx, id)
+	}
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "cancelling the task"))
+		return
+	}
+	r.reply(ctx, t, in.Channel, in.Home(), "Cancelling "+id+".")
+}
+
+func (r *Relay) listTasks(ctx context.Context, t bot.Transport, in bot.Inbound) {
+	page, err := r.svc.Tasks(ctx, store.TaskFilter{Requester: in.Requester(), Limit: 10})
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "listing tasks"))
+		return
+	}
+	if len(page.Tasks) == 0 {
+		r.reply(ctx, t, in.Channel, in.Home(), "You have no tasks yet.")
+		return
+	}
+	var b strings.Builder
+	b.WriteString("Your recent tasks:\n")
+	for _, task := range page.Tasks {
+		fmt.Fprintf(&b, "%s  %s  %s\n", task.ID, task.State, firstLine(task.Prompt, 80))
+	}
+	r.reply(ctx, t, in.Channel, in.Home(), b.String())
+}
+
+func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbound) {
+	list, err := r.svc.Approvals(ctx, runner.ApprovalFilter{State: store.ApprovalPending, Limit: 20})
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "listing approvals"))
+		return
+	}
+	me := in.Requester()
+	var b strings.Builder
+	for _, a := range list {
+		if !containsStr(a.Approvers, me) {
+			continue
+		}
+		fmt.Fprintf(&b, "%s  task %s  %s: %s (expires %s)\n", a.ID, a.TaskID, a.Tool, firstLine(a.Subject, 80), a.ExpiresAt.UTC().Format("15:04 MST"))
+	}
+	if b.Len() == 0 {
+		r.reply(ctx, t, in.Channel, in.Home(), "Nothing is waiting for your decision.")
+		return
+	}
+	r.reply(ctx, t, in.Channel, in.Home(), "Waiting for your decision (the buttons are in each task's thread):\n"+b.String())
+}
+
+// refusalQuiet is how long a refused user is not told again: one polite
+// refusal, not one per message.
+const refusalQuiet = 10 * time.Minute
+
+func (r *Relay) firstRefusal(who string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if at, ok := r.refused[who]; ok && now.Sub(at) < refusalQuiet {
+		return false
+	}
+	if len(r.refused) > 10000 { // bounded: forget everyone rather than grow
+		clear(r.refused)
+	}
+	r.refused[who] = now
+	return true
+}

@@ -1,0 +1,237 @@
+package relay
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"reasonix/bot"
+	"reasonix/config"
+	"reasonix/internal/redact"
+	"reasonix/runner"
+	"reasonix/runner/store"
+)
+
+// Config configures a Relay.
+type Config struct {
+	Service *runner.Service // required
+	Store   *store.Store    // required: the relay's durable memory
+	// Bot is the [bot] configuration: allow lists, approvers, routes.
+	Bot config.Bot
+	// Transports are the enabled platforms, by Name.
+	Transports []bot.Transport
+	// Secrets are masked in everything posted, on top of what the runner
+	// already redacts from events (bot tokens, for one).
+	Secrets []string
+	Logger  *slog.Logger
+	// EditInterval spaces writes to one channel; default 1s, the platforms'
+	// sustained limit.
+	EditInterval time.Duration
+	// ScanInterval is how often tasks from elsewhere (the API, schedules,
+	// webhooks) that name a chat notify target are looked for; default 2s.
+	ScanInterval time.Duration
+	// MaxReportRunes caps a final report; the tail is kept. Default 12000.
+	MaxReportRunes int
+	Now            func() time.Time
+}
+
+// Relay connects transports to the runner. Start it after the service and
+// stop it before.
+type Relay struct {
+	cfg        Config
+	svc        *runner.Service
+	st         *store.Store
+	log        *slog.Logger
+	transports map[string]bot.Transport
+	access     map[string]access
+	redact     *redact.Redactor
+	pace       *pacer
+	now        func() time.Time
+
+	mu       sync.Mutex
+	watching map[string]bool // task ids with a live watcher
+	refused  map[string]time.Time
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+var _ bot.Handler = (*Relay)(nil)
+
+// New validates cfg and returns a relay that is not started.
+func New(cfg Config) (*Relay, error) {
+	if cfg.Service == nil || cfg.Store == nil {
+		return nil, errors.New("relay: Service and Store are required")
+	}
+	cfg.EditInterval = cmp.Or(cfg.EditInterval, time.Second)
+	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, 2*time.Second)
+	cfg.MaxReportRunes = cmp.Or(cfg.MaxReportRunes, 12000)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	r := &Relay{
+		cfg: cfg, svc: cfg.Service, st: cfg.Store, log: cfg.Logger, now: cfg.Now,
+		transports: map[string]bot.Transport{}, access: accessFor(cfg.Bot),
+		redact: redact.New(cfg.Secrets...), pace: newPacer(cfg.EditInterval, cfg.Now),
+		watching: map[string]bool{}, refused: map[string]time.Time{},
+	}
+	for _, t := range cfg.Transports {
+		if _, dup := r.transports[t.Name()]; dup {
+			return nil, fmt.Errorf("relay: transport %q given twice", t.Name())
+		}
+		r.transports[t.Name()] = t
+	}
+	return r, nil
+}
+
+// Start starts the transports' intake, resumes relaying the live tasks
+// that report to chat, and watches for new ones from other intakes.
+func (r *Relay) Start(ctx context.Context) error {
+	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	for name, t := range r.transports {
+		if err := t.Start(r.ctx, r); err != nil {
+			r.cancel()
+			return fmt.Errorf("relay: starting %s: %w", name, err)
+		}
+	}
+	r.wg.Add(1)
+	go r.scan()
+	return nil
+}
+
+// Stop stops intake and the watchers; tasks keep running and are relayed
+// again when a relay starts.
+func (r *Relay) Stop(ctx context.Context) error {
+	var errs []error
+	for name, t := range r.transports {
+		if err := t.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("relay: stopping %s: %w", name, err))
+		}
+	}
+	if r.cancel != nil {
+		r.cancel()
+	}
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, ctx.Err())
+	}
+	return errors.Join(errs...)
+}
+
+// scan starts a watcher for every live task with a chat target that has
+// none: tasks from this relay after a restart, and tasks from elsewhere.
+func (r *Relay) scan() {
+	defer r.wg.Done()
+	t := time.NewTicker(r.cfg.ScanInterval)
+	defer t.Stop()
+	for {
+		r.scanOnce()
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Relay) scanOnce() {
+	f := store.TaskFilter{States: []store.State{store.StateQueued, store.StateRunning, store.StateWaitingApproval}, Limit: 500}
+	page, err := r.svc.Tasks(r.ctx, f)
+	if err != nil {
+		if r.ctx.Err() == nil {
+			r.log.Warn("relay: listing live tasks", "err", err)
+		}
+		return
+	}
+	for _, t := range page.Tasks {
+		for _, n := range t.Notify {
+			if _, ok := r.transports[n.Transport]; ok {
+				r.watch(t.ID, n)
+				break
+			}
+		}
+	}
+}
+
+// post sends m through t, paced per channel and retried after a rate
+// limit; it gives up only when ctx ends or the platform keeps failing.
+func (r *Relay) post(ctx context.Context, t bot.Transport, m bot.Message) (string, error) {
+	var id string
+	err := r.write(ctx, t, m.Channel, func(wctx context.Context) (err error) { id, err = t.Post(wctx, m); return err })
+	return id, err
+}
+
+func (r *Relay) edit(ctx context.Context, t bot.Transport, id string, m bot.Message) error {
+	return r.write(ctx, t, m.Channel, func(wctx context.Context) error { return t.Edit(wctx, id, m) })
+}
+
+// writeTimeout bounds one platform call. A call in flight is not cut by
+// Stop: a post the platform accepted but we never heard back about would
+// be posted again by the next relay.
+const writeTimeout = 15 * time.Second
+
+func (r *Relay) write(ctx context.Context, t bot.Transport, channel string, fn func(context.Context) error) error {
+	key := t.Name() + "/" + channel
+	var err error
+	for attempt := range 6 {
+		if werr := r.pace.wait(ctx, key, interval(t, channel)); werr != nil {
+			return werr
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		err = fn(wctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		d, limited := bot.RetryAfter(err)
+		if !limited {
+			d = time.Duration(attempt+1) * 500 * time.Millisecond
+		}
+		r.pace.penalize(key, d)
+		r.log.Warn("relay: chat write failed; retrying", "transport", t.Name(), "channel", channel, "rate_limited", limited, "err", err)
+	}
+	return err
+}
+
+// reply posts plain text (escaped here) as a reply to in.
+func (r *Relay) reply(ctx context.Context, t bot.Transport, channel, thread, text string) {
+	f := t.Format()
+	m := bot.Message{Channel: channel, Thread: thread, Text: f.Escape(r.redact.String(text))}
+	if _, err := r.post(ctx, t, m); err != nil {
+		r.log.Warn("relay: reply failed", "transport", t.Name(), "err", err)
+	}
+}
+
+// safeMessage is what a chat user may see of err: a runner error's own
+// message, else a generic line with the detail in the log.
+func (r *Relay) safeMessage(err error, what string) string {
+	var re *runner.Error
+	if errors.As(err, &re) {
+		return re.Message
+	}
+	ref := fmt.Sprintf("%08x", r.now().UnixNano()&0xffffffff)
+	r.log.Error("relay: "+what, "ref", ref, "err", err)
+	return fmt.Sprintf("Something went wrong while %s (ref %s). Try again, or ask an admin to look up the reference.", what, ref)
+}
+
+// interval is the transport's own spacing for channel, 0 for the default.
+func interval(t bot.Transport, channel string) time.Duration {
+	if p, ok := t.(bot.Pacer); ok {
+		return p.Interval(channel)
+	}
+	return 0
+}

@@ -1,0 +1,218 @@
+package relay_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+	"reasonix/bot"
+	"reasonix/bot/bottest"
+	"reasonix/bot/relay"
+	"reasonix/bot/slack"
+	"reasonix/config"
+	"reasonix/runner"
+	"reasonix/runner/runnertest"
+	"reasonix/runner/store"
+	"reasonix/runner/store/storetest"
+)
+
+const (
+	alice   = "UALICE" // allowed, the requester
+	bob     = "UBOB"   // allowed, an approver
+	mallory = "UMAL"   // allowed, not an approver
+	eve     = "UEVE"   // not allowed at all
+	channel = "C0DEV"
+)
+
+// eventually polls cond until it holds or the test fails after 20s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+type rig struct {
+	svc   *runner.Service
+	st    *store.Store
+	slack *bottest.Slack
+	relay *relay.Relay
+	model *agenttest.ScriptedProvider
+}
+
+// newRig runs a real service with a scripted model, a fake Slack and the
+// relay between them.
+func newRig(t *testing.T, model func(agenttest.Request) agenttest.Turn) *rig {
+	return newRigWith(t, nil, model)
+}
+
+func newRigWith(t *testing.T, set *config.Config, model func(agenttest.Request) agenttest.Turn) *rig {
+	t.Helper()
+	st := storetest.SQLite(t, store.Config{})
+	turns := make([]agenttest.Turn, 50)
+	for i := range turns {
+		turns[i] = agenttest.Respond(model)
+	}
+	prov := agenttest.NewScriptedProvider(turns...)
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: set})
+	fake := bottest.NewSlack(t, bottest.SlackLimits{PerSecond: 10, Burst: 3})
+	tr, err := slack.New(slack.Config{BotToken: "xoxb-test-secret", AppToken: "xapp-test", APIURL: fake.APIURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob, mallory},
+		AllowChannels: []string{channel, "C0OTHER"}, Approvers: []string{alice, bob}}}
+	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
+		Secrets: []string{"xoxb-test-secret"}, EditInterval: 120 * time.Millisecond, ScanInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.Stop(ctx); err != nil {
+			t.Errorf("relay stop: %v", err)
+		}
+	})
+	return &rig{svc: svc, st: st, slack: fake, relay: r, model: prov}
+}
+
+func lastTool(req agenttest.Request) string {
+	m := req.Messages[len(req.Messages)-1]
+	if m.Role != agent.RoleTool {
+		return ""
+	}
+	return m.Content
+}
+
+func toolTurn(id, name, args string) agenttest.Turn {
+	return agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: id, Name: name, Arguments: args}}, Usage: agent.Usage{Prompt: 100, Completion: 10}}
+}
+
+// approvalMessage waits for the message with buttons in thread.
+func (r *rig) approvalMessage(t *testing.T, thread string) bottest.SlackMessage {
+	t.Helper()
+	var msg bottest.SlackMessage
+	eventually(t, "an approval message with buttons", func() bool {
+		for _, m := range r.slack.Thread(channel, thread) {
+			if len(m.Buttons) > 0 {
+				msg = m
+				return true
+			}
+		}
+		return false
+	})
+	return msg
+}
+
+func (r *rig) threadText(thread string) string {
+	var b strings.Builder
+	for _, m := range r.slack.Thread(channel, thread) {
+		b.WriteString(m.Text + "\n---\n")
+	}
+	return b.String()
+}
+
+func (r *rig) ephemeralFor(user string) []string {
+	var out []string
+	for _, e := range r.slack.Ephemerals() {
+		if e.User == user {
+			out = append(out, e.Text)
+		}
+	}
+	return out
+}
+
+func TestMentionApprovalAndReportInTheThread(t *testing.T) {
+	r := newRig(t, func(req agenttest.Request) agenttest.Turn {
+		if res := lastTool(req); res != "" {
+			return agenttest.Turn{Text: "result: " + strings.TrimSpace(res) + " <!channel> <@U999> xoxb-test-secret", Usage: agent.Usage{Prompt: 120, Completion: 20}}
+		}
+		return toolTurn("c1", "bash", `{"command":"echo approved-run > proof.txt && cat proof.txt"}`)
+	})
+	mention := r.slack.Mention(alice, channel, "", "check the proof file")
+
+	eventually(t, "the eyes reaction", func() bool {
+		for _, x := range r.slack.Reactions() {
+			if x == channel+"/"+mention.TS+"/eyes" {
+				return true
+			}
+		}
+		return false
+	})
+	ap := r.approvalMessage(t, mention.TS)
+	if !strings.Contains(ap.Text, "echo approved-run") || len(ap.Buttons) < 2 {
+		t.Fatalf("approval message = %+v", ap)
+	}
+	taskID, err := r.st.ThreadTask(context.Background(), "slack", channel, mention.TS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, _ := r.svc.Task(context.Background(), taskID)
+	if task.Source != store.SourceSlack || task.Requester != "slack:"+bottest.SlackTeam+"/"+alice || task.State != store.StateWaitingApproval {
+		t.Fatalf("task = %+v", task)
+	}
+	allow := ap.Buttons[0].Value
+
+	// Refused clicks change nothing and get an answer only the clicker sees.
+	r.slack.Click(alice, channel, ap.TS, allow)                           // the requester
+	r.slack.Click(mallory, channel, ap.TS, allow)                         // not an approver
+	r.slack.Click(bob, "C0OTHER", ap.TS, allow)                           // from elsewhere
+	r.slack.Click(bob, channel, ap.TS, "ap:a_FORGED000000000000000000:o") // forged
+	eventually(t, "four refusals", func() bool {
+		return len(r.ephemeralFor(alice)) == 1 && len(r.ephemeralFor(mallory)) == 1 && len(r.ephemeralFor(bob)) == 2
+	})
+	if got := r.ephemeralFor(alice)[0]; !strings.Contains(got, "requested this task") {
+		t.Errorf("requester's answer = %q", got)
+	}
+	if got := r.ephemeralFor(mallory)[0]; !strings.Contains(got, "approvers") {
+		t.Errorf("non-approver's answer = %q", got)
+	}
+	if pend, _ := r.svc.Approvals(context.Background(), runner.ApprovalFilter{TaskID: taskID, State: store.ApprovalPending}); len(pend) != 1 {
+		t.Fatalf("after refused clicks, pending = %+v", pend)
+	}
+
+	r.slack.Click(bob, channel, ap.TS, allow)
+	done := runnertest.WaitState(t, r.svc, taskID, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded || !strings.Contains(done.Result.FinalAnswer, "approved-run") {
+		t.Fatalf("task = %+v", done.Result)
+	}
+	eventually(t, "the final report", func() bool { return strings.Contains(r.threadText(mention.TS), "result: approved-run") })
+	eventually(t, "the approval message to show the decision", func() bool {
+		for _, m := range r.slack.Thread(channel, mention.TS) {
+			if m.TS == ap.TS {
+				return len(m.Buttons) == 0 && strings.Contains(m.Text, "Allowed once by slack:"+bottest.SlackTeam+"/"+bob)
+			}
+		}
+		return false
+	})
+	eventually(t, "the status message to say done", func() bool {
+		msgs := r.slack.Thread(channel, mention.TS)
+		return len(msgs) > 0 && strings.Contains(msgs[0].Text, "— done")
+	})
+	text := r.threadText(mention.TS)
+	for _, bad := range []string{"<!channel>", "<@U999>", "xoxb-test-secret"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the thread carries %q:\n%s", bad, text)
+		}
+	}
+	if !strings.Contains(text, "&lt;!channel&gt;") {
+		t.Errorf("model text was not escaped:\n%s", text)
+	}
+	if n := r.slack.Violations(); n != 0 {
+		t.Errorf("%d rate limit violations", n)
+	}
+	if un := r.slack.Unacked(); len(un) != 0 {
+		t.Errorf("unacknowledged envelopes: %v", un)
+	}
+}

@@ -1,0 +1,141 @@
+package relay_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+	"reasonix/bot"
+	"reasonix/bot/bottest"
+	"reasonix/bot/relay"
+	"reasonix/bot/telegram"
+	"reasonix/config"
+	"reasonix/runner/runnertest"
+	"reasonix/runner/store"
+	"reasonix/runner/store/storetest"
+)
+
+const (
+	tgAlice = 111
+	tgBob   = 222
+	tgGroup = -100
+)
+
+func TestTelegramGroupMentionApprovalReport(t *testing.T) {
+	st := storetest.SQLite(t, store.Config{})
+	turns := make([]agenttest.Turn, 20)
+	for i := range turns {
+		turns[i] = agenttest.Respond(func(req agenttest.Request) agenttest.Turn {
+			for _, m := range req.Messages {
+				if m.Role == agent.RoleTool {
+					return agenttest.Turn{Text: "done: " + strings.TrimSpace(m.Content) + " <script> & <b>bold</b>"}
+				}
+			}
+			return toolTurn("c1", "bash", `{"command":"echo tg-ran > out.txt && cat out.txt"}`)
+		})
+	}
+	prov := agenttest.NewScriptedProvider(turns...)
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov})
+	fake := bottest.NewTelegram(t, "42:secret-token", bottest.SlackLimits{})
+	tr, err := telegram.New(telegram.Config{Token: "42:secret-token", APIEndpoint: fake.Endpoint(), Cursor: st, PollTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(xs ...int64) []string {
+		var out []string
+		for _, x := range xs {
+			out = append(out, strconv.FormatInt(x, 10))
+		}
+		return out
+	}
+	cfg := config.Bot{Telegram: config.TelegramBot{Enabled: true, AllowUsers: ids(tgAlice, tgBob),
+		AllowChats: ids(tgGroup), Approvers: ids(tgAlice, tgBob)}}
+	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
+		Secrets: []string{"42:secret-token"}, EditInterval: 100 * time.Millisecond, ScanInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r.Stop(ctx)
+	})
+
+	fake.Send(-200, tgAlice, "@reasonix_bot hello from a stranger group", 0)
+	req := fake.Send(tgGroup, tgAlice, "@reasonix_bot check the proof", 0)
+	var ap bottest.TelegramMessage
+	eventually(t, "the approval buttons", func() bool {
+		for _, m := range fake.Messages(tgGroup) {
+			if len(m.Buttons) > 0 {
+				ap = m
+				return true
+			}
+		}
+		return false
+	})
+	var status bottest.TelegramMessage
+	for _, m := range fake.Messages(tgGroup) {
+		if strings.Contains(m.Text, "<b>Task ") {
+			status = m
+		}
+	}
+	if status.ReplyTo != strconv.FormatInt(req, 10) || status.ParseMode != "HTML" {
+		t.Errorf("status message = %+v", status)
+	}
+	id, err := st.ThreadTask(context.Background(), "telegram", strconv.Itoa(tgGroup), strconv.FormatInt(req, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task, _ := svc.Task(context.Background(), id); task.Requester != "telegram:111" || task.Source != store.SourceTelegram {
+		t.Fatalf("task = %+v", task)
+	}
+
+	// A reply to the bot's status message steers the task.
+	fake.Send(tgGroup, tgBob, "and say hi", status.ID)
+	eventually(t, "the steer", func() bool { return len(runnertest.Events(t, svc, id, "message")) > 0 })
+
+	fake.Click(tgGroup, tgAlice, ap.ID, ap.Buttons[0].Value) // the requester
+	fake.Click(tgGroup, tgBob, ap.ID, "ap:a_forged:o")       // forged
+	eventually(t, "two refusals", func() bool { return len(fake.Answers()) == 2 })
+	for _, a := range fake.Answers() {
+		if !strings.Contains(a.Text, "nothing changed") && !strings.Contains(a.Text, "requested this task") {
+			t.Errorf("refusal = %+v", a)
+		}
+	}
+	fake.Click(tgGroup, tgBob, ap.ID, ap.Buttons[0].Value)
+	done := runnertest.WaitState(t, svc, id, 30*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("task = %+v", done.Result)
+	}
+	eventually(t, "the report", func() bool {
+		for _, m := range fake.Messages(tgGroup) {
+			if strings.Contains(m.Text, "done: tg-ran") {
+				return strings.Contains(m.Text, "&lt;script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;")
+			}
+		}
+		return false
+	})
+	if got := len(fake.Messages(-200)); got != 0 {
+		t.Errorf("the stranger group got %d messages", got)
+	}
+	if n := fake.Violations(); n != 0 {
+		t.Errorf("%d Telegram rate limit violations", n)
+	}
+	for _, m := range fake.Messages(tgGroup) {
+		if strings.Contains(m.Text, "secret-token") {
+			t.Errorf("the token was posted: %q", m.Text)
+		}
+	}
+	// The offset is durable: every update handled is acknowledged in the store.
+	eventually(t, "the offset to be saved", func() bool {
+		v, _ := st.ChatCursor(context.Background(), "telegram:offset")
+		return v > 0 && v == fake.Confirmed()
+	})
+}

@@ -1,0 +1,213 @@
+package relay
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"reasonix/bot"
+	"reasonix/runner/store"
+)
+
+// view is what the status message shows, folded from the task's events.
+type view struct {
+	taskID, prompt string
+	state          store.State
+	plan           []todo
+	fleet          []node
+	step           string
+	tokens         int64
+	started, ended time.Time
+}
+
+type todo struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+// node mirrors a fleet node of goals' fleet_updated payload (the relay may
+// not import goals; the event's JSON is the contract).
+type node struct {
+	ID        string   `json:"id"`
+	State     string   `json:"state"`
+	DependsOn []string `json:"depends_on"`
+	Reason    string   `json:"reason"`
+	Summary   string   `json:"summary"`
+}
+
+// apply folds ev into the view; it reports whether the status changed.
+func (v *view) apply(ev store.Event) bool {
+	switch ev.Type {
+	case "task_state":
+		var p struct {
+			State store.State `json:"state"`
+		}
+		if json.Unmarshal(ev.Payload, &p) != nil || p.State == "" {
+			return false
+		}
+		if v.started.IsZero() {
+			v.started = ev.Time
+		}
+		v.state = p.State
+		if p.State.Terminal() {
+			v.ended, v.step = ev.Time, ""
+		} else {
+			v.ended = time.Time{}
+		}
+	case "plan_updated":
+		var p struct {
+			Plan []todo `json:"plan"`
+		}
+		if json.Unmarshal(ev.Payload, &p) != nil {
+			return false
+		}
+		v.plan = p.Plan
+	case "fleet_updated":
+		var p struct {
+			Nodes []node `json:"nodes"`
+		}
+		if json.Unmarshal(ev.Payload, &p) != nil {
+			return false
+		}
+		v.fleet = p.Nodes
+	case "tool_started":
+		var p struct {
+			Tool     string `json:"tool"`
+			Args     string `json:"args"`
+			Subagent string `json:"subagent"`
+		}
+		if json.Unmarshal(ev.Payload, &p) != nil {
+			return false
+		}
+		v.step = p.Tool + " " + callSubject(p.Args)
+		if p.Subagent != "" {
+			v.step = p.Subagent + ": " + v.step
+		}
+	case "usage":
+		var p struct {
+			Prompt, Completion int64
+		}
+		if json.Unmarshal(ev.Payload, &p) != nil {
+			return false
+		}
+		v.tokens += p.Prompt + p.Completion
+	default:
+		return false
+	}
+	return true
+}
+
+// callSubject is the part of a call's arguments a person recognises.
+func callSubject(args string) string {
+	var a map[string]any
+	if json.Unmarshal([]byte(args), &a) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "path", "file_path", "pattern", "url", "query"} {
+		if s, ok := a[k].(string); ok {
+			return firstLine(s, 120)
+		}
+	}
+	return ""
+}
+
+// render is the status message in f's markup.
+func (v *view) render(f bot.Format, now time.Time) string {
+	var b strings.Builder
+	state := cmpStr(stateWords(v.state), "queued")
+	fmt.Fprintf(&b, "%s %s %s\n", stateIcon(v.state), f.Bold(f.Escape("Task "+v.taskID)), f.Escape("— "+state))
+	b.WriteString(f.Escape(firstLine(v.prompt, 200)) + "\n")
+	if len(v.plan) > 0 {
+		b.WriteString(f.Bold("Plan") + "\n")
+		for _, it := range v.plan {
+			mark := "○"
+			switch it.Status {
+			case "completed":
+				mark = "✔"
+			case "in_progress":
+				mark = "▶"
+			}
+			b.WriteString(mark + " " + f.Escape(firstLine(it.Content, 160)) + "\n")
+		}
+	}
+	if len(v.fleet) > 0 {
+		b.WriteString(f.Bold("Fleet") + "\n")
+		for _, line := range fleetTree(v.fleet) {
+			b.WriteString(f.Escape(line) + "\n")
+		}
+	}
+	if v.step != "" && !v.state.Terminal() {
+		b.WriteString(f.Escape("Now: "+v.step) + "\n")
+	}
+	end := now
+	if !v.ended.IsZero() {
+		end = v.ended
+	}
+	var facts []string
+	if !v.started.IsZero() {
+		facts = append(facts, "elapsed "+end.Sub(v.started).Round(time.Second).String())
+	}
+	if v.tokens > 0 {
+		facts = append(facts, fmt.Sprintf("%d tokens", v.tokens))
+	}
+	if len(facts) > 0 {
+		b.WriteString(f.Escape(strings.Join(facts, " · ")))
+	}
+	out := strings.TrimRight(b.String(), "\n")
+	if parts := bot.Split(out, f.Limit()); len(parts) > 1 {
+		out = parts[0] // the head: the state and plan matter most
+	}
+	return out
+}
+
+// fleetTree draws the fleet as an indented dependency tree: a node under
+// the first node it depends on.
+func fleetTree(nodes []node) []string {
+	byID := map[string]bool{}
+	for _, n := range nodes {
+		byID[n.ID] = true
+	}
+	children := map[string][]node{}
+	var roots []node
+	for _, n := range nodes {
+		parent := ""
+		for _, d := range n.DependsOn {
+			if byID[d] && d != n.ID {
+				parent = d
+				break
+			}
+		}
+		if parent == "" {
+			roots = append(roots, n)
+		} else {
+			children[parent] = append(children[parent], n)
+		}
+	}
+	var lines []string
+	seen := map[string]bool{}
+	var walk func(n node, depth int)
+	walk = func(n node, depth int) {
+		if seen[n.ID] || depth > 20 {
+			return
+		}
+		seen[n.ID] = true
+		mark := map[string]string{"done": "✔", "running": "▶", "failed": "✖", "skipped": "⤼"}[n.State]
+		line := strings.Repeat("  ", depth) + cmpStr(mark, "○") + " " + n.ID + " (" + n.State
+		if n.Reason != "" {
+			line += ": " + n.Reason
+		}
+		line += ")"
+		lines = append(lines, line)
+		for _, c := range children[n.ID] {
+			walk(c, depth+1)
+		}
+	}
+	for _, n := range roots {
+		walk(n, 0)
+	}
+	for _, n := range nodes { // a cycle leaves nodes unreached: list them flat
+		walk(n, 0)
+	}
+	return lines
+}

@@ -1,0 +1,325 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"reasonix/bot"
+	"reasonix/runner/store"
+)
+
+// watch starts relaying task taskID to target unless it is relayed
+// already. It is a no-op before Start and after Stop.
+func (r *Relay) watch(taskID string, target store.NotifyTarget) {
+	t, ok := r.transports[target.Transport]
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	if r.ctx == nil || r.ctx.Err() != nil || r.watching[taskID] {
+		r.mu.Unlock()
+		return
+	}
+	r.watching[taskID] = true
+	r.wg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
+		w := &watcher{r: r, t: t, target: target, v: view{taskID: taskID}}
+		err := w.run(r.ctx)
+		r.mu.Lock()
+		delete(r.watching, taskID)
+		r.mu.Unlock()
+		if err != nil {
+			if r.ctx.Err() == nil {
+				r.log.Warn("relay: relaying a task stopped", "task", taskID, "err", err)
+			}
+			return
+		}
+		// The task may have been continued while this watcher was
+		// finishing (a reply, whose own watch found this one still
+		// running): anything logged after what it saw needs a watcher.
+		if r.ctx.Err() == nil {
+			if evs, err := r.svc.Events(r.ctx, taskID, w.seen, 1); err == nil && len(evs) > 0 {
+				r.watch(taskID, target)
+			}
+		}
+	}()
+}
+
+func (r *Relay) isWatching(taskID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.watching[taskID]
+}
+
+// watcher relays one task: it replays the task's log from the start (a
+// restarted relay re-renders; posts it made already are found by their
+// keys and not repeated) and follows it until the task ends.
+type watcher struct {
+	r      *Relay
+	t      bot.Transport
+	target store.NotifyTarget
+	v      view
+	status string // the status message's id
+	shown  string // what the status message shows now
+	// fleet summaries by node id, for sub-agent reports.
+	summaries map[string]string
+	seen      int64 // the last event applied
+}
+
+func (w *watcher) key() string { return w.t.Name() + "/" + w.target.Channel }
+
+func (w *watcher) run(ctx context.Context) error {
+	r := w.r
+	task, err := r.svc.Task(ctx, w.v.taskID)
+	if err != nil {
+		return err
+	}
+	w.v.prompt, w.v.state = task.Prompt, task.State
+	if !task.StartedAt.IsZero() {
+		w.v.started = task.StartedAt
+	}
+	events, err := r.svc.Subscribe(ctx, task.ID, 0)
+	if err != nil {
+		return err
+	}
+	if err := w.ensureStatus(ctx); err != nil {
+		return err
+	}
+	var timer *time.Timer
+	var due <-chan time.Time
+	dirty := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-due:
+			due = nil
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			w.seen = ev.Seq
+			if w.v.apply(ev) {
+				dirty = true
+			}
+			w.post(ctx, ev)
+			if ev.Type == "task_state" && w.v.state.Terminal() && w.ended(ctx, ev.Seq) {
+				// The last state always lands, waiting for its slot.
+				return w.editStatus(ctx, true)
+			}
+		}
+		if dirty && due == nil {
+			if d := r.pace.try(w.key(), interval(w.t, w.target.Channel)); d == 0 {
+				if err := w.editStatus(ctx, false); err != nil {
+					r.log.Warn("relay: status edit failed", "task", w.v.taskID, "err", err)
+				}
+				dirty = false
+			} else {
+				if timer != nil {
+					timer.Stop()
+				}
+				timer = time.NewTimer(d)
+				due = timer.C
+			}
+		}
+	}
+}
+
+// ended reports whether the terminal state at seq is the task's last
+// word: a replayed log holds the end of every earlier run of a continued
+// task, and only the end with nothing after it closes the watch.
+func (w *watcher) ended(ctx context.Context, seq int64) bool {
+	t, err := w.r.svc.Task(ctx, w.v.taskID)
+	if err != nil {
+		return true
+	}
+	if !t.State.Terminal() {
+		return false
+	}
+	later, err := w.r.svc.Events(ctx, w.v.taskID, seq, 1)
+	return err != nil || len(later) == 0
+}
+
+// ensureStatus finds the status message posted before or posts it.
+func (w *watcher) ensureStatus(ctx context.Context) error {
+	r := w.r
+	if p, err := r.st.ChatPost(ctx, w.v.taskID, "status"); err == nil {
+		w.status = p.MessageID
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	text := r.redact.String(w.v.render(w.t.Format(), r.now()))
+	id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text})
+	if err != nil {
+		return fmt.Errorf("posting the status message: %w", err)
+	}
+	w.bind(ctx, id)
+	if err := r.st.SaveChatPost(context.WithoutCancel(ctx), store.ChatPost{TaskID: w.v.taskID, Key: "status", Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}); err != nil {
+		return err
+	}
+	if p, err := r.st.ChatPost(ctx, w.v.taskID, "status"); err == nil {
+		w.status = p.MessageID // a racing node's post wins; ours stays as it is
+	}
+	w.shown = text
+	return nil
+}
+
+// editStatus edits the status message to the current view. paced is
+// false when the caller took the channel's slot already.
+func (w *watcher) editStatus(ctx context.Context, wait bool) error {
+	r := w.r
+	text := r.redact.String(w.v.render(w.t.Format(), r.now()))
+	if text == w.shown {
+		return nil
+	}
+	m := bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text}
+	var err error
+	if wait {
+		err = r.edit(ctx, w.t, w.status, m)
+	} else if err = w.t.Edit(context.WithoutCancel(ctx), w.status, m); err != nil {
+		if d, ok := bot.RetryAfter(err); ok {
+			r.pace.penalize(w.key(), d)
+		}
+		err = r.edit(ctx, w.t, w.status, m)
+	}
+	if err == nil {
+		w.shown = text
+	}
+	return err
+}
+
+// post makes the separate messages some events deserve, once each: an
+// approval request, a question, a sub-agent's report, the final report.
+func (w *watcher) post(ctx context.Context, ev store.Event) {
+	switch ev.Type {
+	case "approval_requested":
+		w.postApproval(ctx, ev)
+	case "approval_decided":
+		var p struct {
+			ApprovalID string `json:"approval_id"`
+		}
+		if json.Unmarshal(ev.Payload, &p) != nil {
+			return
+		}
+		post, err := w.r.st.ChatPost(ctx, w.v.taskID, approvalKey(p.ApprovalID))
+		if err != nil {
+			return
+		}
+		if a, err := w.r.st.Approval(ctx, p.ApprovalID); err == nil {
+			w.r.editDecided(ctx, w.t, post, a)
+		}
+	case "fleet_updated":
+		if w.summaries == nil {
+			w.summaries = map[string]string{}
+		}
+		for _, n := range w.v.fleet {
+			if n.Summary != "" {
+				w.summaries[n.ID] = n.Summary
+			}
+		}
+	case "question":
+		var p struct {
+			Question string `json:"question"`
+		}
+		if json.Unmarshal(ev.Payload, &p) == nil && p.Question != "" {
+			f := w.t.Format()
+			w.once(ctx, ev, f.Bold("Question")+"\n"+f.Escape(p.Question)+"\n"+f.Escape("Reply in this thread to answer."))
+		}
+	case "subagent_finished":
+		var p struct {
+			ID, State, Reason string
+		}
+		if json.Unmarshal(ev.Payload, &p) == nil && p.ID != "" {
+			f := w.t.Format()
+			text := f.Bold(f.Escape("Sub-agent "+p.ID)) + f.Escape(" "+p.State)
+			if p.Reason != "" {
+				text += f.Escape(" (" + p.Reason + ")")
+			}
+			if s := w.summaries[p.ID]; s != "" {
+				text += "\n" + f.Escape(s)
+			}
+			w.once(ctx, ev, text)
+		}
+	case "final_report":
+		w.once(ctx, ev, w.report(ev))
+	}
+}
+
+// once posts text under the event's key unless it was posted before.
+func (w *watcher) once(ctx context.Context, ev store.Event, text string) {
+	r := w.r
+	key := "ev:" + strconv.FormatInt(ev.Seq, 10)
+	if _, err := r.st.ChatPost(ctx, w.v.taskID, key); err == nil {
+		return
+	}
+	text = r.redact.String(text)
+	var first string
+	for i, part := range bot.Split(text, w.t.Format().Limit()) {
+		id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: part})
+		if err != nil {
+			r.log.Warn("relay: post failed", "task", w.v.taskID, "event", ev.Type, "err", err)
+			return
+		}
+		if i == 0 {
+			first = id
+		}
+		w.bind(ctx, id)
+	}
+	_ = r.st.SaveChatPost(context.WithoutCancel(ctx), store.ChatPost{TaskID: w.v.taskID, Key: key, Transport: w.t.Name(), Channel: w.target.Channel, MessageID: first})
+}
+
+// report renders a final_report event.
+func (w *watcher) report(ev store.Event) string {
+	var p struct {
+		State       store.State `json:"state"`
+		Summary     string      `json:"summary"`
+		FinalAnswer string      `json:"final_answer"`
+		DiffStat    string      `json:"diff_stat"`
+		Branch      string      `json:"branch"`
+		Tokens      struct{ Prompt, Completion int64 }
+		Cost        float64 `json:"cost"`
+		DurationMS  int64   `json:"duration_ms"`
+		Reason      string  `json:"reason"`
+	}
+	_ = json.Unmarshal(ev.Payload, &p)
+	f := w.t.Format()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", stateIcon(p.State), f.Bold(f.Escape("Task "+w.v.taskID+" "+stateWords(p.State))))
+	if p.Reason != "" {
+		b.WriteString(f.Escape(p.Reason) + "\n")
+	}
+	body := cmpStr(p.FinalAnswer, p.Summary)
+	if body != "" {
+		b.WriteString(f.Escape(bot.Tail(body, w.r.cfg.MaxReportRunes)) + "\n")
+	}
+	if p.DiffStat != "" {
+		b.WriteString(f.Code(f.Escape(bot.Tail(p.DiffStat, 2000))) + "\n")
+	}
+	var facts []string
+	if p.Branch != "" {
+		facts = append(facts, "branch "+p.Branch)
+	}
+	facts = append(facts, fmt.Sprintf("%d tokens", p.Tokens.Prompt+p.Tokens.Completion))
+	if p.Cost > 0 {
+		facts = append(facts, fmt.Sprintf("$%.4f", p.Cost))
+	}
+	facts = append(facts, (time.Duration(p.DurationMS) * time.Millisecond).Round(time.Second).String())
+	b.WriteString(f.Escape(strings.Join(facts, " · ")))
+	return b.String()
+}
+
+// bind makes a message the relay posted for the task a way into its
+// thread: on Telegram a reply to any of them is a reply to the task.
+func (w *watcher) bind(ctx context.Context, messageID string) {
+	if err := w.r.st.BindThread(context.WithoutCancel(ctx), w.t.Name(), w.target.Channel, messageID, w.v.taskID); err != nil {
+		w.r.log.Warn("relay: binding a post to its task", "task", w.v.taskID, "err", err)
+	}
+}

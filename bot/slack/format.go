@@ -1,0 +1,29 @@
+package slack
+
+import (
+	"strings"
+
+	"reasonix/bot"
+)
+
+// format is Slack mrkdwn. Escaping &, < and > is all Slack needs: every
+// link, mention and broadcast (<!channel>, <!here>, <@U…>) is written with
+// angle brackets, so escaped model text can never ping anyone.
+type format struct{}
+
+var _ bot.Format = format{}
+
+var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+func (format) Escape(s string) string { return escaper.Replace(s) }
+func (format) Bold(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "*" + s + "*"
+}
+func (format) Code(s string) string { return "```" + strings.ReplaceAll(s, "```", "ʼʼʼ") + "```" }
+
+// Limit is a section block's text limit, the tightest Slack applies to
+// what we post.
+func (format) Limit() int { return 3000 }

@@ -1,0 +1,175 @@
+package slack
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// HTTP mode: Slack POSTs events, interactions and slash commands to the
+// service's address. Every request is verified with the signing secret
+// before it is read further, and answered within Slack's three seconds.
+
+const (
+	maxBody = 1 << 20
+	// maxSkew is how old a signed request may be; older ones are replays.
+	maxSkew = 5 * time.Minute
+	// answerWithin leaves Slack's 3 s deadline a margin; handling goes on
+	// after the answer when it takes longer (the dedupe makes Slack's
+	// retry harmless).
+	answerWithin = 2500 * time.Millisecond
+)
+
+var errSignature = errors.New("slack: bad request signature")
+
+// verify checks Slack's v0 signature over the timestamp and the body.
+func verify(secret string, h http.Header, body []byte, now time.Time) error {
+	ts := h.Get("X-Slack-Request-Timestamp")
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return errSignature
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > maxSkew || d < -maxSkew {
+		return errSignature
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte("v0:" + ts + ":"))
+	mac.Write(body)
+	want := "v0=" + hex.EncodeToString(mac.Sum(nil))
+	if !hmac.Equal([]byte(want), []byte(h.Get("X-Slack-Signature"))) {
+		return errSignature
+	}
+	return nil
+}
+
+// Handler serves /slack/events, /slack/interactions and /slack/commands
+// in HTTP mode; it answers 503 until Start.
+func (t *Transport) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /slack/events", t.serveEvents)
+	mux.HandleFunc("POST /slack/interactions", t.serveInteraction)
+	mux.HandleFunc("POST /slack/commands", t.serveCommand)
+	return mux
+}
+
+// read verifies and returns the body; false means it answered already.
+func (t *Transport) read(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if t.handler() == nil {
+		http.Error(w, "not ready", http.StatusServiceUnavailable)
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return nil, false
+	}
+	if err := verify(t.cfg.SigningSecret, r.Header, body, time.Now()); err != nil {
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		return nil, false
+	}
+	return body, true
+}
+
+func (t *Transport) serveEvents(w http.ResponseWriter, r *http.Request) {
+	body, ok := t.read(w, r)
+	if !ok {
+		return
+	}
+	var probe struct {
+		Type      string `json:"type"`
+		Challenge string `json:"challenge"`
+	}
+	if json.Unmarshal(body, &probe) != nil {
+		http.Error(w, "not JSON", http.StatusBadRequest)
+		return
+	}
+	if probe.Type == "url_verification" {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, probe.Challenge)
+		return
+	}
+	in, err := parseEvent(body, t.botUser)
+	if err != nil {
+		t.ignore("events", err)
+		w.WriteHeader(http.StatusOK) // nothing to retry
+		return
+	}
+	h := t.handler()
+	t.within(func(ctx context.Context) { h.HandleMessage(ctx, in) })
+	w.WriteHeader(http.StatusOK)
+}
+
+func (t *Transport) serveInteraction(w http.ResponseWriter, r *http.Request) {
+	body, ok := t.read(w, r)
+	if !ok {
+		return
+	}
+	form, err := parseForm(body)
+	if err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	c, err := parseInteraction([]byte(form.Get("payload")))
+	if err != nil {
+		t.ignore("interactive", err)
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	h := t.handler()
+	t.within(func(ctx context.Context) {
+		if answer := h.HandleClick(ctx, c); answer != "" {
+			t.ephemeral(ctx, c.Channel, c.User, answer)
+		}
+	})
+	w.WriteHeader(http.StatusOK)
+}
+
+func (t *Transport) serveCommand(w http.ResponseWriter, r *http.Request) {
+	body, ok := t.read(w, r)
+	if !ok {
+		return
+	}
+	form, err := parseForm(body)
+	if err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	raw, _ := json.Marshal(slashPayload{Command: form.Get("command"), Text: form.Get("text"), UserID: form.Get("user_id"),
+		ChannelID: form.Get("channel_id"), TeamID: form.Get("team_id"), TriggerID: form.Get("trigger_id")})
+	in, err := parseSlash(raw)
+	if err != nil {
+		http.Error(w, "bad command", http.StatusBadRequest)
+		return
+	}
+	h := t.handler()
+	t.within(func(ctx context.Context) { h.HandleMessage(ctx, in) })
+	w.WriteHeader(http.StatusOK)
+}
+
+// within runs fn on a worker and waits for it up to answerWithin: the
+// task is persisted before the answer in the usual case, and a slow store
+// never makes Slack give up on us.
+func (t *Transport) within(fn func(context.Context)) {
+	done := make(chan struct{})
+	job := func(ctx context.Context) { defer close(done); fn(ctx) }
+	select {
+	case t.work <- job:
+	default:
+		t.log.Warn("slack: intake queue full; dropping a request")
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(answerWithin):
+	}
+}
+
+func parseForm(body []byte) (url.Values, error) { return url.ParseQuery(string(body)) }

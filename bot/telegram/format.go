@@ -1,0 +1,28 @@
+package telegram
+
+import (
+	"strings"
+
+	"reasonix/bot"
+)
+
+// format is Telegram's HTML parse mode: escaping &, < and > (and quotes)
+// is all it needs, unlike MarkdownV2 whose escaping rules the library gets
+// wrong.
+type format struct{}
+
+var _ bot.Format = format{}
+
+var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
+
+func (format) Escape(s string) string { return escaper.Replace(s) }
+func (format) Bold(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "<b>" + s + "</b>"
+}
+func (format) Code(s string) string { return "<pre>" + s + "</pre>" }
+
+// Limit is Telegram's 4,096 characters per message.
+func (format) Limit() int { return 4096 }

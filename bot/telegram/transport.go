@@ -1,0 +1,318 @@
+package telegram
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"reasonix/bot"
+	"reasonix/internal/backoff"
+)
+
+// Cursor keeps the poll offset across restarts; *store.Store is one.
+type Cursor interface {
+	ChatCursor(ctx context.Context, key string) (int64, error)
+	SetChatCursor(ctx context.Context, key string, value int64) error
+}
+
+// Config configures a Transport.
+type Config struct {
+	Token string // required
+	// APIEndpoint is the ".../bot%s/%s" template; Telegram's when empty.
+	APIEndpoint string
+	Cursor      Cursor // required: the offset survives a restart
+	// WebhookSecret, when set, selects webhook mode: updates arrive at
+	// Handler (register the URL and this secret with setWebhook) and
+	// nothing polls.
+	WebhookSecret string
+	// PollTimeout is the long poll's wait; default 25s.
+	PollTimeout time.Duration
+	Workers     int // default 8
+	Logger      *slog.Logger
+}
+
+// Transport is Telegram over long polling.
+type Transport struct {
+	cfg    Config
+	api    *tgbotapi.BotAPI
+	self   me
+	log    *slog.Logger
+	ctx    context.Context
+	h      atomic.Pointer[bot.Handler]
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+var (
+	_ bot.Transport = (*Transport)(nil)
+	_ bot.Pacer     = (*Transport)(nil)
+)
+
+// ctxClient binds the library's requests, which take no context, to the
+// transport's lifetime, so Stop ends a long poll at once.
+type ctxClient struct {
+	c   *http.Client
+	ctx func() context.Context
+}
+
+func (c ctxClient) Do(r *http.Request) (*http.Response, error) { return c.c.Do(r.WithContext(c.ctx())) }
+
+// New validates cfg; it does not contact Telegram yet.
+func New(cfg Config) (*Transport, error) {
+	if cfg.Token == "" || cfg.Cursor == nil {
+		return nil, errors.New("telegram: the token and a cursor are required")
+	}
+	cfg.APIEndpoint = cmp.Or(cfg.APIEndpoint, tgbotapi.APIEndpoint)
+	cfg.PollTimeout = cmp.Or(cfg.PollTimeout, 25*time.Second)
+	cfg.Workers = cmp.Or(cfg.Workers, 8)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Transport{cfg: cfg, log: cfg.Logger, ctx: context.Background()}, nil
+}
+
+// Name is "telegram".
+func (*Transport) Name() string { return "telegram" }
+
+// Format is Telegram HTML.
+func (*Transport) Format() bot.Format { return format{} }
+
+// Interval paces writes: Telegram allows one message a second in a chat
+// and twenty a minute in a group (negative chat ids).
+func (*Transport) Interval(channel string) time.Duration {
+	if strings.HasPrefix(channel, "-") {
+		return 3 * time.Second
+	}
+	return time.Second
+}
+
+// Start learns who the bot is (getMe) and starts polling.
+func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
+	t.ctx, t.cancel = context.WithCancel(ctx)
+	client := ctxClient{c: &http.Client{Timeout: t.cfg.PollTimeout + 30*time.Second}, ctx: func() context.Context { return t.ctx }}
+	api, err := tgbotapi.NewBotAPIWithClient(t.cfg.Token, t.cfg.APIEndpoint, client)
+	if err != nil {
+		t.cancel()
+		return fmt.Errorf("telegram: getMe: %s", redactToken(err.Error(), t.cfg.Token))
+	}
+	t.api, t.self = api, me{ID: api.Self.ID, Username: api.Self.UserName}
+	if t.cfg.WebhookSecret != "" {
+		t.h.Store(&h)
+		return nil
+	}
+	t.wg.Go(func() { t.poll(t.ctx, h) })
+	return nil
+}
+
+func (t *Transport) handlerLoaded() bot.Handler {
+	if p := t.h.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Stop ends polling; a long poll in flight is cut.
+func (t *Transport) Stop(ctx context.Context) error {
+	if t.cancel == nil {
+		return nil
+	}
+	t.cancel()
+	done := make(chan struct{})
+	go func() { t.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+const offsetKey = "telegram:offset"
+
+// poll fetches updates from the stored offset, handles a batch, and only
+// then moves the offset past it: an update is acknowledged once handled,
+// and the relay's dedupe makes a redelivery harmless.
+func (t *Transport) poll(ctx context.Context, h bot.Handler) {
+	policy := backoff.Policy{Base: time.Second, Cap: time.Minute}
+	failures := 0
+	for ctx.Err() == nil {
+		offset, err := t.cfg.Cursor.ChatCursor(ctx, offsetKey)
+		var raws []json.RawMessage
+		if err == nil {
+			raws, err = t.getUpdates(offset)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			d, _ := bot.RetryAfter(err)
+			t.log.Warn("telegram: polling failed; retrying", "err", redactToken(err.Error(), t.cfg.Token))
+			if backoff.Sleep(ctx, policy.Delay(failures, d)) != nil {
+				return
+			}
+			failures++
+			continue
+		}
+		failures = 0
+		next := offset
+		sem := make(chan struct{}, t.cfg.Workers)
+		var batch sync.WaitGroup
+		for _, raw := range raws {
+			p, err := parseUpdate(raw, t.self)
+			if p.UpdateID >= next {
+				next = p.UpdateID + 1
+			}
+			if err != nil {
+				if !errors.Is(err, errIgnored) {
+					t.log.Warn("telegram: unreadable update", "err", err)
+				}
+				continue
+			}
+			sem <- struct{}{}
+			batch.Go(func() {
+				defer func() { <-sem }()
+				t.handle(ctx, h, p)
+			})
+		}
+		batch.Wait()
+		if next > offset {
+			if err := t.cfg.Cursor.SetChatCursor(ctx, offsetKey, next); err != nil && ctx.Err() == nil {
+				t.log.Warn("telegram: saving the offset", "err", err)
+			}
+		}
+	}
+}
+
+func (t *Transport) handle(ctx context.Context, h bot.Handler, p parsed) {
+	switch {
+	case p.In != nil:
+		h.HandleMessage(ctx, *p.In)
+	case p.Click != nil:
+		answer := h.HandleClick(ctx, *p.Click)
+		params := tgbotapi.Params{"callback_query_id": p.CallbackID}
+		if answer != "" {
+			params["text"] = answer
+			params["show_alert"] = "true"
+		}
+		if _, err := t.call("answerCallbackQuery", params); err != nil {
+			t.log.Warn("telegram: answering a click", "err", err)
+		}
+	}
+}
+
+func (t *Transport) getUpdates(offset int64) ([]json.RawMessage, error) {
+	resp, err := t.call("getUpdates", tgbotapi.Params{
+		"offset": strconv.FormatInt(offset, 10), "timeout": strconv.Itoa(int(t.cfg.PollTimeout / time.Second)),
+		"allowed_updates": `["message","callback_query"]`,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(resp.Result, &raws); err != nil {
+		return nil, fmt.Errorf("telegram: getUpdates result: %w", err)
+	}
+	return raws, nil
+}
+
+// call makes a raw method call and maps "too many requests".
+func (t *Transport) call(method string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {
+	resp, err := t.api.MakeRequest(method, params)
+	var te *tgbotapi.Error
+	switch {
+	case errors.As(err, &te) && te.Code == http.StatusTooManyRequests:
+		return resp, &bot.RateLimitError{RetryAfter: time.Duration(max(te.RetryAfter, 1)) * time.Second}
+	case errors.As(err, &te):
+		return resp, te // Telegram's own description: no token in it
+	case err != nil:
+		// Transport errors quote the request URL, which holds the token.
+		return resp, errors.New(redactToken(err.Error(), t.cfg.Token))
+	}
+	return resp, nil
+}
+
+// Post sends m as HTML, as a reply to m.Thread.
+func (t *Transport) Post(ctx context.Context, m bot.Message) (string, error) {
+	params := t.messageParams(m)
+	if m.Thread != "" {
+		params["reply_to_message_id"] = m.Thread
+		params["allow_sending_without_reply"] = "true"
+	}
+	resp, err := t.withPlainFallback("sendMessage", params)
+	if err != nil {
+		return "", err
+	}
+	var sent struct {
+		MessageID int64 `json:"message_id"`
+	}
+	if err := json.Unmarshal(resp.Result, &sent); err != nil || sent.MessageID == 0 {
+		return "", fmt.Errorf("telegram: sendMessage result: %v", err)
+	}
+	return strconv.FormatInt(sent.MessageID, 10), nil
+}
+
+// Edit replaces the text (and buttons) of message id.
+func (t *Transport) Edit(ctx context.Context, id string, m bot.Message) error {
+	params := t.messageParams(m)
+	params["message_id"] = id
+	if _, ok := params["reply_markup"]; !ok {
+		params["reply_markup"] = `{"inline_keyboard":[]}` // an edit without buttons removes them
+	}
+	_, err := t.withPlainFallback("editMessageText", params)
+	var te *tgbotapi.Error
+	if errors.As(err, &te) && strings.Contains(te.Message, "message is not modified") {
+		return nil
+	}
+	return err
+}
+
+func (t *Transport) messageParams(m bot.Message) tgbotapi.Params {
+	params := tgbotapi.Params{"chat_id": m.Channel, "text": m.Text, "parse_mode": "HTML", "disable_web_page_preview": "true"}
+	if len(m.Buttons) > 0 {
+		row := make([]map[string]string, 0, len(m.Buttons))
+		for _, b := range m.Buttons {
+			row = append(row, map[string]string{"text": b.Label, "callback_data": b.Data})
+		}
+		kb, _ := json.Marshal(map[string]any{"inline_keyboard": [][]map[string]string{row}})
+		params["reply_markup"] = string(kb)
+	}
+	return params
+}
+
+var tags = regexp.MustCompile(`</?(b|pre)>`)
+
+// withPlainFallback retries a message Telegram could not parse (a split
+// that cut an HTML tag pair) as plain text: the words still arrive.
+func (t *Transport) withPlainFallback(method string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {
+	resp, err := t.call(method, params)
+	var te *tgbotapi.Error
+	if errors.As(err, &te) && te.Code == http.StatusBadRequest && strings.Contains(te.Message, "can't parse entities") {
+		params["text"] = html.UnescapeString(tags.ReplaceAllString(params["text"], ""))
+		delete(params, "parse_mode")
+		return t.call(method, params)
+	}
+	return resp, err
+}
+
+// redactToken keeps the bot token, which is part of every request URL,
+// out of errors.
+func redactToken(s, token string) string {
+	if token == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, token, "[token]")
+}

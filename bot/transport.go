@@ -1,0 +1,136 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Transport is one chat platform. The relay calls Start once, then Post,
+// Edit and Ephemeral from several goroutines at once; implementations must
+// be safe for that.
+type Transport interface {
+	// Name is the transport's notify name: "slack", "telegram".
+	Name() string
+	// Start begins intake and returns once it is under way; deliveries go
+	// to h until Stop. Acknowledging a delivery to the platform is the
+	// transport's job and happens before h is called.
+	Start(ctx context.Context, h Handler) error
+	// Stop ends intake; posting keeps working.
+	Stop(ctx context.Context) error
+	// Post sends m and returns the platform's id of the message.
+	Post(ctx context.Context, m Message) (string, error)
+	// Edit replaces the message id (posted with m.Channel) with m.
+	Edit(ctx context.Context, id string, m Message) error
+	// Format is the platform's markup.
+	Format() Format
+}
+
+// Reactor is the optional transport behaviour of acknowledging a request
+// with a reaction instead of a reply.
+type Reactor interface {
+	React(ctx context.Context, channel, messageID string) error
+}
+
+// Pacer is the optional transport behaviour of asking for a wider spacing
+// of writes in some channels than the relay's default (Telegram groups).
+type Pacer interface {
+	Interval(channel string) time.Duration
+}
+
+// Handler receives what a transport takes in.
+type Handler interface {
+	// HandleMessage handles a message addressed to the bot.
+	HandleMessage(ctx context.Context, in Inbound)
+	// HandleClick handles a button click and returns the short answer the
+	// clicker alone sees ("" for none).
+	HandleClick(ctx context.Context, c Click) string
+}
+
+// Message is something to post or an edit of it. Text is markup of the
+// transport's Format, already escaped by the caller.
+type Message struct {
+	Channel string
+	Thread  string // reply in this thread (Slack ts; Telegram message id)
+	Text    string
+	Buttons []Button
+}
+
+// Button is one choice under a message; Data is what a click returns.
+type Button struct {
+	Label string
+	Data  string
+	Style string // "primary", "danger" or ""
+}
+
+// Inbound is a message for the bot, already verified by its transport.
+type Inbound struct {
+	Transport string
+	// EventID identifies the delivery for dedupe: the same event delivered
+	// twice has the same EventID.
+	EventID   string
+	Team      string // Slack team id; "" elsewhere
+	User      string // the platform's immutable user id
+	Channel   string // channel or chat id
+	Thread    string // the thread the message belongs to ("" when it starts one)
+	MessageID string // the message itself (a new thread's root)
+	Text      string // the bot's mention removed
+	DM        bool
+	// Addressed is true for a mention, a DM, a command or a reply to the
+	// bot; a plain reply in a thread is not, and matters only when the
+	// thread is a task's home.
+	Addressed bool
+}
+
+// Requester is the principal id of the sender: "slack:T/U" or
+// "telegram:<id>".
+func (in Inbound) Requester() string { return Principal(in.Transport, in.Team, in.User) }
+
+// Home is the thread the message belongs to, or the one it starts.
+func (in Inbound) Home() string {
+	if in.Thread != "" {
+		return in.Thread
+	}
+	return in.MessageID
+}
+
+// Click is a button press.
+type Click struct {
+	Transport string
+	EventID   string
+	Team      string
+	User      string
+	Channel   string // where the clicked message is
+	MessageID string
+	Data      string
+}
+
+// Requester is the clicker's principal id.
+func (c Click) Requester() string { return Principal(c.Transport, c.Team, c.User) }
+
+// Principal is the principal id of a chat user. Slack ids are only unique
+// within a workspace, so the team is part of the id.
+func Principal(transport, team, user string) string {
+	if transport == "slack" {
+		return "slack:" + team + "/" + user
+	}
+	return transport + ":" + user
+}
+
+// RateLimitError is a platform's "too many requests": retry after
+// RetryAfter.
+type RateLimitError struct{ RetryAfter time.Duration }
+
+func (e *RateLimitError) Error() string {
+	return fmt.Sprintf("bot: rate limited; retry after %s", e.RetryAfter)
+}
+
+// RetryAfter reports how long err asks to wait, if it is a RateLimitError.
+func RetryAfter(err error) (time.Duration, bool) {
+	var rl *RateLimitError
+	if errors.As(err, &rl) {
+		return rl.RetryAfter, true
+	}
+	return 0, false
+}

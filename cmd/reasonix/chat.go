@@ -1,0 +1,122 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+
+	"reasonix/bot"
+	"reasonix/bot/relay"
+	"reasonix/bot/slack"
+	"reasonix/bot/telegram"
+	"reasonix/config"
+	"reasonix/runner"
+	"reasonix/runner/store"
+)
+
+// chatTokens are the chat platforms' secrets, read once at start so the
+// service can redact them everywhere before anything runs.
+type chatTokens struct {
+	slackBot, slackApp, slackSigning string
+	telegram, telegramWebhook        string
+}
+
+func (c chatTokens) secrets() []string {
+	var out []string
+	for _, s := range []string{c.slackBot, c.slackApp, c.slackSigning, c.telegram, c.telegramWebhook} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// readChatTokens reads the variables the enabled transports name. A
+// missing one is a configuration error (exit 2) naming the key: a relay
+// that cannot connect must not look like a running one.
+func readChatTokens(cfg *config.Config) (chatTokens, error) {
+	var tok chatTokens
+	env := func(key, name string) (string, error) {
+		v := strings.TrimSpace(os.Getenv(name))
+		if v == "" {
+			return "", &configError{fmt.Errorf("%s names $%s, which is not set", key, name)}
+		}
+		return v, nil
+	}
+	var err error
+	if s := cfg.Bot.Slack; s.Enabled {
+		if tok.slackBot, err = env("bot.slack.bot_token_env", s.BotTokenEnv); err != nil {
+			return tok, err
+		}
+		if s.SlackMode() == config.SlackHTTP {
+			tok.slackSigning, err = env("bot.slack.signing_secret_env", s.SigningSecretEnv)
+		} else {
+			tok.slackApp, err = env("bot.slack.app_token_env", s.AppTokenEnv)
+		}
+		if err != nil {
+			return tok, err
+		}
+	}
+	if tg := cfg.Bot.Telegram; tg.Enabled {
+		if tok.telegram, err = env("bot.telegram.token_env", tg.TokenEnv); err != nil {
+			return tok, err
+		}
+		if tg.TelegramMode() == config.TelegramWebhook {
+			if tok.telegramWebhook, err = env("bot.telegram.webhook_secret_env", tg.WebhookSecretEnv); err != nil {
+				return tok, err
+			}
+		}
+	}
+	return tok, nil
+}
+
+// chatRelay assembles the relay of the enabled transports (nil when none
+// is) and the HTTP routes of those in HTTP or webhook mode, to be served
+// on the service's address.
+func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *store.Store, log *slog.Logger) (*relay.Relay, map[string]http.Handler, error) {
+	var transports []bot.Transport
+	routes := map[string]http.Handler{}
+	if s := cfg.Bot.Slack; s.Enabled {
+		t, err := slack.New(slack.Config{BotToken: tok.slackBot, AppToken: tok.slackApp, SigningSecret: tok.slackSigning,
+			APIURL: s.APIURL, AckReaction: s.AckReaction, Logger: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		transports = append(transports, t)
+		if tok.slackSigning != "" {
+			routes["/slack/"] = t.Handler()
+		}
+	}
+	if tg := cfg.Bot.Telegram; tg.Enabled {
+		t, err := telegram.New(telegram.Config{Token: tok.telegram, APIEndpoint: tg.APIEndpoint, Cursor: st,
+			WebhookSecret: tok.telegramWebhook, Logger: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		transports = append(transports, t)
+		if tok.telegramWebhook != "" {
+			routes[cmp.Or(tg.WebhookPath, "/telegram/webhook")] = t.Handler()
+		}
+	}
+	if len(transports) == 0 {
+		return nil, nil, nil
+	}
+	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg.Bot, Transports: transports, Secrets: tok.secrets(), Logger: log})
+	return r, routes, err
+}
+
+// withChatRoutes serves the chat platforms' callbacks beside the API.
+func withChatRoutes(api http.Handler, routes map[string]http.Handler) http.Handler {
+	if len(routes) == 0 {
+		return api
+	}
+	mux := http.NewServeMux()
+	for path, h := range routes {
+		mux.Handle(path, h)
+	}
+	mux.Handle("/", api)
+	return mux
+}

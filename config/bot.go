@@ -1,0 +1,201 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"reasonix/internal/posture"
+)
+
+// Bot is the [bot] table: the chat relay of `reasonix serve`. Every
+// identity in it is an immutable platform id (Slack U…/W…, Telegram numeric
+// ids), never a display name, because display names can be changed by
+// their owners.
+type Bot struct {
+	Slack    SlackBot    `toml:"slack"`
+	Telegram TelegramBot `toml:"telegram"`
+	// Routes give the defaults of tasks started in one channel or chat.
+	Routes []BotRoute `toml:"routes"`
+}
+
+// Slack relay modes.
+const (
+	SlackSocket = "socket" // default: no public endpoint needed
+	SlackHTTP   = "http"
+)
+
+// Telegram relay modes.
+const (
+	TelegramPoll    = "poll" // default
+	TelegramWebhook = "webhook"
+)
+
+// SlackBot is [bot.slack].
+type SlackBot struct {
+	Enabled bool `toml:"enabled"`
+	// BotTokenEnv names the variable holding the xoxb- token (required).
+	BotTokenEnv string `toml:"bot_token_env"`
+	// AppTokenEnv names the variable holding the xapp- token Socket Mode
+	// connects with (required in socket mode).
+	AppTokenEnv string `toml:"app_token_env"`
+	// Mode is "socket" (default) or "http".
+	Mode string `toml:"mode"`
+	// SigningSecretEnv names the signing secret's variable (http mode).
+	SigningSecretEnv string `toml:"signing_secret_env"`
+	// APIURL is the Web API base ("https://slack.com/api/" when empty);
+	// set it for proxies and tests.
+	APIURL        string   `toml:"api_url"`
+	AllowUsers    []string `toml:"allow_users"`
+	AllowChannels []string `toml:"allow_channels"`
+	Approvers     []string `toml:"approvers"`
+	// AckReaction is the emoji name added to a request once it is queued;
+	// default "eyes".
+	AckReaction string `toml:"ack_reaction"`
+}
+
+// TelegramBot is [bot.telegram].
+type TelegramBot struct {
+	Enabled          bool     `toml:"enabled"`
+	TokenEnv         string   `toml:"token_env"`
+	Mode             string   `toml:"mode"` // "poll" (default) or "webhook"
+	WebhookSecretEnv string   `toml:"webhook_secret_env"`
+	WebhookPath      string   `toml:"webhook_path"` // default "/telegram/webhook"
+	APIEndpoint      string   `toml:"api_endpoint"` // the client's ".../bot%s/%s" template
+	AllowUsers       []string `toml:"allow_users"`
+	AllowChats       []string `toml:"allow_chats"`
+	Approvers        []string `toml:"approvers"`
+}
+
+// BotRoute is one [[bot.routes]] entry.
+type BotRoute struct {
+	Transport string          `toml:"transport"` // "slack" or "telegram"
+	Channel   string          `toml:"channel"`   // channel or chat id
+	Workspace string          `toml:"workspace"`
+	Posture   posture.Posture `toml:"posture"`
+	Goal      bool            `toml:"goal"`
+	PlanFirst bool            `toml:"plan_first"`
+}
+
+// SlackMode is Mode with its default applied.
+func (s SlackBot) SlackMode() string {
+	if s.Mode == "" {
+		return SlackSocket
+	}
+	return s.Mode
+}
+
+// TelegramMode is Mode with its default applied.
+func (t TelegramBot) TelegramMode() string {
+	if t.Mode == "" {
+		return TelegramPoll
+	}
+	return t.Mode
+}
+
+// Route returns the route of channel on transport, or nil.
+func (b *Bot) Route(transport, channel string) *BotRoute {
+	for i := range b.Routes {
+		if b.Routes[i].Transport == transport && b.Routes[i].Channel == channel {
+			return &b.Routes[i]
+		}
+	}
+	return nil
+}
+
+func (b *Bot) validate(c *Config, p *problems) {
+	s, src := &b.Slack, c.origins["bot.slack"]
+	checkEnvName(p, src, "bot.slack.bot_token_env", s.BotTokenEnv)
+	checkEnvName(p, src, "bot.slack.app_token_env", s.AppTokenEnv)
+	checkEnvName(p, src, "bot.slack.signing_secret_env", s.SigningSecretEnv)
+	switch s.Mode {
+	case "", SlackSocket, SlackHTTP:
+	default:
+		p.add(src, "bot.slack.mode", "%q is not socket or http", s.Mode)
+	}
+	checkIDs(p, src, "bot.slack.allow_users", s.AllowUsers, true)
+	checkIDs(p, src, "bot.slack.allow_channels", s.AllowChannels, false)
+	checkIDs(p, src, "bot.slack.approvers", s.Approvers, false)
+	if s.Enabled {
+		need(p, src, "bot.slack.bot_token_env", s.BotTokenEnv)
+		if s.SlackMode() == SlackSocket {
+			need(p, src, "bot.slack.app_token_env", s.AppTokenEnv)
+		} else {
+			need(p, src, "bot.slack.signing_secret_env", s.SigningSecretEnv)
+		}
+		if len(s.AllowUsers) == 0 {
+			p.add(src, "bot.slack.allow_users", "is empty: list the Slack user ids (U…) who may start tasks, or \"*\" for everyone in the allowed channels")
+		}
+		if len(s.AllowChannels) == 0 {
+			p.add(src, "bot.slack.allow_channels", "is empty: list the channel ids (C…, D… for DMs) the bot answers in")
+		}
+	}
+
+	t, tsrc := &b.Telegram, c.origins["bot.telegram"]
+	checkEnvName(p, tsrc, "bot.telegram.token_env", t.TokenEnv)
+	checkEnvName(p, tsrc, "bot.telegram.webhook_secret_env", t.WebhookSecretEnv)
+	switch t.Mode {
+	case "", TelegramPoll, TelegramWebhook:
+	default:
+		p.add(tsrc, "bot.telegram.mode", "%q is not poll or webhook", t.Mode)
+	}
+	if t.WebhookPath != "" && !strings.HasPrefix(t.WebhookPath, "/") {
+		p.add(tsrc, "bot.telegram.webhook_path", "%q must start with /", t.WebhookPath)
+	}
+	if t.APIEndpoint != "" && strings.Count(t.APIEndpoint, "%s") != 2 {
+		p.add(tsrc, "bot.telegram.api_endpoint", "%q must contain two %%s (token, method), like https://api.telegram.org/bot%%s/%%s", t.APIEndpoint)
+	}
+	checkIDs(p, tsrc, "bot.telegram.allow_users", t.AllowUsers, true)
+	checkIDs(p, tsrc, "bot.telegram.allow_chats", t.AllowChats, false)
+	checkIDs(p, tsrc, "bot.telegram.approvers", t.Approvers, false)
+	if t.Enabled {
+		need(p, tsrc, "bot.telegram.token_env", t.TokenEnv)
+		if t.TelegramMode() == TelegramWebhook {
+			need(p, tsrc, "bot.telegram.webhook_secret_env", t.WebhookSecretEnv)
+		}
+		if len(t.AllowUsers) == 0 {
+			p.add(tsrc, "bot.telegram.allow_users", "is empty: list the numeric Telegram user ids who may start tasks, or \"*\"")
+		}
+		if len(t.AllowChats) == 0 {
+			p.add(tsrc, "bot.telegram.allow_chats", "is empty: list the chat ids the bot answers in")
+		}
+	}
+
+	rsrc := c.origins["bot.routes"]
+	for i, r := range b.Routes {
+		label := fmt.Sprintf("bot.routes[%d]", i)
+		if r.Transport != "slack" && r.Transport != "telegram" {
+			p.add(rsrc, label+".transport", "%q is not slack or telegram", r.Transport)
+		}
+		if strings.TrimSpace(r.Channel) == "" {
+			p.add(rsrc, label+".channel", "is required")
+		}
+		if r.Posture != "" {
+			if _, err := posture.Parse(string(r.Posture)); err != nil {
+				p.add(rsrc, label+".posture", "%v", err)
+			}
+		}
+		if r.Workspace != "" && !c.hasWorkspace(r.Workspace) {
+			p.add(rsrc, label+".workspace", "%q is not a [[workspaces]] name", r.Workspace)
+		}
+	}
+}
+
+
+func need(p *problems, src, field, v string) {
+	if v == "" {
+		p.add(src, field, "is required when the transport is enabled")
+	}
+}
+
+// checkIDs rejects empty entries and, except where "*" is meaningful,
+// the wildcard.
+func checkIDs(p *problems, src, field string, ids []string, star bool) {
+	for _, id := range ids {
+		switch {
+		case strings.TrimSpace(id) == "" || strings.ContainsAny(id, " \t/"):
+			p.add(src, field, "%q is not a platform id", id)
+		case id == "*" && !star:
+			p.add(src, field, "\"*\" is not accepted here: list ids")
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package config
+
+import "testing"
+
+func TestBotConfigLoads(t *testing.T) {
+	f := newFixture(t)
+	f.user(`
+[[workspaces]]
+name = "app"
+repo = "/tmp/app"
+
+[bot.slack]
+enabled = true
+bot_token_env = "SLACK_BOT_TOKEN"
+app_token_env = "SLACK_APP_TOKEN"
+allow_users = ["U1", "*"]
+allow_channels = ["C1"]
+approvers = ["U2"]
+
+[[bot.routes]]
+transport = "slack"
+channel = "C1"
+workspace = "app"
+posture = "auto"
+goal = true
+`)
+	c := f.load()
+	if !c.Bot.Slack.Enabled || c.Bot.Slack.SlackMode() != SlackSocket || len(c.Bot.Slack.AllowUsers) != 2 {
+		t.Errorf("slack = %+v", c.Bot.Slack)
+	}
+	if r := c.Bot.Route("slack", "C1"); r == nil || r.Workspace != "app" || r.Posture != "auto" || !r.Goal {
+		t.Errorf("route = %+v", r)
+	}
+	if c.Bot.Route("slack", "C2") != nil || c.Bot.Telegram.TelegramMode() != TelegramPoll {
+		t.Error("defaults")
+	}
+}
+
+func TestBotConfigProblemsNameTheirKeys(t *testing.T) {
+	f := newFixture(t)
+	f.user(`
+[bot.slack]
+enabled = true
+mode = "carrier-pigeon"
+allow_channels = ["C1", "*"]
+approvers = ["U 2"]
+
+[bot.telegram]
+enabled = true
+token_env = "xoxb-not-a-name"
+mode = "webhook"
+api_endpoint = "https://example/bot"
+webhook_path = "hook"
+
+[[bot.routes]]
+transport = "irc"
+workspace = "nope"
+`)
+	got := f.loadErr()
+	wantContains(t, got,
+		"bot.slack.mode", "bot.slack.bot_token_env", "bot.slack.allow_users", `bot.slack.allow_channels`, "bot.slack.approvers",
+		"bot.telegram.token_env", "bot.telegram.webhook_secret_env", "bot.telegram.api_endpoint", "bot.telegram.webhook_path",
+		"bot.telegram.allow_users", "bot.telegram.allow_chats",
+		"bot.routes[0].transport", "bot.routes[0].channel", "bot.routes[0].workspace")
+}
+
+func TestBotConfigUnknownKeyAndBadPosture(t *testing.T) {
+	f := newFixture(t)
+	f.user("[bot.slack]\nenabeld = true\n")
+	wantContains(t, f.loadErr(), "bot.slack.enabeld")
+	f.user("[[bot.routes]]\ntransport = \"slack\"\nchannel = \"C1\"\nposture = \"reckless\"\n")
+	wantContains(t, f.loadErr(), "bot.routes.posture", "reckless")
+}
