@@ -180,7 +180,6 @@ func (b *Bot) validate(c *Config, p *problems) {
 	}
 }
 
-
 func need(p *problems, src, field, v string) {
 	if v == "" {
 		p.add(src, field, "is required when the transport is enabled")

@@ -99,4 +99,3 @@ func (s *Schedule) validate(c *Config, label string, p *problems) {
 	checkRange(p, s.Source, label+".max_failures", s.MaxFailures, 1, 1000)
 	checkNotify(p, s.Source, label+".notify", s.Notify)
 }
-

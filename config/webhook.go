@@ -93,4 +93,3 @@ func (w *Webhook) validate(c *Config, label string, p *problems) {
 	}
 	checkNotify(p, src, label+".notify", w.Notify)
 }
-
