@@ -132,6 +132,15 @@ func parseBashSpec(spec string, bad func(string, ...any) (Rule, error)) (Rule, e
 		return bad("shell syntax %q cannot match a parsed command; use Bash=<exact command> for an exact literal", spec[j:j+1])
 	}
 	words := strings.Fields(spec)
+	if kind == kindRawPrefix && len(words) > 0 && strings.HasSuffix(words[len(words)-1], ":") {
+		// "git:\t*" prints as "git:*": read it as the prefix rule it prints
+		// as, so the rule parses back the same.
+		last := strings.TrimSuffix(words[len(words)-1], ":")
+		kind, words = kindPrefix, words[:len(words)-1]
+		if last != "" {
+			words = append(words, last)
+		}
+	}
 	if len(words) == 0 {
 		return bad("empty command prefix")
 	}
