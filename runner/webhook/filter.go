@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Filter is a condition on a payload: comparisons of a dotted path with a
@@ -41,6 +42,11 @@ const (
 func ParseFilter(src string) (*Filter, error) {
 	if len(src) > maxFilterBytes {
 		return nil, fmt.Errorf("the filter is longer than %d bytes", maxFilterBytes)
+	}
+	// The configuration is UTF-8; a literal with invalid bytes would print
+	// back (as replacement characters) differently from what was parsed.
+	if !utf8.ValidString(src) {
+		return nil, errors.New("the filter is not valid UTF-8")
 	}
 	p := filterParser{src: src}
 	f := &Filter{}
