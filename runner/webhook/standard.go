@@ -57,7 +57,9 @@ func parseStandardSignatures(header string) ([][]byte, error) {
 		if version != "v1" {
 			continue
 		}
-		sig, err := base64.StdEncoding.DecodeString(b64)
+		// Strict: one signature has one spelling, so what is compared
+		// (and logged) is exactly what was sent.
+		sig, err := base64.StdEncoding.Strict().DecodeString(b64)
 		if err != nil || len(sig) != sha256.Size {
 			return nil, errBadSignature
 		}
