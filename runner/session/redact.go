@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,11 +54,21 @@ func (t redactedTool) Execute(ctx context.Context, args json.RawMessage) (string
 	out, err := t.Tool.Execute(ctx, args)
 	if err != nil {
 		if msg := t.r.String(err.Error()); msg != err.Error() {
-			err = errors.New(msg)
+			err = &maskedError{msg: msg, err: err}
 		}
 	}
 	return t.r.String(out), err
 }
+
+// maskedError shows a tool error with its secrets masked while keeping
+// the error itself for errors.Is (a cancelled command stays cancelled).
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
 
 // redactTools wraps every tool of reg.
 func redactTools(reg *agent.ToolRegistry, r *redact.Redactor) (*agent.ToolRegistry, error) {

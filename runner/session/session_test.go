@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	_ "reasonix/agent/builtin"
 	"reasonix/config"
 	"reasonix/goals"
+	"reasonix/internal/redact"
 	"reasonix/policy"
 )
 
@@ -281,4 +284,32 @@ func TestSandboxedBuildToolsGetAWritableCache(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(set.Store.Path, "cache", "go-build", "x")); err != nil {
 		t.Fatalf("the cache was not written: %v", err)
 	}
+}
+
+// A tool error that mentions a secret is masked but still says what kind of
+// error it is.
+func TestToolErrorsAreMaskedNotRetyped(t *testing.T) {
+	const secret = "sk-session-secret-42"
+	failing := agent.NewToolRegistry()
+	if err := failing.Add(stubTool{err: fmt.Errorf("dial with %s: %w", secret, context.Canceled)}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := redactTools(failing, redact.New(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, _ := reg.Get("stub")
+	_, err = tool.Execute(t.Context(), nil)
+	if err == nil || strings.Contains(err.Error(), secret) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+type stubTool struct{ err error }
+
+func (stubTool) Name() string            { return "stub" }
+func (stubTool) Description() string     { return "stub" }
+func (stubTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (s stubTool) Execute(context.Context, json.RawMessage) (string, error) {
+	return "", s.err
 }
