@@ -14,7 +14,7 @@ import (
 )
 
 // Limits on what one response may make the decoder hold, besides the
-// provider's output bounds (maxOutput, maxStream).
+// provider's output bounds (maxOutput here, maxStream in the transport).
 const (
 	maxEventSize = 8 << 20 // one SSE event
 	maxToolCalls = 256     // distinct tool-call indexes
@@ -89,8 +89,6 @@ func (d *decoder) decode(body io.Reader, emit func(agent.Chunk) bool) (agent.Chu
 				msg = "the stream ended in the middle of a tool call"
 			}
 			return d.fail(d.p.streamError(msg))
-		case errors.Is(err, errStreamTooLarge):
-			return d.fail(d.p.tooLarge(fmt.Sprintf("the response is larger than %d bytes (max_stream_bytes)", d.p.maxStream)))
 		case errors.Is(err, sse.ErrEventTooLarge):
 			return d.fail(d.p.streamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
 		case err != nil:

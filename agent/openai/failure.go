@@ -2,22 +2,12 @@ package openai
 
 import (
 	"encoding/json"
-	"io"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"reasonix/agent"
+	"reasonix/agent/httpstream"
 )
-
-// maxErrorBody bounds how much of an error response is read.
-const maxErrorBody = 64 << 10
-
-// maxMessage bounds the server text kept in an error message.
-const maxMessage = 300
 
 // apiError is the error object OpenAI-compatible servers send, as a body or
 // in-stream. Code is a string for OpenAI and a number for some others.
@@ -39,20 +29,11 @@ func (e apiError) code() string {
 	return string(e.Code)
 }
 
-// httpFailure turns a non-2xx response into a classified error. It reads
-// (a bounded prefix of) the body but does not close it.
-func (p *Provider) httpFailure(resp *http.Response) *agent.ProviderError {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	apiErr := parseErrorBody(raw)
-	if apiErr.Message == "" {
-		apiErr.Message = http.StatusText(resp.StatusCode)
-	}
-	class := statusClass(resp.StatusCode, apiErr)
-	pe := &agent.ProviderError{Class: class, Status: resp.StatusCode, Message: p.safeMessage(apiErr.Message)}
-	if class == agent.ErrRateLimited {
-		pe.RetryAfter = retryAfter(resp.Header, p.now())
-	}
-	return pe
+// failureClass classifies an error response from its status and body, and
+// returns the server's message ("" when it sent none).
+func failureClass(status int, body []byte) (error, string) {
+	e := parseErrorBody(body)
+	return statusClass(status, e), e.Message
 }
 
 // parseErrorBody understands {"error":{...}}, {"error":"text"},
@@ -113,40 +94,8 @@ func isContextTooLong(e apiError) bool {
 	return false
 }
 
-// retryAfter reads how long the server asked us to wait: retry-after-ms
-// (Azure, OpenAI), else Retry-After in seconds or as an HTTP date.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	const ceiling = 24 * time.Hour // keeps absurd values from overflowing
-	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms > 0 && !math.IsInf(ms, 0) {
-		return min(time.Duration(ms*float64(time.Millisecond)), ceiling)
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 || math.IsNaN(secs) {
-			return 0
-		}
-		return min(time.Duration(math.Min(secs, ceiling.Seconds())*float64(time.Second)), ceiling)
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return min(max(at.Sub(now), 0), ceiling)
-	}
-	return 0
-}
-
 // safeMessage redacts the key and truncates server text for an error.
-func (p *Provider) safeMessage(s string) string {
-	s = p.redact(strings.TrimSpace(s))
-	if utf8.RuneCountInString(s) > maxMessage {
-		s = string([]rune(s)[:maxMessage]) + "…"
-	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "?")
-	}
-	return s
-}
+func (p *Provider) safeMessage(s string) string { return httpstream.SafeMessage(p.key, s) }
 
 // streamError is a failure of the stream after the response started.
 func (p *Provider) streamError(msg string) *agent.ProviderError {

@@ -15,11 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"reasonix/agent"
+	"reasonix/agent/httpstream"
 	"reasonix/internal/backoff"
 )
 
@@ -43,11 +43,6 @@ const (
 	DefaultMaxStreamBytes = 64 << 20
 )
 
-// maxRetryAfter is the longest server-requested wait Stream sits out
-// itself. A longer one is returned as the rate-limit error, so the caller can
-// park the task instead of holding a worker.
-const maxRetryAfter = 2 * time.Minute
-
 func init() {
 	agent.RegisterProvider(Kind, func(cfg agent.ProviderConfig) (agent.Provider, error) {
 		p, err := New(cfg)
@@ -68,9 +63,9 @@ type Provider struct {
 	key        string
 	idle       time.Duration
 	maxRetries int
-	maxOutput  int // bytes of text and tool calls per answer
-	maxStream  int // bytes of response body per attempt
-	client     *http.Client
+	maxOutput  int          // bytes of text and tool calls per answer
+	maxStream  int          // bytes of response body per attempt
+	client     *http.Client // no Timeout: the idle watchdog bounds every wait
 
 	// Seams for tests: how retries wait and how their delays are drawn.
 	backoff backoff.Policy
@@ -90,23 +85,9 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: model is required")
 	}
-	base := cmp.Or(cfg.BaseURL, DefaultBaseURL)
-	if err := checkURL("base_url", base); err != nil {
+	target, err := httpstream.Target(Kind, cfg, DefaultBaseURL, "/chat/completions")
+	if err != nil {
 		return nil, err
-	}
-	target := strings.TrimRight(base, "/") + "/chat/completions"
-	if cfg.RequestURL != "" {
-		if err := checkURL("request_url", cfg.RequestURL); err != nil {
-			return nil, err
-		}
-		target = cfg.RequestURL
-	}
-	if strings.ContainsFunc(cfg.APIKey, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		// Checked here because net/http would only fail at request time.
-		return nil, errors.New("openai: api key contains control characters (a stray newline?)")
-	}
-	if cfg.IdleTimeout < 0 {
-		return nil, fmt.Errorf("openai: idle timeout must not be negative, got %s", cfg.IdleTimeout)
 	}
 	if cfg.MaxOutputBytes < 0 || cfg.MaxStreamBytes < 0 {
 		return nil, fmt.Errorf("openai: output bounds must not be negative, got %d and %d", cfg.MaxOutputBytes, cfg.MaxStreamBytes)
@@ -115,11 +96,6 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if retries < 0 {
 		retries = 0
 	}
-
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	// Fleets run several agents against one endpoint; the default of two
-	// idle connections per host would make the rest redial every step.
-	transport.MaxIdleConnsPerHost = 32
 	return &Provider{
 		name:       cmp.Or(cfg.Name, Kind),
 		target:     target,
@@ -129,26 +105,11 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 		maxRetries: retries,
 		maxOutput:  cmp.Or(cfg.MaxOutputBytes, DefaultMaxOutputBytes),
 		maxStream:  cmp.Or(cfg.MaxStreamBytes, DefaultMaxStreamBytes),
-		// No Timeout: a stream may last as long as the model writes. The
-		// idle watchdog in Stream bounds every wait instead.
-		client:  &http.Client{Transport: transport},
-		backoff: backoff.Policy{Base: 500 * time.Millisecond, Cap: 30 * time.Second},
-		sleep:   backoff.Sleep,
-		now:     time.Now,
+		client:     httpstream.NewHTTPClient(),
+		backoff:    backoff.Policy{Base: 500 * time.Millisecond, Cap: 30 * time.Second},
+		sleep:      backoff.Sleep,
+		now:        time.Now,
 	}, nil
-}
-
-// checkURL accepts absolute http and https URLs. Its errors show the URL
-// with any password removed.
-func checkURL(field, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("openai: %s is not a URL", field)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("openai: %s %q must be an absolute http(s) URL", field, u.Redacted())
-	}
-	return nil
 }
 
 // Name returns the configured instance name, or "openai".
@@ -158,11 +119,3 @@ func (p *Provider) Name() string { return p.name }
 // using. Call it when the provider is no longer needed, e.g. at shutdown or
 // at the end of a test that checks for leaked goroutines.
 func (p *Provider) CloseIdleConnections() { p.client.CloseIdleConnections() }
-
-// redact removes the API key from text that may leave the process.
-func (p *Provider) redact(s string) string {
-	if p.key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, p.key, "[REDACTED]")
-}

@@ -75,36 +75,6 @@ func TestRegisteredAsOpenAI(t *testing.T) {
 	}
 }
 
-func TestRetryAfterParsing(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		name   string
-		header map[string]string
-		want   time.Duration
-	}{
-		{"seconds", map[string]string{"Retry-After": "3"}, 3 * time.Second},
-		{"fractional", map[string]string{"Retry-After": "1.5"}, 1500 * time.Millisecond},
-		{"date", map[string]string{"Retry-After": now.Add(90 * time.Second).Format(httpTimeFormat)}, 90 * time.Second},
-		{"past date", map[string]string{"Retry-After": now.Add(-time.Hour).Format(httpTimeFormat)}, 0},
-		{"ms wins", map[string]string{"Retry-After": "3", "Retry-After-Ms": "250"}, 250 * time.Millisecond},
-		{"garbage", map[string]string{"Retry-After": "soon"}, 0},
-		{"negative", map[string]string{"Retry-After": "-4"}, 0},
-		{"huge", map[string]string{"Retry-After": "1e300"}, 24 * time.Hour},
-		{"none", nil, 0},
-	}
-	for _, tt := range tests {
-		h := make(map[string][]string)
-		for k, v := range tt.header {
-			h[k] = []string{v}
-		}
-		if got := retryAfter(h, now); got != tt.want {
-			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
-const httpTimeFormat = "Mon, 02 Jan 2006 15:04:05 GMT"
-
 func TestParseErrorBodyShapes(t *testing.T) {
 	tests := map[string]string{
 		`{"error":{"message":"bad model","type":"invalid_request_error","code":"model_not_found"}}`: "bad model",

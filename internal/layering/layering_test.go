@@ -12,9 +12,10 @@ import (
 var allowed = map[string][]string{
 	"internal/...":                {},
 	"agent":                       {},
-	"agent/openai":                {"agent"},
-	"agent/anthropic":             {"agent"},
-	"agent/responses":             {"agent"},
+	"agent/httpstream":            {"agent"},
+	"agent/openai":                {"agent", "agent/httpstream"},
+	"agent/anthropic":             {"agent", "agent/httpstream"},
+	"agent/responses":             {"agent", "agent/httpstream"},
 	"agent/builtin":               {"agent", "policy"},
 	"agent/agenttest":             {"agent"},
 	"policy":                      {"agent"},
