@@ -2,21 +2,11 @@ package anthropic
 
 import (
 	"encoding/json"
-	"io"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"reasonix/agent"
-)
-
-// Bounds on server text: how much of an error body is read, and kept.
-const (
-	maxErrorBody = 64 << 10
-	maxMessage   = 300
+	"reasonix/agent/httpstream"
 )
 
 // apiError is the error object of the Messages API, sent as the body of a
@@ -26,20 +16,11 @@ type apiError struct {
 	Message string `json:"message"`
 }
 
-// httpFailure turns a non-2xx response into a classified error. It reads a
-// bounded prefix of the body and leaves closing it to the caller.
-func (p *Provider) httpFailure(resp *http.Response) *agent.ProviderError {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := parseErrorBody(raw)
-	if e.Message == "" {
-		e.Message = http.StatusText(resp.StatusCode)
-	}
-	pe := &agent.ProviderError{Class: statusClass(resp.StatusCode, e), Status: resp.StatusCode, Message: p.safeMessage(e.Message)}
-	if pe.Class == agent.ErrRateLimited || pe.Class == agent.ErrTransient {
-		// 529 (overloaded) sends retry-after too; it is a floor either way.
-		pe.RetryAfter = retryAfter(resp.Header, p.now())
-	}
-	return pe
+// failureClass classifies an error response from its status and body, and
+// returns the API's message ("" when it sent none).
+func failureClass(status int, body []byte) (error, string) {
+	e := parseErrorBody(body)
+	return statusClass(status, e), e.Message
 }
 
 // parseErrorBody understands the API's error envelope and falls back to the
@@ -91,37 +72,9 @@ func eventClass(e apiError) error {
 	return agent.ErrStream
 }
 
-// retryAfter reads the retry-after header: seconds, or an HTTP date.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	const ceiling = 24 * time.Hour // absurd values must not overflow
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if !(secs > 0) { // also NaN
-			return 0
-		}
-		return time.Duration(math.Min(secs, ceiling.Seconds()) * float64(time.Second))
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return min(max(at.Sub(now), 0), ceiling)
-	}
-	return 0
-}
-
 // safeMessage removes the key from server text and bounds its length, so
 // it can go into an error that is logged.
-func (p *Provider) safeMessage(s string) string {
-	s = strings.TrimSpace(s)
-	if p.key != "" {
-		s = strings.ReplaceAll(s, p.key, "[REDACTED]")
-	}
-	if utf8.RuneCountInString(s) > maxMessage {
-		s = string([]rune(s)[:maxMessage]) + "…"
-	}
-	return strings.ToValidUTF8(s, "?")
-}
+func (p *Provider) safeMessage(s string) string { return httpstream.SafeMessage(p.key, s) }
 
 // streamError is a failure of the stream after the response started.
 func (p *Provider) streamError(msg string) *agent.ProviderError {
