@@ -2,21 +2,11 @@ package responses
 
 import (
 	"encoding/json"
-	"io"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"reasonix/agent"
-)
-
-// Bounds on server text: how much of an error body is read, and kept.
-const (
-	maxErrorBody = 64 << 10
-	maxMessage   = 300
+	"reasonix/agent/httpstream"
 )
 
 // apiError is OpenAI's error object: the body of a failed response
@@ -44,19 +34,11 @@ func (e *apiError) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// httpFailure turns a non-2xx response into a classified error. It reads a
-// bounded prefix of the body and leaves closing it to the caller.
-func (p *Provider) httpFailure(resp *http.Response) *agent.ProviderError {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := parseErrorBody(raw)
-	if e.Message == "" {
-		e.Message = http.StatusText(resp.StatusCode)
-	}
-	pe := &agent.ProviderError{Class: statusClass(resp.StatusCode, e), Status: resp.StatusCode, Message: p.safeMessage(e.Message)}
-	if pe.Class == agent.ErrRateLimited || pe.Class == agent.ErrTransient {
-		pe.RetryAfter = retryAfter(resp.Header, p.now())
-	}
-	return pe
+// failureClass classifies an error response from its status and body, and
+// returns the server's message ("" when it sent none).
+func failureClass(status int, body []byte) (error, string) {
+	e := parseErrorBody(body)
+	return statusClass(status, e), e.Message
 }
 
 // parseErrorBody understands {"error":{...}} and falls back to the body as
@@ -110,45 +92,9 @@ func isContextTooLong(e apiError) bool {
 	return strings.Contains(msg, "context window") || strings.Contains(msg, "maximum context length")
 }
 
-// retryAfter reads how long the server asked us to wait: retry-after-ms
-// when present (finer), else Retry-After in seconds or as an HTTP date.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	const ceiling = 24 * time.Hour // absurd values must not overflow
-	seconds := func(v string, unit float64) (time.Duration, bool) {
-		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil {
-			return 0, false
-		}
-		if !(n > 0) { // also NaN
-			return 0, true
-		}
-		return time.Duration(math.Min(n*unit, ceiling.Seconds()) * float64(time.Second)), true
-	}
-	if d, ok := seconds(h.Get("Retry-After-Ms"), 1e-3); ok && d > 0 {
-		return d
-	}
-	v := h.Get("Retry-After")
-	if d, ok := seconds(v, 1); ok {
-		return d
-	}
-	if at, err := http.ParseTime(strings.TrimSpace(v)); err == nil {
-		return min(max(at.Sub(now), 0), ceiling)
-	}
-	return 0
-}
-
 // safeMessage removes the key from server text and bounds its length, so
 // it can go into an error that is logged.
-func (p *Provider) safeMessage(s string) string {
-	s = strings.TrimSpace(s)
-	if p.key != "" {
-		s = strings.ReplaceAll(s, p.key, "[REDACTED]")
-	}
-	if utf8.RuneCountInString(s) > maxMessage {
-		s = string([]rune(s)[:maxMessage]) + "…"
-	}
-	return strings.ToValidUTF8(s, "?")
-}
+func (p *Provider) safeMessage(s string) string { return httpstream.SafeMessage(p.key, s) }
 
 // streamError is a failure of the stream after the response started.
 func (p *Provider) streamError(msg string) *agent.ProviderError {

@@ -17,14 +17,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"reasonix/agent"
+	"reasonix/agent/httpstream"
 	"reasonix/internal/backoff"
 )
 
@@ -37,10 +36,6 @@ const (
 	DefaultIdleTimeout = 300 * time.Second
 	DefaultMaxRetries  = 4
 )
-
-// maxRetryAfter is the longest server-requested wait Stream sits out
-// itself; a longer one is returned, so the caller can park the task.
-const maxRetryAfter = 2 * time.Minute
 
 func init() {
 	agent.RegisterProvider(Kind, func(cfg agent.ProviderConfig) (agent.Provider, error) {
@@ -61,7 +56,7 @@ type Provider struct {
 	key        string
 	idle       time.Duration
 	maxRetries int
-	client     *http.Client
+	client     *http.Client // no Timeout: the idle watchdog bounds every wait
 	// plainReasoning is set once the endpoint refused encrypted reasoning
 	// (a model without reasoning): requests then stop asking for it.
 	plainReasoning atomic.Bool
@@ -82,54 +77,22 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("responses: model is required")
 	}
-	base := cmp.Or(cfg.BaseURL, DefaultBaseURL)
-	if err := checkURL("base_url", base); err != nil {
+	target, err := httpstream.Target(Kind, cfg, DefaultBaseURL, "/responses")
+	if err != nil {
 		return nil, err
 	}
-	target := strings.TrimRight(base, "/") + "/responses"
-	if cfg.RequestURL != "" {
-		if err := checkURL("request_url", cfg.RequestURL); err != nil {
-			return nil, err
-		}
-		target = cfg.RequestURL
-	}
-	if strings.ContainsFunc(cfg.APIKey, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return nil, errors.New("responses: api key contains control characters (a stray newline?)")
-	}
-	if cfg.IdleTimeout < 0 {
-		return nil, fmt.Errorf("responses: idle timeout must not be negative, got %s", cfg.IdleTimeout)
-	}
-	retries := max(cmp.Or(cfg.MaxRetries, DefaultMaxRetries), 0)
-
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	// A fleet shares one endpoint; two idle connections per host would make
-	// the other agents redial on every step.
-	transport.MaxIdleConnsPerHost = 32
 	return &Provider{
 		name:       cmp.Or(cfg.Name, Kind),
 		target:     target,
 		model:      cfg.Model,
 		key:        cfg.APIKey,
 		idle:       cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
-		maxRetries: retries,
-		// No client timeout: a reasoning model may think for many minutes;
-		// the idle watchdog bounds every wait instead.
-		client:  &http.Client{Transport: transport},
-		backoff: backoff.Policy{Base: 500 * time.Millisecond, Cap: 30 * time.Second},
-		sleep:   backoff.Sleep,
-		now:     time.Now,
+		maxRetries: max(cmp.Or(cfg.MaxRetries, DefaultMaxRetries), 0),
+		client:     httpstream.NewHTTPClient(),
+		backoff:    backoff.Policy{Base: 500 * time.Millisecond, Cap: 30 * time.Second},
+		sleep:      backoff.Sleep,
+		now:        time.Now,
 	}, nil
-}
-
-func checkURL(field, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("responses: %s is not a URL", field)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("responses: %s %q must be an absolute http(s) URL", field, u.Redacted())
-	}
-	return nil
 }
 
 // Name returns the configured instance name, or "responses".
