@@ -10,7 +10,7 @@ import (
 // streamPlan is the sequence of chunks one turn becomes on the wire.
 type streamPlan struct {
 	chunks []chunk
-	// complete is false for a cut or stalled turn: after the chunks the
+	// complete is false for a cut, stalled or garbled turn: after the chunks the
 	// connection is dropped or left hanging, without a finish reason, usage
 	// or [DONE].
 	complete bool
@@ -51,7 +51,7 @@ func planStream(t Turn, model string, includeUsage bool) streamPlan {
 			break
 		}
 	}
-	if t.Cut || t.Stall {
+	if t.Cut || t.Stall || t.Garble {
 		return p
 	}
 

@@ -17,14 +17,21 @@ import (
 // secretKey is the API key the suite configures; no error may carry it.
 const secretKey = "sk-conformance-SECRET-0123456789"
 
-// TestProvider checks that providers built by mk keep the agent.Provider
-// contract against a fake OpenAI-compatible Server, in subtests: text
-// streamed in pieces, tool-call deltas split across chunks assembled into
-// whole calls, usage reported once, the chunk order (text, calls, usage,
-// exactly one terminal chunk, then a closed channel), failures typed as
-// *agent.ProviderError of the right class (429 with its Retry-After, 401
-// rejected and not retried, a cut or broken stream, a context overflow, an
-// idle stream), the API key kept out of every error, concurrent streams, and
+// TestProvider runs TestProviderFor over the OpenAI chat completions wire.
+func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) agent.Provider) {
+	t.Helper()
+	TestProviderFor(t, "openai", mk)
+}
+
+// TestProviderFor checks that providers built by mk keep the agent.Provider
+// contract against a fake Server speaking the wire of provider kind (one of
+// Kinds), in subtests: text streamed in pieces, tool-call deltas split
+// across chunks assembled into whole calls, usage with cached tokens
+// reported once, the chunk order (text, calls, usage, exactly one terminal
+// chunk, then a closed channel), failures typed as *agent.ProviderError of
+// the right class (429 with its Retry-After, 401 rejected and not retried,
+// 5xx, a cut, garbled or broken stream, a context overflow, an idle
+// stream), the API key kept out of every error, concurrent streams, and
 // cancellation closing the channel promptly without leaking goroutines.
 //
 // mk builds a fresh provider for one subtest from cfg, which points at the
@@ -34,9 +41,16 @@ const secretKey = "sk-conformance-SECRET-0123456789"
 // Retries wait for real, so the suite scripts failures a provider must
 // not retry, or disables retries through cfg. Subtests do not run in
 // parallel, and the cancellation subtests check for leaked goroutines, so
-// TestProvider must not run in parallel with other tests of the package.
-func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) agent.Provider) {
+// TestProviderFor must not run in parallel with other tests of the package.
+func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.ProviderConfig) agent.Provider) {
 	t.Helper()
+	if _, ok := wires[kind]; !ok {
+		t.Fatalf("agenttest: no fake speaks the wire of provider kind %q (known: %v)", kind, Kinds())
+	}
+	NewServer := func(t testing.TB, turns ...Turn) *Server {
+		t.Helper()
+		return NewServerFor(t, kind, turns...)
+	}
 	build := func(t *testing.T, srv *Server, edit func(*agent.ProviderConfig)) agent.Provider {
 		cfg := srv.ProviderConfig()
 		cfg.Kind = ""
@@ -78,6 +92,7 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 		calls := []agent.ToolCall{
 			{ID: "call_abc123", Name: "read_file", Arguments: `{"path":"internal/sse/reader.go"}`},
 			{ID: "call_def456", Name: "grep", Arguments: `{"pattern":"func Test","path":"."}`},
+			{ID: "call_ghi789", Name: "ls", Arguments: `{"path":"docs/zh-CN/ü"}`},
 		}
 		srv := NewServer(t, Turn{Text: "Looking.", ToolCalls: calls, Usage: agent.Usage{Prompt: 5, Completion: 9}})
 		got := stream(t, build(t, srv, nil), userRequest("look"))
@@ -108,8 +123,8 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 		if r.Model != "fake-model" || !r.Stream {
 			t.Errorf("request model %q stream %v, want the configured model, streamed", r.Model, r.Stream)
 		}
-		if !strings.Contains(r.Authorization, secretKey) {
-			t.Errorf("the configured API key was not sent")
+		if r.APIKey != secretKey {
+			t.Errorf("the configured API key was not sent (got %q)", r.APIKey)
 		}
 		if len(r.Messages) != len(req.Messages) {
 			t.Fatalf("sent %d messages, want %d: %+v", len(r.Messages), len(req.Messages), r.Messages)
@@ -226,14 +241,19 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 	})
 
 	t.Run("StreamErrorObject", func(t *testing.T) {
+		// Wires name a server failure mid-answer differently (a broken
+		// stream, an overloaded server); either is transient.
 		srv := NewServer(t, StreamFail("partial", "model overloaded mid-answer"), Turn{Text: "unused"})
 		got := stream(t, build(t, srv, nil), userRequest("x"))
-		pe := got.wantError(t, agent.ErrStream)
+		pe := got.wantError(t, agent.ErrTransient)
 		if pe != nil && !strings.Contains(pe.Message, "model overloaded mid-answer") {
 			t.Errorf("message %q does not carry the server's", pe.Message)
 		}
 		if got.text != "partial" {
 			t.Errorf("text = %q", got.text)
+		}
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("%d requests: a failure after text was passed on must not be retried", n)
 		}
 	})
 
@@ -241,6 +261,38 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 		srv := NewServer(t, Raw("data: {nope\n\n"), Turn{Text: "unused"})
 		p := build(t, srv, func(c *agent.ProviderConfig) { c.MaxRetries = -1 })
 		stream(t, p, userRequest("x")).wantError(t, agent.ErrStream)
+	})
+
+	t.Run("MalformedEventAfterText", func(t *testing.T) {
+		srv := NewServer(t, Garbled("so far so good"), Turn{Text: "unused"})
+		got := stream(t, build(t, srv, nil), userRequest("x"))
+		got.wantError(t, agent.ErrStream)
+		if got.text != "so far so good" {
+			t.Errorf("text = %q, want the text before the malformed event, once", got.text)
+		}
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("%d requests: a failure after text was passed on must not be retried", n)
+		}
+	})
+
+	t.Run("StreamCutBeforeOutputIsRetried", func(t *testing.T) {
+		// Nothing reached the caller, so asking again loses nothing.
+		srv := NewServer(t, CutToolCall("", agent.ToolCall{ID: "call_w", Name: "write_file", Arguments: `{"path":"x.go"}`}),
+			Turn{Text: "recovered"})
+		got := stream(t, build(t, srv, nil), userRequest("x"))
+		got.wantDone(t, "stop")
+		if got.text != "recovered" || len(got.calls) != 0 || len(srv.Requests()) != 2 {
+			t.Errorf("text %q calls %+v after %d requests, want the second answer alone after 2", got.text, got.calls, len(srv.Requests()))
+		}
+	})
+
+	t.Run("ServerErrorRetried", func(t *testing.T) {
+		srv := NewServer(t, Fail(503, "busy", 0), Turn{Text: "back"})
+		got := stream(t, build(t, srv, nil), userRequest("x"))
+		got.wantDone(t, "stop")
+		if got.text != "back" || len(srv.Requests()) != 2 {
+			t.Errorf("text %q after %d requests, want %q after 2", got.text, len(srv.Requests()), "back")
+		}
 	})
 
 	t.Run("IdleStream", func(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 // Turn is one scripted model response: text, then tool calls, then usage.
 // The zero fault fields make it an ordinary successful turn; setting one of
 // them turns the step into a failure of that kind. The helper constructors
-// (Fail, ContextTooLong, Raw, CutToolCall, StreamFail, Stalled, Delayed,
-// Respond) read
+// (Fail, ContextTooLong, Raw, CutToolCall, StreamFail, Garbled, Stalled,
+// Delayed, Respond) read
 // better in tests than filling the fields by hand.
 type Turn struct {
 	Text         string
@@ -43,6 +43,9 @@ type Turn struct {
 	// Cut drops the connection halfway through the last tool call, after
 	// Text and the earlier calls, without a finish reason or [DONE].
 	Cut bool
+	// Garble ends the stream after Text and the tool calls with an event
+	// whose data is not valid JSON, where the answer would complete.
+	Garble bool
 	// Delay waits this long before the response headers are sent.
 	Delay time.Duration
 	// Stall keeps the stream open after Text and the tool calls, sending
@@ -98,6 +101,9 @@ func StreamFail(text, message string) Turn {
 	return Turn{Text: text, StreamError: true, ErrorMessage: message}
 }
 
+// Garbled is a step that streams text and then a malformed event.
+func Garbled(text string) Turn { return Turn{Text: text, Garble: true} }
+
 // Stalled is a step that streams text and then hangs with the stream open.
 func Stalled(text string) Turn { return Turn{Text: text, Stall: true} }
 
@@ -110,22 +116,25 @@ func Delayed(d time.Duration, t Turn) Turn {
 // Respond is a step computed from the request by h.
 func Respond(h func(Request) Turn) Turn { return Turn{Handler: h} }
 
-// Request is one request a fake received, decoded from the OpenAI wire
-// format (or, for ScriptedProvider, copied from the agent.Request).
+// Request is one request a fake received, decoded from its wire format back
+// into agent terms (or, for ScriptedProvider, copied from the agent.Request).
 type Request struct {
 	// Step is the index of the script step that answered, or -1 when none
 	// did (script exhausted, or a body that was not JSON).
 	Step          int
 	Path          string
 	Authorization string // the raw Authorization header
-	Model         string
-	Messages      []agent.Message
-	Tools         []agent.ToolSchema
-	Temperature   *float64
-	MaxTokens     int
-	Stream        bool
-	IncludeUsage  bool   // stream_options.include_usage
-	Body          []byte // the raw JSON body; nil for ScriptedProvider
+	// APIKey is the credential the request carried in its wire's place: the
+	// bearer token, or Anthropic's x-api-key header.
+	APIKey       string
+	Model        string
+	Messages     []agent.Message
+	Tools        []agent.ToolSchema
+	Temperature  *float64
+	MaxTokens    int
+	Stream       bool
+	IncludeUsage bool   // stream_options.include_usage; always true on wires that always report usage
+	Body         []byte // the raw JSON body; nil for ScriptedProvider
 	// Received is when the request arrived (for the HTTP server: when its
 	// headers were read, before the body was).
 	Received time.Time

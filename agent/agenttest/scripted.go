@@ -137,6 +137,8 @@ func scriptedChunks(t Turn) []agent.Chunk {
 		return append(out, fail(agent.ErrStream, 0, t.ErrorMessage)...)
 	case t.Cut:
 		return append(out, fail(agent.ErrStream, 0, "stream ended in the middle of a tool call")...)
+	case t.Garble:
+		return append(out, fail(agent.ErrStream, 0, "scripted malformed stream event")...)
 	}
 	for _, c := range t.ToolCalls {
 		out = append(out, agent.Chunk{Type: agent.ChunkToolCall, ToolCall: &c})

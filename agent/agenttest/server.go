@@ -22,14 +22,19 @@ import (
 // maxRequestBody bounds what the fake reads of one request.
 const maxRequestBody = 64 << 20
 
-// Server is a fake OpenAI-compatible chat completions endpoint on loopback.
-// It answers POSTs to any path ending in /chat/completions with the next step
-// of its script, in the real SSE wire format and with no think time, and
-// records every request. All methods are safe for concurrent use.
+// Server is a fake model endpoint on loopback speaking one provider kind's
+// wire: OpenAI chat completions (NewServer), or, through NewServerFor, the
+// Anthropic Messages API or the OpenAI Responses API. It answers POSTs to
+// the kind's path with the next step of its script, in the real SSE wire
+// format and with no think time, and records every request, decoded back
+// into agent terms. All methods are safe for concurrent use.
 type Server struct {
-	// URL is the base URL to configure a provider with, ending in "/v1".
+	// URL is the base URL to configure a provider of the server's kind with:
+	// ending in "/v1" for "openai" and "responses", the bare origin for
+	// "anthropic" (whose client appends "/v1/messages").
 	URL string
 
+	wire      wireFormat
 	srv       *httptest.Server
 	done      chan struct{} // closed by Close: delayed steps stop waiting
 	closeOnce sync.Once
@@ -42,17 +47,41 @@ type Server struct {
 	requests []Request
 }
 
-// NewServer starts a Server playing turns and closes it when the test ends.
+// NewServer starts an OpenAI-compatible Server playing turns and closes it
+// when the test ends.
 func NewServer(t testing.TB, turns ...Turn) *Server {
 	t.Helper()
-	s := StartServer(turns)
+	return NewServerFor(t, "openai", turns...)
+}
+
+// NewServerFor starts a Server speaking the wire of provider kind ("openai",
+// "anthropic" or "responses"; see Kinds) playing turns, and closes it when
+// the test ends. An unknown kind fails the test.
+func NewServerFor(t testing.TB, kind string, turns ...Turn) *Server {
+	t.Helper()
+	s, err := StartServerFor(kind, turns)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(s.Close)
 	return s
 }
 
-// StartServer starts a Server playing turns. The caller must Close it.
+// StartServer starts an OpenAI-compatible Server playing turns. The caller
+// must Close it.
 func StartServer(turns []Turn) *Server {
-	s := &Server{done: make(chan struct{}), script: append([]Turn(nil), turns...)}
+	s, _ := StartServerFor("openai", turns) // a known kind cannot fail
+	return s
+}
+
+// StartServerFor starts a Server speaking the wire of kind playing turns.
+// The caller must Close it.
+func StartServerFor(kind string, turns []Turn) (*Server, error) {
+	wire, ok := wires[kind]
+	if !ok {
+		return nil, fmt.Errorf("agenttest: no fake speaks the wire of provider kind %q (known: %v)", kind, Kinds())
+	}
+	s := &Server{wire: wire, done: make(chan struct{}), script: append([]Turn(nil), turns...)}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
 	s.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
 		if state == http.StateNew {
@@ -60,9 +89,12 @@ func StartServer(turns []Turn) *Server {
 		}
 	}
 	s.srv.Start()
-	s.URL = s.srv.URL + "/v1"
-	return s
+	s.URL = s.srv.URL + wire.basePath()
+	return s, nil
 }
+
+// Kind is the provider kind whose wire the server speaks.
+func (s *Server) Kind() string { return s.wire.kind() }
 
 // Close stops the server, aborting delayed steps, and waits for outstanding
 // requests to finish. It is safe to call more than once.
@@ -116,28 +148,29 @@ func (s *Server) IdleGaps() []time.Duration {
 	return gaps
 }
 
-// ProviderConfig returns a configuration of kind "openai" pointing at the
-// server, with model "fake-model" and key "test-key", for wiring a provider.
+// ProviderConfig returns a configuration of the server's kind pointing at
+// it, with model "fake-model" and key "test-key", for wiring a provider.
 func (s *Server) ProviderConfig() agent.ProviderConfig {
-	return agent.ProviderConfig{Name: "fake", Kind: "openai", BaseURL: s.URL, Model: "fake-model", APIKey: "test-key"}
+	return agent.ProviderConfig{Name: "fake", Kind: s.wire.kind(), BaseURL: s.URL, Model: "fake-model", APIKey: "test-key"}
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := Request{Step: -1, Path: r.URL.Path, Authorization: r.Header.Get("Authorization"), Received: time.Now()}
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+	rec := Request{Step: -1, Path: r.URL.Path, Authorization: r.Header.Get("Authorization"),
+		APIKey: s.wire.apiKey(r.Header), Received: time.Now()}
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, s.wire.path()) {
 		idx := s.record(rec)
-		writeError(w, http.StatusNotFound, 0, newErrorBody("agenttest: only POST .../chat/completions is served", "invalid_request_error", ""))
+		s.wire.writeError(w, http.StatusNotFound, 0, "agenttest: only POST ..."+s.wire.path()+" is served", "")
 		s.responded(idx)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
 	rec.Body = body
 	if err == nil {
-		err = decodeRequest(body, &rec)
+		err = s.wire.decode(body, &rec)
 	}
 	if err != nil {
 		idx := s.record(rec)
-		writeError(w, http.StatusBadRequest, 0, newErrorBody(err.Error(), "invalid_request_error", ""))
+		s.wire.writeError(w, http.StatusBadRequest, 0, err.Error(), "")
 		s.responded(idx)
 		return
 	}
@@ -155,8 +188,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.responded(idx)
 
 	if !ok {
-		writeError(w, http.StatusInternalServerError, 0, newErrorBody(
-			fmt.Sprintf("agenttest: script exhausted: all %d steps were already played", steps), "server_error", ""))
+		s.wire.writeError(w, http.StatusInternalServerError, 0,
+			fmt.Sprintf("agenttest: script exhausted: all %d steps were already played", steps), "")
 		return
 	}
 	if turn.Handler != nil {
@@ -180,13 +213,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) play(w http.ResponseWriter, r *http.Request, turn Turn, rec Request, idx int) {
 	switch {
 	case turn.Status != 0:
-		typ := "invalid_request_error"
-		if turn.Status == http.StatusTooManyRequests {
-			typ = "rate_limit_error"
-		} else if turn.Status >= 500 {
-			typ = "server_error"
-		}
-		writeError(w, turn.Status, turn.RetryAfter, newErrorBody(turn.ErrorMessage, typ, turn.ErrorCode))
+		s.wire.writeError(w, turn.Status, turn.RetryAfter, turn.ErrorMessage, turn.ErrorCode)
 		return
 	case turn.Raw != "":
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -194,36 +221,34 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request, turn Turn, rec Req
 		return
 	}
 
-	model := rec.Model
-	if model == "" {
-		model = "fake-model"
+	if rec.Model == "" {
+		rec.Model = "fake-model"
 	}
-	plan := planStream(turn, model, rec.IncludeUsage)
-	if turn.StreamError {
-		plan.complete = false
-	}
+	events := s.wire.plan(turn, rec)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	flusher, _ := w.(http.Flusher)
 	var buf bytes.Buffer
-	send := func(data []byte) {
+	for _, ev := range events {
 		buf.Reset()
+		if ev.name != "" {
+			buf.WriteString("event: ")
+			buf.WriteString(ev.name)
+			buf.WriteByte('\n')
+		}
 		buf.WriteString("data: ")
-		buf.Write(data)
+		buf.Write(ev.data)
 		buf.WriteString("\n\n")
 		w.Write(buf.Bytes())
 		if flusher != nil {
 			flusher.Flush()
 		}
 	}
-	for _, c := range plan.chunks {
-		data, _ := json.Marshal(c)
-		send(data)
-	}
 	switch {
 	case turn.StreamError:
-		data, _ := json.Marshal(newErrorBody(turn.ErrorMessage, "server_error", turn.ErrorCode))
-		send(data)
+		// The wire's error event ended the plan.
+	case turn.Garble:
+		io.WriteString(w, "data: {\"garbled\": \n\n")
 	case turn.Stall:
 		select {
 		case <-r.Context().Done():
@@ -234,8 +259,6 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request, turn Turn, rec Req
 		// Aborting the handler drops the connection without the final
 		// chunk of the chunked encoding: the client sees a cut stream.
 		panic(http.ErrAbortHandler)
-	default:
-		send([]byte("[DONE]"))
 	}
 }
 
@@ -256,7 +279,9 @@ func (s *Server) responded(idx int) {
 	}
 }
 
-func writeError(w http.ResponseWriter, status int, retryAfter time.Duration, body errorBody) {
+// writeJSONError answers with status, a Retry-After header in whole seconds
+// (rounded up) when retryAfter > 0, and body as JSON.
+func writeJSONError(w http.ResponseWriter, status int, retryAfter time.Duration, body any) {
 	if retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
 	}

@@ -3,12 +3,66 @@ package agenttest
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
+	"time"
 
 	"reasonix/agent"
 )
 
 // The OpenAI chat-completions wire format, written independently of
 // agent/openai so that the fake checks the client instead of mirroring it.
+
+// openaiWire is the chat completions endpoint: POST /v1/chat/completions,
+// bearer authentication, a stream of chat.completion.chunk objects ending
+// in "data: [DONE]".
+type openaiWire struct{}
+
+func (openaiWire) kind() string     { return "openai" }
+func (openaiWire) basePath() string { return "/v1" }
+func (openaiWire) path() string     { return "/chat/completions" }
+
+func (openaiWire) apiKey(h http.Header) string { return bearer(h) }
+
+// bearer is the token of an "Authorization: Bearer" header.
+func bearer(h http.Header) string {
+	return strings.TrimPrefix(h.Get("Authorization"), "Bearer ")
+}
+
+func (openaiWire) decode(body []byte, rec *Request) error { return decodeRequest(body, rec) }
+
+func (openaiWire) writeError(w http.ResponseWriter, status int, retryAfter time.Duration, message, code string) {
+	writeJSONError(w, status, retryAfter, newErrorBody(message, openaiErrorType(status), code))
+}
+
+// openaiErrorType is the error type OpenAI sends with a status.
+func openaiErrorType(status int) string {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+func (openaiWire) plan(turn Turn, rec Request) []sseEvent {
+	p := planStream(turn, rec.Model, rec.IncludeUsage)
+	events := make([]sseEvent, 0, len(p.chunks)+1)
+	for _, c := range p.chunks {
+		data, _ := json.Marshal(c)
+		events = append(events, sseEvent{data: data})
+	}
+	switch {
+	case turn.StreamError:
+		// An error object instead of [DONE], as OpenAI sends mid-stream.
+		data, _ := json.Marshal(newErrorBody(turn.ErrorMessage, "server_error", turn.ErrorCode))
+		events = append(events, sseEvent{data: data})
+	case p.complete:
+		events = append(events, sseEvent{data: []byte("[DONE]")})
+	}
+	return events
+}
 
 type wireRequest struct {
 	Model       string        `json:"model"`
