@@ -64,3 +64,18 @@ func TestSafeMessage(t *testing.T) {
 		t.Errorf("an empty key must redact nothing: %q", got)
 	}
 }
+
+// FuzzRetryAfter feeds arbitrary header values: the wait is never negative
+// and never more than a day.
+func FuzzRetryAfter(f *testing.F) {
+	for _, seed := range [][2]string{{"3", ""}, {"", "250"}, {"Wed, 21 Oct 2015 07:28:00 GMT", ""}, {"1e300", "-1"}, {"NaN", "Inf"}} {
+		f.Add(seed[0], seed[1])
+	}
+	now := time.Date(2015, 10, 21, 7, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, secs, ms string) {
+		h := http.Header{"Retry-After": {secs}, "Retry-After-Ms": {ms}}
+		if d := RetryAfter(h, now); d < 0 || d > 24*time.Hour {
+			t.Fatalf("RetryAfter(%q, %q) = %v", secs, ms, d)
+		}
+	})
+}
