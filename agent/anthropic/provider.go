@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -33,6 +34,8 @@ const (
 	DefaultBaseURL     = "https://api.anthropic.com"
 	DefaultIdleTimeout = 300 * time.Second
 	DefaultMaxRetries  = 4
+	// DefaultMaxStreamBytes bounds the raw response body of one attempt.
+	DefaultMaxStreamBytes = httpstream.DefaultMaxStreamBytes
 	// DefaultMaxTokens is sent when a request sets no MaxTokens: the
 	// Messages API requires the field.
 	DefaultMaxTokens = 4096
@@ -60,6 +63,7 @@ type Provider struct {
 	key        string
 	idle       time.Duration
 	maxRetries int
+	maxStream  int          // bytes of response body per attempt
 	client     *http.Client // no Timeout: the idle watchdog bounds every wait
 
 	// Seams for tests: how retries wait, how delays are drawn, what time it is.
@@ -72,8 +76,9 @@ var _ agent.Provider = (*Provider)(nil)
 
 // New validates cfg and returns a provider. Model is required. Requests go
 // to BaseURL (default DefaultBaseURL) + "/v1/messages" unless RequestURL
-// names the exact target. IdleTimeout defaults to DefaultIdleTimeout and
-// MaxRetries to DefaultMaxRetries (negative: no retries).
+// names the exact target. IdleTimeout defaults to DefaultIdleTimeout,
+// MaxRetries to DefaultMaxRetries (negative: no retries) and MaxStreamBytes
+// to DefaultMaxStreamBytes.
 func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("anthropic: model is required")
@@ -82,6 +87,9 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.MaxStreamBytes < 0 {
+		return nil, fmt.Errorf("%s: max stream bytes must not be negative, got %d", Kind, cfg.MaxStreamBytes)
+	}
 	return &Provider{
 		name:       cmp.Or(cfg.Name, Kind),
 		target:     target,
@@ -89,6 +97,7 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 		key:        cfg.APIKey,
 		idle:       cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
 		maxRetries: max(cmp.Or(cfg.MaxRetries, DefaultMaxRetries), 0),
+		maxStream:  cmp.Or(cfg.MaxStreamBytes, DefaultMaxStreamBytes),
 		client:     httpstream.NewHTTPClient(),
 		backoff:    backoff.Policy{Base: 500 * time.Millisecond, Cap: 30 * time.Second},
 		sleep:      backoff.Sleep,

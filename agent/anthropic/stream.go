@@ -38,15 +38,16 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 // at each call so tests may replace the retry seams after New.
 func (p *Provider) transport() *httpstream.Client {
 	return &httpstream.Client{
-		Prefix:     Kind,
-		URL:        p.target,
-		Key:        p.key,
-		Idle:       p.idle,
-		MaxRetries: p.maxRetries,
-		HTTP:       p.client,
-		Backoff:    p.backoff,
-		Sleep:      p.sleep,
-		Now:        p.now,
+		Prefix:         Kind,
+		URL:            p.target,
+		Key:            p.key,
+		Idle:           p.idle,
+		MaxRetries:     p.maxRetries,
+		MaxStreamBytes: p.maxStream,
+		HTTP:           p.client,
+		Backoff:        p.backoff,
+		Sleep:          p.sleep,
+		Now:            p.now,
 	}
 }
 

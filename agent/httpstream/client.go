@@ -27,6 +27,12 @@ import (
 // task instead of holding a worker.
 const MaxRetryAfter = 2 * time.Minute
 
+// DefaultMaxStreamBytes is the bound providers give MaxStreamBytes when
+// their configuration sets none. It is far above any useful answer because
+// real streams carry ~200 bytes of JSON framing per delta of a few
+// characters, and far below what a runaway server could send forever.
+const DefaultMaxStreamBytes = 64 << 20
+
 // Client is one provider's endpoint and retry settings. It holds no state
 // of its own: a provider may build one per Stream call from its fields, and
 // one Client may serve concurrent calls.

@@ -40,7 +40,7 @@ const (
 	// characters (OpenAI's chunks repeat id, model, fingerprint): an answer
 	// of 1 MiB arrives as ~50 MiB. The body is decoded and dropped as it
 	// arrives, so this bounds time and traffic, not memory.
-	DefaultMaxStreamBytes = 64 << 20
+	DefaultMaxStreamBytes = httpstream.DefaultMaxStreamBytes
 )
 
 func init() {

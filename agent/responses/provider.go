@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -35,6 +36,8 @@ const (
 	DefaultBaseURL     = "https://api.openai.com/v1"
 	DefaultIdleTimeout = 300 * time.Second
 	DefaultMaxRetries  = 4
+	// DefaultMaxStreamBytes bounds the raw response body of one attempt.
+	DefaultMaxStreamBytes = httpstream.DefaultMaxStreamBytes
 )
 
 func init() {
@@ -56,6 +59,7 @@ type Provider struct {
 	key        string
 	idle       time.Duration
 	maxRetries int
+	maxStream  int          // bytes of response body per attempt
 	client     *http.Client // no Timeout: the idle watchdog bounds every wait
 	// plainReasoning is set once the endpoint refused encrypted reasoning
 	// (a model without reasoning): requests then stop asking for it.
@@ -71,8 +75,9 @@ var _ agent.Provider = (*Provider)(nil)
 
 // New validates cfg and returns a provider. Model is required. Requests go
 // to BaseURL (default DefaultBaseURL) + "/responses" unless RequestURL names
-// the exact target. IdleTimeout defaults to DefaultIdleTimeout and
-// MaxRetries to DefaultMaxRetries (negative: no retries).
+// the exact target. IdleTimeout defaults to DefaultIdleTimeout,
+// MaxRetries to DefaultMaxRetries (negative: no retries) and MaxStreamBytes
+// to DefaultMaxStreamBytes.
 func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("responses: model is required")
@@ -81,6 +86,9 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.MaxStreamBytes < 0 {
+		return nil, fmt.Errorf("%s: max stream bytes must not be negative, got %d", Kind, cfg.MaxStreamBytes)
+	}
 	return &Provider{
 		name:       cmp.Or(cfg.Name, Kind),
 		target:     target,
@@ -88,6 +96,7 @@ func New(cfg agent.ProviderConfig) (*Provider, error) {
 		key:        cfg.APIKey,
 		idle:       cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
 		maxRetries: max(cmp.Or(cfg.MaxRetries, DefaultMaxRetries), 0),
+		maxStream:  cmp.Or(cfg.MaxStreamBytes, DefaultMaxStreamBytes),
 		client:     httpstream.NewHTTPClient(),
 		backoff:    backoff.Policy{Base: 500 * time.Millisecond, Cap: 30 * time.Second},
 		sleep:      backoff.Sleep,
