@@ -1,9 +1,11 @@
 // Package agenttest provides fakes for tests of code built on package agent:
-// a scripted OpenAI-compatible HTTP server that speaks the real SSE wire
-// format, and scripted in-memory providers. It also holds the conformance
-// suites of agent's plugin contracts, TestTool and TestProvider, which every
-// built-in tool, adapted MCP tool and registered provider kind runs. Import
-// it only from _test.go files (and from benchmarks).
+// scripted HTTP model servers that speak the real SSE wire formats (OpenAI
+// chat completions, the Anthropic Messages API and the OpenAI Responses
+// API, all scripted with the same turns), and scripted in-memory providers.
+// It also holds the conformance suites of agent's plugin contracts, TestTool
+// and TestProviderFor, which every built-in tool, adapted MCP tool and
+// registered provider kind runs. Import it only from _test.go files (and
+// from benchmarks).
 package agenttest
 
 import (
