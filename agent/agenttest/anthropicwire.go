@@ -22,6 +22,14 @@ func (anthropicWire) path() string     { return "/v1/messages" }
 
 func (anthropicWire) apiKey(h http.Header) string { return h.Get("X-Api-Key") }
 
+// refuse requires the anthropic-version header, as the API does.
+func (anthropicWire) refuse(h http.Header) string {
+	if h.Get("Anthropic-Version") == "" {
+		return "anthropic-version: header is required"
+	}
+	return ""
+}
+
 // anthropicRequest is the part of a Messages request the fake reads. System
 // and message content may each be a string or an array of blocks.
 type anthropicRequest struct {

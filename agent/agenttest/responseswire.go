@@ -20,6 +20,7 @@ func (responsesWire) basePath() string { return "/v1" }
 func (responsesWire) path() string     { return "/responses" }
 
 func (responsesWire) apiKey(h http.Header) string { return bearer(h) }
+func (responsesWire) refuse(http.Header) string   { return "" }
 
 // responsesRequest is the part of a create-response request the fake reads.
 type responsesRequest struct {

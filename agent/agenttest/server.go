@@ -3,6 +3,7 @@ package agenttest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -165,6 +166,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
 	rec.Body = body
+	if why := s.wire.refuse(r.Header); err == nil && why != "" {
+		err = errors.New(why)
+	}
 	if err == nil {
 		err = s.wire.decode(body, &rec)
 	}

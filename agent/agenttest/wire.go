@@ -23,6 +23,7 @@ func (openaiWire) basePath() string { return "/v1" }
 func (openaiWire) path() string     { return "/chat/completions" }
 
 func (openaiWire) apiKey(h http.Header) string { return bearer(h) }
+func (openaiWire) refuse(http.Header) string   { return "" }
 
 // bearer is the token of an "Authorization: Bearer" header.
 func bearer(h http.Header) string {

@@ -164,6 +164,15 @@ func sameMessages(a, b []agent.Message) bool {
 	})
 }
 
+func TestAnthropicFakeRequiresTheVersionHeader(t *testing.T) {
+	s := NewServerFor(t, "anthropic", Turn{Text: "unused"})
+	resp := postAs(t, s.URL+"/v1/messages", anthropicBody, map[string]string{"X-Api-Key": "k"})
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(raw), "anthropic-version") || s.Remaining() != 1 {
+		t.Fatalf("status %d body %s, %d steps left", resp.StatusCode, raw, s.Remaining())
+	}
+}
+
 func TestAnthropicFakeFaults(t *testing.T) {
 	call := agent.ToolCall{ID: "toolu_c", Name: "write_file", Arguments: `{"path":"x","content":"y"}`}
 	s := NewServerFor(t, "anthropic",
@@ -174,7 +183,7 @@ func TestAnthropicFakeFaults(t *testing.T) {
 		CutToolCall("writing", call),
 		Garbled("so far"),
 	)
-	url, hdr := s.URL+"/v1/messages", map[string]string{"X-Api-Key": "k"}
+	url, hdr := s.URL+"/v1/messages", map[string]string{"X-Api-Key": "k", "Anthropic-Version": "2023-06-01"}
 	for _, want := range []struct {
 		status int
 		typ    string

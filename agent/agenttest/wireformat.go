@@ -18,6 +18,9 @@ type wireFormat interface {
 	path() string
 	// apiKey returns the credential of a request, as the wire carries it.
 	apiKey(http.Header) string
+	// refuse returns why the API would refuse a request with these headers
+	// ("" when it would not): a header the wire requires is missing.
+	refuse(http.Header) string
 	// decode fills the decoded fields of rec from a request body.
 	decode(body []byte, rec *Request) error
 	// writeError answers with an HTTP error in the wire's JSON envelope.
