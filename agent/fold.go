@@ -128,8 +128,21 @@ func (a *Agent) measure(p *foldPlan, digest string) int {
 
 // fits is the acceptance rule: at most half the window, smaller than the
 // source and below the trigger. Candidates are never padded toward half.
+// When what every request carries (system prompt, tools, task, a digest)
+// already fills half the window, nothing could land there, and a candidate
+// below the trigger still beats failing at the provider.
 func (a *Agent) fits(after, before int) bool {
-	return after <= a.cfg.ContextWindow/2 && after < before && after < a.trigger()
+	if after >= before || after >= a.trigger() {
+		return false
+	}
+	return after <= a.cfg.ContextWindow/2 || a.crowded()
+}
+
+// crowded reports whether the fixed part of every request leaves no room
+// under half the window.
+func (a *Agent) crowded() bool {
+	b := budgetsFor(a.cfg.ContextWindow)
+	return a.fixedTokens()+min(estimateText(a.firstUser()), b.task)+b.summary >= a.cfg.ContextWindow/2
 }
 
 // compact runs the summary transaction: the model's digest with the normal
@@ -138,7 +151,7 @@ func (a *Agent) fits(after, before int) bool {
 func (a *Agent) compact(ctx context.Context, step int) (Usage, error) {
 	before := a.estimate()
 	b := budgetsFor(a.cfg.ContextWindow)
-	p := a.plan(b, b.tail, true)
+	p := a.plan(b, a.tailRoom(b), true)
 	var (
 		spent  Usage
 		reason string
@@ -162,10 +175,11 @@ func (a *Agent) compact(ctx context.Context, step int) (Usage, error) {
 			reason = fmt.Sprintf("the summary left a %d-token prompt (window %d, trigger %d)", after, a.cfg.ContextWindow, a.trigger())
 		}
 	}
+	room := a.tailRoom(b)
 	for _, t := range []struct {
 		budget   int
 		keepLast bool
-	}{{b.tail / 2, true}, {b.tail / 8, true}, {0, false}} {
+	}{{room / 2, true}, {room / 8, true}, {0, false}} {
 		p := a.plan(b, t.budget, t.keepLast)
 		digest := fallbackDigest(&p, b.summary)
 		if after := a.measure(&p, digest); a.fits(after, before) {
@@ -175,9 +189,37 @@ func (a *Agent) compact(ctx context.Context, step int) (Usage, error) {
 	}
 	a.window.failed = true
 	a.cfg.Observer(Event{Type: EventContextCompacted, Step: step, Compaction: &Compaction{
-		Mode: CompactFailed, Reason: strings.TrimSpace(reason + "; " + errNothingFits.Error()),
+		Mode: CompactFailed, Reason: strings.TrimPrefix(reason+"; "+errNothingFits.Error(), "; "),
 		BeforeTokens: before, AfterTokens: before, Window: a.cfg.ContextWindow, Trigger: a.trigger()}})
 	return spent, nil
+}
+
+// tailRoom is the tail budget that leaves room, under half the window, for
+// what every request carries: the system prompt and tools, the pinned task
+// and a digest of the full summary budget.
+func (a *Agent) tailRoom(b budgets) int {
+	task := 0
+	if w := &a.window; w.cp != nil {
+		task = estimateText(w.cp.Task)
+	} else {
+		task = min(estimateText(a.firstUser()), b.task)
+	}
+	return max(min(b.tail, a.cfg.ContextWindow/2-a.fixedTokens()-task-b.summary-4*messageOverhead), 0)
+}
+
+// firstUser is the first user message the model sees, "" when none.
+func (a *Agent) firstUser() string {
+	for _, m := range a.window.prefix {
+		if m.Role == RoleUser {
+			return m.Content
+		}
+	}
+	for _, m := range a.messages[a.window.mark+1:] {
+		if m.Role == RoleUser {
+			return m.Content
+		}
+	}
+	return ""
 }
 
 // commit appends the checkpoint to the conversation and makes it the
@@ -190,6 +232,9 @@ func (a *Agent) commit(step int, p *foldPlan, digest string, c Compaction) {
 	w.mark, w.prefix, w.cp, w.digest = len(a.messages)-1, prefix, cp, digest
 	w.sentTokens = 0 // the provider's last count described the old view
 	c.Window, c.Trigger = a.cfg.ContextWindow, a.trigger()
+	if c.AfterTokens > c.Window/2 {
+		c.Reason = strings.TrimPrefix(c.Reason+fmt.Sprintf("; over half the window: the system prompt and tools alone take about %d tokens", a.fixedTokens()), "; ")
+	}
 	c.Folded, c.KeptTurns, c.DroppedTurns = len(p.fold), len(p.kept), p.dropped
 	a.cfg.Observer(Event{Type: EventContextCompacted, Step: step, Compaction: &c})
 }
