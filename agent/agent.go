@@ -29,6 +29,11 @@ type Config struct {
 	// e.g. one rebuilt from a transcript.
 	History  []Message
 	Observer Observer // nil: events are dropped
+	// ContextWindow is the model's window in tokens; 0 never compacts.
+	// CompactRatio (0 = DefaultCompactRatio) places the only automatic
+	// compaction trigger at ContextWindow × CompactRatio (see compact.go).
+	ContextWindow int
+	CompactRatio  float64
 }
 
 // DefaultMaxSteps is the step bound when Config.MaxSteps is zero.
@@ -42,6 +47,8 @@ type Agent struct {
 
 	mu      sync.Mutex
 	steered []string // messages from Steer, added before the next request
+
+	window contextState // what the model sees of messages (compact.go)
 }
 
 // New checks cfg and returns an Agent ready to Run.
@@ -63,10 +70,17 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Observer == nil {
 		cfg.Observer = func(Event) {}
 	}
-	return &Agent{cfg: cfg, messages: append([]Message(nil), cfg.History...)}, nil
+	if err := checkCompaction(&cfg); err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, messages: append([]Message(nil), cfg.History...)}
+	a.window.restore(a.messages)
+	return a, nil
 }
 
-// Messages returns a copy of the conversation so far, without the system prompt.
+// Messages returns a copy of the conversation so far, without the system
+// prompt: the canonical, append-only record, with a RoleCheckpoint message
+// where the context was compacted (a later Config.History restores it).
 func (a *Agent) Messages() []Message { return append([]Message(nil), a.messages...) }
 
 // Result summarises a Run.
@@ -171,11 +185,9 @@ func (a *Agent) appendMessage(step int, m Message) {
 
 // complete makes one model request and gathers the streamed reply.
 func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) {
-	msgs := a.messages
-	if a.cfg.SystemPrompt != "" {
-		msgs = make([]Message, 0, len(a.messages)+1)
-		msgs = append(msgs, Message{Role: RoleSystem, Content: a.cfg.SystemPrompt})
-		msgs = append(msgs, a.messages...)
+	msgs, spent, err := a.prompt(ctx, step)
+	if err != nil {
+		return Message{}, spent, err
 	}
 	req := Request{
 		Model:       a.cfg.Model,
@@ -189,12 +201,12 @@ func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) 
 	})
 	stream, err := a.cfg.Provider.Stream(sctx, req)
 	if err != nil {
-		return Message{}, Usage{}, err
+		return Message{}, spent, err
 	}
 	var (
 		text  strings.Builder
 		calls []ToolCall
-		usage Usage
+		usage = spent // a compaction's summary call is part of this step
 		state json.RawMessage
 	)
 	for chunk := range stream {
@@ -220,5 +232,6 @@ func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) 
 	if ctx.Err() != nil {
 		return Message{}, usage, context.Cause(ctx)
 	}
+	a.window.reported(usage, spent)
 	return Message{Role: RoleAssistant, Content: text.String(), ToolCalls: calls, ProviderState: state}, usage, nil
 }

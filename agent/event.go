@@ -17,6 +17,9 @@ const (
 	EventUsage        EventType = "usage"         // Usage of one model request
 	EventRetry        EventType = "retry"         // Text: why the provider is retrying
 	EventRunFinished  EventType = "run_finished"  // Outcome, Text (final answer)
+	// EventContextCompacted: Compaction. The request prefix changed here,
+	// and only here (see Config.ContextWindow).
+	EventContextCompacted EventType = "context_compacted"
 )
 
 // TodoItem is one entry of the model-maintained plan.
@@ -41,6 +44,8 @@ type Event struct {
 	Plan    []TodoItem      `json:"plan,omitempty"`
 	Usage   *Usage          `json:"usage,omitempty"`
 	Outcome Outcome         `json:"outcome,omitempty"`
+	// Compaction reports an EventContextCompacted.
+	Compaction *Compaction `json:"compaction,omitempty"`
 	// Data carries the payload of event types other packages define (a goal
 	// update, a fleet node's progress). It must marshal to JSON.
 	Data any `json:"data,omitempty"`

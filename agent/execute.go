@@ -12,6 +12,7 @@ import (
 // outcome of one tool call, kept in call order.
 type callResult struct {
 	content string
+	raw     string // the full result when content had to be bounded
 	refused bool
 }
 
@@ -50,7 +51,7 @@ func (a *Agent) execute(ctx context.Context, step int, calls []ToolCall) (int, e
 		if results[i].refused {
 			refused++
 		}
-		a.appendMessage(step, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].content})
+		a.appendMessage(step, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].content, RawContent: results[i].raw})
 	}
 	return refused, gateErr
 }
@@ -105,7 +106,7 @@ func (a *Agent) runBatch(ctx context.Context, step int, calls []ToolCall, result
 			continue
 		}
 		if len(calls) == 1 {
-			results[i].content = a.invoke(ctx, step, calls[i], t, args[i])
+			results[i].content, results[i].raw = a.invoke(ctx, step, calls[i], t, args[i])
 			break
 		}
 		wg.Add(1)
@@ -113,7 +114,7 @@ func (a *Agent) runBatch(ctx context.Context, step int, calls []ToolCall, result
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i].content = a.invoke(ctx, step, calls[i], t, args[i])
+			results[i].content, results[i].raw = a.invoke(ctx, step, calls[i], t, args[i])
 		}()
 	}
 	wg.Wait()
@@ -121,14 +122,19 @@ func (a *Agent) runBatch(ctx context.Context, step int, calls []ToolCall, result
 }
 
 // invoke runs one allowed call. Errors and panics become results the model
-// reads; they never end the run.
-func (a *Agent) invoke(ctx context.Context, step int, c ToolCall, t Tool, args json.RawMessage) (content string) {
+// reads; they never end the run. A result larger than MaxToolResult is
+// bounded here, once, to a stable head-and-tail form; raw keeps the whole
+// text for the transcript, and the model never sees it.
+func (a *Agent) invoke(ctx context.Context, step int, c ToolCall, t Tool, args json.RawMessage) (content, raw string) {
 	call := c
 	a.cfg.Observer(Event{Type: EventToolStarted, Step: step, Call: &call})
 	isErr := false
 	defer func() {
 		if p := recover(); p != nil {
 			content, isErr = fmt.Sprintf("error: tool %s crashed: %v", c.Name, p), true
+		}
+		if len(content) > MaxToolResult {
+			raw = content
 		}
 		content = BoundResult(content, MaxToolResult)
 		a.cfg.Observer(Event{Type: EventToolFinished, Step: step, Call: &call, Result: content, IsError: isErr})
@@ -137,11 +143,11 @@ func (a *Agent) invoke(ctx context.Context, step int, c ToolCall, t Tool, args j
 	if err != nil {
 		isErr = true
 		if out != "" {
-			return out + "\nerror: " + err.Error()
+			return out + "\nerror: " + err.Error(), ""
 		}
-		return "error: " + err.Error()
+		return "error: " + err.Error(), ""
 	}
-	return out
+	return out, ""
 }
 
 // refusals says, per refusal code, who refused, so the model can tell "nobody

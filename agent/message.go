@@ -11,6 +11,10 @@ const (
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
 	RoleTool      Role = "tool"
+	// RoleCheckpoint marks a compaction in the canonical conversation (see
+	// Checkpoint). It is never sent to a model as it is: the request
+	// carries the checkpoint's task and digest instead of what it folded.
+	RoleCheckpoint Role = "checkpoint"
 )
 
 // Message is one entry of a conversation. An assistant message may carry tool
@@ -26,6 +30,12 @@ type Message struct {
 	// encrypted reasoning items). Only the provider that wrote it reads it;
 	// others ignore it. Empty for older transcripts, which stay valid.
 	ProviderState json.RawMessage `json:"provider_state,omitempty"`
+	// RawContent is a tool result's full text when Content had to be
+	// bounded (see MaxToolResult). It is kept with the transcript and never
+	// sent to a model.
+	RawContent string `json:"raw_content,omitempty"`
+	// Checkpoint is set on a RoleCheckpoint message; Content is the digest.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
 
 // ToolCall is one complete call requested by the model. Arguments is the raw

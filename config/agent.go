@@ -25,6 +25,10 @@ type Agent struct {
 	MaxSubagentConcurrency int `toml:"max_subagent_concurrency"`
 	// MaxParallelWriters caps sub-agents holding write claims at once; default 3.
 	MaxParallelWriters int `toml:"max_parallel_writers"`
+	// CompactRatio is the share of the model's context window at which the
+	// conversation is compacted; strictly between 0 and 1, default 0.90
+	// (see compact.go).
+	CompactRatio float64 `toml:"compact_ratio"`
 }
 
 // maxPromptBytes bounds system_prompt_file so a wrong path (a log, an
@@ -43,4 +47,5 @@ func (a *Agent) validate(c *Config, p *problems) {
 	}
 	checkRange(p, c.origins["agent.max_subagent_concurrency"], "agent.max_subagent_concurrency", a.MaxSubagentConcurrency, 1, 64)
 	checkRange(p, c.origins["agent.max_parallel_writers"], "agent.max_parallel_writers", a.MaxParallelWriters, 1, 64)
+	a.validateCompactRatio(c, p)
 }

@@ -44,6 +44,7 @@ func Default() *Config {
 			MaxSteps:               100,
 			MaxSubagentConcurrency: 6,
 			MaxParallelWriters:     3,
+			CompactRatio:           DefaultCompactRatio,
 		},
 		Tools: Tools{
 			BashTimeoutSeconds:       120,

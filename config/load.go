@@ -261,6 +261,7 @@ func (l *loader) readTOML(path string, required bool) {
 		l.c.origins["agent.system_prompt_file"] = path
 	}
 
+	markContextWindows(data, fc.Providers)
 	for i := range fc.Providers {
 		fc.Providers[i].Source = path
 	}

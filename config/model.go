@@ -16,7 +16,7 @@ type ProviderRef struct {
 	RequestURL      string
 	APIKeyEnv       string // NAME of the variable holding the key; "" = no auth
 	Model           string
-	ContextWindow   int // model_overrides.<model>.context_window when set, else the provider's; 0 = unknown
+	ContextWindow   int // model_overrides.<model>.context_window when set, else the provider's; 0 = compaction off
 	MaxOutputTokens int // model_overrides.<model>.max_output_tokens when set, else the provider's; 0 = automatic
 	IdleTimeout     time.Duration
 	// MaxRetries follows agent.ProviderConfig: 0 = the provider's default,

@@ -21,7 +21,7 @@ type Provider struct {
 	Default    string   `toml:"default"`     // with Models: the default model; "" = Models[0]
 	APIKeyEnv  string   `toml:"api_key_env"` // NAME of the variable holding the key; "" = no auth
 
-	ContextWindow      int  `toml:"context_window"`       // tokens; 0 = unknown
+	ContextWindow      int  `toml:"context_window"`       // tokens; unset = DefaultContextWindow(kind), 0 = compaction off
 	IdleTimeoutSeconds int  `toml:"idle_timeout_seconds"` // stream idle watchdog; 0 or unset = 300
 	MaxOutputTokens    int  `toml:"max_output_tokens"`    // 0 = the provider's automatic choice
 	MaxRetries         *int `toml:"max_retries"`          // nil = the provider's default; 0 = never retry
@@ -36,6 +36,9 @@ type Provider struct {
 
 	// Source is the file that declared the entry ("" if built in code).
 	Source string `toml:"-"`
+	// windowSet records that the file wrote context_window itself, so an
+	// explicit 0 (compaction off) is not replaced by the kind's default.
+	windowSet bool
 }
 
 // ModelOverride replaces provider-wide limits for one model. Zero fields do
@@ -86,6 +89,9 @@ func (p *Provider) applyDefaults() {
 	}
 	if p.IdleTimeoutSeconds == 0 {
 		p.IdleTimeoutSeconds = defaultIdleTimeoutSeconds
+	}
+	if p.ContextWindow == 0 && !p.windowSet {
+		p.ContextWindow = DefaultContextWindow(p.Kind)
 	}
 }
 

@@ -25,8 +25,7 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 		case agent.EventTextDelta, agent.EventToolProgress:
 			return
 		case agent.EventMessage:
-			m := *e.Message
-			m.Content = s.redact.String(m.Content)
+			m := redactMessage(s.redact, *e.Message)
 			seq, err := s.st.AppendMessages(pctx, id, m)
 			if err != nil {
 				s.log.Error("runner: saving a message failed", "task", id, "err", err)
@@ -62,6 +61,11 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 				"completion": e.Usage.Completion, "cached": e.Usage.Cached})
 		case agent.EventRetry:
 			s.emitLogged(pctx, id, "retry", map[string]any{"step": e.Step, "reason": truncate(e.Text, maxEventText)})
+		case agent.EventContextCompacted:
+			c := e.Compaction
+			s.emitLogged(pctx, id, string(e.Type), map[string]any{"step": e.Step, "mode": c.Mode, "reason": truncate(c.Reason, maxEventText),
+				"before_tokens": c.BeforeTokens, "after_tokens": c.AfterTokens, "window": c.Window, "trigger": c.Trigger,
+				"folded_messages": c.Folded, "user_turns_kept": c.KeptTurns, "user_turns_dropped": c.DroppedTurns})
 		case agent.EventRunFinished:
 			s.emitLogged(pctx, id, "run_finished", map[string]any{"step": e.Step, "outcome": e.Outcome})
 		case goals.EventGoalUpdated, goals.EventQuestion, goals.EventPlanApproval, goals.EventFleetUpdated,
@@ -73,6 +77,24 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 			s.emitLogged(pctx, id, string(e.Type), map[string]any{"step": e.Step, "text": truncate(e.Text, maxEventText), "data": e.Data})
 		}
 	}
+}
+
+// redactMessage masks secrets in every text of m that is stored: the
+// visible content, a giant tool result's full text and a checkpoint's
+// pinned turns.
+func redactMessage(r interface{ String(string) string }, m agent.Message) agent.Message {
+	m.Content = r.String(m.Content)
+	m.RawContent = r.String(m.RawContent)
+	if cp := m.Checkpoint; cp != nil {
+		c := *cp
+		c.Task = r.String(c.Task)
+		c.Kept = make([]string, len(cp.Kept))
+		for i, k := range cp.Kept {
+			c.Kept[i] = r.String(k)
+		}
+		m.Checkpoint = &c
+	}
+	return m
 }
 
 // addUsage counts tokens and stops the run when the task's token budget
@@ -120,6 +142,11 @@ func (r *run) childObserver(ctx context.Context, ref string, sawAssistant func()
 				"completion": e.Usage.Completion, "cached": e.Usage.Cached})
 		case agent.EventRetry:
 			s.emitLogged(pctx, id, "retry", map[string]any{"subagent": ref, "step": e.Step, "reason": truncate(e.Text, maxEventText)})
+		case agent.EventContextCompacted:
+			c := e.Compaction
+			s.emitLogged(pctx, id, string(e.Type), map[string]any{"subagent": ref, "step": e.Step, "mode": c.Mode,
+				"reason": truncate(c.Reason, maxEventText), "before_tokens": c.BeforeTokens, "after_tokens": c.AfterTokens,
+				"window": c.Window, "trigger": c.Trigger, "folded_messages": c.Folded})
 		}
 	}
 }

@@ -75,6 +75,11 @@ reasonix tasks list --state running,waiting_approval`,
 				about:   "Loads the configuration as `run` does, validates it, resolves the default model, checks its key\nvariable is set and that every [[workspaces]] repo is reachable with its base branch. Exits 0 or 2.",
 				example: "reasonix config check --config ./reasonix.toml",
 				flags:   configFileAction(configCheck),
+			}, {
+				name: "compact-ratio", args: "[VALUE]", summary: "show or set [agent] compact_ratio, when the context is compacted",
+				about:   "Without VALUE, prints the effective compact_ratio and where it comes from. With VALUE (strictly\nbetween 0 and 1, e.g. 0.8) writes it to [agent] in the user config, keeping the rest of the file.\nA conversation is compacted when its prompt reaches context_window × compact_ratio.",
+				example: "reasonix config compact-ratio 0.8",
+				flags:   configCompactRatioFlags,
 			}},
 		},
 		{

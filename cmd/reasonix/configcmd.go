@@ -1,9 +1,12 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"reasonix/config"
 	"reasonix/runner/webhook"
@@ -40,4 +43,39 @@ func configCheck(file string, stdout, _ io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "configuration ok")
 	return nil
+}
+
+// configCompactRatioFlags is `reasonix config compact-ratio [VALUE]`.
+func configCompactRatioFlags(fs *flag.FlagSet) action {
+	file := configFileFlag(fs)
+	return func(args []string, stdout, _ io.Writer) error {
+		if len(args) == 1 {
+			v, err := strconv.ParseFloat(strings.TrimSpace(args[0]), 64)
+			if err != nil {
+				return usageErrorf("compact-ratio: %q is not a number; give a ratio such as 0.8", args[0])
+			}
+			if err := config.CheckCompactRatio(v); err != nil {
+				return usageErrorf("compact-ratio: %v", err)
+			}
+			home, err := config.HomeDir()
+			if err != nil {
+				return &configError{err}
+			}
+			path, err := config.WriteCompactRatio(home, v)
+			if err != nil {
+				return &configError{err}
+			}
+			fmt.Fprintf(stdout, "wrote compact_ratio = %g to %s\n", v, path)
+		}
+		cfg, err := loadConfig(*file, false)
+		if err != nil {
+			return err
+		}
+		from := cfg.Origin("agent.compact_ratio")
+		if from == "" {
+			from = "default"
+		}
+		fmt.Fprintf(stdout, "compact_ratio = %g (%s)\n", cfg.Agent.EffectiveCompactRatio(), from)
+		return nil
+	}
 }

@@ -86,6 +86,8 @@ func (p *progress) observe(e agent.Event) {
 		p.mu.Unlock()
 	case agent.EventRetry:
 		line = "↻ " + e.Text
+	case agent.EventContextCompacted:
+		line = compactionLine(e.Compaction.Mode, e.Compaction.BeforeTokens, e.Compaction.AfterTokens, e.Compaction.Reason)
 	case agent.EventPlanUpdated:
 		var b strings.Builder
 		b.WriteString("plan:")

@@ -62,6 +62,9 @@ func (v *watchView) show(ev streamEvent) {
 		v.status.set("waiting for approval " + id)
 	case "approval_decided":
 		v.status.println(fmt.Sprintf("  %s by %s", str("decision"), str("approver")))
+	case "context_compacted":
+		num := func(k string) int { f, _ := p[k].(float64); return int(f) }
+		v.status.println(compactionLine(str("mode"), num("before_tokens"), num("after_tokens"), str("reason")))
 	case "question":
 		v.status.println(st.yellow("? question: " + str("question")))
 	case "final_report":
@@ -70,4 +73,17 @@ func (v *watchView) show(ev streamEvent) {
 			v.status.println("why: " + why)
 		}
 	}
+}
+
+// compactionLine is how a person reads a context_compacted event, in
+// `run`'s progress and in `tasks watch` alike.
+func compactionLine(mode string, before, after int, reason string) string {
+	line := fmt.Sprintf("⇣ context compacted (%s): ~%d → ~%d tokens", mode, before, after)
+	if mode == agent.CompactFailed {
+		line = fmt.Sprintf("⇣ context compaction failed at ~%d tokens", before)
+	}
+	if reason != "" {
+		line += ": " + truncate(reason, 200)
+	}
+	return line
 }

@@ -29,6 +29,8 @@ type Options struct {
 	Store *store.Store
 	// Provider answers every task's model requests.
 	Provider agent.Provider
+	// ContextWindow is the model's window in tokens; 0 never compacts.
+	ContextWindow int
 	// Settings is the configuration; nil means config.Default() with
 	// max_concurrent_tasks = 2.
 	Settings *config.Config
@@ -63,7 +65,7 @@ func Start(t testing.TB, o Options) *runner.Service {
 			if p == nil {
 				return session.Model{}, context.Canceled
 			}
-			return session.Model{Provider: p}, nil
+			return session.Model{Provider: p, ContextWindow: o.ContextWindow}, nil
 		},
 		ScratchDir:      t.TempDir(),
 		Logger:          storetest.Quiet(),

@@ -139,6 +139,9 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 		MaxTokens:    s.Agent.MaxTokens,
 		MaxSteps:     s.Agent.MaxSteps,
 		Observer:     obs,
+		// A sub-agent's conversation compacts like the parent's.
+		ContextWindow: s.Agent.ContextWindow,
+		CompactRatio:  s.Agent.CompactRatio,
 	}, nil
 }
 

@@ -12,11 +12,13 @@ import (
 )
 
 // Model is a resolved model: the provider to stream from, the model name to
-// request and the bound on one answer's tokens (0: the provider's default).
+// request, the bound on one answer's tokens (0: the provider's default) and
+// its context window in tokens (0: never compact).
 type Model struct {
-	Provider  agent.Provider
-	Name      string
-	MaxTokens int
+	Provider      agent.Provider
+	Name          string
+	MaxTokens     int
+	ContextWindow int
 }
 
 // ResolveModel resolves a model reference ("" = the configured default) and
@@ -59,5 +61,5 @@ func ResolveModel(set *config.Config, modelRef string) (Model, error) {
 	if err != nil {
 		return Model{}, fmt.Errorf("%w (%s)", err, ref.Source)
 	}
-	return Model{Provider: p, Name: ref.Model, MaxTokens: ref.MaxOutputTokens}, nil
+	return Model{Provider: p, Name: ref.Model, MaxTokens: ref.MaxOutputTokens, ContextWindow: ref.ContextWindow}, nil
 }

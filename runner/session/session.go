@@ -168,6 +168,10 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		MaxTokens:    cfg.Model.MaxTokens,
 		MaxSteps:     cmp.Or(cfg.MaxSteps, set.Agent.MaxSteps),
 		Observer:     cfg.Observer,
+		// Every agent of the session (goal turns and sub-agents copy these)
+		// compacts at the same trigger of the same model's window.
+		ContextWindow: cfg.Model.ContextWindow,
+		CompactRatio:  set.Agent.EffectiveCompactRatio(),
 	}
 	return s, nil
 }
