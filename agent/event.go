@@ -43,8 +43,8 @@ type Event struct {
 	// Model names the model a usage event's request went to, as a model
 	// reference ("provider/model"), so each call is priced with its own
 	// model's prices even when sub-agents run on another model.
-	Model string `json:"model,omitempty"`
-	Outcome Outcome         `json:"outcome,omitempty"`
+	Model   string  `json:"model,omitempty"`
+	Outcome Outcome `json:"outcome,omitempty"`
 	// Data carries the payload of event types other packages define (a goal
 	// update, a fleet node's progress). It must marshal to JSON.
 	Data any `json:"data,omitempty"`
