@@ -219,7 +219,7 @@ func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) 
 		case ChunkUsage:
 			usage = usage.Add(chunk.Usage)
 			u := chunk.Usage
-			a.cfg.Observer(Event{Type: EventUsage, Step: step, Usage: &u})
+			a.cfg.Observer(Event{Type: EventUsage, Step: step, Usage: &u, Model: ModelRef(a.cfg)})
 		case ChunkError:
 			// Drain so the provider's goroutine can finish.
 			for range stream {

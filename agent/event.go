@@ -14,7 +14,7 @@ const (
 	EventToolFinished EventType = "tool_finished" // Call, Result, IsError
 	EventToolRefused  EventType = "tool_refused"  // Call, Verdict
 	EventPlanUpdated  EventType = "plan_updated"  // Plan: the whole list
-	EventUsage        EventType = "usage"         // Usage of one model request
+	EventUsage        EventType = "usage"         // Usage of one model request, Model that served it
 	EventRetry        EventType = "retry"         // Text: why the provider is retrying
 	EventRunFinished  EventType = "run_finished"  // Outcome, Text (final answer)
 	// EventContextCompacted: Compaction. The request prefix changed here,
@@ -43,7 +43,11 @@ type Event struct {
 	Verdict *Verdict        `json:"verdict,omitempty"`
 	Plan    []TodoItem      `json:"plan,omitempty"`
 	Usage   *Usage          `json:"usage,omitempty"`
-	Outcome Outcome         `json:"outcome,omitempty"`
+	// Model names the model a usage event's request went to, as a model
+	// reference ("provider/model"), so each call is priced with its own
+	// model's prices even when sub-agents run on another model.
+	Model   string  `json:"model,omitempty"`
+	Outcome Outcome `json:"outcome,omitempty"`
 	// Compaction reports an EventContextCompacted.
 	Compaction *Compaction `json:"compaction,omitempty"`
 	// Data carries the payload of event types other packages define (a goal
@@ -56,3 +60,17 @@ type Event struct {
 // arrive from several goroutines at once, so an Observer must be safe for
 // concurrent use. It must not block for long: the run waits for it.
 type Observer func(Event)
+
+// ModelRef is the reference of the model cfg's requests go to:
+// "provider/model", or the provider instance name alone (its default model)
+// when cfg names no model.
+func ModelRef(cfg Config) string {
+	name := ""
+	if cfg.Provider != nil {
+		name = cfg.Provider.Name()
+	}
+	if cfg.Model == "" {
+		return name
+	}
+	return name + "/" + cfg.Model
+}

@@ -21,6 +21,9 @@ type Agent struct {
 	GoalTokenBudget int           `toml:"goal_token_budget"`
 	GoalMaxTurns    int           `toml:"goal_max_turns"`
 	GoalWallClock   time.Duration `toml:"goal_wall_clock"` // a duration string such as "90m"
+	// GoalBudgetUSD bounds what a goal's slice may cost (its turns and
+	// sub-agents, priced calls only); 0 = off.
+	GoalBudgetUSD float64 `toml:"goal_budget_usd"`
 	// MaxSubagentConcurrency caps sub-agents running at once; default 6.
 	MaxSubagentConcurrency int `toml:"max_subagent_concurrency"`
 	// MaxParallelWriters caps sub-agents holding write claims at once; default 3.
@@ -42,6 +45,7 @@ func (a *Agent) validate(c *Config, p *problems) {
 	checkRange(p, c.origins["agent.max_steps"], "agent.max_steps", a.MaxSteps, 1, 100000)
 	checkNonNegative(p, c.origins["agent.goal_token_budget"], "agent.goal_token_budget", a.GoalTokenBudget)
 	checkNonNegative(p, c.origins["agent.goal_max_turns"], "agent.goal_max_turns", a.GoalMaxTurns)
+	checkUSD(p, c.origins["agent.goal_budget_usd"], "agent.goal_budget_usd", a.GoalBudgetUSD)
 	if a.GoalWallClock < 0 {
 		p.add(c.origins["agent.goal_wall_clock"], "agent.goal_wall_clock", "must not be negative (got %s)", a.GoalWallClock)
 	}

@@ -16,6 +16,7 @@ type Runner struct {
 	ApprovalTTL        time.Duration `toml:"approval_ttl"`         // unanswered approvals deny after this; default "30m", max "24h"
 	MaxToolCalls       int           `toml:"max_tool_calls"`       // per task; 0 = off
 	MaxTokens          int           `toml:"max_tokens"`           // per task; 0 = off
+	MaxCostPerTask     float64       `toml:"max_cost_per_task"`    // USD per task run, priced calls only; 0 = off
 }
 
 func (r *Runner) validate(c *Config, p *problems) {
@@ -28,4 +29,5 @@ func (r *Runner) validate(c *Config, p *problems) {
 	}
 	checkNonNegative(p, c.origins["runner.max_tool_calls"], "runner.max_tool_calls", r.MaxToolCalls)
 	checkNonNegative(p, c.origins["runner.max_tokens"], "runner.max_tokens", r.MaxTokens)
+	checkUSD(p, c.origins["runner.max_cost_per_task"], "runner.max_cost_per_task", r.MaxCostPerTask)
 }

@@ -73,6 +73,8 @@ func TestValidateRules(t *testing.T) {
 		{"approval ttl max", "[runner]\napproval_ttl = \"25h\"", `runner.approval_ttl: must be positive and at most 24h (got 25h0m0s)`},
 		{"max tool calls", "[runner]\nmax_tool_calls = -1", `runner.max_tool_calls: must not be negative`},
 		{"max tokens", "[runner]\nmax_tokens = -1", `runner.max_tokens: must not be negative`},
+		{"max cost", "[runner]\nmax_cost_per_task = -0.5", `runner.max_cost_per_task: must be a non-negative amount of USD`},
+		{"goal cost budget", "[agent]\ngoal_budget_usd = -1", `agent.goal_budget_usd: must be a non-negative amount of USD`},
 		{"serve addr", "[serve]\naddr = \"8080\"", `serve.addr: "8080" is not host:port`},
 		{"serve port", "[serve]\naddr = \":http-alt\"", `serve.addr: ":http-alt" has an invalid port`},
 		{"serve streams", "[serve]\nmax_streams_per_token = 0", `serve.max_streams_per_token: must be between 1 and 100000`},

@@ -75,6 +75,7 @@ type childRun struct {
 	mu       sync.Mutex
 	receipts Receipts
 	report   *CompletionReport
+	cost     spend
 }
 
 // inClaim reports whether abs lies in the claim; no explicit claim means
@@ -100,6 +101,11 @@ func (r *childRun) addViolation(p string) {
 // observe records receipts from the child's finished tool calls.
 func (h *Host) observeChild(run *childRun, e agent.Event) {
 	switch e.Type {
+	case agent.EventUsage:
+		if usd := priceEvent(h.cfg.Price, e); usd > 0 {
+			run.cost.add(usd)
+			h.spent.add(usd)
+		}
 	case agent.EventToolStarted:
 		h.toolCalls.Add(1)
 	case agent.EventToolFinished:
@@ -248,6 +254,7 @@ func (h *Host) runChild(ctx context.Context, spec ChildSpec, claim []string) (ou
 	h.emit(agent.Event{Type: EventSubagentStarted, Data: SubagentEvent{FleetID: spec.FleetID, ID: spec.ID, Ref: spec.Ref, CapsuleHash: rec.CapsuleHash}})
 	res := ag.Run(ctx, first)
 	rec.Tokens = res.Usage.Prompt + res.Usage.Completion
+	rec.Cost = run.cost.total()
 
 	run.mu.Lock()
 	rec.Receipts = run.receipts
@@ -272,6 +279,6 @@ func (h *Host) runChild(ctx context.Context, spec ChildSpec, claim []string) (ou
 		out = childOutcome{state: NodeDone}
 	}
 	h.emit(agent.Event{Type: EventSubagentFinished, Data: SubagentEvent{FleetID: spec.FleetID, ID: spec.ID, Ref: spec.Ref,
-		CapsuleHash: rec.CapsuleHash, State: out.state, Reason: out.reason}})
+		CapsuleHash: rec.CapsuleHash, State: out.state, Reason: out.reason, Tokens: rec.Tokens, Cost: rec.Cost}})
 	return out
 }

@@ -20,6 +20,10 @@ type Budget struct {
 	Tokens    int           // prompt + completion tokens (`[agent] goal_token_budget`)
 	Turns     int           // continuation turns (`goal_max_turns`)
 	WallClock time.Duration // time spent in turns
+	// USD bounds what the slice's model calls cost, the turns' and their
+	// sub-agents', priced with Config.Price (`[agent] goal_budget_usd`).
+	// Calls on unpriced models do not count.
+	USD float64
 }
 
 // Config assembles a Controller.
@@ -33,6 +37,10 @@ type Config struct {
 	Store StateStore
 	// Budget bounds each slice; the zero value is no budget.
 	Budget Budget
+	// Price prices each model call of a turn (the Host prices its
+	// children's with its own HostConfig.Price), for State.Cost and
+	// Budget.USD; nil leaves every call unpriced.
+	Price PriceFunc
 	// StallTurns is how many consecutive turns without novel progress
 	// trigger the reassessment nudge; 0 means 3. One more such turn after
 	// the nudge blocks the goal as "stalled".
@@ -78,7 +86,7 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.StallTurns < 0 || cfg.BlockedRepeats < 0 || cfg.MaxPlanRounds < 0 {
 		return nil, errors.New("goals: StallTurns, BlockedRepeats and MaxPlanRounds must not be negative")
 	}
-	if cfg.Budget.Tokens < 0 || cfg.Budget.Turns < 0 || cfg.Budget.WallClock < 0 {
+	if cfg.Budget.Tokens < 0 || cfg.Budget.Turns < 0 || cfg.Budget.WallClock < 0 || !(cfg.Budget.USD >= 0) {
 		return nil, errors.New("goals: budget fields must not be negative")
 	}
 	cfg.StallTurns = cmp.Or(cfg.StallTurns, 3)

@@ -31,7 +31,11 @@ type GoalUpdate struct {
 	Status   Status `json:"status"`
 	Turns    int    `json:"turns"`
 	Tokens   int    `json:"tokens"`
-	Reason   string `json:"reason,omitempty"`
+	// Cost is the goal's cost so far (USD, priced calls) and TurnCost the
+	// last turn's, its sub-agents' included.
+	Cost     float64 `json:"cost"`
+	TurnCost float64 `json:"turn_cost"`
+	Reason   string  `json:"reason,omitempty"`
 }
 
 // Question is the payload of EventQuestion.
@@ -63,6 +67,7 @@ type NodeStatus struct {
 	Ref       string        `json:"ref,omitempty"`     // the child's answer, for read_subagent_result
 	Duration  time.Duration `json:"duration,omitempty"`
 	Tokens    int           `json:"tokens,omitempty"`
+	Cost      float64       `json:"cost,omitempty"` // USD of the node's priced calls
 }
 
 // FleetSnapshot is the payload of EventFleetUpdated: the whole graph.
@@ -79,4 +84,6 @@ type SubagentEvent struct {
 	CapsuleHash string    `json:"capsule_hash,omitempty"`
 	State       NodeState `json:"state,omitempty"` // finished only
 	Reason      string    `json:"reason,omitempty"`
+	Tokens      int       `json:"tokens,omitempty"` // finished only
+	Cost        float64   `json:"cost,omitempty"`   // finished only: USD of its priced calls
 }

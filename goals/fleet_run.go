@@ -173,7 +173,7 @@ func (s *scheduler) finish(i int, out childOutcome) {
 	n.status.State, n.status.Reason = out.state, out.reason
 	if r := out.record; r != nil {
 		n.answer = r.Answer
-		n.status.Duration, n.status.Tokens = r.Duration, r.Tokens
+		n.status.Duration, n.status.Tokens, n.status.Cost = r.Duration, r.Tokens, r.Cost
 		n.status.Summary = preview(r.Answer, 160)
 	}
 	if out.state == NodeDone {

@@ -49,6 +49,9 @@ type HostConfig struct {
 	// the paths they write; nil means DefaultPathArgs. A writer tool not
 	// listed cannot be scoped and is removed from children with write_paths.
 	PathArgs map[string][]string
+	// Price prices each child's model calls, for the node's cost and the
+	// goal's cost budget; nil leaves them unpriced.
+	Price PriceFunc
 	// Observer receives the fleet and sub-agent events; nil drops them.
 	// Calls are serialized; it must not block for long.
 	Observer agent.Observer
@@ -86,6 +89,7 @@ type ChildRecord struct {
 	Reason      string            `json:"reason,omitempty"`
 	Answer      string            `json:"answer"`
 	Tokens      int               `json:"tokens"`
+	Cost        float64           `json:"cost,omitempty"` // USD of its priced calls
 	Duration    time.Duration     `json:"duration"`
 	CapsuleHash string            `json:"capsule_hash"`
 	Report      *CompletionReport `json:"report,omitempty"`
@@ -106,6 +110,7 @@ type Host struct {
 
 	runs, toolCalls, reports, falseDone, downgrades, violations atomic.Int64
 	fleets                                                      atomic.Int64
+	spent                                                       spend // the children's cost, USD
 }
 
 // NewHost checks cfg and applies defaults.
@@ -136,6 +141,9 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	h.workdir = wd
 	return h, nil
 }
+
+// Spent is what the host's children have cost so far (USD, priced calls).
+func (h *Host) Spent() float64 { return h.spent.total() }
 
 // Counters returns a snapshot of the delegation counters.
 func (h *Host) Counters() Counters {

@@ -33,9 +33,19 @@ type session struct {
 	report   *goalReport
 	novel    bool
 	refusals []string
+	turnCost float64 // the turn's own calls; its sub-agents' come from the Host
 
-	final string
-	err   error
+	final        string
+	lastTurnCost float64
+	err          error
+}
+
+// hostSpent is what the Host's children have cost so far.
+func (s *session) hostSpent() float64 {
+	if s.cfg.Host == nil {
+		return 0
+	}
+	return s.cfg.Host.Spent()
 }
 
 // goalReport is what update_goal recorded in the current turn.
@@ -93,8 +103,9 @@ func (s *session) runTurn(ctx context.Context, input string, reg *agent.ToolRegi
 		defer s.cfg.OnTurn(nil)
 	}
 	s.mu.Lock()
-	s.report, s.novel, s.refusals, s.human = nil, false, nil, human
+	s.report, s.novel, s.refusals, s.human, s.turnCost = nil, false, nil, human, 0
 	s.mu.Unlock()
+	hostSpent := s.hostSpent()
 
 	turnCtx := ctx
 	if b := s.cfg.Budget.WallClock; b > 0 {
@@ -128,6 +139,9 @@ func (s *session) runTurn(ctx context.Context, input string, reg *agent.ToolRegi
 	st.Slice.Turns++
 	st.Slice.Tokens += tokens
 	st.Slice.Active += elapsed
+	s.lastTurnCost = s.turnCost + s.hostSpent() - hostSpent
+	st.Cost += s.lastTurnCost
+	st.Slice.Cost += s.lastTurnCost
 	s.final = res.FinalAnswer
 	return res, nil
 }
@@ -135,6 +149,12 @@ func (s *session) runTurn(ctx context.Context, input string, reg *agent.ToolRegi
 // observe watches a turn's events for the plan, novel progress and refusals.
 func (s *session) observe(e agent.Event) {
 	switch e.Type {
+	case agent.EventUsage:
+		if usd := priceEvent(s.cfg.Price, e); usd > 0 {
+			s.mu.Lock()
+			s.turnCost += usd
+			s.mu.Unlock()
+		}
 	case agent.EventPlanUpdated:
 		s.mu.Lock()
 		s.setPlan(e.Plan)
@@ -207,6 +227,9 @@ func (s *session) budgetSpent() string {
 	case b.WallClock > 0 && sl.Active >= b.WallClock:
 		return fmt.Sprintf("wall-clock budget spent (%s of %s)", sl.Active.Round(time.Second), b.WallClock)
 	}
+	if spent := costBudgetSpent(b.USD, sl.Cost); spent != "" {
+		return spent
+	}
 	return ""
 }
 
@@ -230,7 +253,8 @@ func (s *session) emit(e agent.Event) {
 func (s *session) emitUpdate() {
 	st := s.st
 	s.emit(agent.Event{Type: EventGoalUpdated, Data: GoalUpdate{GoalID: st.Goal.ID, Revision: st.Revision,
-		Status: st.Status, Turns: st.Turns, Tokens: st.Tokens, Reason: st.Reason}})
+		Status: st.Status, Turns: st.Turns, Tokens: st.Tokens, Cost: st.Cost, TurnCost: s.lastTurnCost, Reason: st.Reason}})
+	s.lastTurnCost = 0 // an update without a turn (a stop) cost nothing
 	if st.Status == StatusQuestion || st.Question != "" && st.Status == StatusBlocked {
 		s.emit(agent.Event{Type: EventQuestion, Data: Question{GoalID: st.Goal.ID, Question: st.Question, Reason: st.Reason}})
 	}

@@ -50,6 +50,7 @@ type Slice struct {
 	Turns  int           `json:"turns"`
 	Tokens int           `json:"tokens"`
 	Active time.Duration `json:"active"`
+	Cost   float64       `json:"cost,omitempty"` // USD of the priced calls
 }
 
 // BlockedReport is one entry of a goal's blocked history.
@@ -83,7 +84,10 @@ type State struct {
 	Turns  int           `json:"turns"`
 	Tokens int           `json:"tokens"`
 	Active time.Duration `json:"active"`
-	Slice  Slice         `json:"slice"`
+	// Cost is the USD of the goal's priced model calls, its sub-agents'
+	// included, over every slice.
+	Cost  float64 `json:"cost,omitempty"`
+	Slice Slice   `json:"slice"`
 
 	Blocked    []BlockedReport  `json:"blocked,omitempty"`
 	AuditEpoch int              `json:"audit_epoch"`

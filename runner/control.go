@@ -112,26 +112,22 @@ func (s *Service) Message(ctx context.Context, id, requester, text string) (stor
 
 // Resume queues an interrupted task again; its next run rebuilds the
 // session from the store and continues where it stopped (see the journal
-// rules in the package doc). A goal task that spent its goal budget
-// (budget_exhausted) resumes too, with a fresh budget slice. Any other
-// state is an error wrapping ErrConflict.
+// rules in the package doc). A task that spent a budget (budget_exhausted)
+// resumes too, with a fresh budget: a goal gets a fresh slice, and every
+// run counts the task's token and cost budgets afresh. Any other state is
+// an error wrapping ErrConflict.
 func (s *Service) Resume(ctx context.Context, id string) (store.Task, error) {
 	if s.stopping.Load() {
 		return store.Task{}, failf(ErrUnavailable, "the service is shutting down; try again shortly")
 	}
-	t, err := s.Task(ctx, id)
-	if err != nil {
+	if _, err := s.Task(ctx, id); err != nil {
 		return store.Task{}, err
 	}
-	from := []store.State{store.StateInterrupted}
-	if t.Goal || t.PlanFirst {
-		from = append(from, store.StateBudgetExhausted)
-	}
-	nt, err := s.st.Requeue(ctx, id, from)
+	nt, err := s.st.Requeue(ctx, id, []store.State{store.StateInterrupted, store.StateBudgetExhausted})
 	if err != nil {
 		var se *store.StateError
 		if errors.As(err, &se) {
-			return store.Task{}, failf(ErrConflict, "task %s %s; only interrupted tasks (and goals out of budget) resume", id, stateWords(se.Current))
+			return store.Task{}, failf(ErrConflict, "task %s %s; only interrupted tasks and tasks out of budget resume", id, stateWords(se.Current))
 		}
 		return store.Task{}, mapStoreErr(err, "task "+id)
 	}

@@ -155,6 +155,7 @@ type goalEnd struct {
 	Summary  string         `json:"summary,omitempty"`
 	Turns    int            `json:"turns"`
 	Tokens   int            `json:"tokens"`
+	Cost     float64        `json:"cost"` // USD of the goal's priced calls, over all its runs
 	Counters goals.Counters `json:"counters"`
 }
 
@@ -191,7 +192,7 @@ func (s *Service) classifyGoal(ctx context.Context, r *run, res goals.Result, er
 	o := outcome{result: agent.Result{FinalAnswer: res.FinalAnswer, Err: res.Err}}
 	if st := res.State; st != nil {
 		o.goal = &goalEnd{ID: st.Goal.ID, Status: st.Status, Reason: st.Reason, Question: st.Question, Summary: st.Summary,
-			Turns: st.Turns, Tokens: st.Tokens, Counters: gstore.counters()}
+			Turns: st.Turns, Tokens: st.Tokens, Cost: st.Cost, Counters: gstore.counters()}
 	}
 	if err != nil {
 		var pr *planRefusal

@@ -22,6 +22,8 @@ type metrics struct {
 	toolCalls *prometheus.CounterVec
 	approvals *prometheus.CounterVec
 	tokens    *prometheus.CounterVec
+	cost      *prometheus.CounterVec
+	unpriced  *prometheus.CounterVec
 }
 
 func newMetrics(s *Service) *metrics {
@@ -50,8 +52,14 @@ func newMetrics(s *Service) *metrics {
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "reasonix_tokens_total", Help: "Model tokens used, by kind.",
 		}, []string{"kind"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reasonix_cost_usd_total", Help: "USD spent on model calls, by model (calls on models with prices).",
+		}, []string{"model"}),
+		unpriced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reasonix_unpriced_tokens_total", Help: "Tokens of model calls on models without prices, by model.",
+		}, []string{"model"}),
 	}
-	m.reg.MustRegister(m.submitted, m.finished, m.duration, m.queueWait, m.toolCalls, m.approvals, m.tokens,
+	m.reg.MustRegister(m.submitted, m.finished, m.duration, m.queueWait, m.toolCalls, m.approvals, m.tokens, m.cost, m.unpriced,
 		&stateCollector{s: s}, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

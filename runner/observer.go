@@ -56,9 +56,7 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 		case agent.EventPlanUpdated:
 			s.emitLogged(pctx, id, "plan_updated", map[string]any{"plan": e.Plan})
 		case agent.EventUsage:
-			r.addUsage(*e.Usage)
-			s.emitLogged(pctx, id, "usage", map[string]any{"step": e.Step, "prompt": e.Usage.Prompt,
-				"completion": e.Usage.Completion, "cached": e.Usage.Cached})
+			s.emitLogged(pctx, id, "usage", r.addUsage(e, map[string]any{"step": e.Step}))
 		case agent.EventRetry:
 			s.emitLogged(pctx, id, "retry", map[string]any{"step": e.Step, "reason": truncate(e.Text, maxEventText)})
 		case agent.EventContextCompacted:
@@ -97,12 +95,26 @@ func redactMessage(r interface{ String(string) string }, m agent.Message) agent.
 	return m
 }
 
-// addUsage counts tokens and stops the run when the task's token budget
-// ([runner] max_tokens) is spent.
-func (r *run) addUsage(u agent.Usage) {
-	r.s.metrics.tokens.WithLabelValues("prompt").Add(float64(u.Prompt))
-	r.s.metrics.tokens.WithLabelValues("completion").Add(float64(u.Completion))
-	r.s.metrics.tokens.WithLabelValues("cached").Add(float64(u.Cached))
+// addUsage counts one model call's tokens and prices it with its own
+// model's prices, completes the usage event's payload (the model, its
+// tokens and cost: null when the model has no prices), and stops the run
+// when the task's token budget ([runner] max_tokens) or cost budget
+// (max_cost_per_task) is spent.
+func (r *run) addUsage(e agent.Event, payload map[string]any) map[string]any {
+	u := *e.Usage
+	m := r.s.metrics
+	m.tokens.WithLabelValues("prompt").Add(float64(u.Prompt))
+	m.tokens.WithLabelValues("completion").Add(float64(u.Completion))
+	m.tokens.WithLabelValues("cached").Add(float64(u.Cached))
+	usd, priced := r.tally.Add(e.Model, u)
+	payload["model"], payload["prompt"], payload["completion"], payload["cached"] = e.Model, u.Prompt, u.Completion, u.Cached
+	payload["cost"] = nil
+	if priced {
+		payload["cost"] = usd
+		m.cost.WithLabelValues(e.Model).Add(usd)
+	} else {
+		m.unpriced.WithLabelValues(e.Model).Add(float64(u.Prompt + u.Completion))
+	}
 	r.mu.Lock()
 	r.usage = r.usage.Add(u)
 	total := r.usage.Prompt + r.usage.Completion
@@ -110,6 +122,10 @@ func (r *run) addUsage(u agent.Usage) {
 	if limit := r.s.set.Runner.MaxTokens; limit > 0 && total >= limit {
 		r.cancel(errTokenBudget)
 	}
+	if limit := r.s.set.Runner.MaxCostPerTask; limit > 0 && r.tally.Cost() >= limit {
+		r.cancel(errCostBudget)
+	}
+	return payload
 }
 
 // childObserver records a sub-agent's steps in the task's log, tagged with
@@ -137,9 +153,7 @@ func (r *run) childObserver(ctx context.Context, ref string, sawAssistant func()
 			s.emitLogged(pctx, id, "tool_refused", map[string]any{"subagent": ref, "step": e.Step, "call_id": e.Call.ID,
 				"tool": e.Call.Name, "code": e.Verdict.Code, "reason": e.Verdict.Reason})
 		case agent.EventUsage:
-			r.addUsage(*e.Usage)
-			s.emitLogged(pctx, id, "usage", map[string]any{"subagent": ref, "step": e.Step, "prompt": e.Usage.Prompt,
-				"completion": e.Usage.Completion, "cached": e.Usage.Cached})
+			s.emitLogged(pctx, id, "usage", r.addUsage(e, map[string]any{"subagent": ref, "step": e.Step}))
 		case agent.EventRetry:
 			s.emitLogged(pctx, id, "retry", map[string]any{"subagent": ref, "step": e.Step, "reason": truncate(e.Text, maxEventText)})
 		case agent.EventContextCompacted:

@@ -98,6 +98,7 @@ type Service struct {
 	queue   *store.Queue
 	hub     *hub
 	metrics *metrics
+	prices  *session.Prices // every model call priced with its own model's prices
 
 	ready    atomic.Bool // started and not stopping
 	stopping atomic.Bool
@@ -165,6 +166,7 @@ func New(cfg Config) (*Service, error) {
 		cfg: cfg, st: cfg.Store, set: cfg.Settings, pol: pol, log: cfg.Logger, now: cfg.Now,
 		node: cfg.Node, hub: newHub(), runs: map[string]*run{},
 		redact: redact.New(append(session.Secrets(cfg.Settings), cfg.Secrets...)...),
+		prices: session.NewPrices(cfg.Settings),
 	}
 	s.metrics = newMetrics(s)
 	if s.sched, err = s.loadSchedules(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 var (
 	errToolBudget  = errors.New("runner: the task's tool-call budget is exhausted")
 	errTokenBudget = errors.New("runner: the task's token budget is exhausted")
+	errCostBudget  = errors.New("runner: the task's cost budget is exhausted")
 	errTimeout     = errors.New("runner: the task's time budget is exhausted")
 	errPersist     = errors.New("runner: the run's progress could not be saved")
 )
@@ -33,6 +35,7 @@ type run struct {
 	ag        *agent.Agent
 	steered   []store.InboxMessage // taken from the inbox, not yet seen in the conversation
 	usage     agent.Usage
+	tally     *session.Tally // cost by model
 	toolCalls int
 	lastAsst  int64 // message seq of the latest assistant message
 }
@@ -122,7 +125,7 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 	defer cancel(nil)
 	ctx, stopTimer := context.WithTimeoutCause(ctx, s.taskTimeout(), errTimeout)
 	defer stopTimer()
-	r := &run{s: s, task: task, cancel: cancel, pokeCh: make(chan struct{}, 1)}
+	r := &run{s: s, task: task, cancel: cancel, pokeCh: make(chan struct{}, 1), tally: session.NewTally(s.prices)}
 	s.addRun(r)
 	defer s.removeRun(r)
 	if s.stopping.Load() { // Stop ran between the claim and addRun
@@ -263,6 +266,8 @@ func (s *Service) stopped(ctx context.Context) outcome {
 		return outcome{state: store.StateBudgetExhausted, code: "tool_budget"}
 	case errors.Is(cause, errTokenBudget):
 		return outcome{state: store.StateBudgetExhausted, code: "token_budget"}
+	case errors.Is(cause, errCostBudget):
+		return outcome{state: store.StateBudgetExhausted, code: "cost_budget"}
 	case errors.Is(cause, errTimeout):
 		return outcome{state: store.StateBudgetExhausted, code: "timeout"}
 	case errors.Is(cause, errPersist):
@@ -332,11 +337,14 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		FinalAnswer: s.redact.String(o.result.FinalAnswer),
 		Summary:     s.redact.String(cmpStr(o.goal.summary(), summary(o.result.FinalAnswer))),
 		Tokens:      usage,
-		Cost:        s.cost(usage),
 		DurationMS:  s.now().Sub(start).Milliseconds(),
 	}
+	r.tally.Fill(result)
 	if o.code != "" {
 		result.Reason = cmpStr(o.goal.blockedReason(), session.Reason(o.code))
+		if o.code == "cost_budget" {
+			result.Reason = s.costBudgetReason(result.Cost)
+		}
 		result.Error = o.code
 		if o.ref != "" {
 			result.Error += " (ref " + o.ref + ")"
@@ -357,7 +365,8 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	report := map[string]any{
 		"state": o.state, "summary": result.Summary, "final_answer": result.FinalAnswer,
 		"diff_stat": result.DiffStat, "branch": result.Branch, "tokens": result.Tokens,
-		"cost": result.Cost, "duration_ms": result.DurationMS, "error": result.Error, "reason": result.Reason,
+		"cost": result.Cost, "cost_complete": result.CostComplete, "unpriced_tokens": result.UnpricedTokens,
+		"models": result.Models, "duration_ms": result.DurationMS, "error": result.Error, "reason": result.Reason,
 	}
 	if o.goal != nil {
 		report["goal"] = o.goal
@@ -429,14 +438,8 @@ func cmpStr(a, b string) string {
 	return b
 }
 
-// cost prices usage with the default model's configured prices (USD);
-// 0 when none are known.
-func (s *Service) cost(u agent.Usage) float64 {
-	ref, err := s.set.ResolveModel("")
-	if err != nil || !ref.Priced {
-		return 0
-	}
-	uncached := max(u.Prompt-u.Cached, 0)
-	return (float64(uncached)*ref.Price.Input + float64(u.Cached)*ref.Price.CachedInput +
-		float64(u.Completion)*ref.Price.Output) / 1e6
+// costBudgetReason says which cost budget ended the task and how to go on.
+func (s *Service) costBudgetReason(spent float64) string {
+	return fmt.Sprintf("cost budget $%s reached ($%.4f spent, [runner] max_cost_per_task); resume the task for a fresh budget",
+		strconv.FormatFloat(s.set.Runner.MaxCostPerTask, 'f', -1, 64), spent)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reasonix/bot"
+	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
 
@@ -286,6 +287,7 @@ func (w *watcher) report(ev store.Event) string {
 		Branch      string      `json:"branch"`
 		Tokens      struct{ Prompt, Completion int64 }
 		Cost        float64 `json:"cost"`
+		Unpriced    int     `json:"unpriced_tokens"`
 		DurationMS  int64   `json:"duration_ms"`
 		Reason      string  `json:"reason"`
 	}
@@ -308,8 +310,8 @@ func (w *watcher) report(ev store.Event) string {
 		facts = append(facts, "branch "+p.Branch)
 	}
 	facts = append(facts, fmt.Sprintf("%d tokens", p.Tokens.Prompt+p.Tokens.Completion))
-	if p.Cost > 0 {
-		facts = append(facts, fmt.Sprintf("$%.4f", p.Cost))
+	if p.Cost > 0 || p.Unpriced > 0 {
+		facts = append(facts, session.FormatCost(p.Cost, p.Unpriced)) // "unpriced", never $0
 	}
 	facts = append(facts, (time.Duration(p.DurationMS) * time.Millisecond).Round(time.Second).String())
 	b.WriteString(f.Escape(strings.Join(facts, " · ")))

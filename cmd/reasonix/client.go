@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"reasonix/runner/store"
 )
 
 // apiClient talks to a running `reasonix serve` for the admin commands.
@@ -163,10 +165,12 @@ type task struct {
 			Prompt     int `json:"prompt"`
 			Completion int `json:"completion"`
 		} `json:"tokens"`
-		Cost       float64 `json:"cost"`
-		DurationMS int64   `json:"duration_ms"`
-		Error      string  `json:"error"`
-		Reason     string  `json:"reason"`
+		Cost           float64                    `json:"cost"`
+		UnpricedTokens int                        `json:"unpriced_tokens"`
+		Models         map[string]store.ModelCost `json:"models"`
+		DurationMS     int64                      `json:"duration_ms"`
+		Error          string                     `json:"error"`
+		Reason         string                     `json:"reason"`
 	} `json:"result"`
 }
 

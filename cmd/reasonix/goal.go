@@ -40,7 +40,7 @@ func (t *goalTotals) observe(e agent.Event) {
 // complete, blocked, out of budget or interrupted, with fleets of
 // sub-agents available through the task and fleet tools.
 func runGoal(ctx context.Context, s *runSetup, task string, totals *goalTotals, stderr io.Writer) (goals.Result, error) {
-	childObserver := agent.Observers(totals.observe, newProgress(stderr).childObserve, s.transcript.Observe)
+	childObserver := agent.Observers(totals.observe, newProgress(stderr).childObserve, s.transcript.Observe, s.cost.observe)
 	g, err := s.session.Goal(session.GoalConfig{
 		Child: func(_ goals.ChildSpec, tools *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
 			return tools, childObserver, nil
@@ -61,7 +61,7 @@ type goalJSON struct {
 	goals.Counters
 }
 
-func goalResultJSON(res goals.Result, totals *goalTotals, d time.Duration, transcript string) goalJSON {
+func goalResultJSON(res goals.Result, totals *goalTotals, d time.Duration, transcript string, cost costJSON) goalJSON {
 	out := goalJSON{
 		jsonResult: jsonResult{
 			Status:       goalStatus(res.Outcome),
@@ -73,6 +73,7 @@ func goalResultJSON(res goals.Result, totals *goalTotals, d time.Duration, trans
 			Tokens:       totals.usage,
 			DurationMS:   d.Milliseconds(),
 			Transcript:   transcript,
+			costJSON:     cost,
 		},
 		Reason:   res.Reason,
 		Question: res.Question,

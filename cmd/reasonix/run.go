@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/goals"
 	"reasonix/runner/session"
 )
 
@@ -28,6 +29,7 @@ type runOptions struct {
 	workspace  string
 	goal       bool
 	trust      bool
+	maxCost    float64
 }
 
 // runFlags registers run's flags; the action runs the task with them.
@@ -41,6 +43,7 @@ func runFlags(fs *flag.FlagSet) action {
 	deprecated := &deprecatedFlag{Value: postureValue{&o.mode}}
 	fs.Var(deprecated, "permission-mode", "`ask|auto|yolo`: deprecated, use --posture")
 	fs.IntVar(&o.maxSteps, "max-steps", 0, "stop after `N` model requests (default [agent] max_steps, 100)")
+	fs.Float64Var(&o.maxCost, "max-cost", 0, "stop once the run's priced model calls cost `USD` (exit 4; default: no limit)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object with the result on stdout instead of the streamed answer")
 	fs.StringVar(&o.workspace, "workspace", "", "`directory` the agent works in (default: the current directory)")
 	fs.BoolVar(&o.trust, "trust", false, "obey this directory's own reasonix.toml and .mcp.json in full for this run (see reasonix trust)")
@@ -65,6 +68,9 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 	if o.maxSteps < 0 {
 		return reportError(stderr, &commandError{"run", usageErrorf("--max-steps must be positive")})
 	}
+	if !(o.maxCost >= 0) || o.maxCost > 1e9 {
+		return reportError(stderr, &commandError{"run", usageErrorf("--max-cost must be a non-negative amount of USD")})
+	}
 
 	setup, err := prepareRun(o, stderr)
 	if err != nil {
@@ -74,13 +80,16 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 
 	ctx, stop := signalContext()
 	defer stop()
+	ctx, stopCost := context.WithCancelCause(ctx)
+	defer stopCost(nil)
+	setup.cost = newCostMeter(setup.cfg, o.maxCost, stopCost)
 
 	progress := newProgress(stderr)
 	var observers []agent.Observer
 	if !o.json {
 		observers = append(observers, textPrinter(stdout))
 	}
-	observers = append(observers, progress.observe, setup.transcript.Observe)
+	observers = append(observers, progress.observe, setup.transcript.Observe, setup.cost.observe)
 	setup.observer = agent.Observers(observers...)
 	if o.goal {
 		return goalCommand(ctx, setup, task, o, progress, stdout, stderr)
@@ -90,6 +99,10 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 		return reportError(stderr, err)
 	}
 	res := a.Run(ctx, task)
+	if setup.cost.spent(ctx) {
+		// The budget, not a person, stopped it: budget_exhausted, exit 4.
+		res.Outcome, res.Err = agent.OutcomeStepLimit, costBudgetError(setup.cost.reason())
+	}
 	if !o.json && res.FinalAnswer != "" && !strings.HasSuffix(res.FinalAnswer, "\n") {
 		fmt.Fprintln(stdout)
 	}
@@ -97,8 +110,9 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "reasonix: warning: %v\n", err)
 	}
 	progress.summary(res, setup.transcriptPath)
+	setup.cost.summary(stderr)
 	if o.json {
-		if err := writeJSONResult(stdout, res, setup.transcriptPath); err != nil {
+		if err := writeJSONResult(stdout, res, setup.transcriptPath, setup.cost.json()); err != nil {
 			fmt.Fprintf(stderr, "reasonix: %v\n", err)
 			return exitFailed
 		}
@@ -116,12 +130,16 @@ func goalCommand(ctx context.Context, setup *runSetup, task string, o runOptions
 	if err != nil {
 		return reportError(stderr, err)
 	}
+	if setup.cost.spent(ctx) {
+		res.Outcome, res.Reason, res.Err = goals.StatusBudget, setup.cost.reason(), nil
+	}
 	d := time.Since(start)
 	if !o.json && res.FinalAnswer != "" && !strings.HasSuffix(res.FinalAnswer, "\n") {
 		fmt.Fprintln(stdout)
 	}
 	p.mu.Lock()
 	goalSummary(p.w, res, totals, d)
+	setup.cost.summary(p.w)
 	if setup.transcriptPath != "" {
 		fmt.Fprintf(p.w, "reasonix: transcript %s\n", setup.transcriptPath)
 	}
@@ -130,7 +148,7 @@ func goalCommand(ctx context.Context, setup *runSetup, task string, o runOptions
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(goalResultJSON(res, totals, d, setup.transcriptPath)); err != nil {
+		if err := enc.Encode(goalResultJSON(res, totals, d, setup.transcriptPath, setup.cost.json())); err != nil {
 			fmt.Fprintf(stderr, "reasonix: %v\n", err)
 			return exitFailed
 		}
@@ -189,9 +207,10 @@ type jsonResult struct {
 	DurationMS   int64       `json:"duration_ms"`
 	Error        string      `json:"error,omitempty"`
 	Transcript   string      `json:"transcript,omitempty"`
+	costJSON
 }
 
-func writeJSONResult(w io.Writer, res agent.Result, transcript string) error {
+func writeJSONResult(w io.Writer, res agent.Result, transcript string, cost costJSON) error {
 	out := jsonResult{
 		Status:       status(res.Outcome),
 		Outcome:      outcomeDetail(res),
@@ -202,6 +221,7 @@ func writeJSONResult(w io.Writer, res agent.Result, transcript string) error {
 		Tokens:       res.Usage,
 		DurationMS:   res.Duration.Milliseconds(),
 		Transcript:   transcript,
+		costJSON:     cost,
 	}
 	if res.Err != nil {
 		out.Error = errorSummary(res.Err)
@@ -222,6 +242,9 @@ func outcomeDetail(res agent.Result) string {
 	case agent.OutcomeBlocked:
 		return "refused"
 	case agent.OutcomeStepLimit:
+		if errors.Is(res.Err, errCostBudget) {
+			return "cost_budget"
+		}
 		return "step_limit"
 	case agent.OutcomeInterrupted:
 		return "interrupted"

@@ -27,6 +27,8 @@ type runSetup struct {
 	// the harness (a plan update, plugin progress); runCommand sets it
 	// before the run starts.
 	observer agent.Observer
+	// cost prices the run's calls and enforces --max-cost; runCommand sets it.
+	cost *costMeter
 }
 
 // emit passes the session's events to the run's observer once runCommand
@@ -93,6 +95,7 @@ func prepareRun(o runOptions, stderr io.Writer) (_ *runSetup, err error) {
 		Workdir:  workdir,
 		Posture:  posture,
 		Model:    model,
+		Models:   func(ref string) (session.Model, error) { return session.ResolveModel(cfg, ref) },
 		Plugins:  cfg.Plugins,
 		MaxSteps: o.maxSteps,
 		Observer: s.emit,

@@ -100,7 +100,7 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 			},
 		},
 		taskTransition("cancel", "cancel a queued, running or waiting task", "reasonix tasks cancel t_01hx…"),
-		taskTransition("resume", "resume an interrupted task (or a goal out of budget)", "reasonix tasks resume t_01hx…"),
+		taskTransition("resume", "resume an interrupted task, or one out of budget with a fresh budget", "reasonix tasks resume t_01hx…"),
 	}
 }
 
@@ -165,6 +165,9 @@ func printTask(w io.Writer, t task) {
 			fmt.Fprintf(w, "changes\n%s\n", r.DiffStat)
 		}
 		fmt.Fprintf(w, "tokens    %d+%d, %s\n", r.Tokens.Prompt, r.Tokens.Completion, time.Duration(r.DurationMS)*time.Millisecond)
+		if len(r.Models) > 0 || r.Cost > 0 {
+			fmt.Fprintf(w, "cost      %s\n", costText(r.Cost, r.UnpricedTokens, r.Models))
+		}
 		if r.Reason != "" {
 			fmt.Fprintf(w, "why       %s\n", r.Reason)
 		}

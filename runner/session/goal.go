@@ -73,6 +73,7 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 		MaxConcurrency:     set.Agent.MaxSubagentConcurrency,
 		MaxParallelWriters: set.Agent.MaxParallelWriters,
 		ShellBound:         true, // child binds bash through goals.ClaimedShell
+		Price:              s.cfg.Prices.Cost,
 		Observer:           cmpObserver(gc.FleetObserver, s.Agent.Observer),
 	})
 	if err != nil {
@@ -92,7 +93,9 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 			Tokens:    set.Agent.GoalTokenBudget,
 			Turns:     set.Agent.GoalMaxTurns,
 			WallClock: set.Agent.GoalWallClock,
+			USD:       set.Agent.GoalBudgetUSD,
 		},
+		Price:    s.cfg.Prices.Cost,
 		Approver: gc.PlanApprover,
 		Policy:   s.Policy,
 		Workdir:  s.cfg.Workdir,
@@ -129,14 +132,23 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 	if planApproved {
 		gate = goals.ApprovedPlanGate(s.Policy, s.cfg.Workdir, gate)
 	}
+	provider, model, maxTokens := s.Agent.Provider, s.Agent.Model, s.Agent.MaxTokens
+	if spec.Model != "" && s.cfg.Models != nil {
+		// The child runs (and is priced) on the model its item asks for.
+		m, err := s.cfg.Models(spec.Model)
+		if err != nil {
+			return agent.Config{}, fmt.Errorf("sub-agent model %q: %w", spec.Model, err)
+		}
+		provider, model, maxTokens = m.Provider, m.Name, m.MaxTokens
+	}
 	return agent.Config{
-		Provider:     s.Agent.Provider,
-		Model:        s.Agent.Model,
+		Provider:     provider,
+		Model:        model,
 		Tools:        tools,
 		Gate:         gate,
 		SystemPrompt: goals.ChildSystemPrompt,
 		Temperature:  s.Agent.Temperature,
-		MaxTokens:    s.Agent.MaxTokens,
+		MaxTokens:    maxTokens,
 		MaxSteps:     s.Agent.MaxSteps,
 		Observer:     obs,
 		// A sub-agent's conversation compacts like the parent's.

@@ -99,6 +99,7 @@ var reasons = map[string]string{
 	"goal_budget":        "the goal spent its budget slice; resuming the task grants a fresh one",
 	"tool_budget":        "the task used up its tool-call budget ([runner] max_tool_calls)",
 	"token_budget":       "the task used up its token budget ([runner] max_tokens)",
+	"cost_budget":        "the task reached its cost budget ([runner] max_cost_per_task); resume it for a fresh budget",
 	"timeout":            "the task ran out of time ([runner] task_timeout)",
 	"cancelled":          "the task was cancelled on request",
 	"interrupted":        "the service stopped while the task ran; resume it to continue",

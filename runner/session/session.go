@@ -28,6 +28,12 @@ type Config struct {
 	Posture policy.Posture
 	// Model is the resolved model (see ResolveModel).
 	Model Model
+	// Models resolves the model a sub-agent asks for (a fleet item's
+	// "model" reference); nil runs every sub-agent on Model.
+	Models func(ref string) (Model, error)
+	// Prices prices model calls for the goal's cost and cost budget; nil
+	// builds one from Settings.
+	Prices *Prices
 	// Approver decides the parent agent's calls that need a person; nil
 	// means nobody can be asked, so they are refused as unattended.
 	Approver policy.Approver
@@ -86,6 +92,9 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 	}
 	if cfg.Observer == nil {
 		cfg.Observer = func(agent.Event) {}
+	}
+	if cfg.Prices == nil {
+		cfg.Prices = NewPrices(set)
 	}
 	if cfg.Policy == nil {
 		if cfg.Policy, err = NewPolicy(set); err != nil {

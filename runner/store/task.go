@@ -74,8 +74,16 @@ type Result struct {
 	DiffStat    string      `json:"diff_stat,omitempty"`
 	Branch      string      `json:"branch,omitempty"`
 	Tokens      agent.Usage `json:"tokens"`
-	Cost        float64     `json:"cost"`
-	DurationMS  int64       `json:"duration_ms"`
+	// Cost is the USD of the calls whose model has prices, by each call's
+	// own model. UnpricedTokens counts the tokens of calls on models
+	// without prices; while it is above 0 the cost is incomplete (a lower
+	// bound, CostComplete false) and people are shown "unpriced". Models
+	// breaks the tokens and the cost down by model reference.
+	Cost           float64              `json:"cost"`
+	CostComplete   bool                 `json:"cost_complete"`
+	UnpricedTokens int                  `json:"unpriced_tokens,omitempty"`
+	Models         map[string]ModelCost `json:"models,omitempty"`
+	DurationMS     int64                `json:"duration_ms"`
 	// Error is the end's short code, with the log reference of the
 	// internal detail when there is one: "provider.rejected (ref 1a2b3c4d)".
 	Error string `json:"error,omitempty"`
