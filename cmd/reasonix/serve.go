@@ -40,7 +40,9 @@ func serveFlags(fs *flag.FlagSet) action {
 	addr := fs.String("addr", "", "listen `address` (default $REASONIX_ADDR, else [serve] addr, 127.0.0.1:8080)")
 	var logs logFormat
 	fs.Var(&logs, "log-format", "log `format`: json or text (default text on a terminal, else json)")
-	return func(_ []string, stdout, stderr io.Writer) error { return serveCommand(*file, *addr, logs, stdout, stderr) }
+	return func(_ []string, stdout, stderr io.Writer) error {
+		return serveCommand(*file, *addr, logs, stdout, stderr)
+	}
 }
 
 // serveCommand is `reasonix serve`: the durable service with its HTTP API.
