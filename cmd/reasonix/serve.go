@@ -151,6 +151,7 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("reasonix serving", "url", "http://"+ln.Addr().String(), "node", svc.Node(), "store", st.Driver(), "data", dataDir, "token", tokenSource)
 	fmt.Fprintf(stdout, "reasonix %s serving on http://%s (API token: %s)\n", version, ln.Addr(), tokenSource)
+	notifyManager(log, "READY=1\nSTATUS=serving on http://"+ln.Addr().String())
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -159,6 +160,7 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	select {
 	case s := <-sigs:
 		log.Info("stopping", "signal", s.String())
+		notifyManager(log, "STOPPING=1")
 	case serveErr = <-served:
 		log.Error("the HTTP server stopped", "err", serveErr)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -89,11 +90,30 @@ func TestServeTakesItsSettingsFromTheEnvironment(t *testing.T) {
 	}
 	defer busy.Close()
 	e.configure("\n[serve]\naddr = \"" + busy.Addr().String() + "\"\n")
+	// systemd's readiness protocol: the socket Type=notify units get.
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: filepath.Join(t.TempDir(), "notify"), Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close()
 	s := serveWithEnv(t, e, dataDir, []string{
 		"REASONIX_CONFIG=" + serviceConfigFile(t, e),
 		"REASONIX_ADDR=127.0.0.1:0",
 		"REASONIX_DATA_DIR=" + dataDir,
+		"NOTIFY_SOCKET=" + notify.LocalAddr().String(),
 	})
+	if msg := readNotify(t, notify); !strings.HasPrefix(msg, "READY=1\n") || !strings.Contains(msg, s.url) {
+		t.Errorf("readiness notification = %q", msg)
+	}
+	// The health probe finds the service through the same variable.
+	probeEnv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "REASONIX_ADDR=" + strings.TrimPrefix(s.url, "http://")}
+	for _, args := range [][]string{{"health"}, {"health", "--ready"}} {
+		probe := exec.Command(binary, args...)
+		probe.Env = probeEnv
+		if out, err := probe.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "ok: ") {
+			t.Errorf("%v: %v %s", args, err, out)
+		}
+	}
 	id := s.submit("say where the settings came from", nil)
 	if got := s.waitState(id, "succeeded", "failed"); got.State != "succeeded" {
 		t.Fatalf("task = %+v\n%s", got, s.stderr.String())
@@ -104,7 +124,15 @@ func TestServeTakesItsSettingsFromTheEnvironment(t *testing.T) {
 
 	// Not on a terminal, every log line is one JSON object.
 	s.cmd.Process.Signal(os.Interrupt)
+	if msg := readNotify(t, notify); msg != "STOPPING=1" {
+		t.Errorf("stop notification = %q", msg)
+	}
 	<-s.done
+	probe := exec.Command(binary, "health")
+	probe.Env = probeEnv
+	if out, err := probe.CombinedOutput(); exitCodeOf(err) != 1 || !strings.HasPrefix(string(out), "unhealthy: ") {
+		t.Errorf("health of a stopped service: %v %s", err, out)
+	}
 	var msgs []string
 	for _, line := range strings.Split(strings.TrimSpace(s.stderr.String()), "\n") {
 		var rec struct{ Level, Msg string }
@@ -157,4 +185,29 @@ func TestServeReadsTheStoreDSNFromTheEnvironment(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dataDir, "reasonix.db")); err == nil {
 		t.Errorf("a SQLite database was created next to the Postgres store")
 	}
+}
+
+// readNotify reads one sd_notify datagram.
+func readNotify(t *testing.T, conn *net.UnixConn) string {
+	t.Helper()
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	buf := make([]byte, 4096)
+	n, err := conn.Read(buf)
+	if err != nil {
+		t.Fatalf("no notification: %v", err)
+	}
+	return string(buf[:n])
+}
+
+// exitCodeOf is the exit code of a finished command's error; -1 when it
+// did not run.
+func exitCodeOf(err error) int {
+	var exit *exec.ExitError
+	if err == nil {
+		return 0
+	}
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	return -1
 }

@@ -127,3 +127,17 @@ func TestServeRejectsUnknownLogFormat(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+func TestProbeAddrUsesLoopbackForEveryInterface(t *testing.T) {
+	for in, want := range map[string]string{
+		"0.0.0.0:8080":   "127.0.0.1:8080",
+		":9090":          "127.0.0.1:9090",
+		"[::]:8080":      "[::1]:8080",
+		"10.0.0.5:8080":  "10.0.0.5:8080",
+		"127.0.0.1:8081": "127.0.0.1:8081",
+	} {
+		if got := probeAddr(in); got != want {
+			t.Errorf("probeAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
