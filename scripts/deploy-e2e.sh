@@ -11,7 +11,7 @@
 # so every container uses the host's network and traffic stays on
 # loopback. A daemon it started is stopped at the end (KEEP_DOCKERD=1
 # keeps it). The base images are built once and reused (REBUILD_BASES=1
-# rebuilds them).
+# rebuilds them); NO_CACHE=1 builds the image without Docker's layer cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -108,7 +108,8 @@ main() {
 		tar --null --files-from=- --ignore-failed-read -cf - | tar -xf - -C "$work/context"
 	(cd "$work/context" && GOFLAGS=-mod=mod go mod vendor)
 	build_start=$(date +%s.%N)
-	docker build -q --network host -f "$work/context/deploy/docker/Dockerfile" \
+	# NO_CACHE=1 builds every layer again (a cold build of the image).
+	docker build -q --network host ${NO_CACHE:+--no-cache} -f "$work/context/deploy/docker/Dockerfile" \
 		--build-arg BUILDER_IMAGE="$builder_image" --build-arg BASE_IMAGE="$base_image" \
 		--build-arg GOFLAGS=-mod=vendor --build-arg VERSION="$(git describe --tags --always --dirty 2>/dev/null || echo dev)" \
 		-t reasonix:e2e "$work/context" >/dev/null
