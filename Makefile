@@ -6,7 +6,7 @@ GO      ?= go
 BIN     ?= bin
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: build test check vet fmt cross run fuzz bench
+.PHONY: build test check vet fmt cross run fuzz bench deploy-test
 
 ## build: the static reasonix binary and the example plugin in ./bin
 build:
@@ -56,3 +56,9 @@ fuzz:
 ## bench: the benchmarks quoted in the issue notes
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./...
+
+## deploy-test: build the container image on a Debian base made with mmdebstrap,
+## and run it and the compose stack (Postgres + 2 nodes) for real; needs root
+## (installs docker.io, starts dockerd with host networking only)
+deploy-test:
+	./scripts/deploy-e2e.sh

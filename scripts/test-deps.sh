@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts what the tests use for real: bubblewrap (the bash
-# sandbox), git (workspaces) and PostgreSQL (the store and multi-node tests),
-# from Debian's packages. Needs root when something is missing. Sourced by
+# sandbox), git (workspaces), PostgreSQL (the store and multi-node tests),
+# systemd-analyze and docker-compose (they check the files in deploy/), from
+# Debian's packages. Needs root when something is missing. Sourced by
 # scripts/test.sh, so the DSN it exports reaches the tests.
 #
 # It fails, naming what is missing, rather than carrying on: scripts/test.sh
@@ -41,6 +42,10 @@ need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+# The compose file is checked with `docker compose config` or, without the
+# plugin, Debian's standalone docker-compose; neither needs a daemon.
+{ docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; } || need+=(docker-compose)
 # The server only when there is none to use already.
 if [ -z "${REASONIX_TEST_POSTGRES_DSN:-}" ] && ! { command -v psql >/dev/null 2>&1 && psql_ok "$default_dsn"; }; then
 	if ! command -v pg_ctlcluster >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
@@ -51,6 +56,7 @@ fi
 
 command -v bwrap >/dev/null 2>&1 || fail "bwrap is still missing after installing bubblewrap"
 command -v git >/dev/null 2>&1 || fail "git is still missing after installing it"
+command -v systemd-analyze >/dev/null 2>&1 || fail "systemd-analyze is still missing after installing systemd"
 # An installed bwrap that cannot create its namespaces (a container without
 # user namespaces, say) would fail every sandbox test; say so once, here.
 if ! out=$(bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true 2>&1); then

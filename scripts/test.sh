@@ -29,6 +29,10 @@ GOOS=windows GOARCH=amd64 go build -gcflags='all=-N -l' ./...
 step "go test -race"
 # -vet=off: the full go vet above already checked every package.
 go test -race -vet=off -count=1 -timeout 15m ./...
+# The Kubernetes manifests are checked by their own module (deploy/k8s/verify),
+# so the main module does not carry the Kubernetes dependencies.
+step "deploy/k8s/verify"
+(cd deploy/k8s/verify && go vet ./... && go test -count=1 ./...)
 step "fuzz"
 FUZZTIME="${FUZZTIME:-3s}" ./scripts/fuzz.sh
 step "done"

@@ -37,12 +37,16 @@ const tokenFile = "api-token"
 // serveFlags registers serve's flags; the action runs the service.
 func serveFlags(fs *flag.FlagSet) action {
 	file := configFileFlag(fs)
-	addr := fs.String("addr", "", "listen `address` (default [serve] addr, 127.0.0.1:8080)")
-	return func(_ []string, stdout, stderr io.Writer) error { return serveCommand(*file, *addr, stdout, stderr) }
+	addr := fs.String("addr", "", "listen `address` (default $REASONIX_ADDR, else [serve] addr, 127.0.0.1:8080)")
+	var logs logFormat
+	fs.Var(&logs, "log-format", "log `format`: json or text (default text on a terminal, else json)")
+	return func(_ []string, stdout, stderr io.Writer) error {
+		return serveCommand(*file, *addr, logs, stdout, stderr)
+	}
 }
 
 // serveCommand is `reasonix serve`: the durable service with its HTTP API.
-func serveCommand(file, addr string, stdout, stderr io.Writer) error {
+func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) error {
 	cfg, err := loadServiceConfig(file)
 	if err != nil {
 		return err
@@ -82,7 +86,7 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	}
 	extraSecrets := append(append([]string{token}, hooks.Secrets()...), chat.secrets()...)
 	secrets := redact.New(append(session.Secrets(cfg), extraSecrets...)...)
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: secrets.ReplaceAttr}))
+	log := slog.New(logs.handler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: secrets.ReplaceAttr}))
 	warnMissingModel(cfg, log)
 	if kind, warning, err := session.SandboxStatus(cfg); err != nil {
 		return &configError{err}
@@ -98,7 +102,7 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	// The queue's own start-up chatter (migrations applied, client started)
 	// only matters when something goes wrong.
-	st, err := openStore(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	st, err := openStore(ctx, cfg, slog.New(logs.handler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return err
 	}
@@ -147,6 +151,7 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("reasonix serving", "url", "http://"+ln.Addr().String(), "node", svc.Node(), "store", st.Driver(), "data", dataDir, "token", tokenSource)
 	fmt.Fprintf(stdout, "reasonix %s serving on http://%s (API token: %s)\n", version, ln.Addr(), tokenSource)
+	notifyManager(log, "READY=1\nSTATUS=serving on http://"+ln.Addr().String())
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -155,6 +160,7 @@ func serveCommand(file, addr string, stdout, stderr io.Writer) error {
 	select {
 	case s := <-sigs:
 		log.Info("stopping", "signal", s.String())
+		notifyManager(log, "STOPPING=1")
 	case serveErr = <-served:
 		log.Error("the HTTP server stopped", "err", serveErr)
 	}

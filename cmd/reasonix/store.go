@@ -65,10 +65,15 @@ func withStore(file string, stderr io.Writer, run func(ctx context.Context, st *
 
 // loadServiceConfig loads configuration for the service and its admin
 // commands: a .mcp.json in the current directory is not read, because the
-// service's tools come only from its own configuration.
+// service's tools come only from its own configuration. The REASONIX_*
+// service variables (serveenv.go) apply to all of them alike, so an admin
+// command run inside a container finds what the service there uses.
 func loadServiceConfig(file string) (*config.Config, error) {
-	cfg, err := config.Load(config.LoadOptions{File: file, SkipMCPJSON: true})
+	cfg, err := config.Load(config.LoadOptions{File: configFileFromEnv(file, os.LookupEnv), SkipMCPJSON: true})
 	if err != nil {
+		return nil, &configError{err}
+	}
+	if err := applyServiceEnv(cfg, os.LookupEnv); err != nil {
 		return nil, &configError{err}
 	}
 	return cfg, nil

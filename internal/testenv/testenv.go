@@ -1,5 +1,6 @@
 // Package testenv decides what a test does when a system dependency it runs
-// for real is missing: Postgres, bubblewrap or git. On a developer's machine
+// for real is missing: Postgres, bubblewrap, git, or the tools that check
+// the deployment files (systemd-analyze, docker-compose). On a developer's machine
 // the test is skipped, so `go test ./...` works anywhere; where the
 // environment promises the dependency (CI, `make test`) the test fails, so a
 // broken install cannot turn into a green run that tested nothing.
@@ -7,7 +8,7 @@
 // The promise is read from the environment:
 //
 //   - REASONIX_TEST_REQUIRE: a comma-separated list of the dependencies that
-//     must be present (postgres, bwrap, git), or "all". scripts/test.sh sets
+//     must be present (postgres, bwrap, git, systemd, compose), or "all". scripts/test.sh sets
 //     it to all after scripts/test-deps.sh installed and started them.
 //   - CI: any value but "", "0" or "false" requires all of them, for CI
 //     systems that run `go test` without the scripts.
@@ -27,9 +28,11 @@ const (
 	Postgres = "postgres"
 	Bwrap    = "bwrap"
 	Git      = "git"
+	Systemd  = "systemd" // systemd-analyze
+	Compose  = "compose" // docker-compose, or docker with the compose plugin
 )
 
-var known = []string{Postgres, Bwrap, Git}
+var known = []string{Postgres, Bwrap, Git, Systemd, Compose}
 
 // Required reports whether the environment promises dep. It panics on a name
 // not listed above (a typo in a test).
