@@ -36,38 +36,47 @@ func (g gitWorkspaces) ReadBase(ctx context.Context, spec *WorkspaceSpec, dirs .
 }
 
 // Recipes loads the commands and sub-agent profiles a task in workspace
-// ("" for a scratch directory) may use: the user's from the Reasonix home,
-// then the project's from the workspace's base commit, which win on a
-// clash. A task's own changes never count. Malformed files are logged and
-// skipped; an error means the repository could not be read.
+// ("" for a scratch directory) may use; see LoadRecipes.
 func (s *Service) Recipes(ctx context.Context, workspaceName string) (*recipe.Commands, *recipe.Profiles, error) {
-	var cmdLayers, skillLayers []recipe.Layer
-	if home := s.set.Home(); home != "" {
-		c, err := recipe.ReadDir(filepath.Join(home, recipe.UserCommandsDir), home)
-		if err != nil {
-			s.log.Warn("runner: reading user commands", "err", err)
-		}
-		k, err := recipe.ReadDir(filepath.Join(home, recipe.UserSkillsDir), home)
-		if err != nil {
-			s.log.Warn("runner: reading user skills", "err", err)
-		}
-		cmdLayers = append(cmdLayers, recipe.Layer{Scope: recipe.ScopeUser, Files: c})
-		skillLayers = append(skillLayers, recipe.Layer{Scope: recipe.ScopeUser, Files: k})
+	cs, ps, err := LoadRecipes(ctx, s.set.Home(), s.cfg.Workspaces, s.workspaceSpec(workspaceName))
+	if err != nil {
+		return nil, nil, err
 	}
-	if spec := s.workspaceSpec(workspaceName); spec != nil {
-		if br, ok := s.cfg.Workspaces.(BaseReader); ok {
-			got, err := br.ReadBase(ctx, spec, recipe.ProjectCommandsDir, recipe.ProjectSkillsDir)
-			if err != nil {
-				return nil, nil, err
-			}
-			cmdLayers = append(cmdLayers, recipe.Layer{Scope: recipe.ScopeProject, Files: got[recipe.ProjectCommandsDir]})
-			skillLayers = append(skillLayers, recipe.Layer{Scope: recipe.ScopeProject, Files: got[recipe.ProjectSkillsDir]})
-		}
-	}
-	cs, ps := recipe.LoadCommands(cmdLayers...), recipe.LoadProfiles(skillLayers...)
 	for _, w := range append(cs.Warnings, ps.Warnings...) {
 		s.log.Warn("runner: "+w.String(), "workspace", workspaceName)
 	}
+	return cs, ps, nil
+}
+
+// LoadRecipes reads the user's recipes from the Reasonix home, then the
+// project's from spec's base commit (when ws is a BaseReader and spec is
+// not nil), which win on a clash. A task's own changes never count.
+// Malformed files are Warnings of the returned sets; an error means the
+// repository could not be read.
+func LoadRecipes(ctx context.Context, home string, ws Workspaces, spec *WorkspaceSpec) (*recipe.Commands, *recipe.Profiles, error) {
+	var cmdLayers, skillLayers []recipe.Layer
+	var warns []recipe.Warning
+	readUser := func(dir string) []recipe.File {
+		files, err := recipe.ReadDir(filepath.Join(home, dir), home)
+		if err != nil {
+			warns = append(warns, recipe.Warning{Scope: recipe.ScopeUser, Path: dir, Problem: err.Error()})
+		}
+		return files
+	}
+	if home != "" {
+		cmdLayers = append(cmdLayers, recipe.Layer{Scope: recipe.ScopeUser, Files: readUser(recipe.UserCommandsDir)})
+		skillLayers = append(skillLayers, recipe.Layer{Scope: recipe.ScopeUser, Files: readUser(recipe.UserSkillsDir)})
+	}
+	if br, ok := ws.(BaseReader); ok && spec != nil {
+		got, err := br.ReadBase(ctx, spec, recipe.ProjectCommandsDir, recipe.ProjectSkillsDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		cmdLayers = append(cmdLayers, recipe.Layer{Scope: recipe.ScopeProject, Files: got[recipe.ProjectCommandsDir]})
+		skillLayers = append(skillLayers, recipe.Layer{Scope: recipe.ScopeProject, Files: got[recipe.ProjectSkillsDir]})
+	}
+	cs, ps := recipe.LoadCommands(cmdLayers...), recipe.LoadProfiles(skillLayers...)
+	cs.Warnings = append(warns, cs.Warnings...)
 	return cs, ps, nil
 }
 
