@@ -80,7 +80,7 @@ func printCommands(cs *recipe.Commands, asJSON bool, stdout, stderr io.Writer) e
 			Path         string `json:"path"`
 		}
 		out := struct {
-			Commands []view          `json:"commands"`
+			Commands []view           `json:"commands"`
 			Skipped  []recipe.Warning `json:"skipped"`
 		}{Commands: []view{}, Skipped: cs.Warnings}
 		for _, c := range cs.List() {
@@ -127,4 +127,3 @@ func runPrompt(cfg *config.Config, workdir, task string, stderr io.Writer) (stri
 	}
 	return cmd.Render(recipe.SplitArgs(rest)), nil
 }
-

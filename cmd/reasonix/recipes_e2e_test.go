@@ -2,7 +2,7 @@ package main
 
 import (
 	"encoding/json"
-		"path/filepath"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,7 +57,7 @@ func TestCommandsList(t *testing.T) {
 	stdout, _, _ = e.run("commands", "list", "--json")
 	var out struct {
 		Commands []struct{ Name string } `json:"commands"`
-		Skipped  []any                  `json:"skipped"`
+		Skipped  []any                   `json:"skipped"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Commands) != 1 || out.Commands[0].Name != "git:commit" || len(out.Skipped) != 1 {
 		t.Fatalf("json = %s (%v)", stdout, err)
