@@ -25,6 +25,11 @@ type Agent struct {
 	MaxSubagentConcurrency int `toml:"max_subagent_concurrency"`
 	// MaxParallelWriters caps sub-agents holding write claims at once; default 3.
 	MaxParallelWriters int `toml:"max_parallel_writers"`
+	// SubagentModel is the model of sub-agents whose profile and call name
+	// none; SubagentModels sets it per profile and wins over everything
+	// (seed §3.10). "" = the parent's model.
+	SubagentModel  string            `toml:"subagent_model"`
+	SubagentModels map[string]string `toml:"subagent_models"`
 }
 
 // maxPromptBytes bounds system_prompt_file so a wrong path (a log, an

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"reasonix/agent"
+	"reasonix/agent/recipe"
 	"reasonix/runner/session"
 )
 
@@ -22,6 +23,14 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
+	var profiles *recipe.Profiles
+	if task.Goal || task.PlanFirst {
+		// Only a goal's fleet names profiles; they come from the base
+		// commit, never from what the task itself wrote.
+		if _, profiles, err = s.Recipes(ctx, task.Workspace); err != nil {
+			return outcome{}, fmt.Errorf("sub-agent profiles: %w", err)
+		}
+	}
 	sess, err := session.New(ctx, session.Config{
 		Settings:     s.set,
 		Policy:       s.pol,
@@ -37,6 +46,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		Logger:       s.log.With("task", task.ID),
 		Redactor:     s.redact,
 		WrapTools:    r.journaled,
+		Profiles:     profiles,
 	})
 	if err != nil {
 		return outcome{}, err

@@ -73,6 +73,7 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 		MaxConcurrency:     set.Agent.MaxSubagentConcurrency,
 		MaxParallelWriters: set.Agent.MaxParallelWriters,
 		ShellBound:         true, // child binds bash through goals.ClaimedShell
+		ReadOnlyProfile:    s.readOnlyProfile,
 		Observer:           cmpObserver(gc.FleetObserver, s.Agent.Observer),
 	})
 	if err != nil {
@@ -108,6 +109,14 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 
 // child builds one sub-agent's configuration.
 func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, planApproved bool) (agent.Config, error) {
+	prof, err := s.childProfile(spec.Profile)
+	if err != nil {
+		return agent.Config{}, err
+	}
+	provider, model, err := s.childModel(spec, prof)
+	if err != nil {
+		return agent.Config{}, err
+	}
 	env := s.Env
 	env.Emit = nil // a child's plan is its own, not the task's checklist
 	var names []string
@@ -116,7 +125,10 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 	if err := tools.AddBuiltins(env, names); err != nil {
 		return agent.Config{}, fmt.Errorf("session: sub-agent tools: %w", err)
 	}
-	tools, err := redactTools(tools, s.cfg.Redactor)
+	if tools, err = narrowTools(tools, prof); err != nil {
+		return agent.Config{}, err
+	}
+	tools, err = redactTools(tools, s.cfg.Redactor)
 	if err != nil {
 		return agent.Config{}, err
 	}
@@ -129,12 +141,15 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 	if planApproved {
 		gate = goals.ApprovedPlanGate(s.Policy, s.cfg.Workdir, gate)
 	}
+	if prof.ReadOnly {
+		gate = readOnlyGate(gate, prof.Name)
+	}
 	return agent.Config{
-		Provider:     s.Agent.Provider,
-		Model:        s.Agent.Model,
+		Provider:     provider,
+		Model:        model,
 		Tools:        tools,
 		Gate:         gate,
-		SystemPrompt: goals.ChildSystemPrompt,
+		SystemPrompt: prof.SystemPrompt,
 		Temperature:  s.Agent.Temperature,
 		MaxTokens:    s.Agent.MaxTokens,
 		MaxSteps:     s.Agent.MaxSteps,
