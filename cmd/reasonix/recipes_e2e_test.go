@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,5 +62,45 @@ func TestCommandsList(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Commands) != 1 || out.Commands[0].Name != "git:commit" || len(out.Skipped) != 1 {
 		t.Fatalf("json = %s (%v)", stdout, err)
+	}
+}
+
+// `subagent try` runs a profile read-only: its body is the system prompt
+// and a write is refused even though the profile itself allows writers;
+// `subagent run --auto` lets the same profile write.
+func TestSubagentTryAndRun(t *testing.T) {
+	e := newE2E(t,
+		toolTurn(call("w1", "write_file", `{"path":"out.txt","content":"x"}`)),
+		answer("tried"),
+		toolTurn(call("w2", "write_file", `{"path":"out.txt","content":"x"}`)),
+		answer("wrote it"),
+	)
+	writeFile(t, filepath.Join(e.work, ".reasonix", "skills", "fixer", "SKILL.md"), "---\nrunAs: subagent\ndescription: Fixes\n---\nYou are the fixer.")
+	stdout, stderr, code := e.run("subagent", "try", "fixer", "write out.txt")
+	if code != exitOK || !strings.Contains(stdout, "tried") {
+		t.Fatalf("try: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.work, "out.txt")); !os.IsNotExist(err) {
+		t.Fatal("subagent try wrote a file")
+	}
+	req := e.srv.Requests()[0]
+	if req.Messages[0].Content != "You are the fixer." {
+		t.Fatalf("system prompt = %q", req.Messages[0].Content)
+	}
+	for _, tool := range req.Tools {
+		if tool.Name == "write_file" || tool.Name == "bash" {
+			t.Fatalf("the read-only try offered %s", tool.Name)
+		}
+	}
+	stdout, stderr, code = e.run("subagent", "run", "--auto", "fixer", "write out.txt")
+	if code != exitOK || !strings.Contains(stdout, "wrote it") {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if data, err := os.ReadFile(filepath.Join(e.work, "out.txt")); err != nil || string(data) != "x" {
+		t.Fatalf("out.txt = %q, %v", data, err)
+	}
+	_, stderr, code = e.run("subagent", "try", "nobody", "x")
+	if code != exitUsage || !strings.Contains(stderr, `"nobody"`) {
+		t.Fatalf("unknown profile: exit %d %s", code, stderr)
 	}
 }

@@ -56,12 +56,9 @@ func (g *Goal) Resume(ctx context.Context, st *goals.State, message string) (goa
 // when the OS sandbox can bind it to the claim.
 func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 	set := s.cfg.Settings
-	childGate, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
-		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants,
-		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:],
-		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...)})
+	childGate, err := s.newChildGate()
 	if err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
+		return nil, err
 	}
 	g := &Goal{childGate: childGate}
 	host, err := goals.NewHost(goals.HostConfig{
@@ -162,4 +159,17 @@ func cmpObserver(a, b agent.Observer) agent.Observer {
 		return a
 	}
 	return b
+}
+
+// newChildGate is the sub-agents' gate: the session's policy and posture
+// with nobody to ask, so a call that needs a person is refused.
+func (s *Session) newChildGate() (agent.Gate, error) {
+	g, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
+		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants,
+		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:],
+		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...)})
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	return g, nil
 }

@@ -79,3 +79,27 @@ func (s *Session) childModel(spec goals.ChildSpec, p recipe.Profile) (agent.Prov
 	}
 	return m.Provider, m.Name, nil
 }
+
+// Subagent builds one sub-agent running profile outside a goal, through
+// the same construction as a fleet's children (`reasonix subagent`).
+// readOnly narrows it further to the read-only tools and gate, whatever
+// the profile says; otherwise it is a writer claiming the whole workspace
+// under the session's posture, with nobody to ask.
+func (s *Session) Subagent(profile string, readOnly bool) (agent.Config, error) {
+	gate, err := s.newChildGate()
+	if err != nil {
+		return agent.Config{}, err
+	}
+	spec := goals.ChildSpec{ID: "subagent", Ref: "cli", Profile: profile, Writer: !readOnly && !s.readOnlyProfile(profile)}
+	cfg, err := s.child(spec, GoalConfig{}, gate, false)
+	if err != nil {
+		return agent.Config{}, err
+	}
+	if readOnly {
+		if cfg.Tools, err = narrowTools(cfg.Tools, recipe.Profile{ReadOnly: true}); err != nil {
+			return agent.Config{}, err
+		}
+		cfg.Gate = readOnlyGate(cfg.Gate, profile)
+	}
+	return cfg, nil
+}
