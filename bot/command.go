@@ -85,4 +85,5 @@ const Help = `Mention me with what to do, and I run it as a task in this thread.
   tasks             — recent tasks
   approvals         — approvals waiting for a decision
   in:<workspace>    — run in that workspace
+  /<command> [args] — run a custom command (.reasonix/commands) of the workspace
 Reply in a task's thread to steer it; after it ended, a reply continues it.`

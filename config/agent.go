@@ -32,6 +32,11 @@ type Agent struct {
 	// conversation is compacted; strictly between 0 and 1, default 0.90
 	// (see compact.go).
 	CompactRatio float64 `toml:"compact_ratio"`
+	// SubagentModel is the model of sub-agents whose profile and call name
+	// none; SubagentModels sets it per profile and wins over everything
+	// (seed §3.10). "" = the parent's model.
+	SubagentModel  string            `toml:"subagent_model"`
+	SubagentModels map[string]string `toml:"subagent_models"`
 }
 
 // maxPromptBytes bounds system_prompt_file so a wrong path (a log, an

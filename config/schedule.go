@@ -40,8 +40,12 @@ type Schedule struct {
 	// optionally prefixed with CRON_TZ=Zone.
 	Cron string `toml:"cron"`
 	// Timezone is the IANA zone the fields are read in; default UTC.
-	Timezone  string          `toml:"timezone"`
-	Prompt    string          `toml:"prompt"` // required
+	Timezone string `toml:"timezone"`
+	Prompt   string `toml:"prompt"` // required unless Command is set
+	// Command names a custom command (.reasonix/commands) whose body, with
+	// Args, is the prompt; Prompt, when also set, follows it.
+	Command   string          `toml:"command"`
+	Args      []string        `toml:"args"`
 	Goal      bool            `toml:"goal"`
 	Workspace string          `toml:"workspace"` // a [[workspaces]] name; "" is a scratch directory
 	Posture   posture.Posture `toml:"posture"`   // default ask
@@ -88,9 +92,10 @@ func (s *Schedule) validate(c *Config, label string, p *problems) {
 	} else if _, err := cronspec.Parse(s.Cron, s.Timezone); err != nil {
 		p.add(s.Source, label+".cron", "%v", err)
 	}
-	if strings.TrimSpace(s.Prompt) == "" {
-		p.add(s.Source, label+".prompt", "is required")
+	if strings.TrimSpace(s.Prompt) == "" && s.Command == "" {
+		p.add(s.Source, label+".prompt", "is required (or name a command)")
 	}
+	checkCommand(p, s.Source, label, s.Command, s.Args)
 	if s.Workspace != "" && !c.hasWorkspace(s.Workspace) {
 		p.add(s.Source, label+".workspace", "%q is not a [[workspaces]] name", s.Workspace)
 	}

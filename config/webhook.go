@@ -35,9 +35,14 @@ type Webhook struct {
 	Filter string `toml:"filter"`
 	// Prompt is a Go text/template executed over the payload; its output
 	// reaches the task inside a delimited block of untrusted data. Required.
-	Prompt    string `toml:"prompt"`
-	Workspace string `toml:"workspace"` // a [[workspaces]] name; "" is a scratch directory
-	Goal      bool   `toml:"goal"`      // run as a goal
+	Prompt string `toml:"prompt"`
+	// Command names a custom command whose body, with the fixed Args, is
+	// the task's prompt; the rendered Prompt, if any, follows it as the
+	// delimited payload. Nothing from the payload reaches the arguments.
+	Command   string   `toml:"command"`
+	Args      []string `toml:"args"`
+	Workspace string   `toml:"workspace"` // a [[workspaces]] name; "" is a scratch directory
+	Goal      bool     `toml:"goal"`      // run as a goal
 	// Posture is the posture of the webhook's tasks: ask (default) or auto.
 	// yolo is refused: whoever holds the secret would control the host.
 	Posture posture.Posture `toml:"posture"`
@@ -78,9 +83,10 @@ func (w *Webhook) validate(c *Config, label string, p *problems) {
 			p.add(src, label+".events", "entry %d must be an event name such as \"check_run.completed\"", i)
 		}
 	}
-	if strings.TrimSpace(w.Prompt) == "" {
-		p.add(src, label+".prompt", "is required: a text/template over the payload")
+	if strings.TrimSpace(w.Prompt) == "" && w.Command == "" {
+		p.add(src, label+".prompt", "is required: a text/template over the payload (or name a command)")
 	}
+	checkCommand(p, src, label, w.Command, w.Args)
 	if w.Workspace != "" && !c.hasWorkspace(w.Workspace) {
 		p.add(src, label+".workspace", "%q is not a [[workspaces]] name", w.Workspace)
 	}

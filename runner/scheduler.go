@@ -41,6 +41,11 @@ func (s *Service) loadSchedules() (scheduleSet, error) {
 	}
 	for _, sc := range list {
 		req := s.scheduleRequest(sc, cron.Key(sc.cfg.Name, time.Time{}))
+		if req.Command != "" && req.Prompt == "" {
+			// The command is read from the repository when the schedule
+			// fires; its name stands in for the prompt here.
+			req.Prompt = "/" + req.Command
+		}
 		if err := req.validate(s); err != nil {
 			var re *Error
 			if errors.As(err, &re) {
@@ -243,6 +248,9 @@ func (s *Service) fireSchedule(ctx context.Context, sc *scheduled, anchor, occ t
 		key = "schedule:" + c.Name + ":manual:" + newRef() + newRef()
 	}
 	req := s.scheduleRequest(sc, key)
+	if err := s.expandCommand(ctx, &req); err != nil {
+		return store.Task{}, false, err
+	}
 	if err := req.validate(s); err != nil {
 		return store.Task{}, false, err
 	}
@@ -275,5 +283,5 @@ func (s *Service) scheduleRequest(sc *scheduled, key string) TaskRequest {
 		notify = append(notify, store.NotifyTarget{Transport: n.Transport, Channel: n.Channel, Thread: n.Thread})
 	}
 	return TaskRequest{Source: store.SourceCron, Requester: cron.Requester(c.Name), Prompt: c.Prompt,
-		Goal: c.Goal, Workspace: c.Workspace, Posture: c.Posture, Notify: notify, DedupeKey: key}
+		Command: c.Command, Args: c.Args, Goal: c.Goal, Workspace: c.Workspace, Posture: c.Posture, Notify: notify, DedupeKey: key}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"reasonix/agent"
+	"reasonix/agent/recipe"
 	"reasonix/runner/session"
 )
 
@@ -21,6 +22,14 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	grants, err := s.st.Grants(ctx, task.ID)
 	if err != nil {
 		return outcome{}, err
+	}
+	var profiles *recipe.Profiles
+	if task.Goal || task.PlanFirst {
+		// Only a goal's fleet names profiles; they come from the base
+		// commit, never from what the task itself wrote.
+		if _, profiles, err = s.Recipes(ctx, task.Workspace); err != nil {
+			return outcome{}, fmt.Errorf("sub-agent profiles: %w", err)
+		}
 	}
 	sess, err := session.New(ctx, session.Config{
 		Settings:     s.set,
@@ -39,6 +48,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		Logger:       s.log.With("task", task.ID),
 		Redactor:     s.redact,
 		WrapTools:    r.journaled,
+		Profiles:     profiles,
 	})
 	if err != nil {
 		return outcome{}, err

@@ -26,7 +26,13 @@ const (
 type TaskRequest struct {
 	Source    store.Source // required: api, cli, webhook, cron, slack, telegram
 	Requester string       // source-qualified id, e.g. "slack:U123"
-	Prompt    string       // required, at most MaxPromptBytes
+	Prompt    string       // required unless Command is set, at most MaxPromptBytes
+	// Command names a custom command (without or with its leading slash);
+	// its body rendered with Args becomes the prompt, with Prompt, when
+	// set, after it as further context. See Service.Recipes.
+	Command string
+	// Args are the command's arguments; each entry is split on spaces.
+	Args      []string
 	Goal      bool
 	PlanFirst bool
 	// Workspace names a [[workspaces]] entry; "" is a scratch directory.
@@ -138,6 +144,9 @@ func (s *Service) workspaceSpec(name string) *WorkspaceSpec {
 func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task, created bool, err error) {
 	if s.stopping.Load() {
 		return store.Task{}, false, failf(ErrUnavailable, "the service is shutting down; try again shortly")
+	}
+	if err := s.expandCommand(ctx, &req); err != nil {
+		return store.Task{}, false, err
 	}
 	if err := req.validate(s); err != nil {
 		return store.Task{}, false, err

@@ -55,7 +55,9 @@ func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
 	cmd := bot.ParseCommand(in.Text)
 	if in.Thread != "" && (cmd.Verb == bot.VerbTask || cmd.Verb == bot.VerbGoal || cmd.Verb == bot.VerbPlan) {
 		if id, err := r.st.ThreadTask(ctx, in.Transport, in.Channel, in.Thread); err == nil {
-			r.steer(ctx, t, in, id)
+			if !r.steerCommand(ctx, t, in, cmd.Text, id) {
+				r.steer(ctx, t, in, id)
+			}
 			return
 		} else if !errors.Is(err, store.ErrNotFound) {
 			r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "looking up this thread's task"))
@@ -64,7 +66,7 @@ func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
 	}
 	switch cmd.Verb {
 	case bot.VerbHelp:
-		r.reply(ctx, t, in.Channel, in.Home(), bot.Help)
+		r.reply(ctx, t, in.Channel, in.Home(), r.help(ctx, in, cmd))
 	case bot.VerbStatus:
 		r.status(ctx, t, in, cmd.Text)
 	case bot.VerbCancel:
@@ -101,6 +103,7 @@ func (r *Relay) submit(ctx context.Context, t bot.Transport, in bot.Inbound, cmd
 		req.Goal = req.Goal || route.Goal
 		req.PlanFirst = req.PlanFirst || route.PlanFirst
 	}
+	asCommand(&req)
 	if len(req.Approvers) == 0 {
 		// Nobody may decide: an Ask is refused rather than left to anyone
 		// who can click. A sentinel no credential maps to says so.

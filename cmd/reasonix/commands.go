@@ -41,6 +41,16 @@ reasonix run --goal --posture auto --json "migrate the config loader to TOML"`,
 			flags: runFlags,
 		},
 		{
+			name: "commands", summary: "list the custom commands (/name) of a workspace",
+			example: "reasonix commands list --workspace app",
+			subs:    commandsCommands(),
+		},
+		{
+			name: "subagent", summary: "run a sub-agent profile on a task: try (read-only) or run",
+			example: "reasonix subagent try reviewer \"review run.go\"",
+			subs:    subagentCommands(),
+		},
+		{
 			name: "tasks", summary: "hand the service tasks, follow, steer, cancel and resume them",
 			about: "Talks to a running `reasonix serve` over its API (--server, default http://[serve] addr).\nThe token comes from $REASONIX_API_TOKEN, the variable [serve] api_token_env names, or <data dir>/api-token.",
 			example: `reasonix tasks submit --workspace app --wait "fix the flaky test"

@@ -77,6 +77,9 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 		return reportError(stderr, err)
 	}
 	defer setup.close()
+	if task, err = runPrompt(setup.cfg, setup.session.Env.Workdir, task, stderr); err != nil {
+		return reportError(stderr, &commandError{"run", err})
+	}
 
 	ctx, stop := signalContext()
 	defer stop()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reasonix/agent/recipe"
 
 	"reasonix/agent"
 	"reasonix/config"
@@ -90,7 +91,9 @@ func prepareRun(o runOptions, stderr io.Writer) (_ *runSetup, err error) {
 	}
 	s.transcript, s.transcriptPath = agent.NewTranscript(f), path
 	s.closers = append(s.closers, func() { f.Close() })
+	_, profiles := recipe.LoadDirs(cfg.Home(), workdir)
 	sess, err := session.New(context.Background(), session.Config{
+		Profiles: profiles,
 		Settings: cfg,
 		Workdir:  workdir,
 		Posture:  posture,

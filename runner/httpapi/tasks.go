@@ -55,7 +55,11 @@ func viewTask(t store.Task) taskView {
 
 // createRequest is the body of POST /api/v1/tasks.
 type createRequest struct {
-	Prompt    string               `json:"prompt"`
+	Prompt string `json:"prompt"`
+	// Command names a custom command of the workspace; its rendered body
+	// is the prompt (Prompt, when also set, follows it).
+	Command   string               `json:"command"`
+	Args      []string             `json:"args"`
 	Goal      bool                 `json:"goal"`
 	PlanFirst bool                 `json:"plan_first"`
 	Workspace string               `json:"workspace"`
@@ -82,7 +86,8 @@ func (c createRequest) toTaskRequest(p runner.Principal, idempotencyKey string) 
 	if err != nil {
 		return runner.TaskRequest{}, err.Error()
 	}
-	return runner.TaskRequest{Source: src, Requester: p.ID, MaxPosture: p.MaxPosture, Prompt: c.Prompt, Goal: c.Goal,
+	return runner.TaskRequest{Source: src, Requester: p.ID, MaxPosture: p.MaxPosture, Prompt: c.Prompt,
+		Command: c.Command, Args: c.Args, Goal: c.Goal,
 		PlanFirst: c.PlanFirst, Workspace: c.Workspace, Posture: posture, Notify: c.Notify,
 		Approvers: c.Approvers, DedupeKey: idempotencyKey}, ""
 }

@@ -56,12 +56,9 @@ func (g *Goal) Resume(ctx context.Context, st *goals.State, message string) (goa
 // when the OS sandbox can bind it to the claim.
 func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 	set := s.cfg.Settings
-	childGate, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
-		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants,
-		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:],
-		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...)})
+	childGate, err := s.newChildGate()
 	if err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
+		return nil, err
 	}
 	g := &Goal{childGate: childGate}
 	host, err := goals.NewHost(goals.HostConfig{
@@ -74,6 +71,7 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 		MaxParallelWriters: set.Agent.MaxParallelWriters,
 		ShellBound:         true, // child binds bash through goals.ClaimedShell
 		Price:              s.cfg.Prices.Cost,
+		ReadOnlyProfile:    s.readOnlyProfile,
 		Observer:           cmpObserver(gc.FleetObserver, s.Agent.Observer),
 	})
 	if err != nil {
@@ -111,6 +109,14 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 
 // child builds one sub-agent's configuration.
 func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, planApproved bool) (agent.Config, error) {
+	prof, err := s.childProfile(spec.Profile)
+	if err != nil {
+		return agent.Config{}, err
+	}
+	m, err := s.childModel(spec, prof)
+	if err != nil {
+		return agent.Config{}, err
+	}
 	env := s.Env
 	env.Emit = nil // a child's plan is its own, not the task's checklist
 	var names []string
@@ -119,7 +125,10 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 	if err := tools.AddBuiltins(env, names); err != nil {
 		return agent.Config{}, fmt.Errorf("session: sub-agent tools: %w", err)
 	}
-	tools, err := redactTools(tools, s.cfg.Redactor)
+	if tools, err = narrowTools(tools, prof); err != nil {
+		return agent.Config{}, err
+	}
+	tools, err = redactTools(tools, s.cfg.Redactor)
 	if err != nil {
 		return agent.Config{}, err
 	}
@@ -132,27 +141,21 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 	if planApproved {
 		gate = goals.ApprovedPlanGate(s.Policy, s.cfg.Workdir, gate)
 	}
-	provider, model, maxTokens := s.Agent.Provider, s.Agent.Model, s.Agent.MaxTokens
-	if spec.Model != "" && s.cfg.Models != nil {
-		// The child runs (and is priced) on the model its item asks for.
-		m, err := s.cfg.Models(spec.Model)
-		if err != nil {
-			return agent.Config{}, fmt.Errorf("sub-agent model %q: %w", spec.Model, err)
-		}
-		provider, model, maxTokens = m.Provider, m.Name, m.MaxTokens
+	if prof.ReadOnly {
+		gate = readOnlyGate(gate, prof.Name)
 	}
 	return agent.Config{
-		Provider:     provider,
-		Model:        model,
+		Provider:     m.Provider,
+		Model:        m.Name,
 		Tools:        tools,
 		Gate:         gate,
-		SystemPrompt: goals.ChildSystemPrompt,
+		SystemPrompt: prof.SystemPrompt,
 		Temperature:  s.Agent.Temperature,
-		MaxTokens:    maxTokens,
+		MaxTokens:    m.MaxTokens,
 		MaxSteps:     s.Agent.MaxSteps,
 		Observer:     obs,
 		// A sub-agent's conversation compacts like the parent's.
-		ContextWindow: s.Agent.ContextWindow,
+		ContextWindow: m.ContextWindow,
 		CompactRatio:  s.Agent.CompactRatio,
 	}, nil
 }
@@ -162,4 +165,17 @@ func cmpObserver(a, b agent.Observer) agent.Observer {
 		return a
 	}
 	return b
+}
+
+// newChildGate is the sub-agents' gate: the session's policy and posture
+// with nobody to ask, so a call that needs a person is refused.
+func (s *Session) newChildGate() (agent.Gate, error) {
+	g, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
+		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants,
+		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:],
+		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...)})
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	return g, nil
 }

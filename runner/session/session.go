@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reasonix/agent/recipe"
 	"slices"
 	"time"
 
@@ -58,6 +59,10 @@ type Config struct {
 	// WrapTools wraps the parent's tools before the agent sees them (the
 	// runner's write-ahead journal); nil keeps them as built.
 	WrapTools func(*agent.ToolRegistry) (*agent.ToolRegistry, error)
+	// Profiles are the sub-agent profiles fleet and task items may name
+	// (read before the run, never from the task's own changes); nil has
+	// none.
+	Profiles *recipe.Profiles
 }
 
 // Session is an assembled session. Agent is ready for agent.New (add the

@@ -203,9 +203,13 @@ func (h *Handler) accept(ctx context.Context, hk *hook, o outcome, body []byte, 
 		return rejected(o, http.StatusUnprocessableEntity, err.Error())
 	}
 	task, created, err := h.svc.Submit(ctx, runner.TaskRequest{
-		Source:     store.SourceWebhook,
-		Requester:  "webhook:" + hk.cfg.Name,
-		Prompt:     taskPrompt(hk.cfg.Name, o.delivery, o.event, rendered),
+		Source:    store.SourceWebhook,
+		Requester: "webhook:" + hk.cfg.Name,
+		Prompt:    taskPrompt(hk.cfg.Name, o.delivery, o.event, rendered),
+		// The command and its args are the operator's; the payload only
+		// ever reaches the task inside the delimited block above.
+		Command:    hk.cfg.Command,
+		Args:       hk.cfg.Args,
 		Goal:       hk.cfg.Goal,
 		Workspace:  hk.cfg.Workspace,
 		Posture:    hk.posture(),

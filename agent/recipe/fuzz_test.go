@@ -1,0 +1,64 @@
+package recipe
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzCommandFile feeds arbitrary file text through the front matter
+// parser and the template: loading never panics, a loaded command keeps
+// its front matter values on one line, and rendering with no arguments
+// never leaves a placeholder that a later render would expand.
+func FuzzCommandFile(f *testing.F) {
+	for _, s := range []string{
+		"---\ndescription: D\nargument-hint: [x]\n---\nReview $ARGUMENTS and $1, $$2",
+		"---\r\n---\r\n$",
+		"plain $$$ARGUMENTS $99 $100 $0",
+		"---\nno colon\n---\nx",
+		"---\n",
+	} {
+		f.Add(s, "a b c")
+	}
+	f.Fuzz(func(t *testing.T, text, args string) {
+		cs := LoadCommands(Layer{ScopeProject, []File{{Path: "c.md", Data: []byte(text)}}})
+		c, ok := cs.Lookup("c")
+		if !ok {
+			if len(cs.Warnings) != 1 {
+				t.Fatalf("a skipped file must leave one warning, got %v", cs.Warnings)
+			}
+			return
+		}
+		if strings.ContainsAny(c.Description, "\n") || strings.ContainsAny(c.ArgumentHint, "\n") {
+			t.Fatalf("front matter value spans lines: %q %q", c.Description, c.ArgumentHint)
+		}
+		out := c.Render(SplitArgs(args))
+		if utf8.ValidString(text) && utf8.ValidString(args) && !utf8.ValidString(out) {
+			t.Fatalf("rendering valid text produced invalid UTF-8: %q", out)
+		}
+		// Without $ in the body or the args, rendering is the identity.
+		if !strings.Contains(c.Body, "$") && c.Render(nil) != c.Body {
+			t.Fatalf("render changed a body with no placeholders: %q → %q", c.Body, c.Render(nil))
+		}
+	})
+}
+
+// FuzzCommandWord checks the command-word grammar: a recognised word is
+// exactly '/' plus the allowed characters, and the rest is what follows.
+func FuzzCommandWord(f *testing.F) {
+	for _, s := range []string{"/review x", "/tmp/x is broken", "/git:commit", "/", "  /a\tb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		name, rest, ok := CommandWord(text)
+		if !ok {
+			return
+		}
+		if name == "" || strings.ContainsAny(name, "/ \t\r\n") {
+			t.Fatalf("bad name %q from %q", name, text)
+		}
+		if !strings.Contains(text, "/"+name) || (rest != "" && !strings.Contains(text, rest)) {
+			t.Fatalf("split of %q lost text: %q %q", text, name, rest)
+		}
+	})
+}

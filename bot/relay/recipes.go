@@ -1,0 +1,60 @@
+package relay
+
+import (
+	"context"
+
+	"reasonix/bot"
+	"reasonix/runner"
+)
+
+// asCommand makes req run a custom command when the prompt names one; the
+// runner renders it from the workspace's base commit and refuses an
+// unknown name with the nearest ones.
+func asCommand(req *runner.TaskRequest) {
+	if name, args, ok := bot.CommandOf(req.Prompt); ok {
+		req.Command, req.Args, req.Prompt = name, []string{args}, ""
+	}
+}
+
+// steerCommand handles a /command reply in a task's thread: the command's
+// text, rendered, is the reply. It reports false when text names no
+// command.
+func (r *Relay) steerCommand(ctx context.Context, t bot.Transport, in bot.Inbound, text, taskID string) bool {
+	name, args, ok := bot.CommandOf(text)
+	if !ok {
+		return false
+	}
+	task, err := r.svc.Task(ctx, taskID)
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the task"))
+		return true
+	}
+	cs, _, err := r.svc.Recipes(ctx, task.Workspace)
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the workspace's commands"))
+		return true
+	}
+	c, found := cs.Lookup(name)
+	if !found {
+		r.reply(ctx, t, in.Channel, in.Home(), runner.UnknownCommand(name, cs.Names()))
+		return true
+	}
+	in.Text = c.Render([]string{args})
+	r.steer(ctx, t, in, taskID)
+	return true
+}
+
+// help is the chat help with the commands of the workspace the message
+// would run in.
+func (r *Relay) help(ctx context.Context, in bot.Inbound, cmd bot.Command) string {
+	ws := cmd.Workspace
+	if route := r.cfg.Bot.Route(in.Transport, in.Channel); route != nil {
+		ws = cmpStr(ws, route.Workspace)
+	}
+	cs, _, err := r.svc.Recipes(ctx, ws)
+	if err != nil {
+		r.log.Warn("relay: listing commands for help", "workspace", ws, "err", err)
+		return bot.Help
+	}
+	return bot.Help + bot.CommandsHelp(cs)
+}

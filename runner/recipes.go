@@ -1,0 +1,143 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"reasonix/agent/recipe"
+	"reasonix/runner/workspace"
+)
+
+// BaseReader is implemented by Workspaces that can read a workspace's base
+// commit (NewWorkspaces does). Without it, only the user's own recipes
+// exist for a workspace.
+type BaseReader interface {
+	// ReadBase returns the files under each repository-relative dir as
+	// they are in the workspace's base commit.
+	ReadBase(ctx context.Context, spec *WorkspaceSpec, dirs ...string) (map[string][]recipe.File, error)
+}
+
+var _ BaseReader = gitWorkspaces{}
+
+func (g gitWorkspaces) ReadBase(ctx context.Context, spec *WorkspaceSpec, dirs ...string) (map[string][]recipe.File, error) {
+	got, err := g.m.ReadBase(ctx, workspace.Spec{Name: spec.Name, Repo: spec.Repo, Base: spec.Base}, dirs...)
+	if err != nil {
+		return nil, fmt.Errorf("runner: workspace: %w", err)
+	}
+	out := make(map[string][]recipe.File, len(got))
+	for dir, files := range got {
+		for _, f := range files {
+			out[dir] = append(out[dir], recipe.File{Path: f.Path, Data: f.Data, Refused: f.Skipped})
+		}
+	}
+	return out, nil
+}
+
+// Recipes loads the commands and sub-agent profiles a task in workspace
+// ("" for a scratch directory) may use; see LoadRecipes.
+func (s *Service) Recipes(ctx context.Context, workspaceName string) (*recipe.Commands, *recipe.Profiles, error) {
+	cs, ps, err := LoadRecipes(ctx, s.set.Home(), s.cfg.Workspaces, s.workspaceSpec(workspaceName))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range append(cs.Warnings, ps.Warnings...) {
+		s.log.Warn("runner: "+w.String(), "workspace", workspaceName)
+	}
+	return cs, ps, nil
+}
+
+// LoadRecipes reads the user's recipes from the Reasonix home, then the
+// project's from spec's base commit (when ws is a BaseReader and spec is
+// not nil), which win on a clash. A task's own changes never count.
+// Malformed files are Warnings of the returned sets; an error means the
+// repository could not be read.
+func LoadRecipes(ctx context.Context, home string, ws Workspaces, spec *WorkspaceSpec) (*recipe.Commands, *recipe.Profiles, error) {
+	var cmdLayers, skillLayers []recipe.Layer
+	var warns []recipe.Warning
+	readUser := func(dir string) []recipe.File {
+		files, err := recipe.ReadDir(filepath.Join(home, dir), home)
+		if err != nil {
+			warns = append(warns, recipe.Warning{Scope: recipe.ScopeUser, Path: dir, Problem: err.Error()})
+		}
+		return files
+	}
+	if home != "" {
+		cmdLayers = append(cmdLayers, recipe.Layer{Scope: recipe.ScopeUser, Files: readUser(recipe.UserCommandsDir)})
+		skillLayers = append(skillLayers, recipe.Layer{Scope: recipe.ScopeUser, Files: readUser(recipe.UserSkillsDir)})
+	}
+	if br, ok := ws.(BaseReader); ok && spec != nil {
+		got, err := br.ReadBase(ctx, spec, recipe.ProjectCommandsDir, recipe.ProjectSkillsDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		cmdLayers = append(cmdLayers, recipe.Layer{Scope: recipe.ScopeProject, Files: got[recipe.ProjectCommandsDir]})
+		skillLayers = append(skillLayers, recipe.Layer{Scope: recipe.ScopeProject, Files: got[recipe.ProjectSkillsDir]})
+	}
+	cs, ps := recipe.LoadCommands(cmdLayers...), recipe.LoadProfiles(skillLayers...)
+	cs.Warnings = append(warns, cs.Warnings...)
+	return cs, ps, nil
+}
+
+// maxArgs bounds a command's arguments.
+const maxArgs = 64
+
+// expandCommand turns a request that names a command into its prompt: the
+// command's rendered body, then the request's own Prompt (a webhook's
+// delimited payload) after a blank line. The command adds text and
+// nothing else: posture, approvers and the rest of the request stay as the
+// intake set them. An unknown command is ErrInvalid naming the nearest
+// known ones.
+func (s *Service) expandCommand(ctx context.Context, req *TaskRequest) error {
+	if req.Command == "" {
+		return nil
+	}
+	name := strings.TrimPrefix(req.Command, "/")
+	if _, _, ok := recipe.CommandWord("/" + name); !ok {
+		return invalidf("%q is not a command name: use letters, digits, '-', '_' and ':'", req.Command)
+	}
+	if len(req.Args) > maxArgs {
+		return invalidf("at most %d command arguments are accepted", maxArgs)
+	}
+	if req.Workspace != "" && s.workspaceSpec(req.Workspace) == nil {
+		return nil // validate names the unknown workspace
+	}
+	cs, _, err := s.Recipes(ctx, req.Workspace)
+	if err != nil {
+		ref := newRef()
+		s.log.Error("runner: loading commands", "ref", ref, "workspace", req.Workspace, "err", err)
+		return failf(ErrUnavailable, "the commands of workspace %q could not be read; quote ref %s", req.Workspace, ref)
+	}
+	cmd, ok := cs.Lookup(name)
+	if !ok {
+		return invalidf("%s", UnknownCommand(name, cs.Names()))
+	}
+	var args []string
+	for _, a := range req.Args {
+		args = append(args, recipe.SplitArgs(a)...)
+	}
+	prompt := cmd.Render(args)
+	if strings.TrimSpace(req.Prompt) != "" {
+		prompt += "\n\n" + req.Prompt
+	}
+	req.Prompt = prompt
+	if req.Origin == nil {
+		req.Origin = map[string]string{}
+	}
+	req.Origin["command"] = cmd.Name
+	return nil
+}
+
+// UnknownCommand is the answer to a command nobody defined, with the
+// nearest known names.
+func UnknownCommand(name string, known []string) string {
+	msg := fmt.Sprintf("unknown command /%s", name)
+	if near := recipe.Nearest(name, known); len(near) > 0 {
+		return msg + "; did you mean /" + strings.Join(near, ", /") + "?"
+	}
+	if len(known) == 0 {
+		return msg + "; no commands are defined (add .reasonix/commands/NAME.md to the repository)"
+	}
+	return msg + "; known: /" + strings.Join(known[:min(len(known), 10)], ", /")
+}

@@ -1,0 +1,91 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+	"reasonix/agent/recipe"
+	"reasonix/config"
+	"reasonix/goals"
+	"reasonix/policy"
+)
+
+func testProfiles() *recipe.Profiles {
+	return recipe.LoadProfiles(recipe.Layer{Scope: recipe.ScopeProject, Files: []recipe.File{
+		{Path: "reviewer/SKILL.md", Data: []byte("---\nrunAs: subagent\nread-only: true\n---\nYou only review.")},
+		{Path: "editor/SKILL.md", Data: []byte("---\nrunAs: subagent\nallowed-tools: read_file, write_file\n---\nYou edit.")},
+	}})
+}
+
+// A read-only profile's child has no writer and its gate refuses one,
+// even under yolo and when the fleet item claimed write_paths; when its
+// model still asks for write_file, nothing is written.
+func TestReadOnlyProfileChildCannotWrite(t *testing.T) {
+	var workdir string
+	s := newSession(t, nil, func(c *Config) {
+		c.Posture = policy.PostureYolo
+		c.Profiles = testProfiles()
+		workdir = c.Workdir
+	})
+	g, err := s.Goal(GoalConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.readOnlyProfile("reviewer") || s.readOnlyProfile("editor") || s.readOnlyProfile("nope") {
+		t.Fatal("ReadOnlyProfile does not follow the profiles")
+	}
+	spec := goals.ChildSpec{ID: "c", Ref: "r1", Profile: "reviewer", Writer: true, WritePaths: []string{"src"}}
+	child, err := s.child(spec, GoalConfig{}, g.childGate, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if child.SystemPrompt != "You only review." {
+		t.Fatalf("system prompt = %q, want the profile body alone", child.SystemPrompt)
+	}
+	for _, name := range child.Tools.Names() {
+		if tool, _ := child.Tools.Get(name); !agent.IsReadOnly(tool) {
+			t.Fatalf("the read-only child has the writer %s", name)
+		}
+	}
+	if v, _ := child.Gate.Authorize(t.Context(), writeCall("src/a.txt")); v.Allowed || v.Code != agent.RefusedByRule {
+		t.Fatalf("write verdict = %+v", v)
+	}
+	child.Provider = agenttest.NewScriptedProvider(
+		agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "w", Name: "write_file", Arguments: `{"path":"src/a.txt","content":"x"}`}}},
+		agenttest.Turn{Text: "done"})
+	a, err := agent.New(child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Run(t.Context(), "write src/a.txt")
+	if _, err := os.Stat(filepath.Join(workdir, "src", "a.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the read-only child wrote a file: %v", err)
+	}
+}
+
+// allowed-tools is a ceiling: the child keeps only those tools, never more
+// than a default child would have.
+func TestAllowedToolsNarrowTheChild(t *testing.T) {
+	set := config.Default()
+	set.Tools.Enabled = []string{"read_file", "ls"} // the run itself has no write_file
+	s := newSession(t, set, func(c *Config) { c.Profiles = testProfiles() })
+	g, _ := s.Goal(GoalConfig{})
+	child, err := s.child(goals.ChildSpec{ID: "c", Ref: "r1", Profile: "editor", Writer: true}, GoalConfig{}, g.childGate, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := child.Tools.Names(); slices.Contains(got, "write_file") || slices.Contains(got, "ls") || !slices.Contains(got, "read_file") {
+		t.Fatalf("tools = %v: allowed-tools must only narrow", got)
+	}
+	if child.Model != "m" {
+		t.Fatalf("model = %q, want the parent's without any model setting", child.Model)
+	}
+	if _, err := s.child(goals.ChildSpec{ID: "d", Ref: "r2", Profile: "missing"}, GoalConfig{}, g.childGate, false); err == nil || !strings.Contains(err.Error(), `"missing"`) {
+		t.Fatalf("unknown profile: %v", err)
+	}
+}

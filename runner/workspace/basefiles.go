@@ -1,0 +1,159 @@
+package workspace
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"reasonix/internal/procgroup"
+)
+
+// Limits of ReadBase: recipes are small text files.
+const (
+	maxBaseFiles     = 4096
+	maxBaseFileBytes = 64 << 10
+)
+
+// BaseFile is a file of a workspace's base commit. A symbolic link or a
+// file over the size limit is returned with Skipped set and no Data, so
+// the caller can say why it was left out.
+type BaseFile struct {
+	Path    string // relative to the directory asked for, slash-separated
+	Data    []byte
+	Skipped string
+}
+
+// ReadBase returns the files under each dir (repository-relative, e.g.
+// ".reasonix/commands") as they are in the workspace's base commit — never
+// in a task's worktree, so a task cannot change the recipes it runs by.
+// A URL workspace's clone is synced first, as Prepare would. Symbolic
+// links are never followed: in a tree they can point anywhere.
+func (m *Manager) ReadBase(ctx context.Context, spec Spec, dirs ...string) (map[string][]BaseFile, error) {
+	s, err := spec.normalize()
+	if err != nil {
+		return nil, err
+	}
+	gitDir, err := m.gitDirOf(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	sha, err := m.baseCommit(ctx, s, gitDir)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]BaseFile, len(dirs))
+	for _, dir := range dirs {
+		files, err := m.readTree(ctx, gitDir, sha, strings.Trim(dir, "/"))
+		if err != nil {
+			return nil, err
+		}
+		out[dir] = files
+	}
+	return out, nil
+}
+
+// baseCommit resolves the base under the repository's lock, syncing a
+// clone first.
+func (m *Manager) baseCommit(ctx context.Context, s Spec, gitDir string) (string, error) {
+	unlock, err := m.lock(ctx, gitDir)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if isURL(s.Repo) {
+		if err := m.syncClone(ctx, s, gitDir); err != nil {
+			return "", err
+		}
+	}
+	return m.resolveBase(ctx, s, gitDir)
+}
+
+// readTree lists dir at commit sha and reads its blobs in one cat-file.
+func (m *Manager) readTree(ctx context.Context, gitDir, sha, dir string) ([]BaseFile, error) {
+	list, err := m.git(ctx, gitDir, "ls-tree", "-r", "-z", "--long", "--full-tree", sha, "--", dir+"/")
+	if err != nil {
+		return nil, err
+	}
+	var files []BaseFile
+	var blobs []string
+	var wanted []int
+	for entry := range strings.SplitSeq(list, "\x00") {
+		if entry == "" || len(files) >= maxBaseFiles {
+			continue
+		}
+		meta, path, ok := strings.Cut(entry, "\t")
+		fields := strings.Fields(meta)
+		if !ok || len(fields) != 4 {
+			continue
+		}
+		rel := strings.TrimPrefix(path, dir+"/")
+		mode, kind, id, size := fields[0], fields[1], fields[2], fields[3]
+		switch {
+		case mode == "120000":
+			files = append(files, BaseFile{Path: rel, Skipped: "a symbolic link is not followed"})
+		case kind != "blob":
+			continue // a submodule
+		default:
+			if n, err := strconv.Atoi(size); err != nil || n > maxBaseFileBytes {
+				files = append(files, BaseFile{Path: rel, Skipped: "larger than 64 KiB"})
+				continue
+			}
+			wanted = append(wanted, len(files))
+			blobs = append(blobs, id)
+			files = append(files, BaseFile{Path: rel})
+		}
+	}
+	if len(blobs) == 0 {
+		return files, nil
+	}
+	data, err := m.catBlobs(ctx, gitDir, blobs)
+	if err != nil {
+		return nil, err
+	}
+	for i, idx := range wanted {
+		files[idx].Data = data[i]
+	}
+	return files, nil
+}
+
+// catBlobs reads blobs with one `git cat-file --batch`.
+func (m *Manager) catBlobs(ctx context.Context, gitDir string, ids []string) ([][]byte, error) {
+	cmd := exec.CommandContext(ctx, m.gitPath, "-C", gitDir, "cat-file", "--batch")
+	cmd.Env = m.gitEnv
+	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	procgroup.Detach(cmd)
+	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
+	cmd.WaitDelay = waitDelay
+	if err := cmd.Run(); err != nil {
+		return nil, &gitError{args: []string{"cat-file", "--batch"}, code: -1, err: err, tail: tail(stderr.Bytes())}
+	}
+	r := bufio.NewReader(&stdout)
+	out := make([][]byte, 0, len(ids))
+	for range ids {
+		header, err := r.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("workspace: cat-file: %w", err)
+		}
+		f := strings.Fields(header)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("workspace: cat-file: unexpected header %q", strings.TrimSpace(header))
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 0 || n > maxBaseFileBytes {
+			return nil, fmt.Errorf("workspace: cat-file: unexpected size in %q", strings.TrimSpace(header))
+		}
+		buf := make([]byte, n+1) // the content and its trailing newline
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, fmt.Errorf("workspace: cat-file: %w", err)
+		}
+		out = append(out, buf[:n])
+	}
+	return out, nil
+}
