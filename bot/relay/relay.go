@@ -37,6 +37,10 @@ type Config struct {
 	ScanInterval time.Duration
 	// MaxReportRunes caps a final report; the tail is kept. Default 12000.
 	MaxReportRunes int
+	// MaxPostsPerTask caps a task's thread messages besides its status
+	// and approvals; default Bot.MaxPostsPerTask, else
+	// config.DefaultMaxPostsPerTask.
+	MaxPostsPerTask int
 	Now            func() time.Time
 }
 
@@ -71,6 +75,7 @@ func New(cfg Config) (*Relay, error) {
 	cfg.EditInterval = cmp.Or(cfg.EditInterval, time.Second)
 	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, 2*time.Second)
 	cfg.MaxReportRunes = cmp.Or(cfg.MaxReportRunes, 12000)
+	cfg.MaxPostsPerTask = cmp.Or(cfg.MaxPostsPerTask, cfg.Bot.MaxPostsPerTask, config.DefaultMaxPostsPerTask)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

@@ -179,7 +179,9 @@ func TestMentionApprovalAndReportInTheThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task, _ := r.svc.Task(context.Background(), taskID)
+	// The approval is posted from its event, which the runner logs just
+	// before it parks the task: wait for the state rather than race it.
+	task := runnertest.WaitState(t, r.svc, taskID, 10*time.Second, store.StateWaitingApproval)
 	if task.Source != store.SourceSlack || task.Requester != "slack:"+bottest.SlackTeam+"/"+alice || task.State != store.StateWaitingApproval {
 		t.Fatalf("task = %+v", task)
 	}
