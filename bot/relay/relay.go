@@ -41,7 +41,7 @@ type Config struct {
 	// and approvals; default Bot.MaxPostsPerTask, else
 	// config.DefaultMaxPostsPerTask.
 	MaxPostsPerTask int
-	Now            func() time.Time
+	Now             func() time.Time
 }
 
 // Relay connects transports to the runner. Start it after the service and
