@@ -16,7 +16,16 @@ type Bot struct {
 	Telegram TelegramBot `toml:"telegram"`
 	// Routes give the defaults of tasks started in one channel or chat.
 	Routes []BotRoute `toml:"routes"`
+	// MaxPostsPerTask caps the messages the relay posts in one task's
+	// thread besides its status message (questions, sub-agent reports,
+	// report parts); 0 means DefaultMaxPostsPerTask. Once reached the
+	// status message is still edited and the final report still posted,
+	// its tail kept.
+	MaxPostsPerTask int `toml:"max_posts_per_task"`
 }
+
+// DefaultMaxPostsPerTask is the per-task post cap when none is set.
+const DefaultMaxPostsPerTask = 40
 
 // Slack relay modes.
 const (
@@ -103,6 +112,9 @@ func (b *Bot) Route(transport, channel string) *BotRoute {
 }
 
 func (b *Bot) validate(c *Config, p *problems) {
+	if b.MaxPostsPerTask != 0 {
+		checkRange(p, c.origins["bot.max_posts_per_task"], "bot.max_posts_per_task", b.MaxPostsPerTask, 1, 10000)
+	}
 	s, src := &b.Slack, c.origins["bot.slack"]
 	checkEnvName(p, src, "bot.slack.bot_token_env", s.BotTokenEnv)
 	checkEnvName(p, src, "bot.slack.app_token_env", s.AppTokenEnv)

@@ -9,6 +9,9 @@ func TestBotConfigLoads(t *testing.T) {
 name = "app"
 repo = "/tmp/app"
 
+[bot]
+max_posts_per_task = 12
+
 [bot.slack]
 enabled = true
 bot_token_env = "SLACK_BOT_TOKEN"
@@ -31,6 +34,9 @@ goal = true
 	if r := c.Bot.Route("slack", "C1"); r == nil || r.Workspace != "app" || r.Posture != "auto" || !r.Goal {
 		t.Errorf("route = %+v", r)
 	}
+	if c.Bot.MaxPostsPerTask != 12 {
+		t.Errorf("max_posts_per_task = %d", c.Bot.MaxPostsPerTask)
+	}
 	if c.Bot.Route("slack", "C2") != nil || c.Bot.Telegram.TelegramMode() != TelegramPoll {
 		t.Error("defaults")
 	}
@@ -52,6 +58,9 @@ mode = "webhook"
 api_endpoint = "https://example/bot"
 webhook_path = "hook"
 
+[bot]
+max_posts_per_task = -1
+
 [[bot.routes]]
 transport = "irc"
 workspace = "nope"
@@ -61,7 +70,7 @@ workspace = "nope"
 		"bot.slack.mode", "bot.slack.bot_token_env", "bot.slack.allow_users", `bot.slack.allow_channels`, "bot.slack.approvers",
 		"bot.telegram.token_env", "bot.telegram.webhook_secret_env", "bot.telegram.api_endpoint", "bot.telegram.webhook_path",
 		"bot.telegram.allow_users", "bot.telegram.allow_chats",
-		"bot.routes[0].transport", "bot.routes[0].channel", "bot.routes[0].workspace")
+		"bot.routes[0].transport", "bot.routes[0].channel", "bot.routes[0].workspace", "bot.max_posts_per_task")
 }
 
 func TestBotConfigUnknownKeyAndBadPosture(t *testing.T) {

@@ -27,6 +27,9 @@ type SlackMessage struct {
 	Text     string
 	Buttons  []SlackButton
 	Edits    int
+	// Posted and Edited are when the fake accepted the post and the last
+	// edit (zero before any): what a person would see, and when.
+	Posted, Edited time.Time
 }
 
 // SlackButton is a button of a posted message.
@@ -168,7 +171,7 @@ func (s *Slack) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.seq++
 	ts := fmt.Sprintf("1700000000.%06d", s.seq)
-	m := &SlackMessage{Channel: ch, TS: ts, ThreadTS: r.Form.Get("thread_ts"), Text: r.Form.Get("text"), Buttons: buttons(r.Form.Get("blocks"))}
+	m := &SlackMessage{Channel: ch, TS: ts, ThreadTS: r.Form.Get("thread_ts"), Text: r.Form.Get("text"), Buttons: buttons(r.Form.Get("blocks")), Posted: time.Now()}
 	s.messages[ts] = m
 	s.order = append(s.order, ts)
 	writeJSON(w, map[string]any{"ok": true, "channel": ch, "ts": ts})
@@ -190,6 +193,7 @@ func (s *Slack) update(w http.ResponseWriter, r *http.Request) {
 	}
 	m.Text, m.Buttons = r.Form.Get("text"), buttons(r.Form.Get("blocks"))
 	m.Edits++
+	m.Edited = time.Now()
 	writeJSON(w, map[string]any{"ok": true, "channel": ch, "ts": ts})
 }
 

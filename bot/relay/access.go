@@ -1,10 +1,13 @@
 package relay
 
 import (
+	"context"
+	"errors"
 	"slices"
 
 	"reasonix/bot"
 	"reasonix/config"
+	"reasonix/runner/store"
 )
 
 // access is one transport's allow lists, by platform id.
@@ -32,12 +35,25 @@ func (a access) channelAllowed(in bot.Inbound) bool {
 
 func (a access) approver(user string) bool { return user != "" && slices.Contains(a.approvers, user) }
 
-// approverPrincipals qualifies the configured approver ids the way the
-// runner compares them.
-func (a access) approverPrincipals(transport, team string) []string {
-	out := make([]string, 0, len(a.approvers))
-	for _, u := range a.approvers {
-		out = append(out, bot.Principal(transport, team, u))
+// mayApprove reports whether a chat user may decide approvals: a
+// configured approver of the transport, or a chat identity granted the
+// approve (or admin) role with `reasonix roles grant`. The role is read at
+// each decision, so a revoked role stops working at once. Whether the
+// user may decide this approval (not their own task's, still pending) is
+// the runner's check.
+func (r *Relay) mayApprove(ctx context.Context, transport, team, user string) (bool, error) {
+	if r.access[transport].approver(user) {
+		return true, nil
 	}
-	return out
+	if user == "" {
+		return false, nil
+	}
+	role, err := r.st.RoleOf(ctx, bot.Principal(transport, team, user))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return role.Rank() >= store.RoleApprove.Rank(), nil
 }

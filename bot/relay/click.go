@@ -30,11 +30,24 @@ func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
 	if err != nil || post.Transport != c.Transport || post.Channel != c.Channel || post.MessageID != c.MessageID {
 		return "That button does not belong to this conversation; nothing changed."
 	}
-	if !r.access[c.Transport].approver(c.User) {
-		return "Only the configured approvers may decide this; nothing changed."
+	return r.decide(ctx, c.Transport, c.Team, c.User, a, choice, &post)
+}
+
+// decide records an approver's choice on approval a, from a button (post is
+// the message clicked) or from a DM (post nil), and returns the answer the
+// approver alone sees. The runner refuses the requester, a decided and an
+// expired approval, and records the decision with its approver in the
+// approval's audit trail; exactly one decision wins.
+func (r *Relay) decide(ctx context.Context, transport, team, user string, a store.Approval, choice string, post *store.ChatPost) string {
+	ok, err := r.mayApprove(ctx, transport, team, user)
+	if err != nil {
+		return r.safeMessage(err, "checking who may decide")
+	}
+	if !ok {
+		return "Only approvers may decide this; nothing changed."
 	}
 	_, err = r.svc.Decide(ctx, runner.Decision{
-		ApprovalID: id, Decision: choice, Approver: c.Requester(), CallHash: a.CallHash,
+		ApprovalID: a.ID, Decision: choice, Approver: bot.Principal(transport, team, user), CallHash: a.CallHash,
 	})
 	if err != nil {
 		var re *runner.Error
@@ -44,6 +57,8 @@ func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
 				return "This was decided already; nothing changed."
 			case errors.Is(re.Kind, runner.ErrExpired):
 				return "This approval expired; the call was refused."
+			case errors.Is(re.Kind, runner.ErrForbidden):
+				return re.Message
 			}
 		}
 		return r.safeMessage(err, "recording your decision")
@@ -51,9 +66,16 @@ func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
 	// The approval_decided event edits the message through the task's
 	// watcher; with no watcher here (it runs on another node, or the task
 	// was relayed before a restart) edit it now.
-	if t, ok := r.transports[c.Transport]; ok && !r.isWatching(a.TaskID) {
-		if decided, err := r.st.Approval(ctx, id); err == nil {
-			r.editDecided(ctx, t, post, decided)
+	if post == nil {
+		p, err := r.st.ChatPost(ctx, a.TaskID, approvalKey(a.ID))
+		if err != nil {
+			return ""
+		}
+		post = &p
+	}
+	if t, ok := r.transports[post.Transport]; ok && !r.isWatching(a.TaskID) {
+		if decided, err := r.st.Approval(ctx, a.ID); err == nil {
+			r.editDecided(ctx, t, *post, decided)
 		}
 	}
 	return ""

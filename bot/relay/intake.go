@@ -35,6 +35,12 @@ func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
 			return // a retry or a redelivery: handled already
 		}
 	}
+	if in.DM {
+		if id, choice, ok := bot.ParseDecision(in.Text); ok {
+			r.decideInDM(ctx, t, in, id, choice)
+			return
+		}
+	}
 	if !in.Addressed {
 		// Chatter in a thread: a steer when the thread is a task's home and
 		// the author may give the bot work, else none of our business.
@@ -92,7 +98,10 @@ func (r *Relay) submit(ctx context.Context, t bot.Transport, in bot.Inbound, cmd
 		PlanFirst: cmd.Verb == bot.VerbPlan,
 		Workspace: cmd.Workspace,
 		Notify:    []store.NotifyTarget{target},
-		Approvers: r.access[in.Transport].approverPrincipals(in.Transport, in.Team),
+		// No approvers list: who may decide is checked at each decision —
+		// in chat a configured approver or an identity with the approve
+		// role (mayApprove), through the API a token with that role — so
+		// a role granted after the task started counts too.
 	}
 	if in.EventID != "" {
 		req.DedupeKey = in.Transport + ":" + in.EventID
@@ -104,11 +113,6 @@ func (r *Relay) submit(ctx context.Context, t bot.Transport, in bot.Inbound, cmd
 		req.PlanFirst = req.PlanFirst || route.PlanFirst
 	}
 	asCommand(&req)
-	if len(req.Approvers) == 0 {
-		// Nobody may decide: an Ask is refused rather than left to anyone
-		// who can click. A sentinel no credential maps to says so.
-		req.Approvers = []string{"nobody"}
-	}
 	task, created, err := r.svc.Submit(ctx, req)
 	if err != nil {
 		r.reply(ctx, t, in.Channel, home, r.safeMessage(err, "starting the task"))
@@ -240,9 +244,13 @@ func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbou
 		return
 	}
 	me := in.Requester()
+	if ok, err := r.mayApprove(ctx, in.Transport, in.Team, in.User); err != nil || !ok {
+		r.reply(ctx, t, in.Channel, in.Home(), "Nothing is waiting for your decision: you are not an approver.")
+		return
+	}
 	var b strings.Builder
 	for _, a := range list {
-		if !containsStr(a.Approvers, me) {
+		if len(a.Approvers) > 0 && !containsStr(a.Approvers, me) || a.Requester == me {
 			continue
 		}
 		fmt.Fprintf(&b, "%s  task %s  %s: %s (expires %s)\n", a.ID, a.TaskID, a.Tool, firstLine(a.Subject, 80), a.ExpiresAt.UTC().Format("15:04 MST"))
@@ -251,7 +259,7 @@ func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbou
 		r.reply(ctx, t, in.Channel, in.Home(), "Nothing is waiting for your decision.")
 		return
 	}
-	r.reply(ctx, t, in.Channel, in.Home(), "Waiting for your decision (the buttons are in each task's thread):\n"+b.String())
+	r.reply(ctx, t, in.Channel, in.Home(), "Waiting for your decision (buttons in each task's thread, or say approve <id>, approve <id> task or deny <id> to me in a direct message):\n"+b.String())
 }
 
 // refusalQuiet is how long a refused user is not told again: one polite

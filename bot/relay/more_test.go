@@ -31,12 +31,12 @@ func approvalScript(req agenttest.Request) agenttest.Turn {
 	return toolTurn("c1", "bash", `{"command":"echo ran > out.txt && cat out.txt"}`)
 }
 
-func (r *rig) taskOf(t *testing.T, thread string) string {
+func (r *rig) taskOf(t testing.TB, thread string) string {
 	t.Helper()
 	return r.taskOfIn(t, channel, thread)
 }
 
-func (r *rig) taskOfIn(t *testing.T, ch, thread string) string {
+func (r *rig) taskOfIn(t testing.TB, ch, thread string) string {
 	t.Helper()
 	var id string
 	eventually(t, "the thread's task", func() bool {

@@ -37,7 +37,11 @@ type Config struct {
 	ScanInterval time.Duration
 	// MaxReportRunes caps a final report; the tail is kept. Default 12000.
 	MaxReportRunes int
-	Now            func() time.Time
+	// MaxPostsPerTask caps a task's thread messages besides its status
+	// and approvals; default Bot.MaxPostsPerTask, else
+	// config.DefaultMaxPostsPerTask.
+	MaxPostsPerTask int
+	Now             func() time.Time
 }
 
 // Relay connects transports to the runner. Start it after the service and
@@ -71,6 +75,7 @@ func New(cfg Config) (*Relay, error) {
 	cfg.EditInterval = cmp.Or(cfg.EditInterval, time.Second)
 	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, 2*time.Second)
 	cfg.MaxReportRunes = cmp.Or(cfg.MaxReportRunes, 12000)
+	cfg.MaxPostsPerTask = cmp.Or(cfg.MaxPostsPerTask, cfg.Bot.MaxPostsPerTask, config.DefaultMaxPostsPerTask)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

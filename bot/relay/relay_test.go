@@ -28,7 +28,7 @@ const (
 )
 
 // eventually polls cond until it holds or the test fails after 20s.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
@@ -53,24 +53,45 @@ func newRig(t *testing.T, model func(agenttest.Request) agenttest.Turn) *rig {
 	return newRigWith(t, nil, model)
 }
 
-func newRigWith(t *testing.T, set *config.Config, model func(agenttest.Request) agenttest.Turn) *rig {
+func newRigWith(t testing.TB, set *config.Config, model func(agenttest.Request) agenttest.Turn) *rig {
+	return newRigOpts(t, rigOpts{set: set, model: model, editInterval: 120 * time.Millisecond})
+}
+
+// rigOpts shape a rig beyond its model. A zero editInterval is the relay's
+// default pacing (1s); limits default to a lenient fake.
+type rigOpts struct {
+	set          *config.Config
+	model        func(agenttest.Request) agenttest.Turn
+	editInterval time.Duration
+	limits       bottest.SlackLimits
+	tune         func(*relay.Config)
+}
+
+func newRigOpts(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	st := storetest.SQLite(t, store.Config{})
 	turns := make([]agenttest.Turn, 50)
 	for i := range turns {
-		turns[i] = agenttest.Respond(model)
+		turns[i] = agenttest.Respond(o.model)
 	}
 	prov := agenttest.NewScriptedProvider(turns...)
-	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: set})
-	fake := bottest.NewSlack(t, bottest.SlackLimits{PerSecond: 10, Burst: 3})
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: o.set})
+	if o.limits == (bottest.SlackLimits{}) {
+		o.limits = bottest.SlackLimits{PerSecond: 10, Burst: 3}
+	}
+	fake := bottest.NewSlack(t, o.limits)
 	tr, err := slack.New(slack.Config{BotToken: "xoxb-test-secret", AppToken: "xapp-test", APIURL: fake.APIURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob, mallory},
 		AllowChannels: []string{channel, "C0OTHER"}, Approvers: []string{alice, bob}}}
-	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
-		Secrets: []string{"xoxb-test-secret"}, EditInterval: 120 * time.Millisecond, ScanInterval: 50 * time.Millisecond})
+	rc := relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
+		Secrets: []string{"xoxb-test-secret"}, EditInterval: o.editInterval, ScanInterval: 50 * time.Millisecond}
+	if o.tune != nil {
+		o.tune(&rc)
+	}
+	r, err := relay.New(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +121,7 @@ func toolTurn(id, name, args string) agenttest.Turn {
 }
 
 // approvalMessage waits for the message with buttons in thread.
-func (r *rig) approvalMessage(t *testing.T, thread string) bottest.SlackMessage {
+func (r *rig) approvalMessage(t testing.TB, thread string) bottest.SlackMessage {
 	t.Helper()
 	var msg bottest.SlackMessage
 	eventually(t, "an approval message with buttons", func() bool {
@@ -158,7 +179,9 @@ func TestMentionApprovalAndReportInTheThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task, _ := r.svc.Task(context.Background(), taskID)
+	// The approval is posted from its event, which the runner logs just
+	// before it parks the task: wait for the state rather than race it.
+	task := runnertest.WaitState(t, r.svc, taskID, 10*time.Second, store.StateWaitingApproval)
 	if task.Source != store.SourceSlack || task.Requester != "slack:"+bottest.SlackTeam+"/"+alice || task.State != store.StateWaitingApproval {
 		t.Fatalf("task = %+v", task)
 	}

@@ -19,6 +19,8 @@ type view struct {
 	step           string
 	tokens         int64
 	started, ended time.Time
+	// held counts messages not posted because the task reached its cap.
+	held int
 }
 
 type todo struct {
@@ -150,6 +152,9 @@ func (v *view) render(f bot.Format, now time.Time) string {
 	}
 	if v.tokens > 0 {
 		facts = append(facts, fmt.Sprintf("%d tokens", v.tokens))
+	}
+	if v.held > 0 {
+		facts = append(facts, fmt.Sprintf("%d messages held back (the thread reached its cap)", v.held))
 	}
 	if len(facts) > 0 {
 		b.WriteString(f.Escape(strings.Join(facts, " · ")))

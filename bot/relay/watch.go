@@ -72,6 +72,10 @@ type watcher struct {
 	// fleet summaries by node id, for sub-agent reports.
 	summaries map[string]string
 	seen      int64 // the last event applied
+	// posts counts the task's thread messages under the per-task cap
+	// (everything but the status message and approvals), restored from
+	// the store after a restart.
+	posts int
 }
 
 func (w *watcher) key() string { return w.t.Name() + "/" + w.target.Channel }
@@ -93,6 +97,9 @@ func (w *watcher) run(ctx context.Context) error {
 	if err := w.ensureStatus(ctx); err != nil {
 		return err
 	}
+	if w.posts, err = r.st.CountChatPosts(ctx, task.ID, "ev:"); err != nil {
+		return err
+	}
 	var timer *time.Timer
 	var due <-chan time.Time
 	dirty := false
@@ -110,7 +117,9 @@ func (w *watcher) run(ctx context.Context) error {
 			if w.v.apply(ev) {
 				dirty = true
 			}
+			held := w.v.held
 			w.post(ctx, ev)
+			dirty = dirty || w.v.held != held
 			if ev.Type == "task_state" && w.v.state.Terminal() && w.ended(ctx, ev.Seq) {
 				// The last state always lands, waiting for its slot.
 				return w.editStatus(ctx, true)
@@ -250,35 +259,55 @@ func (w *watcher) post(ctx context.Context, ev store.Event) {
 			w.once(ctx, ev, text)
 		}
 	case "final_report":
-		w.once(ctx, ev, w.report(ev))
+		w.once(ctx, ev, w.report(ev, false))
 	}
 }
 
-// once posts text under the event's key unless it was posted before.
+// once posts text under the event's key unless it was posted before. Past
+// the per-task cap nothing new is posted — the status message says how
+// much was held back — except the final report, which gets what room is
+// left (at least one message) and keeps its tail.
 func (w *watcher) once(ctx context.Context, ev store.Event, text string) {
 	r := w.r
 	key := "ev:" + strconv.FormatInt(ev.Seq, 10)
 	if _, err := r.st.ChatPost(ctx, w.v.taskID, key); err == nil {
 		return
 	}
-	text = r.redact.String(text)
-	var first string
-	for i, part := range bot.Split(text, w.t.Format().Limit()) {
+	room := r.cfg.MaxPostsPerTask - w.posts
+	final := ev.Type == "final_report"
+	if room <= 0 && !final {
+		w.v.held++
+		return
+	}
+	parts := bot.Split(r.redact.String(text), w.t.Format().Limit())
+	if final && len(parts) > max(room, 1) {
+		parts = bot.Split(r.redact.String(w.report(ev, true)), w.t.Format().Limit())
+		if keep := max(room, 1); len(parts) > keep {
+			parts = parts[len(parts)-keep:]
+		}
+	} else if !final && len(parts) > room {
+		w.v.held++
+		parts = parts[:room]
+	}
+	for i, part := range parts {
 		id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: part})
 		if err != nil {
 			r.log.Warn("relay: post failed", "task", w.v.taskID, "event", ev.Type, "err", err)
 			return
 		}
-		if i == 0 {
-			first = id
-		}
+		w.posts++
 		w.bind(ctx, id)
+		partKey := key
+		if i > 0 {
+			partKey += "." + strconv.Itoa(i)
+		}
+		_ = r.st.SaveChatPost(context.WithoutCancel(ctx), store.ChatPost{TaskID: w.v.taskID, Key: partKey, Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id})
 	}
-	_ = r.st.SaveChatPost(context.WithoutCancel(ctx), store.ChatPost{TaskID: w.v.taskID, Key: key, Transport: w.t.Name(), Channel: w.target.Channel, MessageID: first})
 }
 
-// report renders a final_report event.
-func (w *watcher) report(ev store.Event) string {
+// report renders a final_report event; compact leaves out the diff stat
+// and keeps less of the answer, for a thread that reached its post cap.
+func (w *watcher) report(ev store.Event, compact bool) string {
 	var p struct {
 		State       store.State `json:"state"`
 		Summary     string      `json:"summary"`
@@ -298,11 +327,14 @@ func (w *watcher) report(ev store.Event) string {
 	if p.Reason != "" {
 		b.WriteString(f.Escape(p.Reason) + "\n")
 	}
-	body := cmpStr(p.FinalAnswer, p.Summary)
-	if body != "" {
-		b.WriteString(f.Escape(bot.Tail(body, w.r.cfg.MaxReportRunes)) + "\n")
+	body, keep := cmpStr(p.FinalAnswer, p.Summary), w.r.cfg.MaxReportRunes
+	if compact {
+		keep = min(keep, f.Limit()/2)
 	}
-	if p.DiffStat != "" {
+	if body != "" {
+		b.WriteString(f.Escape(bot.Tail(body, keep)) + "\n")
+	}
+	if p.DiffStat != "" && !compact {
 		b.WriteString(f.Code(f.Escape(bot.Tail(p.DiffStat, 2000))) + "\n")
 	}
 	var facts []string

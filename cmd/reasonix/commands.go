@@ -64,6 +64,12 @@ reasonix tasks list --state running,waiting_approval`,
 			subs:    approvalsCommands(),
 		},
 		{
+			name: "roles", summary: "grant Slack and Telegram identities a role (approve from chat)",
+			about:   "Administers the roles of chat identities in the configured store directly (no running service needed).\nA chat identity is a principal like a token: slack:<team>/<user> or telegram:<user id>.",
+			example: "reasonix roles grant slack:T0123/U0456 --role approve\nreasonix roles list",
+			subs:    rolesCommands(),
+		},
+		{
 			name: "schedules", summary: "list the [[schedules]], run one now, pause and resume them",
 			about:   "Talks to a running `reasonix serve` over its API. Listing needs any token; run, pause and resume an admin token.",
 			example: "reasonix schedules list\nreasonix schedules pause nightly-deps",

@@ -114,3 +114,16 @@ func (s *Store) SetChatCursor(ctx context.Context, key string, value int64) erro
 	}
 	return nil
 }
+
+// CountChatPosts counts what was posted for taskID under keys starting
+// with prefix (the relay's per-task cap survives a restart this way).
+func (s *Store) CountChatPosts(ctx context.Context, taskID, prefix string) (int, error) {
+	var n int
+	// substr rather than LIKE: a prefix holding '_' or '%' means itself.
+	err := s.db.queryRow(ctx, "SELECT COUNT(*) FROM chat_posts WHERE task_id = ? AND substr(key, 1, ?) = ?",
+		taskID, len(prefix), prefix).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: count chat posts of %s: %w", taskID, err)
+	}
+	return n, nil
+}

@@ -72,6 +72,18 @@ func testChat(t *testing.T, open storetest.Opener) {
 		t.Errorf("post = %+v, %v; want the first %+v", got, err, first)
 	}
 
+	for _, k := range []string{"ev:1", "ev:1.2", "ev_x", "approval:a_1"} {
+		if err := s.SaveChatPost(ctx, store.ChatPost{TaskID: task.ID, Key: k, Transport: "slack", Channel: "C1", MessageID: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.CountChatPosts(ctx, task.ID, "ev:"); err != nil || n != 2 {
+		t.Errorf("posts under ev: = %d, %v; want 2", n, err)
+	}
+	if n, err := s.CountChatPosts(ctx, other.ID, "ev:"); err != nil || n != 0 {
+		t.Errorf("another task's posts = %d, %v", n, err)
+	}
+
 	if v, err := s.ChatCursor(ctx, "telegram:offset"); err != nil || v != 0 {
 		t.Errorf("fresh cursor = %d, %v", v, err)
 	}

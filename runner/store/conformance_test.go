@@ -42,6 +42,7 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("ScheduleFireOnce", func(t *testing.T) { testScheduleFireOnce(t, open) })
 	t.Run("ScheduleStateChanges", func(t *testing.T) { testScheduleStateChanges(t, open) })
 	t.Run("Chat", func(t *testing.T) { testChat(t, open) })
+	t.Run("Roles", func(t *testing.T) { testRoles(t, open) })
 }
 
 func newTask(prompt string) store.NewTask {

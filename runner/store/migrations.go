@@ -236,4 +236,14 @@ CREATE TABLE chat_cursors (
 	updated_at BIGINT NOT NULL
 );
 `},
+	// 7: roles of chat identities. A Slack or Telegram user is a principal
+	// ("slack:T1/U2", "telegram:42") like an API token, and may hold a role
+	// the same way; the relay asks here whether a clicker may approve.
+	{version: 7, sql: `
+CREATE TABLE principal_roles (
+	principal  TEXT PRIMARY KEY,
+	role       TEXT NOT NULL,
+	created_at BIGINT NOT NULL
+);
+`},
 }

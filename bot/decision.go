@@ -1,0 +1,57 @@
+package bot
+
+import "strings"
+
+// ParseDecision reads an approval decided in words, as an approver types
+// it in a direct message with the bot:
+//
+//	approve <approval id>        — allow once
+//	approve <approval id> task   — allow for the rest of the task
+//	deny <approval id>
+//
+// ("allow" is a synonym of approve; a leading '/' and Telegram's @bot
+// suffix are accepted; "once" may be said). The id is the approval's
+// opaque id and nothing else: who may decide is the relay's check. ok is
+// false for anything else, which is then read as an ordinary command.
+func ParseDecision(text string) (approvalID, choice string, ok bool) {
+	words := strings.Fields(text)
+	if len(words) < 2 || len(words) > 3 {
+		return "", "", false
+	}
+	verb := strings.ToLower(strings.TrimPrefix(words[0], "/"))
+	if at := strings.IndexByte(verb, '@'); at > 0 {
+		verb = verb[:at]
+	}
+	id := strings.ToLower(words[1]) // ids are lower case; phones capitalise
+	if !isApprovalID(id) {
+		return "", "", false
+	}
+	scope := ""
+	if len(words) == 3 {
+		scope = strings.ToLower(words[2])
+	}
+	switch {
+	case (verb == "approve" || verb == "allow") && (scope == "" || scope == "once"):
+		return id, AllowOnce, true
+	case (verb == "approve" || verb == "allow") && scope == "task":
+		return id, AllowTask, true
+	case verb == "deny" && scope == "":
+		return id, Deny, true
+	}
+	return "", "", false
+}
+
+// isApprovalID accepts the runner's approval ids exactly: "a_" and 26
+// characters of Crockford's base32 in lower case.
+func isApprovalID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "a_")
+	if !ok || len(rest) != 26 {
+		return false
+	}
+	for _, r := range rest {
+		if !strings.ContainsRune("0123456789abcdefghjkmnpqrstvwxyz", r) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,57 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseDecision(t *testing.T) {
+	id := "a_01jabcdefghjkmnpqrstvwxyz0"
+	for _, tc := range []struct {
+		in, id, choice string
+	}{
+		{"approve " + id, id, AllowOnce},
+		{"Approve " + id + " once", id, AllowOnce},
+		{"/allow@reasonix_bot " + id + " task", id, AllowTask},
+		{"  deny   " + id + "  ", id, Deny},
+		{"deny " + strings.ToUpper(id), id, Deny},
+	} {
+		gotID, choice, ok := ParseDecision(tc.in)
+		if !ok || gotID != tc.id || choice != tc.choice {
+			t.Errorf("ParseDecision(%q) = %q %q %v", tc.in, gotID, choice, ok)
+		}
+	}
+	for _, bad := range []string{"", "approve", "approve t_123", "deny " + id + " task", "approve " + id + " forever",
+		"approve " + id + " task now", "please approve " + id, "approve ../" + id, "approve a_x", "approve a_" + strings.Repeat("x", 60)} {
+		if _, _, ok := ParseDecision(bad); ok {
+			t.Errorf("ParseDecision(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseDecision(f *testing.F) {
+	for _, s := range []string{"approve a_01jabcdefghjkmnpqrstvwxyz0", "deny A_01JABCDEFGHJKMNPQRSTVWXYZ0", "/allow@bot a_01jabcdefghjkmnpqrstvwxyz0 task", "approve a_1 once", "deny\u00a0a_123"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, choice, ok := ParseDecision(s)
+		if !ok {
+			return
+		}
+		// What parses names an approval id the runner could have made and
+		// one of the three choices; the words said are in the text.
+		if !isApprovalID(id) || !strings.Contains(strings.ToLower(s), id) {
+			t.Fatalf("%q gave id %q", s, id)
+		}
+		switch choice {
+		case AllowOnce, AllowTask, Deny:
+		default:
+			t.Fatalf("%q gave choice %q", s, choice)
+		}
+		// And it reads the same when said again in canonical form.
+		canon := map[string]string{AllowOnce: "approve " + id, AllowTask: "approve " + id + " task", Deny: "deny " + id}[choice]
+		if id2, c2, ok2 := ParseDecision(canon); !ok2 || id2 != id || c2 != choice {
+			t.Fatalf("canonical %q of %q reads as %q %q %v", canon, s, id2, c2, ok2)
+		}
+	})
+}

@@ -1,0 +1,127 @@
+package relay_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/bot/bottest"
+	"reasonix/runner"
+	"reasonix/runner/runnertest"
+	"reasonix/runner/store"
+)
+
+// A chat identity granted the approve role decides like a configured
+// approver; before the grant (and after a revoke) its click is refused.
+func TestApproverFromRole(t *testing.T) {
+	r := newRig(t, approvalScript)
+	ctx := context.Background()
+	m := r.slack.Mention(alice, channel, "", "needs a role approver")
+	ap := r.approvalMessage(t, m.TS)
+	id := r.taskOf(t, m.TS)
+	malloryID := "slack:" + bottest.SlackTeam + "/" + mallory
+
+	r.slack.Click(mallory, channel, ap.TS, ap.Buttons[0].Value)
+	eventually(t, "the refusal", func() bool { return len(r.ephemeralFor(mallory)) == 1 })
+	if got := r.ephemeralFor(mallory)[0]; !strings.Contains(got, "Only approvers") {
+		t.Fatalf("answer before the grant = %q", got)
+	}
+	if _, err := r.st.GrantRole(ctx, malloryID, store.RoleSubmit); err != nil {
+		t.Fatal(err)
+	}
+	r.slack.Click(mallory, channel, ap.TS, ap.Buttons[0].Value)
+	eventually(t, "the second refusal", func() bool { return len(r.ephemeralFor(mallory)) == 2 })
+	if _, err := r.st.GrantRole(ctx, malloryID, store.RoleApprove); err != nil {
+		t.Fatal(err)
+	}
+	r.slack.Click(mallory, channel, ap.TS, ap.Buttons[0].Value)
+	done := runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("task = %s %+v", done.State, done.Result)
+	}
+	decided := runnertest.Events(t, r.svc, id, "approval_decided")
+	if len(decided) != 1 || !strings.Contains(string(decided[0].Payload), malloryID) {
+		t.Fatalf("decisions = %+v", decided)
+	}
+	if n := len(r.ephemeralFor(mallory)); n != 2 {
+		t.Errorf("the accepted click was answered too (%d answers)", n)
+	}
+}
+
+// An approver decides from a direct message with the bot by the
+// approval's id; everyone else who tries changes nothing, and the
+// decision is audited under the approver.
+func TestDecideFromADirectMessage(t *testing.T) {
+	r := newRig(t, approvalScript)
+	ctx := context.Background()
+	m := r.slack.Mention(alice, channel, "", "decide me from a DM")
+	ap := r.approvalMessage(t, m.TS)
+	id := r.taskOf(t, m.TS)
+	pending, err := r.svc.Approvals(ctx, runner.ApprovalFilter{TaskID: id, State: store.ApprovalPending})
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending = %+v, %v", pending, err)
+	}
+	aid := pending[0].ID
+	dmAnswer := func(user, ch, text string) string {
+		t.Helper()
+		ev := r.slack.DM(user, ch, text)
+		var answer string
+		eventually(t, "the answer to "+text, func() bool {
+			msgs := r.slack.Thread(ch, ev.TS)
+			if len(msgs) == 0 {
+				return false
+			}
+			answer = msgs[len(msgs)-1].Text
+			return true
+		})
+		return answer
+	}
+	if got := dmAnswer(mallory, "DMAL", "approve "+aid); !strings.Contains(got, "Only approvers") {
+		t.Errorf("a non-approver's DM was answered %q", got)
+	}
+	if got := dmAnswer(alice, "DALI", "approve "+aid); !strings.Contains(got, "requested this task") {
+		t.Errorf("the requester's DM was answered %q", got)
+	}
+	if got := dmAnswer(bob, "DBOB", "approve a_0000000000aaaaaaaaaaaaaaaa"); !strings.Contains(got, "no approval") {
+		t.Errorf("an unknown id was answered %q", got)
+	}
+	if got := dmAnswer(bob, "DBOB", "approvals"); !strings.Contains(got, aid) {
+		t.Errorf("bob's approvals list = %q", got)
+	}
+	if pend, _ := r.svc.Approvals(ctx, runner.ApprovalFilter{TaskID: id, State: store.ApprovalPending}); len(pend) != 1 {
+		t.Fatalf("refused DMs changed the approval: %+v", pend)
+	}
+	if got := dmAnswer(bob, "DBOB", "approve "+strings.ToUpper(aid)); !strings.Contains(got, "Allowed once") {
+		t.Fatalf("bob's DM was answered %q", got)
+	}
+	if got := dmAnswer(bob, "DBOB", "deny "+aid); !strings.Contains(got, "decided already") {
+		t.Errorf("a second decision was answered %q", got)
+	}
+	done := runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("task = %s %+v", done.State, done.Result)
+	}
+	bobID := "slack:" + bottest.SlackTeam + "/" + bob
+	audit, err := r.st.ApprovalAudit(ctx, aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decidedBy []string
+	for _, e := range audit {
+		if e.Action != "requested" {
+			decidedBy = append(decidedBy, e.Actor)
+		}
+	}
+	if len(decidedBy) != 1 || decidedBy[0] != bobID {
+		t.Errorf("audit = %+v", audit)
+	}
+	eventually(t, "the approval message to show the decision", func() bool {
+		for _, msg := range r.slack.Thread(channel, m.TS) {
+			if msg.TS == ap.TS {
+				return len(msg.Buttons) == 0 && strings.Contains(msg.Text, "Allowed once by "+bobID)
+			}
+		}
+		return false
+	})
+}

@@ -1,0 +1,43 @@
+package relay
+
+import (
+	"context"
+	"errors"
+
+	"reasonix/bot"
+	"reasonix/runner/store"
+)
+
+// decideInDM decides an approval an approver named in a direct message
+// with the bot ("approve a_…", "approve a_… task", "deny a_…"). A DM is a
+// conversation with one authenticated user, so it is as good a place to
+// decide as the approval's own message: the same checks apply (an
+// approver, not the requester, pending and unexpired, the first decision
+// wins, audited under the approver's principal). The approval id is
+// opaque and grants nothing by itself.
+func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound, id, choice string) {
+	ok, err := r.mayApprove(ctx, in.Transport, in.Team, in.User)
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "checking who may decide"))
+		return
+	}
+	if !ok {
+		r.reply(ctx, t, in.Channel, in.Home(), "Only approvers may decide approvals; nothing changed.")
+		return
+	}
+	a, err := r.st.Approval(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		r.reply(ctx, t, in.Channel, in.Home(), "There is no approval "+id+"; nothing changed. Say approvals to list the ones waiting for you.")
+		return
+	} else if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the approval"))
+		return
+	}
+	if answer := r.decide(ctx, in.Transport, in.Team, in.User, a, choice, nil); answer != "" {
+		r.reply(ctx, t, in.Channel, in.Home(), answer)
+		return
+	}
+	r.log.Info("relay: approval decided in a direct message", "approval", a.ID, "task", a.TaskID, "approver", in.Requester(), "decision", choice)
+	what := map[string]string{bot.AllowOnce: "Allowed once", bot.AllowTask: "Allowed for the task", bot.Deny: "Denied"}[choice]
+	r.reply(ctx, t, in.Channel, in.Home(), what+": "+a.Tool+" "+firstLine(a.Subject, 120)+" (approval "+a.ID+", task "+a.TaskID+").")
+}
