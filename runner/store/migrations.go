@@ -236,4 +236,18 @@ CREATE TABLE chat_cursors (
 	updated_at BIGINT NOT NULL
 );
 `},
+	// nodes: the `reasonix serve` processes sharing this database, for
+	// `reasonix nodes`: each stamps its row while it lives and marks it
+	// draining, then stopped, when it shuts down.
+	{version: 7, sql: `
+CREATE TABLE nodes (
+	id           TEXT PRIMARY KEY,
+	version      TEXT NOT NULL DEFAULT '',
+	addr         TEXT NOT NULL DEFAULT '',
+	state        TEXT NOT NULL,
+	max_tasks    INTEGER NOT NULL DEFAULT 0,
+	started_at   BIGINT NOT NULL,
+	heartbeat_at BIGINT NOT NULL
+);
+`},
 }
