@@ -59,7 +59,7 @@ func Default() *Config {
 			TaskTimeout:        defaultTaskTimeout,
 			ApprovalTTL:        defaultApprovalTTL,
 		},
-		Serve:   Serve{Addr: "127.0.0.1:8080", MaxStreamsPerToken: 64},
+		Serve:   Serve{Addr: "127.0.0.1:8080", MaxStreamsPerToken: 64, DrainTimeout: defaultDrainTimeout, StaleAfter: defaultStaleAfter},
 		origins: map[string]string{},
 	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"net"
 	"strconv"
+	"time"
 )
 
 // Serve is the [serve] table: the HTTP service of `reasonix serve`.
@@ -18,6 +19,12 @@ type Serve struct {
 	// open at once; default 64. Each stream holds a connection and a
 	// goroutine for as long as the client wants.
 	MaxStreamsPerToken int `toml:"max_streams_per_token"`
+	// DrainTimeout is how long a stopping node lets running steps finish
+	// before it hands the rest to another node; default 20s, 0 = at once.
+	// StaleAfter is how long a running task may go without a heartbeat
+	// before another node takes it over; default 60s.
+	DrainTimeout time.Duration `toml:"drain_timeout"`
+	StaleAfter   time.Duration `toml:"stale_after"`
 }
 
 func (s *Serve) validate(c *Config, p *problems) {
@@ -30,4 +37,5 @@ func (s *Serve) validate(c *Config, p *problems) {
 	}
 	checkRange(p, c.origins["serve.max_streams_per_token"], "serve.max_streams_per_token", s.MaxStreamsPerToken, 1, 100000)
 	checkEnvName(p, c.origins["serve.api_token_env"], "serve.api_token_env", s.APITokenEnv)
+	s.validateCluster(c, p)
 }

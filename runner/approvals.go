@@ -109,10 +109,11 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 }
 
 // sweep expires unanswered approvals every SweepInterval and wakes their
-// tasks, whose runs then refuse the calls with code expired. Every half
-// StaleAfter it also marks interrupted the running tasks whose node stopped
-// sending heartbeats, so a dead node's work is reported without waiting for
-// a restart.
+// tasks, whose runs then refuse the calls with code expired — on River's
+// elected leader only. Every quarter of StaleAfter every node also takes
+// over the running tasks whose node stopped sending heartbeats (see
+// takeOverStale): the dead node may have been the leader, and River takes
+// up to 20 s to elect another.
 func (s *Service) sweep(ctx context.Context) {
 	defer s.bg.Done()
 	t := time.NewTicker(s.cfg.SweepInterval)
@@ -124,16 +125,21 @@ func (s *Service) sweep(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		s.expireNow(ctx)
-		if s.now().Sub(lastStale) >= s.cfg.StaleAfter/2 {
+		if s.now().Sub(lastStale) >= s.cfg.StaleAfter/4 {
 			lastStale = s.now()
-			s.interruptDead(ctx)
+			s.takeOverDead(ctx)
 		}
+		if !s.leads(ctx) {
+			continue
+		}
+		s.life.sweeps.Add(1)
+		s.expireNow(ctx)
 	}
 }
 
-// interruptDead marks interrupted every running task with a stale heartbeat.
-func (s *Service) interruptDead(ctx context.Context) {
+// takeOverDead hands every running task with a stale heartbeat to the
+// queue again (see takeOverStale): its node died.
+func (s *Service) takeOverDead(ctx context.Context) {
 	running, err := s.st.RunningTasks(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -143,7 +149,9 @@ func (s *Service) interruptDead(ctx context.Context) {
 	}
 	for _, t := range running {
 		if s.staleSince(t) && s.runFor(t.ID) == nil {
-			s.interruptStale(ctx, t.ID, "the node running this task stopped responding")
+			if err := s.takeOverStale(ctx, t); err != nil {
+				s.log.Warn("runner: stale task sweep", "task", t.ID, "err", err)
+			}
 		}
 	}
 }

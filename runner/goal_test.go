@@ -492,8 +492,9 @@ func TestGoalFleetSurvivesRestart(t *testing.T) {
 	}
 }
 
-// TestGoalStopAndResume: Stop interrupts a running goal; Resume on a new
-// service continues the same goal state (same goal id, turns accumulate).
+// TestGoalStopAndResume: Stop hands a running goal over; a new service
+// continues the same goal state (same goal id, turns accumulate) without a
+// resume.
 func TestGoalStopAndResume(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -512,7 +513,7 @@ func TestGoalStopAndResume(t *testing.T) {
 	if err := svc.Stop(stopCtx); err != nil {
 		t.Fatal(err)
 	}
-	if tk, _ := st.Task(ctx, task.ID); tk.State != store.StateInterrupted {
+	if tk, _ := st.Task(ctx, task.ID); tk.State != store.StateQueued {
 		t.Fatalf("after Stop: %s", tk.State)
 	}
 	state, _ := goalDoc(t, st, task.ID)
@@ -525,9 +526,6 @@ func TestGoalStopAndResume(t *testing.T) {
 		continued = lastUserMessage(req)
 	})...)
 	svc2 := runnertest.Start(t, runnertest.Options{Store: st, Provider: rt})
-	if _, err := svc2.Resume(ctx, task.ID); err != nil {
-		t.Fatal(err)
-	}
 	done := runnertest.WaitState(t, svc2, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
 	if done.State != store.StateSucceeded {
 		t.Fatalf("task = %s %+v", done.State, done.Result)

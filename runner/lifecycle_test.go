@@ -68,10 +68,10 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-// TestStopInterrupts: Stop interrupts a task inside a long shell command
-// quickly; it becomes interrupted with an event, and Resume on a new
-// service continues it to success.
-func TestStopInterrupts(t *testing.T) {
+// TestStopHandsOver: Stop lets a running step go on for the drain timeout,
+// then cuts it and hands the task over: it is queued again with an event,
+// and another node continues it to success without anyone resuming it.
+func TestStopHandsOver(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.SQLite(t, store.Config{})
 	rt := newRouter()
@@ -79,6 +79,7 @@ func TestStopInterrupts(t *testing.T) {
 	var scratch string
 	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) {
 		c.Node = "n1"
+		c.DrainTimeout = 300 * time.Millisecond
 		scratch = c.ScratchDir
 	}})
 	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "sleep then answer", Posture: "yolo"})
@@ -92,31 +93,57 @@ func TestStopInterrupts(t *testing.T) {
 	if err := svc.Stop(stopCtx); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("Stop took %s", d)
+	if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("Stop took %s; the drain is 300ms", d)
 	}
 	got, err := st.Task(ctx, task.ID)
-	if err != nil || got.State != store.StateInterrupted {
+	if err != nil || got.State != store.StateQueued {
 		t.Fatalf("after Stop: %s, %v", got.State, err)
 	}
 	if _, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "late"}); !errors.Is(err, runner.ErrUnavailable) {
 		t.Fatalf("Submit after Stop: %v", err)
 	}
-	if len(runnertest.Events(t, svc, task.ID, "task_interrupted")) != 1 {
-		t.Fatal("no task_interrupted event")
+	if len(runnertest.Events(t, svc, task.ID, "task_released")) != 1 || len(runnertest.Events(t, svc, task.ID, "task_interrupted")) != 0 {
+		t.Fatal("want one task_released event and no task_interrupted")
 	}
-	// A new service on the same store resumes it.
-	svc2 := runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) { c.Node = "n1" }})
-	if _, err := svc2.Resume(ctx, task.ID); err != nil {
-		t.Fatal(err)
+	// Another node on the same store continues it by itself.
+	svc2 := runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) { c.Node = "n2" }})
+	done := runnertest.WaitState(t, svc2, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked, store.StateInterrupted)
+	if done.State != store.StateSucceeded || done.Result.FinalAnswer != "resumed fine" || done.LeaseOwner != "n2" {
+		t.Fatalf("handed over: %s on %s %+v", done.State, done.LeaseOwner, done.Result)
 	}
-	done := runnertest.WaitState(t, svc2, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
-	if done.State != store.StateSucceeded || done.Result.FinalAnswer != "resumed fine" {
-		t.Fatalf("resumed: %s %+v", done.State, done.Result)
-	}
-	// The shell command was killed by the shutdown, and the model is told so.
+	// The shell command was killed by the drain, and the model is told so.
 	if res := toolResult(p, "c1"); !contains(res, "killed") {
 		t.Fatalf("the interrupted shell call was reported as %q", res)
+	}
+}
+
+// TestStopDrains: a step that ends within the drain timeout finishes on
+// the stopping node, and Stop returns as soon as nothing runs.
+func TestStopDrains(t *testing.T) {
+	ctx := context.Background()
+	rt := newRouter()
+	rt.script("short step", calls(bashCall("c1", "touch started; sleep 1; echo ok")), answer("finished while draining"))
+	var scratch string
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Configure: func(c *runner.Config) {
+		c.DrainTimeout = 20 * time.Second
+		scratch = c.ScratchDir
+	}})
+	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "short step", Posture: "yolo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(scratch, task.ID, "started"))
+	start := time.Now()
+	if err := svc.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("Stop took %s for a one-second step", d)
+	}
+	got, err := svc.Task(ctx, task.ID)
+	if err != nil || got.State != store.StateSucceeded || got.Result.FinalAnswer != "finished while draining" {
+		t.Fatalf("after the drain: %s %+v %v", got.State, got.Result, err)
 	}
 }
 
@@ -248,7 +275,7 @@ func TestMessageContinues(t *testing.T) {
 }
 
 // TestDeadNodeSweep: a task running on another node whose heartbeats stop
-// is marked interrupted by a live node's sweeper, without a restart.
+// is taken over by a live node's sweeper, without a restart or a resume.
 func TestDeadNodeSweep(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
@@ -264,12 +291,20 @@ func TestDeadNodeSweep(t *testing.T) {
 	if err := st.Heartbeat(ctx, task.ID); err != nil {
 		t.Fatal(err)
 	}
-	svc := runnertest.Start(t, runnertest.Options{Store: st, Now: clk.Now})
+	rt := newRouter()
+	rt.script("elsewhere", answer("taken over"))
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Now: clk.Now, Provider: rt})
 	if got, _ := svc.Task(ctx, task.ID); got.State != store.StateRunning {
 		t.Fatalf("a live node's task was touched at start: %s", got.State)
 	}
 	clk.Advance(2 * time.Minute)
-	runnertest.WaitState(t, svc, task.ID, 0, store.StateInterrupted)
+	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateInterrupted)
+	if done.State != store.StateSucceeded || done.LeaseOwner != svc.Node() || done.Result.FinalAnswer != "taken over" {
+		t.Fatalf("dead node's task: %s on %s %+v", done.State, done.LeaseOwner, done.Result)
+	}
+	if len(runnertest.Events(t, svc, task.ID, "task_released")) != 1 {
+		t.Fatal("no task_released event")
+	}
 }
 
 // TestBudgets: the task's tool-call cap ends a run as budget_exhausted.

@@ -2,11 +2,14 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/internal/eventually"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -100,4 +103,84 @@ func (f *fallback) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 		}
 	}
 	return echoProvider{}.Stream(ctx, req)
+}
+
+// TestLeaderSweepsAlone: of two nodes on one Postgres database exactly one
+// runs the maintenance sweeps at a time — River's elected leader — and
+// when it stops the other takes over. Nodes lists both, the leader marked.
+func TestLeaderSweepsAlone(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	open := func() *store.Store {
+		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		return st
+	}
+	start := func(node string) *runner.Service {
+		return runnertest.Start(t, runnertest.Options{Provider: echoProvider{}, Store: open(), Configure: func(c *runner.Config) {
+			c.Node, c.Version = node, "test-"+node
+		}})
+	}
+	a, b := start("A"), start("B")
+	// Wait until one of them leads, then watch a while: only that one sweeps.
+	var leader, other *runner.Service
+	eventually.NoError(t, 20*time.Second, func() error {
+		switch {
+		case a.Sweeps() > 0 && b.Sweeps() == 0:
+			leader, other = a, b
+		case b.Sweeps() > 0 && a.Sweeps() == 0:
+			leader, other = b, a
+		default:
+			return fmt.Errorf("sweeps: A %d, B %d", a.Sweeps(), b.Sweeps())
+		}
+		return nil
+	})
+	l0 := leader.Sweeps()
+	time.Sleep(500 * time.Millisecond)
+	if other.Sweeps() != 0 || leader.Sweeps() <= l0 {
+		t.Fatalf("after 0.5s: leader %d sweeps (from %d), follower %d", leader.Sweeps(), l0, other.Sweeps())
+	}
+	nodes, err := a.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 2 {
+		t.Fatalf("nodes = %+v", nodes)
+	}
+	for _, n := range nodes {
+		if n.Leader != (n.ID == leader.Node()) || n.State != store.NodeRunning || n.Stale || n.Version != "test-"+n.ID {
+			t.Fatalf("node %+v (leader %s)", n, leader.Node())
+		}
+	}
+
+	// The leader stops: the other node is elected and sweeps from then on.
+	if err := leader.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopped := leader.Sweeps()
+	eventually.NoError(t, 30*time.Second, func() error {
+		if other.Sweeps() == 0 {
+			return errors.New("the follower has not taken over")
+		}
+		return nil
+	})
+	if leader.Sweeps() != stopped {
+		t.Fatal("a stopped node swept")
+	}
+	nodes, err = other.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		wantState := store.NodeRunning
+		if n.ID == leader.Node() {
+			wantState = store.NodeStopped
+		}
+		if n.State != wantState || n.Leader != (n.ID == other.Node()) {
+			t.Fatalf("after the leader stopped: %+v", n)
+		}
+	}
 }

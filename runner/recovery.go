@@ -41,8 +41,9 @@ func NodeID(dataDir string) (string, error) {
 }
 
 // recoverCrashed marks interrupted every running task that this node owned
-// (it died running them) or whose node stopped sending heartbeats. The
-// process groups this node's tool calls left behind are killed first.
+// (it died running them; the process groups their tool calls left behind
+// are killed first) and queues again those whose node stopped sending
+// heartbeats.
 func (s *Service) recoverCrashed(ctx context.Context) error {
 	running, err := s.st.RunningTasks(ctx)
 	if err != nil {
@@ -52,10 +53,17 @@ func (s *Service) recoverCrashed(ctx context.Context) error {
 		if t.LeaseOwner != s.node && !s.staleSince(t) {
 			continue
 		}
-		if t.LeaseOwner == s.node {
-			// Another node's process numbers mean nothing on this machine.
-			s.killOrphans(ctx, t.ID)
+		if t.LeaseOwner != s.node {
+			// Another node died running it: take it over.
+			if err := s.takeOverStale(ctx, t); err != nil {
+				return fmt.Errorf("runner: crash recovery: %w", err)
+			}
+			continue
 		}
+		// This node died running it. The crash may have been the task's
+		// own doing, so a person decides whether it runs again. Another
+		// node's process numbers mean nothing here: only ours are killed.
+		s.killOrphans(ctx, t.ID)
 		s.interruptStale(ctx, t.ID, "the service stopped while this task ran")
 	}
 	return s.recoverParked(ctx)
@@ -105,17 +113,18 @@ func (s *Service) staleSince(t store.RunningTask) bool {
 	return s.now().Sub(last) > s.cfg.StaleAfter
 }
 
-func (s *Service) isStale(ctx context.Context, id string) bool {
+// staleTask returns running task id when its node stopped proving alive.
+func (s *Service) staleTask(ctx context.Context, id string) (store.RunningTask, bool) {
 	running, err := s.st.RunningTasks(ctx)
 	if err != nil {
-		return false
+		return store.RunningTask{}, false
 	}
 	for _, t := range running {
 		if t.ID == id {
-			return s.staleSince(t)
+			return t, s.staleSince(t)
 		}
 	}
-	return false
+	return store.RunningTask{}, false
 }
 
 // interruptStale moves a running task whose run is gone to interrupted,

@@ -105,8 +105,8 @@ func (s *Service) startSchedules(startCtx, bgCtx context.Context) error {
 	return nil
 }
 
-// scheduleLoop wakes every ScheduleInterval and lets tickSchedules look at
-// the store. The loop only wakes; whether an occurrence fires is decided by
+// scheduleLoop wakes every ScheduleInterval and, on River's elected leader
+// only, lets tickSchedules look at the store. The loop only wakes; whether an occurrence fires is decided by
 // a compare-and-swap in the store, so a restart or a second node changes
 // nothing about which occurrences run.
 func (s *Service) scheduleLoop(ctx context.Context) {
@@ -118,6 +118,9 @@ func (s *Service) scheduleLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if !s.leads(ctx) {
+				continue
+			}
 			if err := s.tickSchedules(ctx); err != nil && ctx.Err() == nil {
 				s.log.Error("runner: schedules", "err", err)
 			}

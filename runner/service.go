@@ -44,6 +44,10 @@ type Config struct {
 	// NodeID); default a random id, which makes crash recovery rely on
 	// heartbeats alone.
 	Node string
+	// Version and Addr describe this node in `reasonix nodes`: the
+	// binary's version and the address its API listens on; both optional.
+	Version string
+	Addr    string
 	// Logger receives the service's logs; nil uses slog.Default().
 	Logger *slog.Logger
 	// Now is the clock for approval deadlines, heartbeats and durations;
@@ -78,6 +82,10 @@ type Config struct {
 	StaleAfter        time.Duration
 	// SweepInterval is how often expired approvals are swept; default 2s.
 	SweepInterval time.Duration
+	// DrainTimeout is how long Stop lets running steps finish before it
+	// hands the remaining tasks to another node; default 20s, negative =
+	// hand them over at once.
+	DrainTimeout time.Duration
 	// ScheduleInterval is how often the schedule loop looks for due
 	// occurrences; default 1s. It bounds how late a run starts, not
 	// whether it does: firing is decided in the store.
@@ -113,6 +121,7 @@ type Service struct {
 	bg     sync.WaitGroup
 
 	sched scheduleSet // [[schedules]]
+	life  nodeLife    // this node's row in the nodes table
 }
 
 // New validates cfg and builds a Service. Nothing runs until Start.
@@ -140,6 +149,7 @@ func New(cfg Config) (*Service, error) {
 	cfg.HeartbeatInterval = cmp.Or(cfg.HeartbeatInterval, 10*time.Second)
 	cfg.StaleAfter = cmp.Or(cfg.StaleAfter, 60*time.Second)
 	cfg.SweepInterval = cmp.Or(cfg.SweepInterval, 2*time.Second)
+	cfg.DrainTimeout = cmp.Or(cfg.DrainTimeout, 20*time.Second)
 	cfg.ScheduleInterval = cmp.Or(cfg.ScheduleInterval, time.Second)
 	if cfg.Workspaces == nil {
 		dir := cfg.ScratchDir
@@ -211,7 +221,11 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.recoverCrashed(ctx); err != nil {
 		return err
 	}
+	if err := s.startNode(ctx); err != nil {
+		return fmt.Errorf("runner: %w", err)
+	}
 	if err := s.queue.Start(ctx); err != nil {
+		s.stopNode(ctx)
 		return fmt.Errorf("runner: %w", err)
 	}
 	bgCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -222,6 +236,7 @@ func (s *Service) Start(ctx context.Context) error {
 		cancel()
 		s.bg.Wait()
 		_ = s.queue.Stop(context.WithoutCancel(ctx))
+		s.stopNode(ctx)
 		return err
 	}
 	s.started = true
@@ -229,15 +244,17 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// errShutdown is the cancellation cause of runs stopped by Stop.
-var errShutdown = errors.New("runner: the service is shutting down")
-
-// Stop stops intake at once (Submit reports ErrUnavailable), interrupts
-// running tasks at their next safe point (their tools' contexts end, so
-// shell commands are killed with their process group and MCP servers are
-// stopped), marks them interrupted with an event, and waits for the workers
-// and the sweeper. Everything is done before ctx's deadline if the tasks
-// honour cancellation. Stop is idempotent.
+// Stop drains the node. Intake stops at once (Submit reports
+// ErrUnavailable) and no further job is claimed; running steps may finish
+// for Config.DrainTimeout; what still runs then is cut at its next safe
+// point (tools' contexts end, so shell commands are killed with their
+// process group and MCP servers are stopped) and handed over: its
+// workspace is checkpointed (see WorkspaceReleaser) and the task is queued
+// again, so another node — or this one after a restart — continues it from
+// its last completed step without anyone resuming it. Stop waits for the
+// workers and the sweeper. Give ctx more time than the drain timeout: when
+// ctx ends first, the runs left are marked interrupted instead. Stop is
+// idempotent.
 func (s *Service) Stop(ctx context.Context) error {
 	s.stopping.Store(true)
 	s.ready.Store(false)
@@ -247,10 +264,22 @@ func (s *Service) Stop(ctx context.Context) error {
 		return nil
 	}
 	s.started = false
-	s.cancelRuns(errShutdown)
 	s.bgStop()
+	if err := s.beatNode(ctx, store.NodeDraining); err != nil {
+		s.log.Warn("runner: node heartbeat", "err", err)
+	}
+	drained := make(chan struct{})
+	var drainer sync.WaitGroup
+	drainer.Add(1)
+	go func() {
+		defer drainer.Done()
+		s.drain(ctx, drained)
+	}()
 	err := s.queue.Stop(ctx)
+	close(drained)
+	drainer.Wait()
 	s.bg.Wait()
+	s.stopNode(ctx)
 	if err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}

@@ -103,9 +103,8 @@ func (s *Service) adoptRunning(ctx context.Context, task store.Task) error {
 		return nil
 	}
 	if task.LeaseOwner != s.node {
-		if s.isStale(ctx, task.ID) {
-			s.interruptStale(ctx, task.ID, "the node running this task stopped responding")
-			return nil
+		if rt, ok := s.staleTask(ctx, task.ID); ok {
+			return s.takeOverStale(ctx, rt)
 		}
 		return store.Snooze(s.cfg.StaleAfter)
 	}
@@ -128,8 +127,8 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 	r := &run{s: s, task: task, cancel: cancel, pokeCh: make(chan struct{}, 1), tally: session.NewTally(s.prices)}
 	s.addRun(r)
 	defer s.removeRun(r)
-	if s.stopping.Load() { // Stop ran between the claim and addRun
-		cancel(errShutdown)
+	if s.stopping.Load() { // Stop ran between the claim and addRun: hand it over
+		cancel(errDrained)
 	}
 	start := s.now()
 
@@ -254,6 +253,7 @@ type outcome struct {
 	result  agent.Result
 	approve time.Time // waiting: the approval's deadline
 	reason  string    // interrupted: why
+	release bool      // interrupted by a drain: hand the task to another node
 	goal    *goalEnd  // goal tasks: how the goal stands
 }
 
@@ -272,6 +272,9 @@ func (s *Service) stopped(ctx context.Context) outcome {
 		return outcome{state: store.StateBudgetExhausted, code: "timeout"}
 	case errors.Is(cause, errPersist):
 		return outcome{state: store.StateFailed, code: "store"}
+	case errors.Is(cause, errDrained):
+		return outcome{state: store.StateInterrupted, code: "interrupted", release: true,
+			reason: "the node stopped; the task continues on another node"}
 	default: // shutdown, or the queue cancelled the job
 		return outcome{state: store.StateInterrupted, code: "interrupted", reason: "the service stopped while this task ran"}
 	}
@@ -320,6 +323,9 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		// covers a sweeper that is down.
 		return store.Snooze(o.approve.Sub(s.now()) + time.Minute)
 	case store.StateInterrupted:
+		if o.release {
+			return s.release(ctx, r, ws, o.reason)
+		}
 		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateInterrupted,
 			&store.StateOpts{Result: &store.Result{Error: "interrupted"}}); err != nil {
 			return s.lostState(ctx, id, err)

@@ -36,3 +36,18 @@ func (g gitWorkspaces) Finish(ctx context.Context, w *Workdir, message string) (
 	}
 	return WorkResult{Branch: r.Branch, Commit: r.Commit, DiffStat: r.DiffStat, Changed: r.Changed}, nil
 }
+
+// Release checkpoints the task's worktree for another node (see
+// workspace.Manager.Release).
+func (g gitWorkspaces) Release(ctx context.Context, w *Workdir, message string) error {
+	ws, ok := w.Handle.(*workspace.Workspace)
+	if !ok {
+		ws = &workspace.Workspace{Dir: w.Dir, Branch: w.Branch, Base: w.Base, Spec: w.Spec}
+	}
+	if err := g.m.Release(ctx, ws, message); err != nil {
+		return fmt.Errorf("runner: workspace: %w", err)
+	}
+	return nil
+}
+
+var _ WorkspaceReleaser = gitWorkspaces{}

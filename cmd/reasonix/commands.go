@@ -90,6 +90,12 @@ reasonix tasks list --state running,waiting_approval`,
 			subs:    webhooksCommands(),
 		},
 		{
+			name: "nodes", summary: "list the serve nodes sharing the store, their heartbeats and running tasks",
+			about:   "Reads the configured store directly (no running service needed): every `reasonix serve` node that used it,\nits state (running, draining, stopped; stale when its heartbeat is older than [serve] stale_after), which one\nRiver elected leader (it runs the sweeps and schedules), its version, and the tasks it runs.",
+			example: "reasonix nodes\nreasonix nodes --json",
+			flags:   nodesFlags,
+		},
+		{
 			name: "config", summary: "check the configuration",
 			example: "reasonix config check",
 			subs: []*command{{

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -26,10 +27,12 @@ import (
 	"reasonix/runner/workspace"
 )
 
-// stopBudget is how long a SIGTERM may take: intake stops at once, running
-// tasks are interrupted at a safe point, and the process is gone well
-// within 25 seconds.
-const stopBudget = 20 * time.Second
+// handOverBudget is how long a stopping node has, after the drain, to cut
+// the steps still running and hand their tasks over (checkpoint the
+// workspace, queue the task again). A SIGTERM therefore takes at most
+// [serve] drain_timeout plus this; supervisors must wait longer (see
+// docs/SPEC.md, "Nodes").
+const handOverBudget = 8 * time.Second
 
 // tokenFile holds the generated API token inside the data dir.
 const tokenFile = "api-token"
@@ -116,6 +119,7 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	}
 	svcCfg.Store = st
 	svcCfg.Secrets = extraSecrets
+	svcCfg.Addr = listen
 	svc, err := runner.New(svcCfg)
 	if err != nil {
 		return err
@@ -176,13 +180,14 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 		}
 		cancel()
 	}
-	return shutdown(srv, svc, log, serveErr)
+	return shutdown(srv, svc, log, serveErr, cfg.Serve.DrainTimeout+handOverBudget)
 }
 
 // shutdown stops intake at once (the listener closes, /readyz fails), lets
-// the service interrupt its running tasks, then cuts what is still open.
-func shutdown(srv *http.Server, svc *runner.Service, log *slog.Logger, cause error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), stopBudget)
+// the service drain and hand its running tasks over within budget, then
+// cuts what is still open.
+func shutdown(srv *http.Server, svc *runner.Service, log *slog.Logger, cause error, budget time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	httpDone := make(chan struct{})
 	go func() {
@@ -219,6 +224,12 @@ func serviceConfig(cfg *config.Config, dataDir string, log *slog.Logger) (runner
 		},
 		Node:   node,
 		Logger: log,
+		// How nodes hand tasks to each other (docs/SPEC.md, "Nodes"):
+		// drain_timeout 0 means hand over at once.
+		Version:           version,
+		DrainTimeout:      cmp.Or(cfg.Serve.DrainTimeout, -1),
+		StaleAfter:        cfg.Serve.StaleAfter,
+		HeartbeatInterval: cfg.Serve.StaleAfter / 6,
 	}
 	if len(cfg.Workspaces) > 0 {
 		m, err := workspace.New(workspace.Config{

@@ -74,6 +74,9 @@ func Start(t testing.TB, o Options) *runner.Service {
 		PollInterval:    20 * time.Millisecond,
 		ControlInterval: 20 * time.Millisecond,
 		SweepInterval:   20 * time.Millisecond,
+		// Tests stop services with tasks still running: hand them over at
+		// once instead of waiting the production drain.
+		DrainTimeout: -1,
 	}
 	if o.Configure != nil {
 		o.Configure(&cfg)

@@ -246,4 +246,18 @@ CREATE TABLE principal_roles (
 	created_at BIGINT NOT NULL
 );
 `},
+	// 8: the `reasonix serve` processes sharing this database, for
+	// `reasonix nodes`: each stamps its row while it lives and marks it
+	// draining, then stopped, when it shuts down.
+	{version: 8, sql: `
+CREATE TABLE nodes (
+	id           TEXT PRIMARY KEY,
+	version      TEXT NOT NULL DEFAULT '',
+	addr         TEXT NOT NULL DEFAULT '',
+	state        TEXT NOT NULL,
+	max_tasks    INTEGER NOT NULL DEFAULT 0,
+	started_at   BIGINT NOT NULL,
+	heartbeat_at BIGINT NOT NULL
+);
+`},
 }

@@ -118,6 +118,9 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 		if err := m.syncClone(ctx, s, gitDir); err != nil {
 			return nil, false, err
 		}
+		if err := m.adoptRemoteBranch(ctx, gitDir, branch); err != nil {
+			return nil, false, err
+		}
 	}
 	if _, err := os.Lstat(dir); err == nil {
 		m.log.Warn("workspace: recreating a broken worktree", "task", taskID, "dir", dir)
@@ -134,7 +137,10 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 		return nil, false, fmt.Errorf("workspace: worktree directory: %w", err)
 	}
 	if base.branchExists {
-		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", dir, branch)
+		// --force: a node that died running the task may still have the
+		// branch checked out in its worktree; the task runs on one node at
+		// a time, so this one owns the branch now.
+		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", "--force", dir, branch)
 	} else {
 		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", "--no-track", "-b", branch, dir, base.commit)
 	}
