@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -476,7 +477,7 @@ func testStateCAS(t *testing.T, open storetest.Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.FinishedAt.IsZero() || done.Result == nil || *done.Result != *res || done.LeaseOwner != got.LeaseOwner {
+	if done.FinishedAt.IsZero() || done.Result == nil || !reflect.DeepEqual(*done.Result, *res) || done.LeaseOwner != got.LeaseOwner {
 		t.Errorf("finished task = %+v (result %+v)", done, done.Result)
 	}
 	if _, err := s.SetTaskState(ctx, "t_missing", []store.State{store.StateQueued}, store.StateRunning, nil); !errors.Is(err, store.ErrNotFound) {
