@@ -25,12 +25,6 @@ reasonix serve`,
 			flags:   serveFlags,
 		},
 		{
-			name: "health", summary: "probe a running service's /healthz (or /readyz); exit 0 when it answers 200",
-			about:   "GETs /healthz of the service at --server, default http://[serve] addr ($REASONIX_ADDR applied, an\nall-interfaces address probed on loopback); --ready probes /readyz. Exits 0 on 200, else 1. No token needed.\nContainer images use it as their HEALTHCHECK.",
-			example: "reasonix health\nreasonix health --ready --server http://10.0.0.5:8080",
-			flags:   healthFlags,
-		},
-		{
 			name: "run", args: "TASK...", summary: "run one task in a workspace and exit",
 			about: `Runs one task headless in a workspace and exits: 0 succeeded, 1 failed, 2 usage or config
 error, 3 blocked (a needed call was refused, or the goal is blocked), 4 step limit or budget
@@ -131,6 +125,12 @@ reasonix tasks list --state running,waiting_approval`,
 			about:   "Checks everything a run or the service needs, one line each (ok, warn or FAIL). Exits 1 when a check failed.",
 			example: "reasonix doctor",
 			flags:   configFileAction(doctor),
+		},
+		{
+			name: "health", summary: "probe a running service's /healthz (or /readyz); exit 0 when it answers 200",
+			about:   "GETs /healthz of the service at --server, default http://[serve] addr ($REASONIX_ADDR applied, an\nall-interfaces address probed on loopback); --ready probes /readyz. Exits 0 on 200, else 1. No token needed.\nContainer images use it as their HEALTHCHECK.",
+			example: "reasonix health\nreasonix health --ready --server http://10.0.0.5:8080",
+			flags:   healthFlags,
 		},
 		{
 			name: "init", summary: "write a starter ./reasonix.toml",
