@@ -1,6 +1,8 @@
 package goals
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -89,5 +91,40 @@ func TestLongGoalCompactsAcrossTurns(t *testing.T) {
 	}
 	if probes != steps || marks != len(comps) {
 		t.Fatalf("saved history has %d probe results and %d checkpoints", probes, marks)
+	}
+}
+
+// A sub-agent compacts in its own window like any agent: a long child run
+// in a small window finishes and reports its answer.
+func TestSubAgentCompacts(t *testing.T) {
+	const window, steps = 6000, 80
+	var n atomic.Int64
+	p := agenttest.NewScriptedProvider()
+	for range 2 * steps {
+		p.Add(agenttest.Respond(agenttest.Windowed(window, func(r agenttest.Request) agenttest.Turn {
+			if agenttest.IsSummary(r) {
+				return agenttest.Turn{Text: "## Done so far\nProbed a lot."}
+			}
+			if k := int(n.Add(1)) - 1; k < steps {
+				return calls(call(fmt.Sprintf("p%d", k), "probe", map[string]any{"n": k, "pad": strings.Repeat("y", 400)}))
+			}
+			return say("child probed everything")
+		})))
+	}
+	var ev events
+	factory := ChildFactoryFunc(func(context.Context, ChildSpec) (agent.Config, error) {
+		return agent.Config{Provider: p, Tools: tools(t, echo()), SystemPrompt: "child", ContextWindow: window, Observer: ev.observe}, nil
+	})
+	h, _ := newHost(t, factory, HostConfig{ReadOnlyProfile: func(string) bool { return true }})
+	out, err := taskTool{h}.Execute(t.Context(), json.RawMessage(`{"prompt":"probe 80 numbers","profile":"explore"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "child probed everything") {
+		t.Fatalf("task result %q", out)
+	}
+	comps := ev.of(agent.EventContextCompacted)
+	if len(comps) == 0 || comps[0].Compaction.Mode != agent.CompactSummary {
+		t.Fatalf("child compactions: %d", len(comps))
 	}
 }
