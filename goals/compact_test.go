@@ -128,3 +128,31 @@ func TestSubAgentCompacts(t *testing.T) {
 		t.Fatalf("child compactions: %d", len(comps))
 	}
 }
+
+// A giant tool result is bounded for the model; the goal's saved state,
+// written after every turn, does not carry its full text (the transcript
+// does).
+func TestGoalStateLeavesRawResultsToTheTranscript(t *testing.T) {
+	big := strings.Repeat("z", 3*agent.MaxToolResult)
+	dump := &fakeTool{name: "dump", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return big, nil }}
+	p := agenttest.NewScriptedProvider(calls(call("d", "dump", map[string]any{})), calls(complete("c", 1)), say("done"))
+	var raw int
+	cfg := base(t, p, dump)
+	cfg.Observer = func(e agent.Event) {
+		if e.Type == agent.EventMessage && e.Message.RawContent == big {
+			raw++
+		}
+	}
+	store := &memStore{}
+	if res, err := newController(t, Config{Agent: cfg, Store: store}).Run(t.Context(), Goal{ID: "g1", Objective: "dump"}); err != nil || res.Outcome != StatusComplete {
+		t.Fatalf("%v %v", res.Outcome, err)
+	}
+	if raw != 1 {
+		t.Fatalf("the transcript saw the full result %d times", raw)
+	}
+	for _, m := range store.load(t).History {
+		if m.Name == "dump" && (m.RawContent != "" || len(m.Content) > agent.MaxToolResult) {
+			t.Fatalf("saved state keeps %d raw bytes, %d visible", len(m.RawContent), len(m.Content))
+		}
+	}
+}
