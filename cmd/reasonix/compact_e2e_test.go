@@ -131,3 +131,55 @@ func TestConfigCompactRatio(t *testing.T) {
 		t.Fatal("a refused value changed the file")
 	}
 }
+
+// A 5 MB tool result (an MCP tool echoing what it was given) reaches the
+// model bounded, and the run's transcript stores it whole.
+func TestRunBoundsAGiantToolResult(t *testing.T) {
+	big := "HEAD-" + strings.Repeat("abcdefgh", 5<<20/8) + "-TAIL"
+	args, _ := json.Marshal(map[string]string{"text": big})
+	e := newE2E(t,
+		toolTurn(call("c1", "mcp__example__echo", string(args))),
+		answer("echoed"),
+	)
+	e.configure(fmt.Sprintf(`max_output_bytes = %d
+max_stream_bytes = %d
+
+[[plugins]]
+name = "example"
+command = %q
+`, 16<<20, 64<<20, plugin))
+	stdout, stderr, code := e.run("run", "--json", "echo a lot")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, tail(stderr, 2000))
+	}
+	reqs := e.srv.Requests()
+	seen := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if seen.ToolCallID != "c1" || len(seen.Content) > agent.MaxToolResult || !strings.HasPrefix(seen.Content, "HEAD-") || !strings.HasSuffix(seen.Content, "-TAIL") {
+		t.Fatalf("the model saw %d bytes: %.100q", len(seen.Content), seen.Content)
+	}
+	if len(reqs[1].Body) > len(args)+64<<10 {
+		t.Fatalf("the second request is %d bytes: the full result was sent", len(reqs[1].Body))
+	}
+	var res struct{ Transcript string }
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(res.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	msgs, err := agent.ReadTranscript(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.Role == agent.RoleTool {
+			if m.RawContent != big || m.Content != seen.Content {
+				t.Fatalf("transcript keeps %d raw bytes (want %d) and %d visible", len(m.RawContent), len(big), len(m.Content))
+			}
+			return
+		}
+	}
+	t.Fatal("no tool result in the transcript")
+}
