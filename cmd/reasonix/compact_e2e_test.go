@@ -109,7 +109,11 @@ func tail(s string, n int) string {
 // user config, keeping what the file already said.
 func TestConfigCompactRatio(t *testing.T) {
 	e := newE2E(t)
-	out, stderr, code := e.run("config", "compact-ratio")
+	out, stderr, code := e.run("config", "check")
+	if code != exitOK || !strings.Contains(out, "model fake/fake-model (context window 128000 tokens, compacted at 115200)") {
+		t.Fatalf("config check: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = e.run("config", "compact-ratio")
 	if code != exitOK || !strings.Contains(out, "compact_ratio = 0.9 (default)") {
 		t.Fatalf("show: exit %d\n%s%s", code, out, stderr)
 	}
