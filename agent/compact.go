@@ -157,7 +157,9 @@ func (a *Agent) modelMessages() []Message {
 	out = append(out, w.prefix...)
 	out = append(out, rest...)
 	for i := range out {
-		out[i].RawContent = ""
+		if out[i].RawContent != "" {
+			out[i].RawContent = ""
+		}
 	}
 	return out
 }

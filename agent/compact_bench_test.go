@@ -60,3 +60,22 @@ func BenchmarkCompactionHostSide(b *testing.B) {
 		_ = checkpointPrefix(cp, digest, p.tail)
 	}
 }
+
+// BenchmarkPromptBelowTrigger is what every request pays for context
+// management when no compaction triggers: the estimate against the trigger
+// and the request's view of a 1,000-message conversation (which the harness
+// built before compaction existed too).
+func BenchmarkPromptBelowTrigger(b *testing.B) {
+	msgs := benchConversation()
+	a, err := New(Config{Provider: nopProvider{}, SystemPrompt: DefaultSystemPrompt, ContextWindow: 10 * estimateMessages(msgs), History: msgs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		out, _, err := a.prompt(context.Background(), 1)
+		if err != nil || len(out) != len(msgs)+1 {
+			b.Fatalf("view of %d messages, %v", len(out), err)
+		}
+	}
+}

@@ -398,3 +398,40 @@ func TestCompactRatioChecked(t *testing.T) {
 		t.Error("negative window accepted")
 	}
 }
+
+// The requester's turns in the folded stretch survive verbatim within their
+// budget; one too large for it is counted as dropped, never silently lost.
+func TestRequesterTurnsSurviveAFold(t *testing.T) {
+	const window = 6000
+	history := []agent.Message{{Role: agent.RoleUser, Content: testTask}}
+	page := pageTool{size: 600}
+	for i := range 30 {
+		c := pageCall(i)
+		out, _ := page.Execute(context.Background(), json.RawMessage(c.Arguments))
+		history = append(history, agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{c}},
+			agent.Message{Role: agent.RoleTool, ToolCallID: c.ID, Name: "page", Content: out})
+		switch i {
+		case 2:
+			history = append(history, agent.Message{Role: agent.RoleUser, Content: "CONSTRAINT-42: do not change the public API"})
+		case 4:
+			history = append(history, agent.Message{Role: agent.RoleUser, Content: "LONG-NOTE " + strings.Repeat("detail ", 600)})
+		}
+	}
+	m := &pagingModel{steps: 0}
+	p := scripted(m, window, 4)
+	var ev events
+	a := newPagingAgent(t, p, window, 600, ev.observe, history)
+	if res := a.Run(context.Background(), "go on"); res.Outcome != agent.OutcomeSucceeded {
+		t.Fatalf("run: %+v", res)
+	}
+	comps := ev.compactions()
+	if len(comps) != 1 || comps[0].KeptTurns != 1 || comps[0].DroppedTurns != 1 {
+		t.Fatalf("compactions %+v", comps)
+	}
+	reqs := p.Requests()
+	digest := reqs[len(reqs)-1].Messages[2].Content
+	if !strings.Contains(digest, "<requester-message>\nCONSTRAINT-42: do not change the public API\n</requester-message>") ||
+		strings.Contains(digest, "LONG-NOTE") {
+		t.Fatalf("digest message: %.600q", digest)
+	}
+}

@@ -104,8 +104,12 @@ func (a *Agent) plan(b budgets, tailBudget int, keepLast bool) foldPlan {
 			turns = append(turns, p.fold[i].Content)
 		}
 	}
-	total := 0
+	total, seen := 0, map[string]bool{p.task: true}
 	for _, t := range turns {
+		if seen[t] {
+			continue // the task itself, or a turn repeated word for word
+		}
+		seen[t] = true
 		n := estimateText(t)
 		if n > b.userTurn || total+n > b.userTurns {
 			p.dropped++

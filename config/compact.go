@@ -109,16 +109,9 @@ func WriteCompactRatio(home string, r float64) (string, error) {
 	if err != nil {
 		return "", &FileError{File: path, Err: err}
 	}
-	next, err := setCompactRatio(string(old), r)
+	next, err := editCompactRatio(string(old), r)
 	if err != nil {
 		return "", &FileError{File: path, Key: "agent.compact_ratio", Err: err}
-	}
-	var check Config
-	if _, err := toml.Decode(next, &check); err != nil {
-		return "", decodeError(path, err)
-	}
-	if check.Agent.CompactRatio != r {
-		return "", &FileError{File: path, Key: "agent.compact_ratio", Err: errors.New("the edit did not take; set it by hand")}
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return "", fmt.Errorf("config: %w", err)
@@ -138,6 +131,24 @@ func WriteCompactRatio(home string, r float64) (string, error) {
 		return "", fmt.Errorf("config: %w", err)
 	}
 	return path, nil
+}
+
+// editCompactRatio is setCompactRatio checked: the result must decode, with
+// the new value in place, or the file is left to the person.
+func editCompactRatio(src string, r float64) (string, error) {
+	next, err := setCompactRatio(src, r)
+	if err != nil {
+		return "", err
+	}
+	var check struct {
+		Agent struct {
+			CompactRatio float64 `toml:"compact_ratio"`
+		} `toml:"agent"`
+	}
+	if _, err := toml.Decode(next, &check); err != nil || check.Agent.CompactRatio != r {
+		return "", errors.New("the file's layout defeats an automatic edit; set compact_ratio under [agent] by hand")
+	}
+	return next, nil
 }
 
 // setCompactRatio rewrites src with [agent] compact_ratio = r: the key's

@@ -1,6 +1,8 @@
 package goals
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -89,5 +91,68 @@ func TestLongGoalCompactsAcrossTurns(t *testing.T) {
 	}
 	if probes != steps || marks != len(comps) {
 		t.Fatalf("saved history has %d probe results and %d checkpoints", probes, marks)
+	}
+}
+
+// A sub-agent compacts in its own window like any agent: a long child run
+// in a small window finishes and reports its answer.
+func TestSubAgentCompacts(t *testing.T) {
+	const window, steps = 6000, 80
+	var n atomic.Int64
+	p := agenttest.NewScriptedProvider()
+	for range 2 * steps {
+		p.Add(agenttest.Respond(agenttest.Windowed(window, func(r agenttest.Request) agenttest.Turn {
+			if agenttest.IsSummary(r) {
+				return agenttest.Turn{Text: "## Done so far\nProbed a lot."}
+			}
+			if k := int(n.Add(1)) - 1; k < steps {
+				return calls(call(fmt.Sprintf("p%d", k), "probe", map[string]any{"n": k, "pad": strings.Repeat("y", 400)}))
+			}
+			return say("child probed everything")
+		})))
+	}
+	var ev events
+	factory := ChildFactoryFunc(func(context.Context, ChildSpec) (agent.Config, error) {
+		return agent.Config{Provider: p, Tools: tools(t, echo()), SystemPrompt: "child", ContextWindow: window, Observer: ev.observe}, nil
+	})
+	h, _ := newHost(t, factory, HostConfig{ReadOnlyProfile: func(string) bool { return true }})
+	out, err := taskTool{h}.Execute(t.Context(), json.RawMessage(`{"prompt":"probe 80 numbers","profile":"explore"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "child probed everything") {
+		t.Fatalf("task result %q", out)
+	}
+	comps := ev.of(agent.EventContextCompacted)
+	if len(comps) == 0 || comps[0].Compaction.Mode != agent.CompactSummary {
+		t.Fatalf("child compactions: %d", len(comps))
+	}
+}
+
+// A giant tool result is bounded for the model; the goal's saved state,
+// written after every turn, does not carry its full text (the transcript
+// does).
+func TestGoalStateLeavesRawResultsToTheTranscript(t *testing.T) {
+	big := strings.Repeat("z", 3*agent.MaxToolResult)
+	dump := &fakeTool{name: "dump", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return big, nil }}
+	p := agenttest.NewScriptedProvider(calls(call("d", "dump", map[string]any{})), calls(complete("c", 1)), say("done"))
+	var raw int
+	cfg := base(t, p, dump)
+	cfg.Observer = func(e agent.Event) {
+		if e.Type == agent.EventMessage && e.Message.RawContent == big {
+			raw++
+		}
+	}
+	store := &memStore{}
+	if res, err := newController(t, Config{Agent: cfg, Store: store}).Run(t.Context(), Goal{ID: "g1", Objective: "dump"}); err != nil || res.Outcome != StatusComplete {
+		t.Fatalf("%v %v", res.Outcome, err)
+	}
+	if raw != 1 {
+		t.Fatalf("the transcript saw the full result %d times", raw)
+	}
+	for _, m := range store.load(t).History {
+		if m.Name == "dump" && (m.RawContent != "" || len(m.Content) > agent.MaxToolResult) {
+			t.Fatalf("saved state keeps %d raw bytes, %d visible", len(m.RawContent), len(m.Content))
+		}
 	}
 }

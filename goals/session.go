@@ -131,7 +131,7 @@ func (s *session) runTurn(ctx context.Context, input string, reg *agent.ToolRegi
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.st
-	st.History = ag.Messages()
+	st.History = withoutRawResults(ag.Messages())
 	tokens := res.Usage.Prompt + res.Usage.Completion
 	st.Turns++
 	st.Tokens += tokens
@@ -144,6 +144,16 @@ func (s *session) runTurn(ctx context.Context, input string, reg *agent.ToolRegi
 	st.Slice.Cost += s.lastTurnCost
 	s.final = res.FinalAnswer
 	return res, nil
+}
+
+// withoutRawResults drops the full text of bounded tool results from the
+// goal's saved conversation: the model never sees it, the transcript keeps
+// it, and the state is saved after every turn.
+func withoutRawResults(msgs []agent.Message) []agent.Message {
+	for i := range msgs {
+		msgs[i].RawContent = ""
+	}
+	return msgs
 }
 
 // observe watches a turn's events for the plan, novel progress and refusals.

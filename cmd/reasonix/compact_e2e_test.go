@@ -109,7 +109,11 @@ func tail(s string, n int) string {
 // user config, keeping what the file already said.
 func TestConfigCompactRatio(t *testing.T) {
 	e := newE2E(t)
-	out, stderr, code := e.run("config", "compact-ratio")
+	out, stderr, code := e.run("config", "check")
+	if code != exitOK || !strings.Contains(out, "model fake/fake-model (context window 128000 tokens, compacted at 115200)") {
+		t.Fatalf("config check: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = e.run("config", "compact-ratio")
 	if code != exitOK || !strings.Contains(out, "compact_ratio = 0.9 (default)") {
 		t.Fatalf("show: exit %d\n%s%s", code, out, stderr)
 	}
@@ -130,4 +134,56 @@ func TestConfigCompactRatio(t *testing.T) {
 	if after, _ := os.ReadFile(filepath.Join(e.home, "config.toml")); string(after) != string(data) {
 		t.Fatal("a refused value changed the file")
 	}
+}
+
+// A 5 MB tool result (an MCP tool echoing what it was given) reaches the
+// model bounded, and the run's transcript stores it whole.
+func TestRunBoundsAGiantToolResult(t *testing.T) {
+	big := "HEAD-" + strings.Repeat("abcdefgh", 5<<20/8) + "-TAIL"
+	args, _ := json.Marshal(map[string]string{"text": big})
+	e := newE2E(t,
+		toolTurn(call("c1", "mcp__example__echo", string(args))),
+		answer("echoed"),
+	)
+	e.configure(fmt.Sprintf(`max_output_bytes = %d
+max_stream_bytes = %d
+
+[[plugins]]
+name = "example"
+command = %q
+`, 16<<20, 64<<20, plugin))
+	stdout, stderr, code := e.run("run", "--json", "echo a lot")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, tail(stderr, 2000))
+	}
+	reqs := e.srv.Requests()
+	seen := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if seen.ToolCallID != "c1" || len(seen.Content) > agent.MaxToolResult || !strings.HasPrefix(seen.Content, "HEAD-") || !strings.HasSuffix(seen.Content, "-TAIL") {
+		t.Fatalf("the model saw %d bytes: %.100q", len(seen.Content), seen.Content)
+	}
+	if len(reqs[1].Body) > len(args)+64<<10 {
+		t.Fatalf("the second request is %d bytes: the full result was sent", len(reqs[1].Body))
+	}
+	var res struct{ Transcript string }
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(res.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	msgs, err := agent.ReadTranscript(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.Role == agent.RoleTool {
+			if m.RawContent != big || m.Content != seen.Content {
+				t.Fatalf("transcript keeps %d raw bytes (want %d) and %d visible", len(m.RawContent), len(big), len(m.Content))
+			}
+			return
+		}
+	}
+	t.Fatal("no tool result in the transcript")
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -24,7 +25,7 @@ func configCheck(file string, stdout, _ io.Writer) error {
 	if _, ref, err := buildProvider(cfg, ""); err != nil {
 		return err
 	} else {
-		fmt.Fprintf(stdout, "model %s/%s\n", ref.Name, ref.Model)
+		fmt.Fprintf(stdout, "model %s/%s%s\n", ref.Name, ref.Model, windowNote(ref.ContextWindow, cfg.Agent.EffectiveCompactRatio()))
 	}
 	if _, err := buildPolicy(cfg); err != nil {
 		return err
@@ -78,4 +79,12 @@ func configCompactRatioFlags(fs *flag.FlagSet) action {
 		fmt.Fprintf(stdout, "compact_ratio = %g (%s)\n", cfg.Agent.EffectiveCompactRatio(), from)
 		return nil
 	}
+}
+
+// windowNote says when the model's context is compacted.
+func windowNote(window int, ratio float64) string {
+	if window <= 0 {
+		return " (context window unset: never compacted)"
+	}
+	return fmt.Sprintf(" (context window %d tokens, compacted at %d)", window, int(math.Floor(float64(window)*ratio)))
 }
