@@ -18,6 +18,9 @@ type Serve struct {
 	// open at once; default 64. Each stream holds a connection and a
 	// goroutine for as long as the client wants.
 	MaxStreamsPerToken int `toml:"max_streams_per_token"`
+	// PublicURL is where people and platforms reach this service from
+	// outside (see publicurl.go); "" when unknown.
+	PublicURL string `toml:"public_url"`
 }
 
 func (s *Serve) validate(c *Config, p *problems) {
@@ -30,4 +33,5 @@ func (s *Serve) validate(c *Config, p *problems) {
 	}
 	checkRange(p, c.origins["serve.max_streams_per_token"], "serve.max_streams_per_token", s.MaxStreamsPerToken, 1, 100000)
 	checkEnvName(p, c.origins["serve.api_token_env"], "serve.api_token_env", s.APITokenEnv)
+	checkPublicURL(p, c.origins["serve.public_url"], s.PublicURL)
 }

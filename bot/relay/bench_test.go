@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,4 +201,13 @@ func BenchmarkRelayBurst(b *testing.B) {
 	if n := r.slack.Violations(); n != 0 {
 		b.Errorf("%d writes refused by the fake's limits", n)
 	}
+}
+
+// percentile is the p-quantile of ds (sorted in place).
+func percentile(ds []time.Duration, p float64) time.Duration {
+	slices.Sort(ds)
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[min(len(ds)-1, int(float64(len(ds))*p))]
 }

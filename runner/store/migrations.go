@@ -246,4 +246,15 @@ CREATE TABLE principal_roles (
 	created_at BIGINT NOT NULL
 );
 `},
+	// 8: which node relays a task to chat. Several serve nodes share the
+	// store and each would otherwise post the same status and report; the
+	// owner renews its lease, and when it dies another node takes over
+	// once the lease has run out.
+	{version: 8, sql: `
+CREATE TABLE chat_leases (
+	task_id    TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	owner      TEXT NOT NULL,
+	expires_at BIGINT NOT NULL
+);
+`},
 }
