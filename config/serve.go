@@ -25,6 +25,9 @@ type Serve struct {
 	// before another node takes it over; default 60s.
 	DrainTimeout time.Duration `toml:"drain_timeout"`
 	StaleAfter   time.Duration `toml:"stale_after"`
+	// PublicURL is where people and platforms reach this service from
+	// outside (see publicurl.go); "" when unknown.
+	PublicURL string `toml:"public_url"`
 }
 
 func (s *Serve) validate(c *Config, p *problems) {
@@ -38,4 +41,5 @@ func (s *Serve) validate(c *Config, p *problems) {
 	checkRange(p, c.origins["serve.max_streams_per_token"], "serve.max_streams_per_token", s.MaxStreamsPerToken, 1, 100000)
 	checkEnvName(p, c.origins["serve.api_token_env"], "serve.api_token_env", s.APITokenEnv)
 	s.validateCluster(c, p)
+	checkPublicURL(p, c.origins["serve.public_url"], s.PublicURL)
 }

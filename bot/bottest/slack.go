@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,6 +68,7 @@ type Slack struct {
 	violations int
 	limited    int // 429s answered
 	writes     map[string][]time.Time
+	slow       atomic.Int64 // delay of every Web API write, in ns
 }
 
 type bucket struct {
@@ -99,9 +101,10 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 		writeJSON(w, map[string]any{"ok": true, "url": "ws://" + r.Host + "/socket"})
 	})
 	mux.HandleFunc("/socket", s.socket)
-	mux.HandleFunc("/api/chat.postMessage", s.postMessage)
-	mux.HandleFunc("/api/chat.update", s.update)
+	mux.HandleFunc("/api/chat.postMessage", s.slowly(s.postMessage))
+	mux.HandleFunc("/api/chat.update", s.slowly(s.update))
 	mux.HandleFunc("/api/reactions.add", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Duration(s.slow.Load()))
 		r.ParseForm()
 		s.mu.Lock()
 		s.reactions = append(s.reactions, r.Form.Get("channel")+"/"+r.Form.Get("timestamp")+"/"+r.Form.Get("name"))
@@ -118,6 +121,17 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// Slow makes every Web API write (posts, edits, reactions) take d before
+// it is answered, as a sluggish Slack would: whoever waits on one is busy.
+func (s *Slack) Slow(d time.Duration) { s.slow.Store(int64(d)) }
+
+func (s *Slack) slowly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Duration(s.slow.Load()))
+		h(w, r)
+	}
 }
 
 // APIURL is the Web API base URL, with its trailing slash.

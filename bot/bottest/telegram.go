@@ -32,6 +32,9 @@ type TelegramMessage struct {
 	Edits     int
 }
 
+// TelegramWebhook is a setWebhook call.
+type TelegramWebhook struct{ URL, SecretToken, AllowedUpdates string }
+
 // TelegramAnswer is an answerCallbackQuery call.
 type TelegramAnswer struct{ CallbackID, Text string }
 
@@ -50,6 +53,8 @@ type Telegram struct {
 	messages   map[int64]*TelegramMessage
 	order      []int64
 	answers    []TelegramAnswer
+	webhooks   []TelegramWebhook
+	failHooks  int // setWebhook calls still to refuse
 	limits     SlackLimits
 	buckets    map[string]*bucket
 	groupSends map[string][]time.Time
@@ -104,6 +109,20 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 		f.send(w, r, false)
 	case "editMessageText":
 		f.send(w, r, true)
+	case "setWebhook":
+		f.mu.Lock()
+		fail := f.failHooks > 0
+		if fail {
+			f.failHooks--
+		} else {
+			f.webhooks = append(f.webhooks, TelegramWebhook{URL: r.Form.Get("url"), SecretToken: r.Form.Get("secret_token"), AllowedUpdates: r.Form.Get("allowed_updates")})
+		}
+		f.mu.Unlock()
+		if fail {
+			f.fail(w, 502, "Bad Gateway", 0)
+			return
+		}
+		f.reply(w, true)
 	case "answerCallbackQuery":
 		f.mu.Lock()
 		f.answers = append(f.answers, TelegramAnswer{CallbackID: r.Form.Get("callback_query_id"), Text: r.Form.Get("text")})
@@ -378,4 +397,18 @@ func (f *Telegram) Violations() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.violations
+}
+
+// Webhooks lists the accepted setWebhook calls.
+func (f *Telegram) Webhooks() []TelegramWebhook {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]TelegramWebhook(nil), f.webhooks...)
+}
+
+// FailSetWebhook makes the next n setWebhook calls fail, as an outage would.
+func (f *Telegram) FailSetWebhook(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failHooks = n
 }

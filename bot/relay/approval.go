@@ -52,6 +52,9 @@ func (w *watcher) postApproval(ctx context.Context, ev store.Event) {
 		b.WriteString(f.Escape("Step: "+w.v.step) + "\n")
 	}
 	b.WriteString(f.Escape("Task " + w.v.taskID + " · expires " + p.ExpiresAt.UTC().Format("15:04 MST") + " (no answer means deny)"))
+	if w.v.link != "" {
+		b.WriteString("\n" + f.Escape(w.v.link))
+	}
 	text := r.redact.String(b.String())
 	if parts := bot.Split(text, f.Limit()); len(parts) > 1 {
 		text = parts[0]

@@ -80,6 +80,11 @@ func TestDecideFromADirectMessage(t *testing.T) {
 	if got := dmAnswer(mallory, "DMAL", "approve "+aid); !strings.Contains(got, "Only approvers") {
 		t.Errorf("a non-approver's DM was answered %q", got)
 	}
+	// A stranger is refused once, however often they try.
+	if got := dmAnswer(eve, "DEVE", "approve "+aid); !strings.Contains(got, "allow list") {
+		t.Errorf("a stranger's DM was answered %q", got)
+	}
+	again := r.slack.DM(eve, "DEVE", "deny "+aid)
 	if got := dmAnswer(alice, "DALI", "approve "+aid); !strings.Contains(got, "requested this task") {
 		t.Errorf("the requester's DM was answered %q", got)
 	}
@@ -91,6 +96,9 @@ func TestDecideFromADirectMessage(t *testing.T) {
 	}
 	if pend, _ := r.svc.Approvals(ctx, runner.ApprovalFilter{TaskID: id, State: store.ApprovalPending}); len(pend) != 1 {
 		t.Fatalf("refused DMs changed the approval: %+v", pend)
+	}
+	if n := len(r.slack.Thread("DEVE", again.TS)); n != 0 {
+		t.Errorf("the stranger's second try was answered (%d messages)", n)
 	}
 	if got := dmAnswer(bob, "DBOB", "approve "+strings.ToUpper(aid)); !strings.Contains(got, "Allowed once") {
 		t.Fatalf("bob's DM was answered %q", got)

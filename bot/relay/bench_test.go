@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,9 +124,11 @@ func BenchmarkRelayFinalReport(b *testing.B) {
 	b.ReportMetric(float64(r.slack.Violations()), "violations")
 }
 
-// BenchmarkRelayEnvelopeAck: the only worker is busy, and b.N DMs arrive
-// back to back, each becoming a queued task. Metric: envelope sent → ack
-// received by the fake Socket Mode server.
+// BenchmarkRelayEnvelopeAck: every worker is busy — the runner's only one
+// with a long task, and the relay's handlers, each stuck on a Slack that
+// takes half a second per write — while b.N DMs arrive back to back, each
+// to become a queued task. Metric: envelope sent → ack received by the
+// fake Socket Mode server.
 func BenchmarkRelayEnvelopeAck(b *testing.B) {
 	set := config.Default()
 	set.Runner.MaxConcurrentTasks = 1
@@ -139,6 +142,8 @@ func BenchmarkRelayEnvelopeAck(b *testing.B) {
 	first := r.slack.Mention(alice, channel, "", "occupy the only worker")
 	occupied := r.taskOf(b, first.TS)
 	runnertest.WaitState(b, r.svc, occupied, 10*time.Second, store.StateRunning)
+	r.slack.Slow(500 * time.Millisecond)
+	defer r.slack.Slow(0) // let the backlog drain before cleanup
 	b.ResetTimer()
 	for i := range b.N {
 		r.slack.DM(alice, fmt.Sprintf("DACK%04d", i), "queued behind the busy worker")
@@ -200,4 +205,13 @@ func BenchmarkRelayBurst(b *testing.B) {
 	if n := r.slack.Violations(); n != 0 {
 		b.Errorf("%d writes refused by the fake's limits", n)
 	}
+}
+
+// percentile is the p-quantile of ds (sorted in place).
+func percentile(ds []time.Duration, p float64) time.Duration {
+	slices.Sort(ds)
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[min(len(ds)-1, int(float64(len(ds))*p))]
 }

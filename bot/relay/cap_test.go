@@ -58,8 +58,7 @@ func TestPerTaskPostCap(t *testing.T) {
 	if questions != 3 || reports != 1 {
 		t.Errorf("%d questions and %d report messages posted; want 3 and 1", questions, reports)
 	}
-	msgs := r.slack.Thread(channel, m.TS)
-	if !strings.Contains(msgs[0].Text, "— done") {
-		t.Errorf("the status message stopped being edited: %q", msgs[0].Text)
-	}
+	eventually(t, "the status message to be edited to its end", func() bool {
+		return strings.Contains(r.slack.Thread(channel, m.TS)[0].Text, "— done")
+	})
 }

@@ -73,7 +73,7 @@ func (r *Relay) decide(ctx context.Context, transport, team, user string, a stor
 		}
 		post = &p
 	}
-	if t, ok := r.transports[post.Transport]; ok && !r.isWatching(a.TaskID) {
+	if t, ok := r.transports[post.Transport]; ok && !r.relayedSomewhere(ctx, a.TaskID) {
 		if decided, err := r.st.Approval(ctx, a.ID); err == nil {
 			r.editDecided(ctx, t, *post, decided)
 		}

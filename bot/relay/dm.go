@@ -22,6 +22,13 @@ func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound,
 		return
 	}
 	if !ok {
+		if !r.access[in.Transport].userAllowed(in.User) {
+			// A stranger gets the one polite refusal, not an answer per try.
+			if r.firstRefusal(in.Transport + ":" + in.User) {
+				r.reply(ctx, t, in.Channel, in.Home(), "Sorry, I only take requests from people on my allow list.")
+			}
+			return
+		}
 		r.reply(ctx, t, in.Channel, in.Home(), "Only approvers may decide approvals; nothing changed.")
 		return
 	}

@@ -41,7 +41,20 @@ type Config struct {
 	// and approvals; default Bot.MaxPostsPerTask, else
 	// config.DefaultMaxPostsPerTask.
 	MaxPostsPerTask int
-	Now             func() time.Time
+	// Node names this relay among the serve nodes sharing the store;
+	// default the service's node id.
+	Node string
+	// LeaseTTL is how long a task's relay stays this node's without a
+	// renewal (renewed every third of it); another node takes a dead
+	// node's tasks over after it. Default 15s.
+	LeaseTTL time.Duration
+	// RefreshInterval is how often a running task's status message is
+	// edited only to move its elapsed time; default 10s.
+	RefreshInterval time.Duration
+	// PublicURL is [serve] public_url without its trailing slash: when
+	// set, status messages and reports link to the task under it.
+	PublicURL string
+	Now       func() time.Time
 }
 
 // Relay connects transports to the runner. Start it after the service and
@@ -75,6 +88,9 @@ func New(cfg Config) (*Relay, error) {
 	cfg.EditInterval = cmp.Or(cfg.EditInterval, time.Second)
 	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, 2*time.Second)
 	cfg.MaxReportRunes = cmp.Or(cfg.MaxReportRunes, 12000)
+	cfg.Node = cmp.Or(cfg.Node, cfg.Service.Node())
+	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, 15*time.Second)
+	cfg.RefreshInterval = cmp.Or(cfg.RefreshInterval, 10*time.Second)
 	cfg.MaxPostsPerTask = cmp.Or(cfg.MaxPostsPerTask, cfg.Bot.MaxPostsPerTask, config.DefaultMaxPostsPerTask)
 	if cfg.Now == nil {
 		cfg.Now = time.Now

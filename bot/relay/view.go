@@ -21,6 +21,8 @@ type view struct {
 	started, ended time.Time
 	// held counts messages not posted because the task reached its cap.
 	held int
+	// link is the task's page under [serve] public_url, "" without one.
+	link string
 }
 
 type todo struct {
@@ -157,7 +159,10 @@ func (v *view) render(f bot.Format, now time.Time) string {
 		facts = append(facts, fmt.Sprintf("%d messages held back (the thread reached its cap)", v.held))
 	}
 	if len(facts) > 0 {
-		b.WriteString(f.Escape(strings.Join(facts, " · ")))
+		b.WriteString(f.Escape(strings.Join(facts, " · ")) + "\n")
+	}
+	if v.link != "" {
+		b.WriteString(f.Escape(v.link))
 	}
 	out := strings.TrimRight(b.String(), "\n")
 	if parts := bot.Split(out, f.Limit()); len(parts) > 1 {

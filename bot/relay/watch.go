@@ -31,11 +31,14 @@ func (r *Relay) watch(taskID string, target store.NotifyTarget) {
 	r.mu.Unlock()
 	go func() {
 		defer r.wg.Done()
-		w := &watcher{r: r, t: t, target: target, v: view{taskID: taskID}}
-		err := w.run(r.ctx)
+		w := &watcher{r: r, t: t, target: target, v: view{taskID: taskID, link: r.taskURL(taskID)}}
+		err := r.leased(taskID, w.run)
 		r.mu.Lock()
 		delete(r.watching, taskID)
 		r.mu.Unlock()
+		if errors.Is(err, errLeaseHeld) {
+			return // another node relays it; the scan looks again later
+		}
 		if err != nil {
 			if r.ctx.Err() == nil {
 				r.log.Warn("relay: relaying a task stopped", "task", taskID, "err", err)
@@ -103,10 +106,16 @@ func (w *watcher) run(ctx context.Context) error {
 	var timer *time.Timer
 	var due <-chan time.Time
 	dirty := false
+	// The elapsed time moves while nothing else does: refresh it now and
+	// then, through the same coalescing as every other change.
+	refresh := time.NewTicker(r.cfg.RefreshInterval)
+	defer refresh.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-refresh.C:
+			dirty = dirty || (!w.v.started.IsZero() && !w.v.state.Terminal())
 		case <-due:
 			due = nil
 		case ev, ok := <-events:
@@ -347,6 +356,9 @@ func (w *watcher) report(ev store.Event, compact bool) string {
 	}
 	facts = append(facts, (time.Duration(p.DurationMS) * time.Millisecond).Round(time.Second).String())
 	b.WriteString(f.Escape(strings.Join(facts, " · ")))
+	if w.v.link != "" {
+		b.WriteString("\n" + f.Escape(w.v.link))
+	}
 	return b.String()
 }
 

@@ -36,9 +36,12 @@ type Config struct {
 	APIEndpoint string
 	Cursor      Cursor // required: the offset survives a restart
 	// WebhookSecret, when set, selects webhook mode: updates arrive at
-	// Handler (register the URL and this secret with setWebhook) and
-	// nothing polls.
+	// Handler and nothing polls.
 	WebhookSecret string
+	// WebhookURL, in webhook mode, is the public URL of Handler: Start
+	// registers it with setWebhook, with WebhookSecret as the
+	// secret_token. Empty: register it yourself.
+	WebhookURL string
 	// PollTimeout is the long poll's wait; default 25s.
 	PollTimeout time.Duration
 	Workers     int // default 8
@@ -112,6 +115,9 @@ func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
 	t.api, t.self = api, me{ID: api.Self.ID, Username: api.Self.UserName}
 	if t.cfg.WebhookSecret != "" {
 		t.h.Store(&h)
+		if t.cfg.WebhookURL != "" {
+			t.wg.Go(func() { t.registerWebhook(t.ctx) })
+		}
 		return nil
 	}
 	t.wg.Go(func() { t.poll(t.ctx, h) })

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"reasonix/bot"
 	"reasonix/bot/bottest"
@@ -72,5 +73,49 @@ func TestWebhookChecksTheSecretHeader(t *testing.T) {
 	defer rec.mu.Unlock()
 	if len(rec.in) != 1 || rec.in[0].Text != "hello" || rec.in[0].EventID != "5" {
 		t.Errorf("handled %+v", rec.in)
+	}
+}
+
+// In webhook mode with a public URL, Start registers the URL and the
+// secret with setWebhook (raw params: secret_token is newer than the
+// library), retrying through an outage; without one it registers nothing.
+func TestWebhookRegistersItself(t *testing.T) {
+	fake := bottest.NewTelegram(t, "7:tok", bottest.SlackLimits{})
+	fake.FailSetWebhook(2)
+	tr, err := New(Config{Token: "7:tok", APIEndpoint: fake.Endpoint(), Cursor: memCursor{}, WebhookSecret: "s3cret",
+		WebhookURL: "https://reasonix.example/telegram/webhook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Start(context.Background(), &recorder{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(fake.Webhooks()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := tr.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := fake.Webhooks()
+	want := bottest.TelegramWebhook{URL: "https://reasonix.example/telegram/webhook", SecretToken: "s3cret", AllowedUpdates: `["message","callback_query"]`}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("setWebhook calls = %+v, want one %+v", got, want)
+	}
+
+	plain := bottest.NewTelegram(t, "7:tok", bottest.SlackLimits{})
+	tr2, err := New(Config{Token: "7:tok", APIEndpoint: plain.Endpoint(), Cursor: memCursor{}, WebhookSecret: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr2.Start(context.Background(), &recorder{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := tr2.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(plain.Webhooks()); n != 0 {
+		t.Errorf("registered %d webhooks without a URL", n)
 	}
 }

@@ -91,20 +91,26 @@ func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *stor
 		}
 	}
 	if tg := cfg.Bot.Telegram; tg.Enabled {
+		path := cmp.Or(tg.WebhookPath, "/telegram/webhook")
+		hookURL := "" // registered with setWebhook when the public URL is known
+		if base := cfg.Serve.BaseURL(); base != "" && tok.telegramWebhook != "" {
+			hookURL = base + path
+		}
 		t, err := telegram.New(telegram.Config{Token: tok.telegram, APIEndpoint: tg.APIEndpoint, Cursor: st,
-			WebhookSecret: tok.telegramWebhook, Logger: log})
+			WebhookSecret: tok.telegramWebhook, WebhookURL: hookURL, Logger: log})
 		if err != nil {
 			return nil, nil, err
 		}
 		transports = append(transports, t)
 		if tok.telegramWebhook != "" {
-			routes[cmp.Or(tg.WebhookPath, "/telegram/webhook")] = t.Handler()
+			routes[path] = t.Handler()
 		}
 	}
 	if len(transports) == 0 {
 		return nil, nil, nil
 	}
-	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg.Bot, Transports: transports, Secrets: tok.secrets(), Logger: log})
+	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg.Bot, Transports: transports, Secrets: tok.secrets(),
+		PublicURL: cfg.Serve.BaseURL(), Logger: log})
 	return r, routes, err
 }
 

@@ -286,6 +286,9 @@ func TestServeTelegramWebhookSecret(t *testing.T) {
 	})...)
 	fake := bottest.NewTelegram(t, "5:hook-token", bottest.SlackLimits{})
 	e.configure(fmt.Sprintf(`
+[serve]
+public_url = "https://reasonix.example/"
+
 [bot.telegram]
 enabled = true
 token_env = "TELEGRAM_BOT_TOKEN"
@@ -320,14 +323,25 @@ approvers = ["222"]
 		t.Fatalf("right secret: %d", code)
 	}
 	post("hook-secret") // a redelivery
+	var report string
 	s.waitFor(func() bool {
 		for _, m := range fake.Messages(111) {
 			if strings.Contains(m.Text, "hello back") {
+				report = m.Text
 				return true
 			}
 		}
 		return false
 	}, "the report")
+	// serve registered its webhook itself, at public_url, with the secret,
+	// and its posts link to the task there.
+	want := bottest.TelegramWebhook{URL: "https://reasonix.example/telegram/webhook", SecretToken: "hook-secret", AllowedUpdates: `["message","callback_query"]`}
+	if hooks := fake.Webhooks(); len(hooks) != 1 || hooks[0] != want {
+		t.Errorf("setWebhook calls = %+v, want one %+v", hooks, want)
+	}
+	if !strings.Contains(report, "https://reasonix.example/api/v1/tasks/t_") {
+		t.Errorf("the report does not link to its task:\n%s", report)
+	}
 	var list struct{ Tasks []task }
 	s.call("GET", "/api/v1/tasks", nil, &list)
 	if len(list.Tasks) != 1 {

@@ -44,6 +44,7 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("ScheduleStateChanges", func(t *testing.T) { testScheduleStateChanges(t, open) })
 	t.Run("Chat", func(t *testing.T) { testChat(t, open) })
 	t.Run("Roles", func(t *testing.T) { testRoles(t, open) })
+	t.Run("ChatLease", func(t *testing.T) { testChatLease(t, open) })
 }
 
 func newTask(prompt string) store.NewTask {

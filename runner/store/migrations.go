@@ -260,4 +260,15 @@ CREATE TABLE nodes (
 	heartbeat_at BIGINT NOT NULL
 );
 `},
+	// 9: which node relays a task to chat. Several serve nodes share the
+	// store and each would otherwise post the same status and report; the
+	// owner renews its lease, and when it dies another node takes over
+	// once the lease has run out.
+	{version: 9, sql: `
+CREATE TABLE chat_leases (
+	task_id    TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	owner      TEXT NOT NULL,
+	expires_at BIGINT NOT NULL
+);
+`},
 }

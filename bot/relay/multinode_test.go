@@ -1,0 +1,147 @@
+package relay_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/agent/agenttest"
+	"reasonix/bot"
+	"reasonix/bot/bottest"
+	"reasonix/bot/relay"
+	"reasonix/bot/slack"
+	"reasonix/config"
+	"reasonix/runner"
+	"reasonix/runner/runnertest"
+	"reasonix/runner/store"
+	"reasonix/runner/store/storetest"
+)
+
+// TestTwoNodesRelayATaskOnce: two serve nodes on one Postgres, each with
+// its own relay connected to the same Slack app. Both find the task, one
+// relays it: one status message, one approval message. When that node
+// loses the database (its lease can no longer be renewed), the other takes
+// the task over within the lease's ttl and finishes relaying it — still
+// one status message, and one report.
+func TestTwoNodesRelayATaskOnce(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	open := func() *store.Store {
+		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		return st
+	}
+	turns := make([]agenttest.Turn, 20)
+	for i := range turns {
+		turns[i] = agenttest.Respond(approvalScript)
+	}
+	prov := agenttest.NewScriptedProvider(turns...)
+	fake := bottest.NewSlack(t, bottest.SlackLimits{PerSecond: 10, Burst: 3})
+	cfg := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob},
+		AllowChannels: []string{channel}, Approvers: []string{bob}}}
+	const ttl = 1500 * time.Millisecond
+	type node struct {
+		svc   *runner.Service
+		st    *store.Store // the relay's own connection, to cut
+		relay *relay.Relay
+	}
+	start := func(name string) node {
+		svc := runnertest.Start(t, runnertest.Options{Provider: prov, Store: open(), Configure: func(c *runner.Config) { c.Node = name }})
+		st := open()
+		tr, err := slack.New(slack.Config{BotToken: "xoxb-test-secret", AppToken: "xapp-test", APIURL: fake.APIURL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
+			EditInterval: 120 * time.Millisecond, ScanInterval: 50 * time.Millisecond, LeaseTTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_ = r.Stop(sctx) // the cut node's stop reports its closed store
+		})
+		return node{svc: svc, st: st, relay: r}
+	}
+	nodes := map[string]node{"A": start("A"), "B": start("B")}
+	look := open()
+
+	m := fake.Mention(alice, channel, "", "relay me once")
+	var ap bottest.SlackMessage
+	eventually(t, "the approval message", func() bool {
+		for _, msg := range fake.Thread(channel, m.TS) {
+			if len(msg.Buttons) > 0 {
+				ap = msg
+				return true
+			}
+		}
+		return false
+	})
+	id, err := look.ThreadTask(ctx, "slack", channel, m.TS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * ttl / 2) // both nodes' scans have seen the task many times
+	if n := len(fake.Thread(channel, m.TS)); n != 2 {
+		t.Fatalf("%d messages in the thread, want the status and the approval:\n%+v", n, fake.Thread(channel, m.TS))
+	}
+	owner, err := look.ChatLeaseHolder(ctx, id)
+	if err != nil || (owner != "A" && owner != "B") {
+		t.Fatalf("lease holder = %q, %v", owner, err)
+	}
+	survivor := map[string]string{"A": "B", "B": "A"}[owner]
+	t.Logf("node %s relays the task; it dies", owner)
+	// A crash, as the others see it: its lease is not given up (the
+	// database is gone when it stops) and its Slack link closes.
+	nodes[owner].st.Close()
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_ = nodes[owner].relay.Stop(sctx)
+	cancel()
+	eventually(t, "the survivor to take the lease over", func() bool {
+		h, err := look.ChatLeaseHolder(ctx, id)
+		return err == nil && h == survivor
+	})
+
+	fake.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
+	done := runnertest.WaitState(t, nodes[survivor].svc, id, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("task = %s %+v", done.State, done.Result)
+	}
+	eventually(t, "the report", func() bool {
+		return strings.Contains(threadText(fake, m.TS), "finished: ran")
+	})
+	time.Sleep(500 * time.Millisecond)
+	var statuses, reports, approvals int
+	for _, msg := range fake.Thread(channel, m.TS) {
+		switch {
+		case strings.Contains(msg.Text, "relay me once") && strings.Contains(msg.Text, "Task "+id):
+			statuses++
+		case strings.Contains(msg.Text, "finished: ran"):
+			reports++
+		case msg.TS == ap.TS:
+			approvals++
+		}
+	}
+	if statuses != 1 || reports != 1 || approvals != 1 {
+		t.Errorf("status %d, report %d, approval %d messages; want one each:\n%s", statuses, reports, approvals, threadText(fake, m.TS))
+	}
+	if msgs := fake.Thread(channel, m.TS); !strings.Contains(msgs[0].Text, "— done") {
+		t.Errorf("the status message was not finished by the survivor: %q", msgs[0].Text)
+	}
+}
+
+func threadText(fake *bottest.Slack, thread string) string {
+	var b strings.Builder
+	for _, m := range fake.Thread(channel, thread) {
+		b.WriteString(m.Text + "\n---\n")
+	}
+	return b.String()
+}
