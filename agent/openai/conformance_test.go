@@ -10,8 +10,9 @@ import (
 // TestRegisteredProvidersKeepTheContract runs the provider conformance suite
 // over every kind in agent.Providers, built through the registry exactly as
 // a configuration builds it. Every registered kind must have an entry, so a
-// new provider cannot join without passing the suite; a kind that cannot
-// speak the fake's OpenAI wire format needs its own fake before it joins.
+// new provider cannot join without passing the suite. Only this package's
+// kind is registered here; cmd/reasonix runs every kind against its own
+// wire's fake (TestEveryProviderKindKeepsTheContract).
 func TestRegisteredProvidersKeepTheContract(t *testing.T) {
 	tested := map[string]bool{Kind: true}
 	for _, kind := range agent.Providers.Kinds() {
