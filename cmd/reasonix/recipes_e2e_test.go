@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,5 +103,19 @@ func TestSubagentTryAndRun(t *testing.T) {
 	_, stderr, code = e.run("subagent", "try", "nobody", "x")
 	if code != exitUsage || !strings.Contains(stderr, `"nobody"`) {
 		t.Fatalf("unknown profile: exit %d %s", code, stderr)
+	}
+}
+
+// `run /mcp__example__greet Ada` renders the plugin's prompt.
+func TestRunMCPPromptCommand(t *testing.T) {
+	e := newE2E(t, answer("hello"))
+	e.configure(fmt.Sprintf("\n[[plugins]]\nname = \"example\"\ncommand = %q\n", plugin))
+	stdout, stderr, code := e.run("run", "/mcp__example__greet", "Ada")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	msgs := e.srv.Requests()[0].Messages
+	if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "Ada") || strings.HasPrefix(got, "/mcp__") {
+		t.Fatalf("prompt = %q, want the plugin's rendered prompt", got)
 	}
 }
