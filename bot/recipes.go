@@ -12,15 +12,14 @@ import (
 // "/tmp/x is broken", is a prompt as typed.
 func CommandOf(text string) (name, args string, ok bool) {
 	text = strings.TrimSpace(text)
-	first, rest, _ := strings.Cut(text, " ")
-	if at := strings.IndexByte(first, '@'); at > 1 && strings.HasPrefix(first, "/") {
-		first = first[:at]
+	end := strings.IndexAny(text, " \t\r\n")
+	if end < 0 {
+		end = len(text)
 	}
-	name, _, ok = recipe.CommandWord(first)
-	if !ok {
-		return "", "", false
+	if at := strings.IndexByte(text[:end], '@'); at > 1 && strings.HasPrefix(text, "/") {
+		text = text[:at] + text[end:]
 	}
-	return name, strings.TrimSpace(rest), true
+	return recipe.CommandWord(text)
 }
 
 // maxHelpCommands bounds the commands the chat help lists.

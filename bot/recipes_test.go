@@ -17,6 +17,7 @@ func TestCommandOf(t *testing.T) {
 		{"/git:commit", "git:commit", "", true},
 		{"/tmp/x is broken", "", "", false},
 		{"fix /review", "", "", false},
+		{"/review\tpkg/foo\nmore", "review", "pkg/foo\nmore", true},
 	}
 	for _, c := range cases {
 		name, args, ok := CommandOf(c.in)

@@ -20,7 +20,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("example config: %v", err)
 	}
-	if len(c.Providers) != 4 || len(c.Plugins) != 2 || len(c.Workspaces) != 1 || len(c.Schedules) != 1 {
+	if len(c.Providers) != 4 || len(c.Plugins) != 2 || len(c.Workspaces) != 1 || len(c.Schedules) != 2 || c.Schedules[1].Command != "deps:bump" {
 		t.Errorf("example has %d providers, %d plugins, %d workspaces, %d schedules", len(c.Providers), len(c.Plugins), len(c.Workspaces), len(c.Schedules))
 	}
 	r, err := c.ResolveModel("")

@@ -100,8 +100,8 @@ func (s *Service) expandCommand(ctx context.Context, req *TaskRequest) error {
 	if len(req.Args) > maxArgs {
 		return invalidf("at most %d command arguments are accepted", maxArgs)
 	}
-	if req.Workspace != "" && s.workspaceSpec(req.Workspace) == nil {
-		return nil // validate names the unknown workspace
+	if err := s.checkWorkspace(req.Workspace); err != nil {
+		return err
 	}
 	cs, _, err := s.Recipes(ctx, req.Workspace)
 	if err != nil {

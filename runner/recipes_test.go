@@ -118,3 +118,13 @@ func TestScheduleNamesACommand(t *testing.T) {
 		t.Fatalf("task = %+v", task)
 	}
 }
+
+func TestSubmitCommandInUnknownWorkspace(t *testing.T) {
+	repo := commandRepo(t, map[string]string{".reasonix/commands/review.md": "Review."})
+	svc := commandService(t, repo, nil)
+	_, _, err := svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Requester: "api:t",
+		Command: "review", Workspace: "nope"})
+	if err == nil || !strings.Contains(err.Error(), `unknown workspace "nope" (known: w)`) {
+		t.Fatalf("err = %v", err)
+	}
+}

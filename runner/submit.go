@@ -84,15 +84,8 @@ func (r *TaskRequest) validate(s *Service) error {
 	if err := (Principal{ID: r.Requester, MaxPosture: r.MaxPosture}).allowsPosture(r.Posture); err != nil {
 		return err
 	}
-	if r.Workspace != "" && s.workspaceSpec(r.Workspace) == nil {
-		names := make([]string, 0, len(s.set.Workspaces))
-		for _, w := range s.set.Workspaces {
-			names = append(names, w.Name)
-		}
-		if len(names) == 0 {
-			return invalidf("unknown workspace %q: no workspaces are configured", r.Workspace)
-		}
-		return invalidf("unknown workspace %q (known: %s)", r.Workspace, strings.Join(names, ", "))
+	if err := s.checkWorkspace(r.Workspace); err != nil {
+		return err
 	}
 	if len(r.Notify) > maxNotify {
 		return invalidf("at most %d notify targets are accepted", maxNotify)
@@ -125,6 +118,21 @@ func (r *TaskRequest) validate(s *Service) error {
 		}
 	}
 	return nil
+}
+
+// checkWorkspace refuses a workspace name no [[workspaces]] entry has.
+func (s *Service) checkWorkspace(name string) error {
+	if name == "" || s.workspaceSpec(name) != nil {
+		return nil
+	}
+	names := make([]string, 0, len(s.set.Workspaces))
+	for _, w := range s.set.Workspaces {
+		names = append(names, w.Name)
+	}
+	if len(names) == 0 {
+		return invalidf("unknown workspace %q: no workspaces are configured", name)
+	}
+	return invalidf("unknown workspace %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 func (s *Service) workspaceSpec(name string) *WorkspaceSpec {

@@ -62,3 +62,35 @@ func FuzzCommandWord(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSkillFile feeds arbitrary SKILL.md text to the profile loader: it
+// never panics, and a loaded profile's ceiling is well formed — no empty
+// tool names, and read-only fails closed (only an explicit false lifts it).
+func FuzzSkillFile(f *testing.F) {
+	for _, s := range []string{
+		"---\nrunAs: subagent\nallowed-tools: [read_file, grep]\nread-only: yes\n---\nYou review.",
+		"---\nrunAs: subagent\nread-only: FALSE\nallowed-tools:\n---\nx",
+		"---\nrunas: SubAgent\nallowed-tools: ,,a,'b',\n---\ny",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		ps := LoadProfiles(Layer{ScopeProject, []File{{Path: "p/SKILL.md", Data: []byte(text)}}})
+		p, ok := ps.Lookup("p")
+		if !ok {
+			return
+		}
+		for _, tool := range p.AllowedTools {
+			if tool == "" {
+				t.Fatalf("empty tool name in %q", p.AllowedTools)
+			}
+		}
+		fm, _, _ := splitFrontMatter(text)
+		if v, set := fm["read-only"]; set && !strings.EqualFold(strings.TrimSpace(v), "false") && !p.ReadOnly {
+			t.Fatalf("read-only %q did not hold", v)
+		}
+		if p.SystemPrompt == "" {
+			t.Fatal("a profile without a prompt was loaded")
+		}
+	})
+}

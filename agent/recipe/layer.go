@@ -39,9 +39,9 @@ const MaxFileBytes = 64 << 10
 // Warning is a file a loader skipped, and why. Loading never fails on a
 // bad file: the other recipes stay usable.
 type Warning struct {
-	Scope   Scope
-	Path    string
-	Problem string
+	Scope   Scope  `json:"scope"`
+	Path    string `json:"path"`
+	Problem string `json:"problem"`
 }
 
 func (w Warning) String() string {

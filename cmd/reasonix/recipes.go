@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"reasonix/agent/recipe"
 	"reasonix/config"
@@ -112,7 +114,7 @@ func printCommands(cs *recipe.Commands, asJSON bool, stdout, stderr io.Writer) e
 // when its first word names a custom command (/name, no second slash), the
 // command's body rendered with the rest as arguments. An unknown command
 // is a usage error suggesting the nearest names; nothing reaches a model.
-func runPrompt(cfg *config.Config, workdir, task string, stderr io.Writer) (string, error) {
+func runPrompt(cfg *config.Config, sess *session.Session, workdir, task string, stderr io.Writer) (string, error) {
 	name, rest, ok := recipe.CommandWord(task)
 	if !ok {
 		return task, nil
@@ -122,8 +124,20 @@ func runPrompt(cfg *config.Config, workdir, task string, stderr io.Writer) (stri
 		fmt.Fprintf(stderr, "reasonix: warning: %s\n", w)
 	}
 	cmd, found := cs.Lookup(name)
-	if !found {
-		return "", usageErrorf("%s", runner.UnknownCommand(name, cs.Names()))
+	if found {
+		return cmd.Render(recipe.SplitArgs(rest)), nil
 	}
-	return cmd.Render(recipe.SplitArgs(rest)), nil
+	if strings.HasPrefix(name, "mcp__") {
+		// An MCP prompt of a configured plugin (seed §3.8).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		text, found, err := sess.MCPPrompt(ctx, name, recipe.SplitArgs(rest))
+		if err != nil {
+			return "", &configError{err}
+		}
+		if found {
+			return text, nil
+		}
+	}
+	return "", usageErrorf("%s", runner.UnknownCommand(name, cs.Names()))
 }

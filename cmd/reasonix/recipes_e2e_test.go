@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,5 +104,40 @@ func TestSubagentTryAndRun(t *testing.T) {
 	_, stderr, code = e.run("subagent", "try", "nobody", "x")
 	if code != exitUsage || !strings.Contains(stderr, `"nobody"`) {
 		t.Fatalf("unknown profile: exit %d %s", code, stderr)
+	}
+}
+
+// `run /mcp__example__greet Ada` renders the plugin's prompt.
+func TestRunMCPPromptCommand(t *testing.T) {
+	e := newE2E(t, answer("hello"))
+	e.configure(fmt.Sprintf("\n[[plugins]]\nname = \"example\"\ncommand = %q\n", plugin))
+	stdout, stderr, code := e.run("run", "/mcp__example__greet", "Ada")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	msgs := e.srv.Requests()[0].Messages
+	if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "Ada") || strings.HasPrefix(got, "/mcp__") {
+		t.Fatalf("prompt = %q, want the plugin's rendered prompt", got)
+	}
+}
+
+// `commands list --workspace NAME` reads a [[workspaces]] entry's base
+// commit, as the service does: an uncommitted file is not listed.
+func TestCommandsListWorkspaceReadsTheBase(t *testing.T) {
+	e := newE2E(t)
+	repo := t.TempDir()
+	writeFile(t, filepath.Join(repo, ".reasonix", "commands", "deps", "bump.md"), "---\ndescription: Bump deps\n---\nBump.")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "--all"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "root"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	writeFile(t, filepath.Join(repo, ".reasonix", "commands", "draft.md"), "not committed")
+	e.configure(fmt.Sprintf("\n[[workspaces]]\nname = \"app\"\nrepo = %q\n", repo))
+	stdout, stderr, code := e.run("commands", "list", "--workspace", "app")
+	if code != exitOK || !strings.Contains(stdout, "/deps:bump") || strings.Contains(stdout, "draft") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

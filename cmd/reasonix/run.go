@@ -77,7 +77,7 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 		return reportError(stderr, err)
 	}
 	defer setup.close()
-	if task, err = runPrompt(setup.cfg, setup.session.Env.Workdir, task, stderr); err != nil {
+	if task, err = runPrompt(setup.cfg, setup.session, setup.session.Env.Workdir, task, stderr); err != nil {
 		return reportError(stderr, &commandError{"run", err})
 	}
 

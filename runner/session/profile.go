@@ -109,3 +109,12 @@ func (s *Session) Subagent(profile string, readOnly bool) (agent.Config, error) 
 	}
 	return cfg, nil
 }
+
+// MCPPrompt renders the MCP prompt a command name (mcp__<server>__<prompt>)
+// names, from the session's plugins; found is false when none offers it.
+func (s *Session) MCPPrompt(ctx context.Context, name string, args []string) (text string, found bool, err error) {
+	if s.plugins == nil {
+		return "", false, nil
+	}
+	return s.plugins.GetPrompt(ctx, name, args)
+}

@@ -89,3 +89,51 @@ func TestAllowedToolsNarrowTheChild(t *testing.T) {
 		t.Fatalf("unknown profile: %v", err)
 	}
 }
+
+// Through a real fleet: the item running the read-only profile claims
+// write_paths and its model asks to write there, yet nothing is written;
+// the default-profile item beside it writes its claim under the same
+// posture, so the test can see a write when one happens.
+func TestFleetReadOnlyProfileIgnoresWritePaths(t *testing.T) {
+	turns := make([]agenttest.Turn, 20)
+	for i := range turns {
+		turns[i] = agenttest.Respond(func(req agenttest.Request) agenttest.Turn {
+			last := req.Messages[len(req.Messages)-1]
+			if last.Role == agent.RoleTool {
+				return agenttest.Turn{Text: "done"}
+			}
+			path := "other/rw.txt"
+			if strings.Contains(last.Content, "review") {
+				path = "src/ro.txt"
+			}
+			return agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "w", Name: "write_file", Arguments: `{"path":"` + path + `","content":"x"}`}}}
+		})
+	}
+	var workdir string
+	s := newSession(t, nil, func(c *Config) {
+		c.Posture = policy.PostureYolo
+		c.Profiles = testProfiles()
+		c.Model.Provider = agenttest.NewScriptedProvider(turns...)
+		workdir = c.Workdir
+	})
+	g, err := s.Goal(GoalConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	graph, err := goals.Preflight(goals.FleetSpec{Items: []goals.FleetItem{
+		{ID: "ro", Prompt: "review and write src/ro.txt", Profile: "reviewer", WritePaths: []string{"src"}},
+		{ID: "rw", Prompt: "write other/rw.txt", WritePaths: []string{"other"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Host.RunFleet(t.Context(), graph); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(workdir, "src", "ro.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the read-only profile's child wrote inside its claimed write_paths: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(workdir, "other", "rw.txt")); err != nil {
+		t.Fatalf("the ordinary child did not write its claim (the test could not see a write): %v", err)
+	}
+}

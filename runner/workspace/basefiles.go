@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 
 	"reasonix/internal/procgroup"
 )
@@ -48,13 +49,53 @@ func (m *Manager) ReadBase(ctx context.Context, spec Spec, dirs ...string) (map[
 	}
 	out := make(map[string][]BaseFile, len(dirs))
 	for _, dir := range dirs {
-		files, err := m.readTree(ctx, gitDir, sha, strings.Trim(dir, "/"))
-		if err != nil {
-			return nil, err
+		key := gitDir + "\x00" + sha + "\x00" + dir
+		files, ok := m.baseCache.get(key)
+		if !ok {
+			if files, err = m.readTree(ctx, gitDir, sha, strings.Trim(dir, "/")); err != nil {
+				return nil, err
+			}
+			m.baseCache.put(key, files)
 		}
 		out[dir] = files
 	}
 	return out, nil
+}
+
+// maxBaseCache bounds the trees ReadBase remembers.
+const maxBaseCache = 64
+
+// baseCache remembers what ReadBase read at a commit: a commit never
+// changes, so a hit only costs resolving the base again. Callers must not
+// modify the files it returns.
+type baseCache struct {
+	mu    sync.Mutex
+	byKey map[string][]BaseFile
+	order []string // oldest first
+}
+
+func (c *baseCache) get(key string) ([]BaseFile, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.byKey[key]
+	return f, ok
+}
+
+func (c *baseCache) put(key string, files []BaseFile) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byKey == nil {
+		c.byKey = map[string][]BaseFile{}
+	}
+	if _, ok := c.byKey[key]; ok {
+		return
+	}
+	if len(c.order) == maxBaseCache {
+		delete(c.byKey, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.byKey[key] = files
+	c.order = append(c.order, key)
 }
 
 // baseCommit resolves the base under the repository's lock, syncing a
@@ -75,7 +116,9 @@ func (m *Manager) baseCommit(ctx context.Context, s Spec, gitDir string) (string
 
 // readTree lists dir at commit sha and reads its blobs in one cat-file.
 func (m *Manager) readTree(ctx context.Context, gitDir, sha, dir string) ([]BaseFile, error) {
-	list, err := m.git(ctx, gitDir, "ls-tree", "-r", "-z", "--long", "--full-tree", sha, "--", dir+"/")
+	// No --long: sizes would make ls-tree read every blob; cat-file's
+	// header carries them anyway.
+	list, err := m.git(ctx, gitDir, "ls-tree", "-r", "-z", "--full-tree", sha, "--", dir+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -88,21 +131,17 @@ func (m *Manager) readTree(ctx context.Context, gitDir, sha, dir string) ([]Base
 		}
 		meta, path, ok := strings.Cut(entry, "\t")
 		fields := strings.Fields(meta)
-		if !ok || len(fields) != 4 {
+		if !ok || len(fields) != 3 {
 			continue
 		}
 		rel := strings.TrimPrefix(path, dir+"/")
-		mode, kind, id, size := fields[0], fields[1], fields[2], fields[3]
+		mode, kind, id := fields[0], fields[1], fields[2]
 		switch {
 		case mode == "120000":
 			files = append(files, BaseFile{Path: rel, Skipped: "a symbolic link is not followed"})
 		case kind != "blob":
 			continue // a submodule
 		default:
-			if n, err := strconv.Atoi(size); err != nil || n > maxBaseFileBytes {
-				files = append(files, BaseFile{Path: rel, Skipped: "larger than 64 KiB"})
-				continue
-			}
 			wanted = append(wanted, len(files))
 			blobs = append(blobs, id)
 			files = append(files, BaseFile{Path: rel})
@@ -116,12 +155,17 @@ func (m *Manager) readTree(ctx context.Context, gitDir, sha, dir string) ([]Base
 		return nil, err
 	}
 	for i, idx := range wanted {
+		if data[i] == nil {
+			files[idx].Skipped = "larger than 64 KiB"
+			continue
+		}
 		files[idx].Data = data[i]
 	}
 	return files, nil
 }
 
-// catBlobs reads blobs with one `git cat-file --batch`.
+// catBlobs reads blobs with one `git cat-file --batch`; a blob over
+// maxBaseFileBytes comes back nil, its content skipped unread.
 func (m *Manager) catBlobs(ctx context.Context, gitDir string, ids []string) ([][]byte, error) {
 	cmd := exec.CommandContext(ctx, m.gitPath, "-C", gitDir, "cat-file", "--batch")
 	cmd.Env = m.gitEnv
@@ -146,8 +190,15 @@ func (m *Manager) catBlobs(ctx context.Context, gitDir string, ids []string) ([]
 			return nil, fmt.Errorf("workspace: cat-file: unexpected header %q", strings.TrimSpace(header))
 		}
 		n, err := strconv.Atoi(f[2])
-		if err != nil || n < 0 || n > maxBaseFileBytes {
+		if err != nil || n < 0 {
 			return nil, fmt.Errorf("workspace: cat-file: unexpected size in %q", strings.TrimSpace(header))
+		}
+		if n > maxBaseFileBytes {
+			if _, err := r.Discard(n + 1); err != nil {
+				return nil, fmt.Errorf("workspace: cat-file: %w", err)
+			}
+			out = append(out, nil)
+			continue
 		}
 		buf := make([]byte, n+1) // the content and its trailing newline
 		if _, err := io.ReadFull(r, buf); err != nil {

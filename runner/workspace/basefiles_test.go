@@ -1,8 +1,11 @@
 package workspace_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"reasonix/runner/workspace"
@@ -45,5 +48,89 @@ func TestReadBaseReadsTheBaseCommitOnly(t *testing.T) {
 	}
 	if len(got[".reasonix/skills"]) != 0 {
 		t.Fatalf("skills = %+v, want none", got[".reasonix/skills"])
+	}
+}
+
+// BenchmarkReadBase500 reads 500 command files from a base commit, the
+// service's path for a task that names a command. Warm: the commit was
+// read before, so only the base is resolved again (two rev-parse).
+func BenchmarkReadBase500(b *testing.B) { benchReadBase(b, false) }
+
+// BenchmarkReadBase500Cold is the first read of a commit: ls-tree and one
+// cat-file --batch on top (loose objects, the slow case).
+func BenchmarkReadBase500Cold(b *testing.B) { benchReadBase(b, true) }
+
+func benchReadBase(b *testing.B, cold bool) {
+	dir := b.TempDir()
+	run := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q", "-b", "main")
+	for i := range 500 {
+		p := filepath.Join(dir, ".reasonix", "commands", fmt.Sprintf("ns%d", i%10), fmt.Sprintf("c%d.md", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, fmt.Appendf(nil, "---\ndescription: c%d\n---\nDo $ARGUMENTS.\n", i), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run("add", "--all")
+	run("commit", "-q", "-m", "root")
+	m, err := workspace.New(workspace.Config{Root: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := workspace.Spec{Name: "w", Repo: dir, Base: "main"}
+	b.ResetTimer()
+	for b.Loop() {
+		if cold {
+			b.StopTimer()
+			if m, err = workspace.New(workspace.Config{Root: b.TempDir()}); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		got, err := m.ReadBase(b.Context(), spec, ".reasonix/commands")
+		if err != nil || len(got[".reasonix/commands"]) != 500 {
+			b.Fatalf("%d files, %v", len(got[".reasonix/commands"]), err)
+		}
+	}
+}
+
+// A file over the limit is skipped unread; a new commit on the base is
+// seen at once (what ReadBase remembers is keyed by commit).
+func TestReadBaseLimitsAndFollowsTheBase(t *testing.T) {
+	f := newFixture(t, false)
+	repo := f.repo(map[string]string{
+		".reasonix/commands/big.md":    strings.Repeat("x", 64<<10+1),
+		".reasonix/commands/review.md": "v1",
+	})
+	spec := workspace.Spec{Name: "w", Repo: repo, Base: "main"}
+	read := func() map[string]workspace.BaseFile {
+		got, err := f.m.ReadBase(testCtx(t), spec, ".reasonix/commands")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]workspace.BaseFile{}
+		for _, bf := range got[".reasonix/commands"] {
+			out[bf.Path] = bf
+		}
+		return out
+	}
+	first := read()
+	if b := first["big.md"]; b.Skipped == "" || b.Data != nil || string(first["review.md"].Data) != "v1" {
+		t.Fatalf("first read = %+v", first)
+	}
+	if again := read(); string(again["review.md"].Data) != "v1" {
+		t.Fatalf("second read = %+v", again)
+	}
+	write(t, filepath.Join(repo, ".reasonix/commands/review.md"), "v2")
+	f.git(repo, "commit", "--quiet", "-am", "v2")
+	if after := read(); string(after["review.md"].Data) != "v2" {
+		t.Fatalf("after a new base commit = %q", after["review.md"].Data)
 	}
 }

@@ -44,6 +44,8 @@ type Manager struct {
 
 	mu    sync.Mutex
 	locks map[string]chan struct{} // per repository (common git dir), a 1-slot semaphore
+
+	baseCache baseCache // ReadBase's trees by commit
 }
 
 // New validates cfg, creates the root directory (0700) and checks that a
