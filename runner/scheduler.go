@@ -275,5 +275,5 @@ func (s *Service) scheduleRequest(sc *scheduled, key string) TaskRequest {
 		notify = append(notify, store.NotifyTarget{Transport: n.Transport, Channel: n.Channel, Thread: n.Thread})
 	}
 	return TaskRequest{Source: store.SourceCron, Requester: cron.Requester(c.Name), Prompt: c.Prompt,
-		Goal: c.Goal, Workspace: c.Workspace, Posture: c.Posture, Notify: notify, DedupeKey: key}
+		Goal: c.Goal, BudgetUSD: c.BudgetUSD, Workspace: c.Workspace, Posture: c.Posture, Notify: notify, DedupeKey: key}
 }

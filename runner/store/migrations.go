@@ -236,4 +236,9 @@ CREATE TABLE chat_cursors (
 	updated_at BIGINT NOT NULL
 );
 `},
+	// 7: a goal task's own cost budget (USD per slice; 0 = the configured
+	// [agent] goal_budget_usd).
+	{version: 7, sql: `
+ALTER TABLE tasks ADD COLUMN budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0;
+`},
 }
