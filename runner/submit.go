@@ -68,7 +68,7 @@ func (r *TaskRequest) validate(s *Service) error {
 		return invalidf("the prompt is %d bytes; at most %d are accepted", len(r.Prompt), MaxPromptBytes)
 	}
 	if !(r.BudgetUSD >= 0) || r.BudgetUSD > maxBudgetUSD {
-		return invalidf("budget_usd must be between 0 and %g USD", float64(maxBudgetUSD))
+		return invalidf("budget_usd must be between 0 and %.0f USD", float64(maxBudgetUSD))
 	}
 	if r.BudgetUSD > 0 && !r.Goal && !r.PlanFirst {
 		return invalidf("budget_usd is a goal's cost budget; submit the task as a goal, or bound any task with [runner] max_cost_per_task")
