@@ -225,3 +225,19 @@ func (s *service) metrics() string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+// config check says what the default model costs, or that a cost budget
+// cannot count its calls.
+func TestConfigCheckShowsPrices(t *testing.T) {
+	e := newE2E(t)
+	e.pricedConfig("")
+	out, stderr, code := e.run("config", "check")
+	if code != exitOK || !strings.Contains(out, "model fake/fake-model ($1 in, $0.5 cached in, $2 out per million tokens)") {
+		t.Errorf("priced: exit %d\n%s%s", code, out, stderr)
+	}
+	e.configure("\n[runner]\nmax_cost_per_task = 1\n")
+	out, stderr, code = e.run("config", "check")
+	if code != exitOK || !strings.Contains(out, "unpriced: no prices entry") || !strings.Contains(out, "cost budgets do not count its calls") {
+		t.Errorf("unpriced: exit %d\n%s%s", code, out, stderr)
+	}
+}
