@@ -92,3 +92,13 @@ func TestFormatCostNeverShowsUnpricedAsZero(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTallyAdd is what pricing adds to one model step: resolving the
+// model's prices (cached after the first call) and adding to the tally.
+func BenchmarkTallyAdd(b *testing.B) {
+	tally := session.NewTally(session.NewPrices(pricedConfig()))
+	u := agent.Usage{Prompt: 1000, Completion: 100, Cached: 600}
+	for b.Loop() {
+		tally.Add("a/m1", u)
+	}
+}
