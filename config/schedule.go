@@ -47,8 +47,9 @@ type Schedule struct {
 	Command   string          `toml:"command"`
 	Args      []string        `toml:"args"`
 	Goal      bool            `toml:"goal"`
-	Workspace string          `toml:"workspace"` // a [[workspaces]] name; "" is a scratch directory
-	Posture   posture.Posture `toml:"posture"`   // default ask
+	BudgetUSD float64         `toml:"budget_usd"` // with goal: the goal's cost budget per slice; 0 = [agent] goal_budget_usd
+	Workspace string          `toml:"workspace"`  // a [[workspaces]] name; "" is a scratch directory
+	Posture   posture.Posture `toml:"posture"`    // default ask
 	Notify    []NotifyTarget  `toml:"notify"`
 	Overlap   string          `toml:"overlap"`  // skip (default) or queue
 	CatchUp   string          `toml:"catch_up"` // latest (default) or none
@@ -96,6 +97,10 @@ func (s *Schedule) validate(c *Config, label string, p *problems) {
 		p.add(s.Source, label+".prompt", "is required (or name a command)")
 	}
 	checkCommand(p, s.Source, label, s.Command, s.Args)
+	checkUSD(p, s.Source, label+".budget_usd", s.BudgetUSD)
+	if s.BudgetUSD > 0 && !s.Goal {
+		p.add(s.Source, label+".budget_usd", "is a goal's cost budget; set goal = true (or bound every task with [runner] max_cost_per_task)")
+	}
 	if s.Workspace != "" && !c.hasWorkspace(s.Workspace) {
 		p.add(s.Source, label+".workspace", "%q is not a [[workspaces]] name", s.Workspace)
 	}

@@ -44,6 +44,8 @@ func TestScheduleErrors(t *testing.T) {
 		{"max_failures", "cron = \"@daily\"\nmax_failures = -1", `schedules[s].max_failures: must be between 1 and 1000`},
 		{"notify", "cron = \"@daily\"\nnotify = [{ transport = \"slack\" }]", `schedules[s].notify: entry 0 needs a transport and a channel`},
 		{"unknown key", "cron = \"@daily\"\nevery = \"1h\"", `unknown key "schedules.every"`},
+		{"budget without goal", "cron = \"@daily\"\nbudget_usd = 2.5", `schedules[s].budget_usd: is a goal's cost budget`},
+		{"negative budget", "cron = \"@daily\"\ngoal = true\nbudget_usd = -1", `schedules[s].budget_usd: must be a non-negative amount of USD`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)

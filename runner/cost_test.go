@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -212,7 +213,7 @@ func TestCostBudgetStopsAndResumes(t *testing.T) {
 	rt := newSubRouter()
 	p := rt.script("Objective: two steps",
 		withUsage(calls(call("w1", "write_file", map[string]string{"path": "one.txt", "content": "1\n"})), agent.Usage{Prompt: 1000, Completion: 100}),
-		answer("never reached: the budget stops the turn"))
+		answer("Step one is done.")) // the resumed run's first answer
 	set := pricedSettings()
 	set.Runner.MaxCostPerTask = 0.0025 // the first call costs $0.003
 	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set, Configure: pricedModels(rt)})
@@ -226,7 +227,6 @@ func TestCostBudgetStopsAndResumes(t *testing.T) {
 		t.Fatalf("exit code %d", exit)
 	}
 	p.Add(endGoal("complete", map[string]any{"summary": "Both steps done."}, "Done.", nil)...)
-	p.Add(answer("spare"))
 	if _, err := svc.Resume(ctx, task.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -234,10 +234,16 @@ func TestCostBudgetStopsAndResumes(t *testing.T) {
 	if done.State != store.StateSucceeded || done.Result.Summary != "Both steps done." {
 		t.Fatalf("after Resume: %s %+v", done.State, done.Result)
 	}
+	// The task's cost is over both runs: the stopped call, then the
+	// continued turn's answer and the final one.
+	if big := done.Result.Models["fake/big"]; !near(done.Result.Cost, 0.003+0.0003+0.0003) || big.Calls != 3 || done.Result.Tokens.Prompt != 1200 {
+		t.Fatalf("cost over both runs = %v, %+v, tokens %+v", done.Result.Cost, done.Result.Models, done.Result.Tokens)
+	}
 }
 
-// TestGoalCostBudgetResumes: [agent] goal_budget_usd ends a goal between
-// turns once its slice cost that much; Resume grants a fresh slice.
+// TestGoalCostBudgetResumes: a goal's budget_usd (the task's own, in
+// place of [agent] goal_budget_usd) ends it between turns once its slice
+// cost that much; Resume grants a fresh slice.
 func TestGoalCostBudgetResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -246,9 +252,12 @@ func TestGoalCostBudgetResumes(t *testing.T) {
 		withUsage(calls(call("w1", "write_file", map[string]string{"path": "one.txt", "content": "1\n"})), agent.Usage{Prompt: 1000, Completion: 100}),
 		answer("Step one is done."))
 	set := pricedSettings()
-	set.Agent.GoalBudgetUSD = 0.003
+	set.Agent.GoalBudgetUSD = 100 // the task's own budget wins
 	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set, Configure: pricedModels(rt)})
-	task := submitGoal(t, svc, runner.TaskRequest{Prompt: "two steps", Goal: true, Posture: "auto"})
+	task := submitGoal(t, svc, runner.TaskRequest{Prompt: "two steps", Goal: true, Posture: "auto", BudgetUSD: 0.003})
+	if task.BudgetUSD != 0.003 {
+		t.Fatalf("task budget = %v", task.BudgetUSD)
+	}
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateBudgetExhausted, store.StateSucceeded, store.StateFailed, store.StateBlocked)
 	if done.State != store.StateBudgetExhausted || done.Result.Error != "goal_budget" || !contains(done.Result.Reason, "cost budget $0.003 reached") {
 		t.Fatalf("task = %s %+v", done.State, done.Result)
@@ -264,5 +273,23 @@ func TestGoalCostBudgetResumes(t *testing.T) {
 	goal, _ := finalReport(t, svc, task.ID)["goal"].(map[string]any)
 	if c, _ := goal["cost"].(float64); !near(c, 0.003+0.0003+0.0003) {
 		t.Fatalf("goal cost over both slices = %v", goal["cost"])
+	}
+}
+
+// TestBudgetUSDValidation: only a goal takes budget_usd, and only a
+// non-negative amount; nothing is written for a refused request.
+func TestBudgetUSDValidation(t *testing.T) {
+	t.Parallel()
+	svc := runnertest.Start(t, runnertest.Options{})
+	for _, req := range []runner.TaskRequest{
+		{Prompt: "plain", BudgetUSD: 1},
+		{Prompt: "goal", Goal: true, BudgetUSD: -1},
+		{Prompt: "goal", Goal: true, BudgetUSD: math.NaN()},
+		{Prompt: "goal", Goal: true, BudgetUSD: math.Inf(1)},
+	} {
+		req.Source = store.SourceAPI
+		if _, _, err := svc.Submit(context.Background(), req); !errors.Is(err, runner.ErrInvalid) {
+			t.Errorf("Submit(%+v) = %v, want ErrInvalid", req, err)
+		}
 	}
 }

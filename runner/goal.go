@@ -30,6 +30,7 @@ func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, hi
 	obs := sess.Agent.Observer
 	ctl, err := sess.Goal(session.GoalConfig{
 		Store:        gstore,
+		BudgetUSD:    task.BudgetUSD,
 		PlanApprover: &planBroker{s: s, task: task},
 		// The control loop steers the turn in progress with messages that
 		// arrive meanwhile; between turns they wait in the inbox.

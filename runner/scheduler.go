@@ -286,5 +286,6 @@ func (s *Service) scheduleRequest(sc *scheduled, key string) TaskRequest {
 		notify = append(notify, store.NotifyTarget{Transport: n.Transport, Channel: n.Channel, Thread: n.Thread})
 	}
 	return TaskRequest{Source: store.SourceCron, Requester: cron.Requester(c.Name), Prompt: c.Prompt,
-		Command: c.Command, Args: c.Args, Goal: c.Goal, Workspace: c.Workspace, Posture: c.Posture, Notify: notify, DedupeKey: key}
+		Command: c.Command, Args: c.Args, Goal: c.Goal, BudgetUSD: c.BudgetUSD, Workspace: c.Workspace,
+		Posture: c.Posture, Notify: notify, DedupeKey: key}
 }

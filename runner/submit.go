@@ -20,6 +20,7 @@ const (
 	maxNotify     = 16
 	maxApprovers  = 64
 	maxIDLen      = 256
+	maxBudgetUSD  = 1e6
 )
 
 // TaskRequest is one task handed to Submit.
@@ -35,6 +36,9 @@ type TaskRequest struct {
 	Args      []string
 	Goal      bool
 	PlanFirst bool
+	// BudgetUSD is a goal's own cost budget per slice (USD, priced calls);
+	// 0 means [agent] goal_budget_usd. Only goal tasks take one.
+	BudgetUSD float64
 	// Workspace names a [[workspaces]] entry; "" is a scratch directory.
 	Workspace string
 	// Posture is the task's posture; "" means [permissions] posture.
@@ -68,6 +72,12 @@ func (r *TaskRequest) validate(s *Service) error {
 	}
 	if len(r.Prompt) > MaxPromptBytes {
 		return invalidf("the prompt is %d bytes; at most %d are accepted", len(r.Prompt), MaxPromptBytes)
+	}
+	if !(r.BudgetUSD >= 0) || r.BudgetUSD > maxBudgetUSD {
+		return invalidf("budget_usd must be between 0 and %.0f USD", float64(maxBudgetUSD))
+	}
+	if r.BudgetUSD > 0 && !r.Goal && !r.PlanFirst {
+		return invalidf("budget_usd is a goal's cost budget; submit the task as a goal, or bound any task with [runner] max_cost_per_task")
 	}
 	if (r.Goal || r.PlanFirst) && len(r.Prompt) > maxGoalPrompt {
 		return invalidf("a goal's prompt is %d bytes; at most %d are accepted", len(r.Prompt), maxGoalPrompt)
@@ -161,7 +171,7 @@ func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task,
 	}
 	task, created, err = s.st.CreateTask(ctx, store.NewTask{
 		Source: req.Source, Requester: req.Requester, Prompt: req.Prompt, Goal: req.Goal,
-		PlanFirst: req.PlanFirst, Workspace: req.Workspace, Posture: req.Posture,
+		PlanFirst: req.PlanFirst, BudgetUSD: req.BudgetUSD, Workspace: req.Workspace, Posture: req.Posture,
 		Notify: req.Notify, Approvers: req.Approvers,
 	}, append([]string{req.DedupeKey}, req.DedupeKeys...)...)
 	if err != nil {

@@ -315,7 +315,11 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	id := r.task.ID
 	switch o.state {
 	case store.StateWaitingApproval:
-		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateWaitingApproval, nil); err != nil {
+		// The spend so far is kept, so the run that continues after the
+		// decision adds to it.
+		spent := r.spendSoFar()
+		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateWaitingApproval,
+			&store.StateOpts{Result: &spent}); err != nil {
 			return s.lostState(ctx, id, err)
 		}
 		s.emitLogged(ctx, id, "task_state", map[string]any{"state": store.StateWaitingApproval})
@@ -326,8 +330,10 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		if o.release {
 			return s.release(ctx, r, ws, o.reason)
 		}
+		spent := r.spendSoFar()
+		spent.Error = "interrupted"
 		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateInterrupted,
-			&store.StateOpts{Result: &store.Result{Error: "interrupted"}}); err != nil {
+			&store.StateOpts{Result: &spent}); err != nil {
 			return s.lostState(ctx, id, err)
 		}
 		s.metrics.finished.WithLabelValues(string(store.StateInterrupted), string(r.task.Source)).Inc()
@@ -336,20 +342,15 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		return nil
 	}
 
-	r.mu.Lock()
-	usage := r.usage
-	r.mu.Unlock()
-	result := &store.Result{
-		FinalAnswer: s.redact.String(o.result.FinalAnswer),
-		Summary:     s.redact.String(cmpStr(o.goal.summary(), summary(o.result.FinalAnswer))),
-		Tokens:      usage,
-		DurationMS:  s.now().Sub(start).Milliseconds(),
-	}
-	r.tally.Fill(result)
+	result := new(store.Result)
+	*result = r.spendSoFar()
+	result.FinalAnswer = s.redact.String(o.result.FinalAnswer)
+	result.Summary = s.redact.String(cmpStr(o.goal.summary(), summary(o.result.FinalAnswer)))
+	result.DurationMS = s.now().Sub(start).Milliseconds()
 	if o.code != "" {
 		result.Reason = cmpStr(o.goal.blockedReason(), session.Reason(o.code))
 		if o.code == "cost_budget" {
-			result.Reason = s.costBudgetReason(result.Cost)
+			result.Reason = s.costBudgetReason(r.tally.Cost())
 		}
 		result.Error = o.code
 		if o.ref != "" {
@@ -442,6 +443,37 @@ func cmpStr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// spendSoFar is what the task has used over all its runs: this run's
+// tokens and priced calls on top of what the earlier runs recorded in the
+// task's result (a continued, resumed or approved task), so the task's
+// cost is its whole cost. The budgets still count each run on its own.
+func (r *run) spendSoFar() store.Result {
+	r.mu.Lock()
+	res := store.Result{Tokens: r.usage}
+	r.mu.Unlock()
+	r.tally.Fill(&res)
+	prev := r.task.Result
+	if prev == nil {
+		return res
+	}
+	res.Tokens = res.Tokens.Add(prev.Tokens)
+	res.Cost += prev.Cost
+	res.UnpricedTokens += prev.UnpricedTokens
+	res.CostComplete = res.UnpricedTokens == 0
+	for name, m := range prev.Models {
+		if res.Models == nil {
+			res.Models = map[string]store.ModelCost{}
+		}
+		cur, ok := res.Models[name]
+		cur.Calls += m.Calls
+		cur.Tokens = cur.Tokens.Add(m.Tokens)
+		cur.Cost += m.Cost
+		cur.Priced = m.Priced && (!ok || cur.Priced)
+		res.Models[name] = cur
+	}
+	return res
 }
 
 // costBudgetReason says which cost budget ended the task and how to go on.

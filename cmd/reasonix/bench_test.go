@@ -40,10 +40,19 @@ func thirtyStepScript() []agenttest.Turn {
 // the process tree (sampled PSS, or reasonix's own peak RSS when larger),
 // reasonix's own peak RSS (its VmHWM), and the time from launch to the
 // first request.
-func BenchmarkRunThirtySteps(b *testing.B) {
+func BenchmarkRunThirtySteps(b *testing.B) { benchThirtySteps(b, "") }
+
+// BenchmarkRunThirtyStepsPriced is the same run with the model priced, so
+// every step is priced too: the cost must not add to the per-step overhead.
+func BenchmarkRunThirtyStepsPriced(b *testing.B) {
+	benchThirtySteps(b, `prices = { "fake-model" = { input = 1.0, output = 2.0, cached_input = 0.5 } }`)
+}
+
+func benchThirtySteps(b *testing.B, providerExtra string) {
 	var overheads, rss, selfRSS, firsts []float64
 	for b.Loop() {
 		e := newE2E(b, thirtyStepScript()...)
+		e.configure(providerExtra)
 		cmd := exec.Command(binary, "run", "--auto", "--max-steps", "40", "benchmark task")
 		cmd.Dir = e.work
 		cmd.Env = baseEnv(e.home)

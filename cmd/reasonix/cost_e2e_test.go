@@ -80,6 +80,32 @@ func TestRunMaxCostExitsFour(t *testing.T) {
 	}
 }
 
+// A goal stopped by --max-cost ends budget_exhausted (exit 4) with the
+// budget as its reason, not as an interruption.
+func TestRunGoalMaxCostExitsFour(t *testing.T) {
+	e := newE2E(t, goalScript(10, func(req agenttest.Request) agenttest.Turn {
+		return toolTurn(call(fmt.Sprint(len(req.Messages)), "ls", `{}`))
+	})...)
+	e.pricedConfig("")
+	stdout, stderr, code := e.run("run", "--goal", "--json", "--max-cost", "0.0001", "an endless goal")
+	if code != exitBudget {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res struct {
+		costResult
+		Reason string
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if res.Status != "budget_exhausted" || res.Outcome != "budget_exhausted" || !strings.Contains(res.Reason, "cost budget $0.0001 reached") || !nearly(res.Cost, 0.00016) {
+		t.Fatalf("result = %+v", res)
+	}
+	if !strings.Contains(stderr, "reasonix: reason: cost budget $0.0001 reached") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
 // A model without prices is unpriced, never $0.
 func TestRunUnpricedCost(t *testing.T) {
 	e := newE2E(t, answer("hello"))
@@ -198,4 +224,20 @@ func (s *service) metrics() string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// config check says what the default model costs, or that a cost budget
+// cannot count its calls.
+func TestConfigCheckShowsPrices(t *testing.T) {
+	e := newE2E(t)
+	e.pricedConfig("")
+	out, stderr, code := e.run("config", "check")
+	if code != exitOK || !strings.Contains(out, "model fake/fake-model ($1 in, $0.5 cached in, $2 out per million tokens)") {
+		t.Errorf("priced: exit %d\n%s%s", code, out, stderr)
+	}
+	e.configure("\n[runner]\nmax_cost_per_task = 1\n")
+	out, stderr, code = e.run("config", "check")
+	if code != exitOK || !strings.Contains(out, "unpriced: no prices entry") || !strings.Contains(out, "cost budgets do not count its calls") {
+		t.Errorf("unpriced: exit %d\n%s%s", code, out, stderr)
+	}
 }

@@ -55,14 +55,21 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 				fs.Var(postureValue{&posture}, "posture", "`ask|auto|yolo`: the tool-approval posture (default [permissions] posture)")
 				goal := fs.Bool("goal", false, "run the task as a goal")
 				planFirst := fs.Bool("plan-first", false, "plan read-only first and wait for the plan's approval")
+				budget := fs.Float64("budget-usd", 0, "with --goal: the goal's cost budget per slice in `USD` (default [agent] goal_budget_usd)")
 				wait := fs.Bool("wait", false, "follow the task until it ends, exiting like reasonix run")
 				return clientAction(fs, func(c *apiClient, args []string, stdout, stderr io.Writer) error {
 					prompt := strings.TrimSpace(strings.Join(args, " "))
 					if prompt == "" {
 						return usageErrorf("tasks submit needs a prompt")
 					}
+					if !(*budget >= 0) {
+						return usageErrorf("--budget-usd must be a non-negative amount of USD")
+					}
+					if *budget > 0 && !*goal && !*planFirst {
+						return usageErrorf("--budget-usd is a goal's cost budget; add --goal")
+					}
 					id, err := c.submitTask(map[string]any{"prompt": prompt, "source": "cli",
-						"workspace": *ws, "posture": posture, "goal": *goal, "plan_first": *planFirst})
+						"workspace": *ws, "posture": posture, "goal": *goal, "plan_first": *planFirst, "budget_usd": *budget})
 					if err != nil {
 						return err
 					}

@@ -245,6 +245,8 @@ func TestErrorMessagesAreForPeople(t *testing.T) {
 		{"POST", "/api/v1/approvals/a_nope", `{"decision":"deny"}`, "approval a_nope not found"},
 		{"POST", "/api/v1/tasks", `{"prompt":"x","posture":"reckless"}`, `posture "reckless" is not one of ask, auto, yolo`},
 		{"POST", "/api/v1/tasks", `{"prompt":"x","workspace":"nowhere"}`, `unknown workspace "nowhere": no workspaces are configured`},
+		{"POST", "/api/v1/tasks", `{"prompt":"x","budget_usd":2}`, `budget_usd is a goal's cost budget; submit the task as a goal, or bound any task with [runner] max_cost_per_task`},
+		{"POST", "/api/v1/tasks", `{"prompt":"x","goal":true,"budget_usd":-2}`, `budget_usd must be between 0 and 1000000 USD`},
 	} {
 		var er struct{ Code, Message string }
 		e.do(tc.method, tc.path, tc.body, nil, &er)
@@ -453,4 +455,18 @@ func FuzzCreateTask(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGoalBudgetUSD: a goal's own cost budget is taken and shown.
+func TestGoalBudgetUSD(t *testing.T) {
+	e := newEnv(t, nil)
+	var c created
+	if res := e.do("POST", "/api/v1/tasks", `{"prompt":"spend wisely","goal":true,"budget_usd":2.5}`, nil, &c); res.StatusCode != 202 {
+		t.Fatalf("create = %d %+v", res.StatusCode, c)
+	}
+	var v map[string]any
+	e.do("GET", "/api/v1/tasks/"+c.ID, "", nil, &v)
+	if v["budget_usd"] != 2.5 || v["goal"] != true {
+		t.Fatalf("task = %v", v)
+	}
 }

@@ -20,6 +20,7 @@ type taskView struct {
 	Prompt     string               `json:"prompt"`
 	Goal       bool                 `json:"goal"`
 	PlanFirst  bool                 `json:"plan_first"`
+	BudgetUSD  float64              `json:"budget_usd,omitempty"`
 	Workspace  string               `json:"workspace"`
 	Posture    policy.Posture       `json:"posture"`
 	Notify     []store.NotifyTarget `json:"notify"`
@@ -35,7 +36,7 @@ type taskView struct {
 
 func viewTask(t store.Task) taskView {
 	v := taskView{ID: t.ID, Source: t.Source, Requester: t.Requester, Prompt: t.Prompt, Goal: t.Goal,
-		PlanFirst: t.PlanFirst, Workspace: t.Workspace, Posture: t.Posture, Notify: t.Notify,
+		PlanFirst: t.PlanFirst, BudgetUSD: t.BudgetUSD, Workspace: t.Workspace, Posture: t.Posture, Notify: t.Notify,
 		Approvers: t.Approvers, State: t.State, Attempt: t.Attempt, Result: t.Result,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	if !t.StartedAt.IsZero() {
@@ -62,6 +63,7 @@ type createRequest struct {
 	Args      []string             `json:"args"`
 	Goal      bool                 `json:"goal"`
 	PlanFirst bool                 `json:"plan_first"`
+	BudgetUSD float64              `json:"budget_usd"`
 	Workspace string               `json:"workspace"`
 	Posture   string               `json:"posture"` // parsed by toTaskRequest
 	Notify    []store.NotifyTarget `json:"notify"`
@@ -87,8 +89,8 @@ func (c createRequest) toTaskRequest(p runner.Principal, idempotencyKey string) 
 		return runner.TaskRequest{}, err.Error()
 	}
 	return runner.TaskRequest{Source: src, Requester: p.ID, MaxPosture: p.MaxPosture, Prompt: c.Prompt,
-		Command: c.Command, Args: c.Args, Goal: c.Goal,
-		PlanFirst: c.PlanFirst, Workspace: c.Workspace, Posture: posture, Notify: c.Notify,
+		Command: c.Command, Args: c.Args, Goal: c.Goal, PlanFirst: c.PlanFirst, BudgetUSD: c.BudgetUSD,
+		Workspace: c.Workspace, Posture: posture, Notify: c.Notify,
 		Approvers: c.Approvers, DedupeKey: idempotencyKey}, ""
 }
 

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -14,6 +15,9 @@ import (
 type GoalConfig struct {
 	// Store saves the goal's state after every turn; nil keeps it in memory.
 	Store goals.StateStore
+	// BudgetUSD, when above 0, is this goal's cost budget per slice in
+	// place of [agent] goal_budget_usd.
+	BudgetUSD float64
 	// PlanApprover reviews the plans of plan-first goals; nil refuses them.
 	PlanApprover goals.PlanApprover
 	// OnTurn is goals.Config.OnTurn: it sees each turn's agent, to steer it.
@@ -91,7 +95,7 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 			Tokens:    set.Agent.GoalTokenBudget,
 			Turns:     set.Agent.GoalMaxTurns,
 			WallClock: set.Agent.GoalWallClock,
-			USD:       set.Agent.GoalBudgetUSD,
+			USD:       cmp.Or(gc.BudgetUSD, set.Agent.GoalBudgetUSD),
 		},
 		Price:    s.cfg.Prices.Cost,
 		Approver: gc.PlanApprover,

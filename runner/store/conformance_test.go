@@ -50,7 +50,7 @@ func runConformance(t *testing.T, open storetest.Opener) {
 func newTask(prompt string) store.NewTask {
 	return store.NewTask{
 		Source: store.SourceSlack, Requester: "slack:U1", Prompt: prompt, Goal: true, PlanFirst: true,
-		Workspace: "repo", Posture: "auto",
+		BudgetUSD: 2.5, Workspace: "repo", Posture: "auto",
 		Notify: []store.NotifyTarget{{Transport: "slack", Channel: "C1", Thread: "1700000000.000100"}},
 	}
 }
@@ -93,7 +93,7 @@ func testIntakeDedupe(t *testing.T, open storetest.Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Prompt != "fix the flaky test" || !slices.Equal(got.Notify, task.Notify) || got.Requester != "slack:U1" {
+	if got.Prompt != "fix the flaky test" || !slices.Equal(got.Notify, task.Notify) || got.Requester != "slack:U1" || got.BudgetUSD != 2.5 {
 		t.Errorf("Task() = %+v, want %+v", got, task)
 	}
 
@@ -472,7 +472,11 @@ func testStateCAS(t *testing.T, open storetest.Opener) {
 	if got.State != store.StateRunning || got.Attempt != 1 || got.StartedAt.IsZero() || got.LeaseOwner == "" || !got.FinishedAt.IsZero() {
 		t.Fatalf("after start: %+v", got)
 	}
-	res := &store.Result{Summary: "done", Tokens: agent.Usage{Prompt: 10, Completion: 5, Cached: 2}, Cost: 0.25, DurationMS: 1234}
+	res := &store.Result{Summary: "done", Tokens: agent.Usage{Prompt: 10, Completion: 5, Cached: 2}, Cost: 0.25, DurationMS: 1234,
+		UnpricedTokens: 7, Models: map[string]store.ModelCost{
+			"p/a": {Calls: 2, Tokens: agent.Usage{Prompt: 10, Completion: 5, Cached: 2}, Cost: 0.25, Priced: true},
+			"p/b": {Calls: 1, Tokens: agent.Usage{Prompt: 6, Completion: 1}},
+		}}
 	done, err := s.SetTaskState(ctx, task.ID, []store.State{store.StateRunning, store.StateWaitingApproval}, store.StateSucceeded,
 		&store.StateOpts{Result: res})
 	if err != nil {

@@ -271,4 +271,9 @@ CREATE TABLE chat_leases (
 	expires_at BIGINT NOT NULL
 );
 `},
+	// 10: a goal task's own cost budget (USD per slice; 0 = the configured
+	// [agent] goal_budget_usd).
+	{version: 10, sql: `
+ALTER TABLE tasks ADD COLUMN budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0;
+`},
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -99,6 +100,8 @@ type NewTask struct {
 	Prompt    string // required
 	Goal      bool
 	PlanFirst bool
+	// BudgetUSD is a goal's cost budget per slice; 0 = [agent] goal_budget_usd.
+	BudgetUSD float64
 	Workspace string
 	Posture   policy.Posture
 	Notify    []NotifyTarget
@@ -115,6 +118,7 @@ type Task struct {
 	Prompt     string
 	Goal       bool
 	PlanFirst  bool
+	BudgetUSD  float64 // a goal's cost budget per slice; 0 = the configured one
 	Workspace  string
 	Posture    policy.Posture
 	Notify     []NotifyTarget
@@ -131,7 +135,7 @@ type Task struct {
 }
 
 const taskCols = `id, source, requester, prompt, goal, plan_first, workspace, posture, notify, state,
-	job_id, attempt, lease_owner, result, created_at, updated_at, started_at, finished_at, approvers`
+	job_id, attempt, lease_owner, result, created_at, updated_at, started_at, finished_at, approvers, budget_usd`
 
 func scanTask(r row) (Task, error) {
 	var (
@@ -146,7 +150,7 @@ func scanTask(r row) (Task, error) {
 		approvers         string
 	)
 	err := r.Scan(&t.ID, &source, &t.Requester, &t.Prompt, &goal, &planFirst, &t.Workspace, &t.Posture,
-		&notify, &state, &jobID, &t.Attempt, &t.LeaseOwner, &result, &created, &updated, &started, &finished, &approvers)
+		&notify, &state, &jobID, &t.Attempt, &t.LeaseOwner, &result, &created, &updated, &started, &finished, &approvers, &t.BudgetUSD)
 	if err != nil {
 		return Task{}, err
 	}
@@ -176,6 +180,9 @@ func (nt *NewTask) validate() error {
 	}
 	if strings.TrimSpace(nt.Prompt) == "" {
 		return invalid("task prompt is empty")
+	}
+	if !(nt.BudgetUSD >= 0) || math.IsInf(nt.BudgetUSD, 0) {
+		return invalid("task budget_usd must be a non-negative amount")
 	}
 	return nil
 }
@@ -278,11 +285,11 @@ func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKeys
 		return Task{}, false, fmt.Errorf("store: insert job: %w", err)
 	}
 	task, err = scanTask(tx.queryRow(ctx, `INSERT INTO tasks (id, source, requester, prompt, goal, plan_first,
-			workspace, posture, notify, state, job_id, created_at, updated_at, approvers)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
+			workspace, posture, notify, state, job_id, created_at, updated_at, approvers, budget_usd)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
 		id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), boolInt(nt.PlanFirst),
 		nt.Workspace, nt.Posture, string(notifyJSON), string(StateQueued), res.Job.ID, micros(now), micros(now),
-		string(approversJSON)))
+		string(approversJSON), nt.BudgetUSD))
 	if err != nil {
 		return Task{}, false, fmt.Errorf("store: insert task: %w", err)
 	}
