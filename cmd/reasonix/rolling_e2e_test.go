@@ -295,13 +295,15 @@ func TestKilledNodeTaskMovesAfterStaleAfter(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Nodes) != 2 {
 		t.Fatalf("reasonix nodes: %d %s %s", code, out, stderr)
 	}
+	// River may not have elected the survivor yet (a dead leader's term
+	// runs out within 15 s), but the dead node never shows as leader.
 	for _, n := range listed.Nodes {
 		dead := n.ID == c.nodeID(victim)
-		if n.State != "running" || n.Stale != dead || n.Leader == dead {
+		if n.State != "running" || n.Stale != dead || (dead && n.Leader) {
 			t.Errorf("reasonix nodes: %+v (killed: %v)", n, dead)
 		}
 	}
-	if out, _, code := e.run("nodes"); code != 0 || !strings.Contains(out, "running (stale)") || !strings.Contains(out, "leader") {
+	if out, _, code := e.run("nodes"); code != 0 || !strings.Contains(out, "running (stale)") {
 		t.Errorf("reasonix nodes: %d\n%s", code, out)
 	}
 	took := movedAt.Sub(killed)
