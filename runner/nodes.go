@@ -57,8 +57,12 @@ func ListNodes(ctx context.Context, st *store.Store, staleAfter time.Duration, n
 	}
 	out := make([]NodeInfo, 0, len(nodes))
 	for _, n := range nodes {
-		out = append(out, NodeInfo{Node: n, Running: byNode[n.ID],
-			Stale: n.State != store.NodeStopped && now.Sub(n.HeartbeatAt) > staleAfter})
+		info := NodeInfo{Node: n, Running: byNode[n.ID],
+			Stale: n.State != store.NodeStopped && now.Sub(n.HeartbeatAt) > staleAfter}
+		// A dead leader's election row outlives it by up to River's
+		// leader TTL (15 s); it leads nothing any more.
+		info.Leader = info.Leader && !info.Stale
+		out = append(out, info)
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,10 +24,10 @@ const thinkTime = 200 * time.Millisecond
 
 // stepper is a fake model for many concurrent tasks: a task whose prompt
 // is "<kind> <n>" runs steps[kind] bash steps, one per call (step k appends
-// "step-k" to progress.txt), then answers; every call takes thinkTime.
+// "step-k" to progress.txt), then answers; every call takes think.
 // The step is counted from the tool results in the request, so a task
 // that moved to another node continues where its transcript stands.
-func stepper(steps map[string]int) func(agenttest.Request) agenttest.Turn {
+func stepper(steps map[string]int, think time.Duration) func(agenttest.Request) agenttest.Turn {
 	return func(req agenttest.Request) agenttest.Turn {
 		prompt, done := "", 0
 		for _, m := range req.Messages {
@@ -45,23 +46,23 @@ func stepper(steps map[string]int) func(agenttest.Request) agenttest.Turn {
 		} else {
 			turn = answer("finished " + prompt)
 		}
-		return agenttest.Delayed(thinkTime, turn)
+		return agenttest.Delayed(think, turn)
 	}
 }
 
 // cluster is an installation of several serve nodes sharing one Postgres
 // database, the fake model and (by path) the workspaces' repositories.
 type cluster struct {
-	t     *testing.T
+	t     testing.TB
 	nodes []*e2e
 	live  []*service
 	dsn   string
 }
 
-func newCluster(t *testing.T, n int, steps map[string]int, extraConfig string) *cluster {
+func newCluster(t testing.TB, n int, steps map[string]int, think time.Duration, extraConfig string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, dsn: storetest.PostgresDSN(t)}
-	first := newE2E(t, goalScript(4000, stepper(steps))...)
+	first := newE2E(t, goalScript(4000, stepper(steps, think))...)
 	for i := range n {
 		e := first
 		if i > 0 {
@@ -127,7 +128,7 @@ func nodesOf(events string) map[string]bool {
 // between nodes carry every step's file change, each exactly once.
 func TestRollingRestartLosesNothing(t *testing.T) {
 	const short, long = 56, 4
-	steps := map[string]int{"short": 4, "long": 20}
+	steps := map[string]int{"short": 4, "long": 40}
 	var repos []string
 	var ws strings.Builder
 	for i := range long {
@@ -135,7 +136,7 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 		repos = append(repos, repo)
 		fmt.Fprintf(&ws, "\n[[workspaces]]\nname = \"w%d\"\nrepo = %q\n", i, repo)
 	}
-	c := newCluster(t, 2, steps, "\n[runner]\nmax_concurrent_tasks = 8\n\n[serve]\ndrain_timeout = \"1s\"\nstale_after = \"3s\"\n"+ws.String())
+	c := newCluster(t, 2, steps, thinkTime, "\n[runner]\nmax_concurrent_tasks = 8\n\n[serve]\ndrain_timeout = \"1s\"\nstale_after = \"3s\"\n"+ws.String())
 	begin := time.Now()
 	var ids, longIDs []string
 	for i := range long {
@@ -151,6 +152,17 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	drainA := c.restart(0, 10*time.Second)
 	drainB := c.restart(1, 10*time.Second)
 	t.Logf("drains: A %s, B %s", drainA, drainB)
+	// A task handed over while the other node was full may have come back
+	// to the node it left. Once the short tasks are done the other node is
+	// idle: restarting the node that runs a workspace task moves it.
+	for _, id := range ids[:short] {
+		c.live[0].waitState(id, "succeeded", "failed", "blocked", "interrupted", "cancelled", "budget_exhausted")
+	}
+	for try := 0; try < 2 && !c.anyMoved(longIDs); try++ {
+		if i := c.runningOn(longIDs); i >= 0 {
+			c.restart(i, 10*time.Second)
+		}
+	}
 
 	var mu sync.Mutex
 	moved, released := 0, 0
@@ -197,12 +209,46 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	}
 }
 
+// anyMoved reports whether one of the tasks ran on more than one node.
+func (c *cluster) anyMoved(ids []string) bool {
+	for _, id := range ids {
+		if len(nodesOf(c.live[0].events(id))) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// runningOn returns the index of a node running one of the tasks, -1 when
+// none runs.
+func (c *cluster) runningOn(ids []string) int {
+	var out struct {
+		Nodes []struct {
+			ID      string
+			Running []string
+		}
+	}
+	c.live[0].call("GET", "/api/v1/nodes", nil, &out)
+	for _, n := range out.Nodes {
+		for _, id := range n.Running {
+			if slices.Contains(ids, id) {
+				for i := range c.nodes {
+					if c.nodeID(i) == n.ID {
+						return i
+					}
+				}
+			}
+		}
+	}
+	return -1
+}
+
 // TestKilledNodeTaskMovesAfterStaleAfter: the node running a task is killed
 // with SIGKILL; the other node takes the task over once its heartbeat is
 // older than stale_after and finishes it, with nobody resuming it.
 func TestKilledNodeTaskMovesAfterStaleAfter(t *testing.T) {
 	const staleAfter = 3 * time.Second
-	c := newCluster(t, 2, map[string]int{"long": 15}, fmt.Sprintf("\n[serve]\nstale_after = %q\n", staleAfter.String()))
+	c := newCluster(t, 2, map[string]int{"long": 15}, thinkTime, fmt.Sprintf("\n[serve]\nstale_after = %q\n", staleAfter.String()))
 	id := c.live[0].submit("long killed", map[string]any{"posture": "auto"})
 	var runner string
 	c.live[0].waitFor(func() bool {
@@ -249,13 +295,15 @@ func TestKilledNodeTaskMovesAfterStaleAfter(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Nodes) != 2 {
 		t.Fatalf("reasonix nodes: %d %s %s", code, out, stderr)
 	}
+	// River may not have elected the survivor yet (a dead leader's term
+	// runs out within 15 s), but the dead node never shows as leader.
 	for _, n := range listed.Nodes {
 		dead := n.ID == c.nodeID(victim)
-		if n.State != "running" || n.Stale != dead || n.Leader == dead {
+		if n.State != "running" || n.Stale != dead || (dead && n.Leader) {
 			t.Errorf("reasonix nodes: %+v (killed: %v)", n, dead)
 		}
 	}
-	if out, _, code := e.run("nodes"); code != 0 || !strings.Contains(out, "running (stale)") || !strings.Contains(out, "leader") {
+	if out, _, code := e.run("nodes"); code != 0 || !strings.Contains(out, "running (stale)") {
 		t.Errorf("reasonix nodes: %d\n%s", code, out)
 	}
 	took := movedAt.Sub(killed)

@@ -134,10 +134,13 @@ prompt = "scheduled tick"
 		if tk.Requester != "schedule:tick" {
 			t.Errorf("task %s requester %q", tk.ID, tk.Requester)
 		}
-		m := occurrence.FindStringSubmatch(nb.events(tk.ID))
-		if m == nil {
-			t.Fatalf("task %s has no schedule event: %s", tk.ID, nb.events(tk.ID))
-		}
+		// The schedule event follows the task's creation: the newest task
+		// may not have it yet.
+		var m []string
+		nb.waitFor(func() bool {
+			m = occurrence.FindStringSubmatch(nb.events(tk.ID))
+			return m != nil
+		}, "the schedule event of task "+tk.ID)
 		if other, dup := seen[m[1]]; dup {
 			t.Errorf("occurrence %s ran twice: tasks %s and %s", m[1], other, tk.ID)
 		}

@@ -24,7 +24,7 @@ import (
 
 // service is one `reasonix serve` process of an e2e installation.
 type service struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	url    string
 	token  string
@@ -36,7 +36,7 @@ var servingLine = regexp.MustCompile(`serving on (http://\S+)`)
 
 // serve starts the binary with the installation's config and waits until it
 // answers /readyz.
-func (e *e2e) serve(t *testing.T, extraEnv ...string) *service {
+func (e *e2e) serve(t testing.TB, extraEnv ...string) *service {
 	t.Helper()
 	cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0")
 	cmd.Dir = e.work

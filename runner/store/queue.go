@@ -54,7 +54,9 @@ type QueueConfig struct {
 	// of one minute would kill every agent run).
 	JobTimeout time.Duration
 	// PollInterval is how often the queue looks for runnable jobs when no
-	// notification arrives (always, on SQLite); default 1s.
+	// notification arrives (always, on SQLite); default 1s. On Postgres
+	// every insert and every Wake notifies the nodes (LISTEN/NOTIFY), so
+	// polling only catches what a lost notification missed.
 	PollInterval time.Duration
 	// WakeInterval is how often the queue retries wakes that raced with a
 	// running job (see Wake); default 2s.
@@ -121,7 +123,7 @@ func (s *Store) NewQueue(cfg QueueConfig) (*Queue, error) {
 		JobTimeout:        cfg.JobTimeout,
 		MaxAttempts:       s.maxAtt,
 		FetchPollInterval: cfg.PollInterval,
-		FetchCooldown:     min(cfg.PollInterval, river.FetchCooldownDefault),
+		FetchCooldown:     min(cfg.PollInterval, fetchCooldown),
 		Queues:            map[string]river.QueueConfig{queueName: {MaxWorkers: cfg.MaxWorkers}},
 		Workers:           workers,
 	})
@@ -225,6 +227,28 @@ func (s *Store) retryJob(ctx context.Context, jobID int64) error {
 		if _, err := s.river.jobRetry(ctx, jobID); err != nil && !errors.Is(err, river.ErrNotFound) {
 			return fmt.Errorf("store: retry job %d: %w", jobID, err)
 		}
+		return s.notifyAvailable(ctx)
+	}
+	return nil
+}
+
+// fetchCooldown is the least time between two fetches of one node: a
+// notification is acted on this soon, and a burst of them costs one
+// fetch per interval.
+const fetchCooldown = 20 * time.Millisecond
+
+// notifyAvailable tells the nodes' queues that a job became available, as
+// River does for an insert: River sends nothing when a job is retried, so
+// on Postgres, where the nodes poll rarely and listen instead, a woken
+// task would otherwise wait for the next poll. The topic and payload are
+// River's insert notification's (<schema>.river_insert, {"queue": ...}); SQLite
+// has no notifications and polls.
+func (s *Store) notifyAvailable(ctx context.Context) error {
+	if s.dialect != dialectPostgres {
+		return nil
+	}
+	if _, err := s.db.exec(ctx, "SELECT pg_notify(current_schema() || '.river_insert', ?)", `{"queue": "`+queueName+`"}`); err != nil {
+		return fmt.Errorf("store: notify the queue: %w", err)
 	}
 	return nil
 }

@@ -55,7 +55,10 @@ type bridge[TTx any] struct {
 }
 
 func newBridge[TTx any](driver riverdriver.Driver[TTx], unwrap func(txn) TTx, log *slog.Logger, maxAttempts int) (*bridge[TTx], error) {
-	c, err := river.NewClient(driver, &river.Config{Logger: log, MaxAttempts: maxAttempts})
+	// FetchCooldown here only paces insert notifications: at the minimum,
+	// every insert tells the nodes (LISTEN/NOTIFY on Postgres) instead of
+	// one per 100 ms, the rest of a burst waiting for their next poll.
+	c, err := river.NewClient(driver, &river.Config{Logger: log, MaxAttempts: maxAttempts, FetchCooldown: river.FetchCooldownMin})
 	if err != nil {
 		return nil, fmt.Errorf("store: river client: %w", err)
 	}

@@ -24,6 +24,15 @@ func (s *Store) AppendMessages(ctx context.Context, taskID string, msgs ...agent
 	}
 	var last int64
 	now := micros(s.now())
+	if len(msgs) == 1 && s.dialect == dialectPostgres { // the common case: one statement (see appendCounted)
+		seq, err := s.appendCounted(ctx, "message_seq",
+			"INSERT INTO task_messages (task_id, seq, body, created_at) SELECT ?, n, ?, ? FROM c RETURNING seq",
+			taskID, taskID, bodies[0], now)
+		if err != nil {
+			return 0, fmt.Errorf("store: append message: %w", err)
+		}
+		return seq, nil
+	}
 	err := s.inTx(ctx, func(tx txn) error {
 		end, err := bumpCounter(ctx, tx, taskID, "message_seq", int64(len(msgs)))
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,11 @@ const (
 	DriverSQLite   = "sqlite"
 	DriverPostgres = "postgres"
 )
+
+// defaultPoolConns is the Postgres connection pool's size unless the DSN
+// sets pool_max_conns: enough for a node's workers (each holds at most one
+// connection at a time), their control loops and River.
+const defaultPoolConns = 32
 
 // SQLiteFile is the database file name inside Config.Path.
 const SQLiteFile = "reasonix.db"
@@ -166,6 +172,13 @@ func (s *Store) openPostgres(ctx context.Context, cfg Config) error {
 	if err != nil {
 		// The parse error may quote the DSN, password included.
 		return invalid("postgres DSN does not parse")
+	}
+	if !strings.Contains(cfg.DSN, "pool_max_conns") {
+		// pgx's default, max(4, CPUs), is less than one node's workers
+		// and River's own connections (the LISTEN connection holds one
+		// for good): on a small machine every step queued for a
+		// connection. A DSN's pool_max_conns still wins.
+		pcfg.MaxConns = max(pcfg.MaxConns, defaultPoolConns)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {

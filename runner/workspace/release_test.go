@@ -1,8 +1,13 @@
 package workspace_test
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"reasonix/runner/workspace"
 )
@@ -90,4 +95,56 @@ func TestPrepareTakesOverABranchADeadNodeHolds(t *testing.T) {
 	if read(t, filepath.Join(wb.Dir, "a.txt")) != "v1\n" {
 		t.Fatal("wrong checkout")
 	}
+}
+
+// BenchmarkHandOver measures what moving a task costs its workspace: the
+// checkpoint and removal on the node that stops (Release) and the new
+// worktree on the node that continues (Prepare), for a repository both
+// nodes reach by path, with one changed file.
+func BenchmarkHandOver(b *testing.B) {
+	home := b.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
+	repo := b.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m", "start"}} {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	spec := &workspace.Spec{Name: "bench", Repo: repo}
+	nodes := make([]*workspace.Manager, 2)
+	for i := range nodes {
+		m, err := workspace.New(workspace.Config{Root: b.TempDir(), Env: env})
+		if err != nil {
+			b.Fatal(err)
+		}
+		nodes[i] = m
+	}
+	ctx := context.Background()
+	var release, prepare time.Duration
+	n := 0
+	for b.Loop() {
+		id := fmt.Sprintf("bench%d", n)
+		ws, err := nodes[0].Prepare(ctx, id, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws.Dir, "change.txt"), []byte("changed\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := nodes[0].Release(ctx, ws, ""); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := nodes[1].Prepare(ctx, id, spec); err != nil {
+			b.Fatal(err)
+		}
+		release, prepare = release+t1.Sub(t0), prepare+time.Since(t1)
+		n++
+	}
+	b.ReportMetric(float64(release.Microseconds())/1000/float64(n), "ms-release")
+	b.ReportMetric(float64(prepare.Microseconds())/1000/float64(n), "ms-prepare-on-next-node")
 }
