@@ -110,7 +110,7 @@ func tail(s string, n int) string {
 func TestConfigCompactRatio(t *testing.T) {
 	e := newE2E(t)
 	out, stderr, code := e.run("config", "check")
-	if code != exitOK || !strings.Contains(out, "model fake/fake-model (context window 128000 tokens, compacted at 115200)") {
+	if code != exitOK || !strings.Contains(out, "model fake/fake-model (context window 128000 tokens, compacted at 115200; ") {
 		t.Fatalf("config check: exit %d\n%s%s", code, out, stderr)
 	}
 	out, stderr, code = e.run("config", "compact-ratio")

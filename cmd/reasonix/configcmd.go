@@ -26,8 +26,8 @@ func configCheck(file string, stdout, _ io.Writer) error {
 	if _, ref, err := buildProvider(cfg, ""); err != nil {
 		return err
 	} else {
-		fmt.Fprintf(stdout, "model %s/%s%s%s\n", ref.Name, ref.Model, windowNote(ref.ContextWindow, cfg.Agent.EffectiveCompactRatio()),
-			priceNote(cfg, ref))
+		fmt.Fprintf(stdout, "model %s/%s (%s; %s)\n", ref.Name, ref.Model,
+			windowNote(ref.ContextWindow, cfg.Agent.EffectiveCompactRatio()), priceNote(cfg, ref))
 	}
 	if _, err := buildPolicy(cfg); err != nil {
 		return err
@@ -86,21 +86,21 @@ func configCompactRatioFlags(fs *flag.FlagSet) action {
 // windowNote says when the model's context is compacted.
 func windowNote(window int, ratio float64) string {
 	if window <= 0 {
-		return " (context window unset: never compacted)"
+		return "context window unset: never compacted"
 	}
-	return fmt.Sprintf(" (context window %d tokens, compacted at %d)", window, int(math.Floor(float64(window)*ratio)))
+	return fmt.Sprintf("context window %d tokens, compacted at %d", window, int(math.Floor(float64(window)*ratio)))
 }
 
 // priceNote says what the default model costs, or that it is unpriced and
 // what that means for the cost budgets that are set.
 func priceNote(cfg *config.Config, ref config.ProviderRef) string {
 	if ref.Priced {
-		return fmt.Sprintf(" ($%g in, $%g cached in, $%g out per million tokens)", ref.Price.Input,
+		return fmt.Sprintf("$%g in, $%g cached in, $%g out per million tokens", ref.Price.Input,
 			cmp.Or(ref.Price.CachedInput, ref.Price.Input), ref.Price.Output)
 	}
-	note := " (unpriced: no prices entry, so its cost is reported as unpriced"
+	note := "unpriced: no prices entry, so its cost is reported as unpriced"
 	if cfg.Runner.MaxCostPerTask > 0 || cfg.Agent.GoalBudgetUSD > 0 {
 		note += "; the cost budgets do not count its calls"
 	}
-	return note + ")"
+	return note
 }

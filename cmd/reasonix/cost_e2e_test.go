@@ -232,7 +232,7 @@ func TestConfigCheckShowsPrices(t *testing.T) {
 	e := newE2E(t)
 	e.pricedConfig("")
 	out, stderr, code := e.run("config", "check")
-	if code != exitOK || !strings.Contains(out, "model fake/fake-model ($1 in, $0.5 cached in, $2 out per million tokens)") {
+	if code != exitOK || !strings.Contains(out, "; $1 in, $0.5 cached in, $2 out per million tokens)") {
 		t.Errorf("priced: exit %d\n%s%s", code, out, stderr)
 	}
 	e.configure("\n[runner]\nmax_cost_per_task = 1\n")
