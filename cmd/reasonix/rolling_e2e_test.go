@@ -25,8 +25,10 @@ const thinkTime = 200 * time.Millisecond
 // stepper is a fake model for many concurrent tasks: a task whose prompt
 // is "<kind> <n>" runs steps[kind] bash steps, one per call (step k appends
 // "step-k" to progress.txt), then answers; every call takes think.
-// The step is counted from the tool results in the request, so a task
-// that moved to another node continues where its transcript stands.
+// The step is counted from the successful tool results in the request, so
+// a task that moved to another node continues where its transcript stands;
+// like a real model, it tries a step again whose command a drain cut short
+// (its result is an error) instead of taking it as done.
 func stepper(steps map[string]int, think time.Duration) func(agenttest.Request) agenttest.Turn {
 	return func(req agenttest.Request) agenttest.Turn {
 		prompt, done := "", 0
@@ -34,7 +36,7 @@ func stepper(steps map[string]int, think time.Duration) func(agenttest.Request) 
 			switch {
 			case m.Role == "user" && prompt == "":
 				prompt = m.Content
-			case m.Role == "tool":
+			case m.Role == "tool" && !strings.Contains(m.Content, "error: ") && !strings.HasPrefix(m.Content, "not run"):
 				done++
 			}
 		}
