@@ -118,8 +118,10 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	// A login link's code must not travel in a Referer.
-	h.Set("Referrer-Policy", "no-referrer")
+	// A login link's code must not travel to another site in a Referer.
+	// (Not no-referrer: with it Chromium sends "Origin: null" on the
+	// page's own form posts, which sameOrigin must refuse.)
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	d.mux.ServeHTTP(w, r)
 }

@@ -25,7 +25,7 @@ func TestSecurityHeaders(t *testing.T) {
 			!strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe-inline") {
 			t.Errorf("%s: CSP = %q", path, csp)
 		}
-		if p.Header.Get("X-Content-Type-Options") != "nosniff" || p.Header.Get("Referrer-Policy") != "no-referrer" {
+		if p.Header.Get("X-Content-Type-Options") != "nosniff" || p.Header.Get("Referrer-Policy") != "same-origin" {
 			t.Errorf("%s: headers = %v", path, p.Header)
 		}
 		if strings.HasSuffix(path, ".js") {
