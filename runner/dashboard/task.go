@@ -14,7 +14,7 @@ import (
 
 // maxPageEvents is how many events a task page shows at once; a link pages
 // on to the next ones.
-const maxPageEvents = 1000
+const maxPageEvents = 500
 
 func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
