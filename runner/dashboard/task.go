@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"reasonix/goals"
 	"reasonix/runner"
 	"reasonix/runner/store"
 )
@@ -36,7 +37,7 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	items := make([]eventItem, 0, len(evs))
 	for _, e := range evs {
-		if e.Type != "plan_updated" {
+		if e.Type != "plan_updated" && e.Type != string(goals.EventFleetUpdated) {
 			items = append(items, itemOf(e))
 		}
 	}
@@ -50,7 +51,7 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 		return
 	}
 	d.render(w, r, http.StatusOK, "task", s, map[string]any{
-		"Task": t, "Row": rowOf(t, time.Now()), "Items": items, "Plan": planOf(evs), "Last": last, "More": more,
+		"Task": t, "Row": rowOf(t, time.Now()), "Items": items, "Plan": planOf(evs), "Fleets": fleetsOf(evs), "Last": last, "More": more,
 		"Approvals": approvalViews(aps, s.principal), "MayControl": s.principal.MayControl(t) == nil,
 		"Terminal": terminal(t.State),
 	})
@@ -133,7 +134,12 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 func (d *Dashboard) liveEvent(ev store.Event) ([]byte, error) {
 	var buf bytes.Buffer
 	msg := map[string]any{"seq": ev.Seq, "type": ev.Type}
-	if ev.Type == "plan_updated" {
+	if s, ok := fleetOf(ev); ok {
+		if err := d.eventTmpl.ExecuteTemplate(&buf, "fleet", layoutFleet(s)); err != nil {
+			return nil, err
+		}
+		msg["fleet"], msg["fleet_id"] = buf.String(), domID(s.FleetID)
+	} else if ev.Type == "plan_updated" {
 		if err := d.eventTmpl.ExecuteTemplate(&buf, "plan", planOf([]store.Event{ev})); err != nil {
 			return nil, err
 		}

@@ -42,7 +42,11 @@ function live(task) {
   src.onerror = function () { dot.hidden = true; };
   src.onmessage = function (m) {
     var ev = JSON.parse(m.data);
-    if (ev.plan !== undefined) {
+    if (ev.fleet) {
+      var old = document.getElementById("fleet-" + ev.fleet_id);
+      if (old) old.outerHTML = ev.fleet;
+      else document.getElementById("fleets").insertAdjacentHTML("beforeend", ev.fleet);
+    } else if (ev.plan !== undefined) {
       document.getElementById("plan").innerHTML = ev.plan;
     } else if (ev.html && !document.getElementById("e" + ev.seq)) {
       list.insertAdjacentHTML("beforeend", ev.html);
