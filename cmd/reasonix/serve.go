@@ -129,7 +129,7 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	dash, err := dashboard.New(dashboard.Config{Service: svc, Store: st, Logger: log})
+	dash, err := dashboard.New(dashboard.Config{Service: svc, Store: st, Logger: log, Webhooks: hookHandler})
 	if err != nil {
 		return err
 	}

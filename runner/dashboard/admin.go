@@ -3,6 +3,8 @@ package dashboard
 import (
 	"net/http"
 	"net/url"
+
+	"reasonix/runner/webhook"
 )
 
 func (d *Dashboard) schedulesPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -50,4 +52,18 @@ func (d *Dashboard) nodesPage(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	d.render(w, r, http.StatusOK, "nodes", s, map[string]any{"Nodes": nodes, "Self": d.svc.Node()})
+}
+
+// webhooksPage shows each configured webhook with its last 20 deliveries:
+// accepted, duplicate, ignored or rejected, and why.
+func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, s *session) {
+	var list []webhook.Summary
+	if d.hooks != nil {
+		var err error
+		if list, err = d.hooks.List(r.Context(), 20); err != nil {
+			d.fail(w, r, s, err)
+			return
+		}
+	}
+	d.render(w, r, http.StatusOK, "webhooks", s, map[string]any{"Webhooks": list})
 }

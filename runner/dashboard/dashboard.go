@@ -18,6 +18,7 @@ package dashboard
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"html/template"
 	"io/fs"
@@ -27,6 +28,7 @@ import (
 
 	"reasonix/runner"
 	"reasonix/runner/store"
+	"reasonix/runner/webhook"
 )
 
 // DefaultSessionTTL is how long a sign-in lasts when Config does not say.
@@ -46,14 +48,32 @@ type Config struct {
 	// service behind a TLS-terminating proxy. Requests that arrive over TLS
 	// get Secure cookies anyway.
 	SecureCookies bool
+	// Webhooks, when set, lists the configured webhooks and their recent
+	// deliveries for the Webhooks page (the service's *webhook.Handler).
+	Webhooks WebhookLister
 	// KeepAlive is the interval of comments on a live event stream; 0 means
 	// 15s.
 	KeepAlive time.Duration
 }
 
+// WebhookLister lists the configured webhooks with at most recent
+// deliveries each, newest first.
+type WebhookLister interface {
+	List(ctx context.Context, recent int) ([]webhook.Summary, error)
+}
+
+// WebhookListerFunc adapts a function to WebhookLister.
+type WebhookListerFunc func(ctx context.Context, recent int) ([]webhook.Summary, error)
+
+// List calls f.
+func (f WebhookListerFunc) List(ctx context.Context, recent int) ([]webhook.Summary, error) {
+	return f(ctx, recent)
+}
+
 // Dashboard serves the pages; use it as an http.Handler. Build it with New.
 type Dashboard struct {
 	svc       *runner.Service
+	hooks     WebhookLister
 	st        *store.Store
 	log       *slog.Logger
 	ttl       time.Duration
@@ -73,7 +93,7 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, errors.New("dashboard: the session lifetime must not be negative")
 	}
 	d := &Dashboard{svc: cfg.Service, st: cfg.Store, log: cmp.Or(cfg.Logger, slog.Default()),
-		ttl: cmp.Or(cfg.SessionTTL, DefaultSessionTTL), secure: cfg.SecureCookies,
+		ttl: cmp.Or(cfg.SessionTTL, DefaultSessionTTL), secure: cfg.SecureCookies, hooks: cfg.Webhooks,
 		keepAlive: cmp.Or(cfg.KeepAlive, 15*time.Second), mux: http.NewServeMux()}
 	if err := d.parseTemplates(); err != nil {
 		return nil, err
@@ -101,6 +121,7 @@ func New(cfg Config) (*Dashboard, error) {
 	page("GET /schedules", d.schedulesPage)
 	page("POST /schedules/{name}/{action}", d.scheduleAction)
 	page("GET /nodes", d.nodesPage)
+	page("GET /webhooks", d.webhooksPage)
 	d.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		d.problem(w, r, nil, http.StatusNotFound, "There is no such page.")
 	})

@@ -17,6 +17,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/config"
 	_ "reasonix/agent/builtin"
 	"reasonix/runner"
 	"reasonix/runner/dashboard"
@@ -24,6 +25,7 @@ import (
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
+	"reasonix/runner/webhook"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -56,12 +58,22 @@ type env struct {
 	srv *httptest.Server
 }
 
-func newEnv(t *testing.T, p agent.Provider) *env {
+func newEnv(t *testing.T, p agent.Provider) *env { return newEnvWith(t, p, nil, nil) }
+
+// newEnvWith is newEnv with settings (nil: runnertest's) and, when hooks
+// is set, a Webhooks page listing these configured webhooks.
+func newEnvWith(t *testing.T, p agent.Provider, set *config.Config, hooks []config.Webhook) *env {
 	t.Helper()
 	clk := &clock{}
 	st := storetest.SQLite(t, store.Config{Now: clk.Now})
-	svc := runnertest.Start(t, runnertest.Options{Provider: p, Store: st})
-	dash, err := dashboard.New(dashboard.Config{Service: svc, Store: st, Logger: storetest.Quiet(), KeepAlive: 50 * time.Millisecond})
+	svc := runnertest.Start(t, runnertest.Options{Provider: p, Store: st, Settings: set})
+	cfg := dashboard.Config{Service: svc, Store: st, Logger: storetest.Quiet(), KeepAlive: 50 * time.Millisecond}
+	if hooks != nil {
+		cfg.Webhooks = dashboard.WebhookListerFunc(func(ctx context.Context, recent int) ([]webhook.Summary, error) {
+			return webhook.List(ctx, st, hooks, recent)
+		})
+	}
+	dash, err := dashboard.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
