@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/runner"
 	"reasonix/runner/dashboard"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -22,7 +23,11 @@ func benchDash(b *testing.B, n int) (*store.Store, http.Handler, func(path strin
 	b.Helper()
 	ctx := context.Background()
 	st := storetest.SQLite(b, store.Config{})
-	svc := runnertest.Start(b, runnertest.Options{Store: st})
+	// No task runs here: keep the queue's polling from sharing the SQLite
+	// connection with the pages being measured.
+	svc := runnertest.Start(b, runnertest.Options{Store: st, Configure: func(c *runner.Config) {
+		c.PollInterval, c.ControlInterval, c.SweepInterval = time.Hour, time.Hour, time.Hour
+	}})
 	for i := range n {
 		if _, _, err := st.CreateTask(ctx, store.NewTask{Source: store.SourceAPI, Requester: "token:bench", Workspace: "repo",
 			Prompt: fmt.Sprintf("task %d: fix the flaky test in package %d and update the changelog", i, i%37)}, fmt.Sprint("bench-", i)); err != nil {

@@ -18,18 +18,25 @@ var (
 )
 
 // taskRow is one line of the task list.
+// Its fields are copied rather than an embedded store.Task: templates
+// find promoted fields by a slow reflective search, which dominated the
+// rendering of a long list.
 type taskRow struct {
-	store.Task
-	Age      string
-	Duration string
-	Tokens   string
-	Cost     string
-	Branch   string
-	DiffStat string
+	ID, Prompt, Workspace, Requester string
+	State                            store.State
+	Source                           store.Source
+	CreatedAt                        time.Time
+	Age                              string
+	Duration                         string
+	Tokens                           string
+	Cost                             string
+	Branch                           string
+	DiffStat                         string
 }
 
 func rowOf(t store.Task, now time.Time) taskRow {
-	row := taskRow{Task: t, Age: duration(now.Sub(t.CreatedAt))}
+	row := taskRow{ID: t.ID, Prompt: t.Prompt, Workspace: t.Workspace, Requester: t.Requester, State: t.State,
+		Source: t.Source, CreatedAt: t.CreatedAt, Age: duration(now.Sub(t.CreatedAt))}
 	switch {
 	case t.Result != nil && t.Result.DurationMS > 0:
 		row.Duration = duration(time.Duration(t.Result.DurationMS) * time.Millisecond)
