@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"reasonix/runner"
 	"reasonix/runner/store"
@@ -183,9 +184,12 @@ func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 // nextPage keeps a post-sign-in destination on this site: a path, never
-// another host ("//evil", "/\evil").
+// another host ("//evil", "/\evil"). Browsers drop tabs and newlines in a
+// URL and read a backslash as a slash, so a path holding any of them is
+// refused whole.
 func nextPage(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, `/\`) || strings.HasPrefix(p, "/login") {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/login") ||
+		strings.ContainsRune(p, '\\') || strings.ContainsFunc(p, unicode.IsControl) {
 		return "/"
 	}
 	return p
