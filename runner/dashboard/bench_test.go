@@ -20,9 +20,14 @@ import (
 // the store directly, so no worker runs them), and a signed-in request
 // maker.
 func benchDash(b *testing.B, n int) (*store.Store, http.Handler, func(path string) *http.Request) {
+	return benchDashOn(b, storetest.SQLite, n)
+}
+
+// benchDashOn is benchDash on the store open opens.
+func benchDashOn(b *testing.B, open storetest.Opener, n int) (*store.Store, http.Handler, func(path string) *http.Request) {
 	b.Helper()
 	ctx := context.Background()
-	st := storetest.SQLite(b, store.Config{})
+	st := open(b, store.Config{})
 	// No task runs here: keep the queue's polling from sharing the SQLite
 	// connection with the pages being measured.
 	svc := runnertest.Start(b, runnertest.Options{Store: st, Configure: func(c *runner.Config) {
@@ -79,6 +84,11 @@ func BenchmarkTasksPage(b *testing.B) {
 	b.Run("tasks=10000/search", func(b *testing.B) {
 		_, h, req := benchDash(b, 10000)
 		serve(b, h, req, "/?q=package+36")
+	})
+	// The same on Postgres (skipped without a test database; see storetest).
+	b.Run("postgres/tasks=10000/rows=50", func(b *testing.B) {
+		_, h, req := benchDashOn(b, storetest.Postgres, 10000)
+		serve(b, h, req, "/?limit=50")
 	})
 }
 

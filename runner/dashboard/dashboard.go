@@ -82,6 +82,7 @@ type Dashboard struct {
 	pages     map[string]*template.Template
 	eventTmpl *template.Template
 	mux       *http.ServeMux
+	streams   streamCount
 }
 
 // New validates cfg and returns the dashboard.

@@ -17,8 +17,8 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
-	"reasonix/config"
 	_ "reasonix/agent/builtin"
+	"reasonix/config"
 	"reasonix/runner"
 	"reasonix/runner/dashboard"
 	"reasonix/runner/httpapi"

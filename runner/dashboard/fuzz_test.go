@@ -56,7 +56,9 @@ func FuzzFleetLayout(f *testing.F) {
 				t.Fatalf("label %q too long", n.Label)
 			}
 		}
-		if strings.ContainsFunc(g.DomID, func(r rune) bool { return !strings.ContainsRune("-_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", r) }) {
+		if strings.ContainsFunc(g.DomID, func(r rune) bool {
+			return !strings.ContainsRune("-_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", r)
+		}) {
 			t.Fatalf("dom id %q", g.DomID)
 		}
 	})

@@ -78,6 +78,13 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 			after = n
 		}
 	}
+	release, ok := d.streams.acquire(s.principal.ID)
+	if !ok {
+		w.Header().Set("Retry-After", "5")
+		d.problem(w, r, s, http.StatusTooManyRequests, fmt.Sprintf("You have %d live pages open already; close some.", MaxStreamsPerPrincipal))
+		return
+	}
+	defer release()
 	ctx := r.Context()
 	events, err := d.svc.Subscribe(ctx, r.PathValue("id"), after)
 	if err != nil {
