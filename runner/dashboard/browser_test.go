@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"os"
@@ -13,13 +14,14 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/goals"
 	"reasonix/internal/testenv"
 	"reasonix/runner/store"
 )
 
 // TestBrowser drives the dashboard in Debian's Chromium with playwright-core
 // (e2e/browser.mjs): the requester signs in with a one-time link and cannot
-// approve her own call, signs out and is sent to sign in; an approver signs
+// approve her own call, sees the fleet graph, signs out and is sent to sign in; an approver signs
 // in with his token, sees the task, clicks Allow once and watches it finish
 // without a reload; no page logs an error, breaks the CSP or requests
 // anything from elsewhere. Screenshots go to the test's artifact directory
@@ -48,6 +50,13 @@ func TestBrowser(t *testing.T) {
 	bob := e.token("bob", store.RoleApprove)
 	e.token("alice", store.RoleApprove)
 	taskID, _ := e.parked("token:alice", `tidy the <script>alert("x")</script> tag`)
+	// The task's fleet, as a goal's fleet tool reports it.
+	fleet, _ := json.Marshal(goals.FleetSnapshot{FleetID: "f1", Nodes: []goals.NodeStatus{
+		{ID: "scan", State: goals.NodeDone}, {ID: "fix", State: goals.NodeRunning, DependsOn: []string{"scan"}},
+		{ID: "docs", State: goals.NodeSkipped, DependsOn: []string{"fix"}, Reason: "upstream fix failed"}}})
+	if _, err := e.st.AppendEvent(t.Context(), taskID, string(goals.EventFleetUpdated), fleet); err != nil {
+		t.Fatal(err)
+	}
 	code, err := e.st.CreateLoginCode(t.Context(), "alice", time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +79,7 @@ func TestBrowser(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
 		t.Fatal("the browser script did not finish")
 	}
-	for _, f := range []string{"task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-dark.png"} {
+	for _, f := range []string{"fleet.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-dark.png"} {
 		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("screenshot %s: %v", f, err)
 		}

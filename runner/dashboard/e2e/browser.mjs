@@ -41,6 +41,10 @@ try {
   check(await page.getByText("you requested this task").isVisible(), "the requester is told she cannot decide");
   check(await page.locator("button[value=allow_once]").count() === 0, "no Allow button for the requester");
   check((await page.locator(".prompt-text").textContent()).includes("<script>"), "the hostile prompt shows as text");
+  check(await page.locator("#fleet-f1 svg").isVisible(), "the fleet graph is drawn");
+  check(await page.locator("#fleet-f1 .f-skipped title").textContent() === "docs: skipped (upstream fix failed)\ndepends on fix",
+    "a skipped node says why on hover");
+  await page.locator("#fleet-f1").screenshot({ path: join(shots, "fleet.png") });
   await page.screenshot({ path: join(shots, "task-requester.png"), fullPage: true });
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.waitForURL(/\/login$/);

@@ -32,6 +32,9 @@ function tick() {
   });
 }
 
+// FINAL are the states a task does not leave by itself: the stream can stop.
+var FINAL = ["succeeded", "failed", "blocked", "cancelled", "interrupted", "budget_exhausted"];
+
 // live follows a running task: each event comes rendered by the server
 // (the same escaped template as the page), so nothing here builds HTML.
 function live(task) {
@@ -56,6 +59,7 @@ function live(task) {
       var badge = task.querySelector("h1 [data-state]");
       badge.textContent = ev.state;
       badge.className = "state s-" + ev.state;
+      if (FINAL.indexOf(ev.state) >= 0) { src.close(); dot.hidden = true; }
     }
   };
 }
