@@ -37,6 +37,9 @@ func itemOf(e store.Event) eventItem {
 	switch e.Type {
 	case "message":
 		it.Class, it.Title, it.Text = "message", "assistant", str("text")
+		if str("role") == "user" {
+			it.Class, it.Title = "message user", "message from "+str("requester")
+		}
 	case "tool_started":
 		it.Class, it.Title, it.Detail = "tool", "▸ "+str("tool"), pretty(str("args"))
 	case "tool_finished":

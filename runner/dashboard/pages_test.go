@@ -69,6 +69,17 @@ func TestApprovalAuthorization(t *testing.T) {
 	if p := bob.get("/tasks/" + taskID); !strings.Contains(p.Body, "by token:bob") || !strings.Contains(p.Body, "final report: succeeded") {
 		t.Errorf("the task page after the decision:\n%s", p.Body)
 	}
+
+	// The requester continues her finished task from the page; bob may not.
+	if p := bob.post("/tasks/"+taskID+"/message", url.Values{"csrf": {bob.csrf()}, "text": {"and more"}}); p.StatusCode != http.StatusForbidden {
+		t.Errorf("bob messaging alice's task = %d", p.StatusCode)
+	}
+	if p := own.post("/tasks/"+taskID+"/message", url.Values{"csrf": {own.csrf()}, "text": {"now <b>tidy</b> up"}}); p.StatusCode != http.StatusSeeOther {
+		t.Fatalf("alice continuing her task = %d:\n%s", p.StatusCode, p.Body)
+	}
+	if p := own.get("/tasks/" + taskID); !strings.Contains(p.Body, "message from token:alice") || !strings.Contains(p.Body, "now &lt;b&gt;tidy&lt;/b&gt; up") {
+		t.Errorf("the task page does not show alice's message:\n%s", p.Body)
+	}
 }
 
 // TestPagesEscapeAndFilter: hostile prompt text renders as text on the list
