@@ -202,3 +202,28 @@ func TestLiveStream(t *testing.T) {
 		t.Errorf("live without a session = %d", anon.StatusCode)
 	}
 }
+
+// TestTaskPageWeight: a task with 2,000 steps shows the first 500 and a
+// link on, in a page under 150 KB.
+func TestTaskPageWeight(t *testing.T) {
+	e := newEnv(t, nil)
+	task, _, err := e.svc.Submit(t.Context(), runner.TaskRequest{Source: store.SourceAPI, Requester: "token:alice", Prompt: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		raw := fmt.Appendf(nil, `{"tool":"bash","step":%d,"result":"line %d of output"}`, i, i)
+		if _, err := e.st.AppendEvent(t.Context(), task.ID, "tool_finished", raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := e.browser()
+	b.signIn(e.token("erin", store.RoleSubmit))
+	p := b.get("/tasks/" + task.ID)
+	if p.StatusCode != 200 || len(p.Body) > 150<<10 || !strings.Contains(p.Body, "Later steps") {
+		t.Fatalf("task page: %d, %d bytes, later-steps link %v", p.StatusCode, len(p.Body), strings.Contains(p.Body, "Later steps"))
+	}
+	if n := strings.Count(p.Body, `class="ev `); n != 500 {
+		t.Errorf("%d steps on the first page, want 500", n)
+	}
+}

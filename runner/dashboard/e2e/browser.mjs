@@ -73,10 +73,22 @@ try {
   check(await page.getByText("approval allow_once by token:bob").first().isVisible(), "the decision is shown");
   await page.screenshot({ path: join(shots, "task-done.png"), fullPage: true });
 
+  step("a post without the CSRF token is refused, and changes nothing");
+  const forged = await page.evaluate(async (id) => {
+    const r = await fetch("/tasks/" + id + "/cancel", { method: "POST", body: new URLSearchParams({ x: "1" }) });
+    return r.status;
+  }, taskID);
+  check(forged === 403, "a CSRF-less POST from the page's own origin is 403, got " + forged);
+  await page.reload();
+  check((await page.locator("h1 [data-state]").textContent()) === "succeeded", "the task is unchanged");
+
   step("light and dark");
   await page.emulateMedia({ colorScheme: "dark" });
   await page.screenshot({ path: join(shots, "task-dark.png"), fullPage: true });
 
+  // The forged post's 403 is the one error the console may show.
+  const forgedLog = problems.findIndex((p) => p.includes("status of 403"));
+  if (forgedLog >= 0) problems.splice(forgedLog, 1);
   check(problems.length === 0, "no console errors, CSP reports or third-party requests: " + problems.join("; "));
   console.log("ok");
 } catch (e) {
