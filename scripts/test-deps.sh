@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts what the tests use for real: bubblewrap (the bash
 # sandbox), git (workspaces), PostgreSQL (the store and multi-node tests),
+# Chromium, node and playwright-core (the dashboard's browser test),
 # systemd-analyze and docker-compose (they check the files in deploy/), from
 # Debian's packages. Needs root when something is missing. Sourced by
 # scripts/test.sh, so the DSN it exports reaches the tests.
@@ -46,6 +47,11 @@ command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 # The compose file is checked with `docker compose config` or, without the
 # plugin, Debian's standalone docker-compose; neither needs a daemon.
 { docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; } || need+=(docker-compose)
+# The dashboard's browser test drives Debian's Chromium with playwright-core
+# (from npm, below); it never downloads a browser of its own.
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 # The server only when there is none to use already.
 if [ -z "${REASONIX_TEST_POSTGRES_DSN:-}" ] && ! { command -v psql >/dev/null 2>&1 && psql_ok "$default_dsn"; }; then
 	if ! command -v pg_ctlcluster >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
@@ -57,6 +63,10 @@ fi
 command -v bwrap >/dev/null 2>&1 || fail "bwrap is still missing after installing bubblewrap"
 command -v git >/dev/null 2>&1 || fail "git is still missing after installing it"
 command -v systemd-analyze >/dev/null 2>&1 || fail "systemd-analyze is still missing after installing systemd"
+command -v chromium >/dev/null 2>&1 || fail "chromium is still missing after installing it"
+# playwright-core at the version package-lock.json pins; it ships no browser.
+(cd "$(dirname "${BASH_SOURCE[0]}")/../runner/dashboard/e2e" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+	fail "npm ci in runner/dashboard/e2e failed (playwright-core for the browser test)"
 # An installed bwrap that cannot create its namespaces (a container without
 # user namespaces, say) would fail every sandbox test; say so once, here.
 if ! out=$(bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true 2>&1); then

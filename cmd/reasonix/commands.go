@@ -78,6 +78,14 @@ reasonix tasks list --state running,waiting_approval`,
 			subs:    tokensCommands(),
 		},
 		{
+			name: "login-link", summary: "print a one-time link that signs a browser into the dashboard",
+			about: "Writes a single-use sign-in code for a token's principal to the configured store (no running service\n" +
+				"needed) and prints the dashboard link that uses it. The link works once, within --ttl; the session it\n" +
+				"starts has the token's role and ends when the token is revoked.",
+			example: "reasonix login-link\nreasonix login-link --token erin --url https://reasonix.example.com",
+			flags:   loginLinkFlags,
+		},
+		{
 			name: "webhooks", summary: "list the configured webhooks and what they received",
 			about:   "Shows each [[webhooks]] entry and its recent deliveries from the configured store (no running service needed).\nDeliveries arrive at POST /hooks/NAME, authenticated by their signature.",
 			example: "reasonix webhooks list",

@@ -20,6 +20,7 @@ import (
 	"reasonix/config"
 	"reasonix/internal/redact"
 	"reasonix/runner"
+	"reasonix/runner/dashboard"
 	"reasonix/runner/httpapi"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
@@ -128,8 +129,12 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	dash, err := dashboard.New(dashboard.Config{Service: svc, Store: st, Logger: log, Webhooks: hookHandler})
+	if err != nil {
+		return err
+	}
 	api, err := httpapi.New(httpapi.Config{Service: svc, Logger: log, Webhooks: hookHandler,
-		MaxStreamsPerToken: cfg.Serve.MaxStreamsPerToken})
+		MaxStreamsPerToken: cfg.Serve.MaxStreamsPerToken, Dashboard: dash})
 	if err != nil {
 		return err
 	}

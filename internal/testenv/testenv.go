@@ -8,7 +8,7 @@
 // The promise is read from the environment:
 //
 //   - REASONIX_TEST_REQUIRE: a comma-separated list of the dependencies that
-//     must be present (postgres, bwrap, git, systemd, compose), or "all". scripts/test.sh sets
+//     must be present (postgres, bwrap, git, systemd, compose, chromium), or "all". scripts/test.sh sets
 //     it to all after scripts/test-deps.sh installed and started them.
 //   - CI: any value but "", "0" or "false" requires all of them, for CI
 //     systems that run `go test` without the scripts.
@@ -30,9 +30,12 @@ const (
 	Git      = "git"
 	Systemd  = "systemd" // systemd-analyze
 	Compose  = "compose" // docker-compose, or docker with the compose plugin
+	// Chromium is the dashboard's browser test: Debian's chromium, node,
+	// and playwright-core installed by `npm ci` in runner/dashboard/e2e.
+	Chromium = "chromium"
 )
 
-var known = []string{Postgres, Bwrap, Git, Systemd, Compose}
+var known = []string{Postgres, Bwrap, Git, Systemd, Compose, Chromium}
 
 // Required reports whether the environment promises dep. It panics on a name
 // not listed above (a typo in a test).

@@ -36,6 +36,9 @@ type Config struct {
 	// Webhooks, when set, serves POST /hooks/{name} (authenticated by each
 	// delivery's signature, not the bearer token) and GET /api/v1/webhooks.
 	Webhooks *webhook.Handler
+	// Dashboard, when set, serves every path no other route claims (the
+	// web dashboard at /, which authenticates by its own session cookie).
+	Dashboard http.Handler
 }
 
 // API serves the routes. Build it with New.
@@ -86,6 +89,9 @@ func New(cfg Config) (*API, error) {
 	if a.hooks != nil {
 		a.mux.Handle("POST /hooks/{name}", a.hooks)
 		api("GET /api/v1/webhooks", a.listWebhooks)
+	}
+	if cfg.Dashboard != nil {
+		a.mux.Handle("/", cfg.Dashboard)
 	}
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such API route")

@@ -39,6 +39,8 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("Session", func(t *testing.T) { testSession(t, open) })
 	t.Run("Validation", func(t *testing.T) { testValidation(t, open) })
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, open) })
+	t.Run("WebSessions", func(t *testing.T) { testWebSessions(t, open) })
+	t.Run("TaskSearch", func(t *testing.T) { testTaskSearch(t, open) })
 	t.Run("BootstrapToken", func(t *testing.T) { testBootstrapToken(t, open) })
 	t.Run("ScheduleFireOnce", func(t *testing.T) { testScheduleFireOnce(t, open) })
 	t.Run("ScheduleStateChanges", func(t *testing.T) { testScheduleStateChanges(t, open) })

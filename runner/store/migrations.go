@@ -276,4 +276,24 @@ CREATE TABLE chat_leases (
 	{version: 10, sql: `
 ALTER TABLE tasks ADD COLUMN budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0;
 `},
+	// 11: the web dashboard's sign-ins. A session and a one-time login code
+	// are kept only as hashes of their secrets, bound to the API token
+	// whose principal signed in, so revoking the token ends its sessions.
+	{version: 11, sql: `
+CREATE TABLE web_sessions (
+	secret_hash TEXT PRIMARY KEY,
+	token_id    TEXT NOT NULL,
+	csrf        TEXT NOT NULL,
+	created_at  BIGINT NOT NULL,
+	expires_at  BIGINT NOT NULL
+);
+
+CREATE TABLE login_codes (
+	code_hash  TEXT PRIMARY KEY,
+	token_id   TEXT NOT NULL,
+	created_at BIGINT NOT NULL,
+	expires_at BIGINT NOT NULL,
+	used_at    BIGINT
+);
+`},
 }

@@ -390,6 +390,9 @@ type TaskFilter struct {
 	States    []State
 	Source    Source
 	Requester string
+	Workspace string
+	// Search keeps tasks whose prompt contains it, ignoring case (ASCII).
+	Search string
 	// Cursor continues a listing: pass the previous page's Next.
 	Cursor string
 	// Limit is the page size; default 50, at most 500.
@@ -402,6 +405,8 @@ type TaskPage struct {
 	Tasks []Task
 	Next  string
 }
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // ListTasks returns tasks matching f, newest first, one page at a time.
 // Pagination is keyset on the (time-sortable) id, so pages stay stable while
@@ -429,6 +434,16 @@ func (s *Store) ListTasks(ctx context.Context, f TaskFilter) (TaskPage, error) {
 	if f.Requester != "" {
 		where = append(where, "requester = ?")
 		args = append(args, f.Requester)
+	}
+	if f.Workspace != "" {
+		where = append(where, "workspace = ?")
+		args = append(args, f.Workspace)
+	}
+	if f.Search != "" {
+		// LIKE with an explicit escape character means the same on SQLite
+		// and Postgres; LOWER on both sides makes it case-blind on both.
+		where = append(where, `LOWER(prompt) LIKE ? ESCAPE '\'`)
+		args = append(args, "%"+likeEscaper.Replace(strings.ToLower(f.Search))+"%")
 	}
 	if f.Cursor != "" {
 		where = append(where, "id < ?")

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"strings"
+	"testing"
+)
+
+// TestDashboardOnTheBinary: `reasonix serve` serves the dashboard at / on
+// its API address; `reasonix login-link` prints a link that signs a browser
+// in once, as the service's admin token, and lands on a URL without the
+// code.
+func TestDashboardOnTheBinary(t *testing.T) {
+	e := newE2E(t)
+	s := e.serve(t)
+	jar, _ := cookiejar.New(nil)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Jar: jar, Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(url string) (int, string, http.Header) {
+		t.Helper()
+		res, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body), res.Header
+	}
+	if code, _, h := get(s.url + "/"); code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/login") {
+		t.Fatalf("/ before sign-in = %d %q", code, h.Get("Location"))
+	}
+
+	out, stderr, code := e.run("login-link", "--url", s.url)
+	link := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(link, s.url+"/login/link?code=rxl_") || !strings.Contains(stderr, "token:admin") {
+		t.Fatalf("login-link = %d %q %s", code, link, stderr)
+	}
+	if st, _, h := get(link); st != http.StatusSeeOther || h.Get("Location") != "/" {
+		t.Fatalf("the link = %d %q", st, h.Get("Location"))
+	}
+	st, body, h := get(s.url + "/")
+	if st != http.StatusOK || !strings.Contains(body, "token:admin · admin") || !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Fatalf("/ after the link = %d:\n%s", st, body)
+	}
+	if st, _, _ := get(link); st != http.StatusUnauthorized {
+		t.Errorf("the link's second use = %d, want 401", st)
+	}
+
+	if out, _, code := e.run("login-link"); code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "http://") ||
+		!strings.Contains(out, "/login/link?code=rxl_") {
+		t.Errorf("login-link without --url = %d %q", code, out)
+	}
+	if _, stderr, code := e.run("login-link", "--token", "nobody"); code != exitUsage || !strings.Contains(stderr, `no valid token is called "nobody"`) {
+		t.Errorf("login-link for an unknown token = %d %s", code, stderr)
+	}
+	if _, _, code := e.run("login-link", "--ttl", "2h"); code != exitUsage {
+		t.Errorf("--ttl 2h = %d, want %d", code, exitUsage)
+	}
+}

@@ -1,0 +1,105 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/goals"
+	"reasonix/internal/testenv"
+	"reasonix/runner/store"
+)
+
+// TestBrowser drives the dashboard in Debian's Chromium with playwright-core
+// (e2e/browser.mjs): the requester signs in with a one-time link and cannot
+// approve her own call, sees the fleet graph, signs out and is sent to sign in; an approver signs
+// in with his token, sees the task, clicks Allow once and watches it finish
+// without a reload; no page logs an error, breaks the CSP or requests
+// anything from elsewhere. Screenshots go to the test's artifact directory
+// (go test -artifacts keeps them).
+//
+// It needs chromium, node and `npm ci` run in e2e/; scripts/test-deps.sh
+// provides them, and REASONIX_TEST_REQUIRE=chromium (or all) makes their
+// absence a failure instead of a skip.
+func TestBrowser(t *testing.T) {
+	chromium := os.Getenv("REASONIX_TEST_CHROMIUM")
+	if chromium == "" {
+		chromium = testenv.LookPath(t, testenv.Chromium)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, testenv.Chromium, "node is not installed (apt-get install nodejs npm)")
+	}
+	if _, err := os.Stat(filepath.Join("e2e", "node_modules", "playwright-core")); err != nil {
+		testenv.Missing(t, testenv.Chromium, "playwright-core is not installed: run `npm ci` in runner/dashboard/e2e")
+	}
+
+	// The model's answer after the approval takes a moment, so the page the
+	// decision returns to sees the task still running and must follow it
+	// live to its end.
+	e := newEnv(t, &slowAfterFirst{Provider: bashThenDone(), delay: 3 * time.Second})
+	bob := e.token("bob", store.RoleApprove)
+	e.token("alice", store.RoleApprove)
+	taskID, _ := e.parked("token:alice", `tidy the <script>alert("x")</script> tag`)
+	// The task's fleet, as a goal's fleet tool reports it.
+	fleet, _ := json.Marshal(goals.FleetSnapshot{FleetID: "f1", Nodes: []goals.NodeStatus{
+		{ID: "scan", State: goals.NodeDone}, {ID: "fix", State: goals.NodeRunning, DependsOn: []string{"scan"}},
+		{ID: "docs", State: goals.NodeSkipped, DependsOn: []string{"fix"}, Reason: "upstream fix failed"}}})
+	if _, err := e.st.AppendEvent(t.Context(), taskID, string(goals.EventFleetUpdated), fleet); err != nil {
+		t.Fatal(err)
+	}
+	code, err := e.st.CreateLoginCode(t.Context(), "alice", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shots := t.ArtifactDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "browser.mjs")
+	cmd.Dir = "e2e"
+	cmd.Env = append(os.Environ(), "DASH_URL="+e.srv.URL, "DASH_SHOTS="+shots, "DASH_TASK="+taskID,
+		"DASH_APPROVER_TOKEN="+bob, "DASH_CHROMIUM="+chromium,
+		"DASH_REQUESTER_LINK="+e.srv.URL+"/login/link?code="+url.QueryEscape(code))
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser run took %s; screenshots in %s\n%s", time.Since(start).Round(time.Millisecond), shots, out)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) || err != nil {
+		t.Fatalf("the browser script failed: %v", err)
+	}
+	if !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatal("the browser script did not finish")
+	}
+	for _, f := range []string{"fleet.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-dark.png"} {
+		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() == 0 {
+			t.Errorf("screenshot %s: %v", f, err)
+		}
+	}
+}
+
+// slowAfterFirst delays every model call but the first.
+type slowAfterFirst struct {
+	agent.Provider
+	delay time.Duration
+	calls atomic.Int32
+}
+
+func (p *slowAfterFirst) Stream(ctx context.Context, req agent.Request) (<-chan agent.Chunk, error) {
+	if p.calls.Add(1) > 1 {
+		select {
+		case <-time.After(p.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return p.Provider.Stream(ctx, req)
+}

@@ -1,0 +1,104 @@
+// Drives the dashboard in a real Chromium, as a person would: run by the Go
+// test TestBrowser, which starts the service and passes what it needs in
+// the environment. Prints one line per step; exits non-zero on the first
+// failure. It never downloads a browser: it uses the system's Chromium.
+import { chromium } from "playwright-core";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`missing ${k}`);
+  return v;
+};
+const base = env("DASH_URL"), shots = env("DASH_SHOTS"), taskID = env("DASH_TASK");
+const approverToken = env("DASH_APPROVER_TOKEN"), requesterLink = env("DASH_REQUESTER_LINK");
+const profile = mkdtempSync(join(tmpdir(), "rx-chromium-"));
+const problems = [];
+
+function step(name) { console.log("step: " + name); }
+function check(ok, what) { if (!ok) throw new Error("check failed: " + what); }
+
+const ctx = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.DASH_CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+  viewport: { width: 390, height: 844 }, // a phone: the approver on the go
+});
+try {
+  const page = ctx.pages()[0] || await ctx.newPage();
+  page.on("console", (m) => { if (m.type() === "error") problems.push(m.text()); });
+  page.on("pageerror", (e) => problems.push(String(e)));
+  page.on("request", (r) => { if (!r.url().startsWith(base)) problems.push("third-party request " + r.url()); });
+
+  step("the requester signs in with a one-time link and may not approve her own call");
+  await page.goto(requesterLink);
+  check(new URL(page.url()).search === "", "the link's code is gone from the URL: " + page.url());
+  await page.goto(base + "/tasks/" + taskID);
+  check((await page.locator("h1 [data-state]").textContent()) === "waiting_approval", "task waits");
+  check(await page.getByText("you requested this task").isVisible(), "the requester is told she cannot decide");
+  check(await page.locator("button[value=allow_once]").count() === 0, "no Allow button for the requester");
+  check((await page.locator(".prompt-text").textContent()).includes("<script>"), "the hostile prompt shows as text");
+  check(await page.locator("#fleet-f1 svg").isVisible(), "the fleet graph is drawn");
+  check(await page.locator("#fleet-f1 .f-skipped title").textContent() === "docs: skipped (upstream fix failed)\ndepends on fix",
+    "a skipped node says why on hover");
+  await page.locator("#fleet-f1").screenshot({ path: join(shots, "fleet.png") });
+  await page.screenshot({ path: join(shots, "task-requester.png"), fullPage: true });
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL(/\/login$/);
+  await page.goto(base + "/approvals");
+  check(page.url().startsWith(base + "/login"), "signed out: /approvals sends to sign-in");
+
+  step("the approver signs in with his token");
+  await page.fill("#token", approverToken);
+  await Promise.all([page.waitForURL(base + "/approvals"), page.getByRole("button", { name: "Sign in" }).click()]);
+  await page.screenshot({ path: join(shots, "approvals.png"), fullPage: true });
+  await page.goto(base + "/");
+  check(await page.locator(`a[href="/tasks/${taskID}"]`).isVisible(), "the task is listed");
+  await page.screenshot({ path: join(shots, "tasks.png"), fullPage: true });
+
+  step("he opens the task and clicks Allow once; the page follows the task live");
+  await page.click(`a[href="/tasks/${taskID}"]`);
+  await page.waitForURL(base + "/tasks/" + taskID);
+  await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Allow once" }).click()]);
+  const after = await page.locator("h1 [data-state]").textContent();
+  let navigations = 0;
+  page.on("framenavigated", (f) => { if (f === page.mainFrame()) navigations++; });
+  console.log("state right after the decision: " + after);
+  check(after !== "succeeded", "the task is still going when the page comes back (else nothing is live to see)");
+  await page.locator("h1 [data-state]", { hasText: "succeeded" }).waitFor({ timeout: 20000 });
+  check(navigations === 0, "the state changed without a reload");
+  check(await page.getByText("approval allow_once by token:bob").first().isVisible(), "the decision is shown");
+  await page.screenshot({ path: join(shots, "task-done.png"), fullPage: true });
+
+  step("a post without the CSRF token is refused, and changes nothing");
+  const forged = await page.evaluate(async (id) => {
+    const r = await fetch("/tasks/" + id + "/cancel", { method: "POST", body: new URLSearchParams({ x: "1" }) });
+    return r.status;
+  }, taskID);
+  check(forged === 403, "a CSRF-less POST from the page's own origin is 403, got " + forged);
+  await page.reload();
+  check((await page.locator("h1 [data-state]").textContent()) === "succeeded", "the task is unchanged");
+
+  step("light and dark");
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.screenshot({ path: join(shots, "task-dark.png"), fullPage: true });
+
+  // The forged post's 403 is the one error the console may show.
+  const forgedLog = problems.findIndex((p) => p.includes("status of 403"));
+  if (forgedLog >= 0) problems.splice(forgedLog, 1);
+  check(problems.length === 0, "no console errors, CSP reports or third-party requests: " + problems.join("; "));
+  console.log("ok");
+} catch (e) {
+  const p = ctx.pages()[0];
+  if (p) {
+    console.log("failed at " + p.url());
+    await p.screenshot({ path: join(shots, "failure.png"), fullPage: true }).catch(() => {});
+  }
+  throw e;
+} finally {
+  await ctx.close();
+  rmSync(profile, { recursive: true, force: true });
+}

@@ -1,0 +1,73 @@
+// Reasonix dashboard: times in the viewer's zone, deadline countdowns, and
+// a task's steps arriving live. No inline script anywhere (the page's
+// Content-Security-Policy forbids it); everything works without this file
+// except the live updates.
+"use strict";
+
+function localTimes(root) {
+  root.querySelectorAll("time[datetime]:not([data-age]):not([data-countdown])").forEach(function (el) {
+    var d = new Date(el.getAttribute("datetime"));
+    if (!isNaN(d)) { el.title = el.textContent; el.textContent = d.toLocaleString(); }
+  });
+}
+
+function short(ms) {
+  var s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return s + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m " + (s % 60) + "s";
+  if (s < 172800) return Math.floor(s / 3600) + "h " + Math.floor((s % 3600) / 60) + "m";
+  return Math.floor(s / 86400) + "d";
+}
+
+function tick() {
+  var now = Date.now();
+  document.querySelectorAll("time[data-countdown]").forEach(function (el) {
+    var left = new Date(el.getAttribute("datetime")) - now;
+    el.textContent = left > 0 ? "in " + short(left) : "expired";
+    el.classList.toggle("expired", left <= 0);
+  });
+  document.querySelectorAll("time[data-age]").forEach(function (el) {
+    el.textContent = short(now - new Date(el.getAttribute("datetime")));
+    el.title = new Date(el.getAttribute("datetime")).toLocaleString();
+  });
+}
+
+// FINAL are the states a task does not leave by itself: the stream can stop.
+var FINAL = ["succeeded", "failed", "blocked", "cancelled", "interrupted", "budget_exhausted"];
+
+// live follows a running task: each event comes rendered by the server
+// (the same escaped template as the page), so nothing here builds HTML.
+function live(task) {
+  if (!task.hasAttribute("data-live") || !window.EventSource) return;
+  var list = document.getElementById("events"), dot = document.getElementById("live");
+  var src = new EventSource("/tasks/" + encodeURIComponent(task.dataset.task) + "/live?after=" + task.dataset.last);
+  src.onopen = function () { dot.hidden = false; };
+  src.onerror = function () { dot.hidden = true; };
+  src.onmessage = function (m) {
+    var ev = JSON.parse(m.data);
+    if (ev.fleet) {
+      var old = document.getElementById("fleet-" + ev.fleet_id);
+      if (old) old.outerHTML = ev.fleet;
+      else document.getElementById("fleets").insertAdjacentHTML("beforeend", ev.fleet);
+    } else if (ev.plan !== undefined) {
+      document.getElementById("plan").innerHTML = ev.plan;
+    } else if (ev.html && !document.getElementById("e" + ev.seq)) {
+      list.insertAdjacentHTML("beforeend", ev.html);
+      localTimes(list.lastElementChild);
+    }
+    if (ev.state) {
+      var badge = task.querySelector("h1 [data-state]");
+      badge.textContent = ev.state;
+      badge.className = "state s-" + ev.state;
+      if (FINAL.indexOf(ev.state) >= 0) { src.close(); dot.hidden = true; }
+    }
+  };
+}
+
+document.addEventListener("DOMContentLoaded", function () {
+  localTimes(document);
+  tick();
+  setInterval(tick, 1000);
+  var task = document.getElementById("task");
+  if (task) live(task);
+});
