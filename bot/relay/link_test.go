@@ -18,7 +18,7 @@ func TestMessagesLinkToTheTask(t *testing.T) {
 	m := r.slack.Mention(alice, channel, "", "link me")
 	ap := r.approvalMessage(t, m.TS)
 	id := r.taskOf(t, m.TS)
-	link := "https://reasonix.example/api/v1/tasks/" + id
+	link := "https://reasonix.example/tasks/" + id
 	if !strings.Contains(ap.Text, link) {
 		t.Errorf("the approval lacks %s:\n%s", link, ap.Text)
 	}

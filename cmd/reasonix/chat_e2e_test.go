@@ -339,7 +339,7 @@ approvers = ["222"]
 	if hooks := fake.Webhooks(); len(hooks) != 1 || hooks[0] != want {
 		t.Errorf("setWebhook calls = %+v, want one %+v", hooks, want)
 	}
-	if !strings.Contains(report, "https://reasonix.example/api/v1/tasks/t_") {
+	if !strings.Contains(report, "https://reasonix.example/tasks/t_") {
 		t.Errorf("the report does not link to its task:\n%s", report)
 	}
 	var list struct{ Tasks []task }
