@@ -13,12 +13,14 @@ import (
 const maxPromptText = 100 << 10
 
 // Prompt is one prompt a server offers, named /mcp__<server>__<prompt> in
-// commands. Arguments are its declared argument names, in order.
+// commands. Arguments are its declared argument names, in order;
+// ArgumentHint shows them as a command's hint ("<required> [optional]").
 type Prompt struct {
-	Server      string
-	Name        string
-	Description string
-	Arguments   []string
+	Server       string
+	Name         string
+	Description  string
+	Arguments    []string
+	ArgumentHint string
 }
 
 // Command is the prompt's command name, without the slash.
@@ -39,9 +41,16 @@ func (m *Manager) Prompts(ctx context.Context) []Prompt {
 				break
 			}
 			pr := Prompt{Server: s.cfg.Name, Name: p.Name, Description: p.Description}
+			var hint []string
 			for _, a := range p.Arguments {
 				pr.Arguments = append(pr.Arguments, a.Name)
+				if a.Required {
+					hint = append(hint, "<"+a.Name+">")
+				} else {
+					hint = append(hint, "["+a.Name+"]")
+				}
 			}
+			pr.ArgumentHint = strings.Join(hint, " ")
 			out = append(out, pr)
 		}
 	}

@@ -103,7 +103,14 @@ func (s *Service) expandCommand(ctx context.Context, req *TaskRequest) error {
 	if err := s.checkWorkspace(req.Workspace); err != nil {
 		return err
 	}
+	// Plugins are asked only for a name of the MCP form that no file
+	// defines, so an ordinary command never starts them.
 	cs, _, err := s.Recipes(ctx, req.Workspace)
+	if err == nil && isMCPName(name) {
+		if _, ok := cs.Lookup(name); !ok {
+			s.addMCPPrompts(ctx, cs)
+		}
+	}
 	if err != nil {
 		ref := newRef()
 		s.log.Error("runner: loading commands", "ref", ref, "workspace", req.Workspace, "err", err)
@@ -117,7 +124,12 @@ func (s *Service) expandCommand(ctx context.Context, req *TaskRequest) error {
 	for _, a := range req.Args {
 		args = append(args, recipe.SplitArgs(a)...)
 	}
-	prompt := cmd.Render(args)
+	prompt, err := s.RenderCommand(ctx, cmd, args)
+	if err != nil {
+		ref := newRef()
+		s.log.Error("runner: rendering an MCP prompt", "ref", ref, "command", name, "err", err)
+		return failf(ErrUnavailable, "the prompt /%s could not be rendered; quote ref %s", name, ref)
+	}
 	if strings.TrimSpace(req.Prompt) != "" {
 		prompt += "\n\n" + req.Prompt
 	}

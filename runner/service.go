@@ -120,8 +120,9 @@ type Service struct {
 	bgStop context.CancelFunc
 	bg     sync.WaitGroup
 
-	sched scheduleSet // [[schedules]]
-	life  nodeLife    // this node's row in the nodes table
+	sched   scheduleSet   // [[schedules]]
+	life    nodeLife      // this node's row in the nodes table
+	prompts promptPlugins // [[plugins]] started for MCP prompt commands
 }
 
 // New validates cfg and builds a Service. Nothing runs until Start.
@@ -283,6 +284,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	close(drained)
 	drainer.Wait()
 	s.bg.Wait()
+	s.stopPrompts(ctx)
 	s.stopNode(ctx)
 	if err != nil {
 		return fmt.Errorf("runner: %w", err)

@@ -2,6 +2,9 @@ package relay
 
 import (
 	"context"
+	"strings"
+
+	"reasonix/agent/recipe"
 
 	"reasonix/bot"
 	"reasonix/runner"
@@ -29,7 +32,8 @@ func (r *Relay) steerCommand(ctx context.Context, t bot.Transport, in bot.Inboun
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the task"))
 		return true
 	}
-	cs, _, err := r.svc.Recipes(ctx, task.Workspace)
+	// The plugins are asked only for a name of the MCP form.
+	cs, err := r.svc.Commands(ctx, task.Workspace, strings.HasPrefix(name, "mcp__"))
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the workspace's commands"))
 		return true
@@ -39,19 +43,24 @@ func (r *Relay) steerCommand(ctx context.Context, t bot.Transport, in bot.Inboun
 		r.reply(ctx, t, in.Channel, in.Home(), runner.UnknownCommand(name, cs.Names()))
 		return true
 	}
-	in.Text = c.Render([]string{args})
+	text, err = r.svc.RenderCommand(ctx, c, recipe.SplitArgs(args))
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "rendering the command"))
+		return true
+	}
+	in.Text = text
 	r.steer(ctx, t, in, taskID)
 	return true
 }
 
 // help is the chat help with the commands of the workspace the message
-// would run in.
+// would run in, MCP prompts included.
 func (r *Relay) help(ctx context.Context, in bot.Inbound, cmd bot.Command) string {
 	ws := cmd.Workspace
 	if route := r.cfg.Bot.Route(in.Transport, in.Channel); route != nil {
 		ws = cmpStr(ws, route.Workspace)
 	}
-	cs, _, err := r.svc.Recipes(ctx, ws)
+	cs, err := r.svc.Commands(ctx, ws, true)
 	if err != nil {
 		r.log.Warn("relay: listing commands for help", "workspace", ws, "err", err)
 		return bot.Help

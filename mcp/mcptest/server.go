@@ -30,7 +30,33 @@ type Tool struct {
 // ends and returns a ServerConfig, named name, that reaches it.
 func NewHTTPServer(t testing.TB, name string, tools ...Tool) mcp.ServerConfig {
 	t.Helper()
+	return NewHTTPPromptServer(t, name, nil, tools...)
+}
+
+// Prompt is one prompt of a fake server.
+type Prompt struct {
+	Name        string
+	Description string
+	Arguments   []string // all required
+	// Text renders the prompt's one message from its arguments.
+	Text func(args map[string]string) string
+}
+
+// NewHTTPPromptServer is NewHTTPServer with prompts as well as tools.
+func NewHTTPPromptServer(t testing.TB, name string, prompts []Prompt, tools ...Tool) mcp.ServerConfig {
+	t.Helper()
 	srv := sdk.NewServer(&sdk.Implementation{Name: name, Version: "test"}, nil)
+	for _, p := range prompts {
+		decl := &sdk.Prompt{Name: p.Name, Description: p.Description}
+		for _, a := range p.Arguments {
+			decl.Arguments = append(decl.Arguments, &sdk.PromptArgument{Name: a, Required: true})
+		}
+		srv.AddPrompt(decl, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{
+				Role: "user", Content: &sdk.TextContent{Text: p.Text(req.Params.Arguments)},
+			}}}, nil
+		})
+	}
 	for _, tool := range tools {
 		srv.AddTool(&sdk.Tool{
 			Name:        tool.Name,
