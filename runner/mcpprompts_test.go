@@ -92,4 +92,3 @@ func TestScheduleNamesAnMCPPrompt(t *testing.T) {
 		t.Fatalf("prompt = %q", task.Prompt)
 	}
 }
-

@@ -17,6 +17,7 @@ import (
 	"reasonix/bot/slack"
 	"reasonix/config"
 	"reasonix/internal/testenv"
+	"reasonix/mcp/mcptest"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -25,8 +26,8 @@ import (
 )
 
 // commandRig is a relay over a service with one git workspace "w" whose
-// base commit holds .reasonix/commands/review.md.
-func commandRig(t *testing.T) *rig {
+// base commit holds .reasonix/commands/review.md, and the given [[plugins]].
+func commandRig(t *testing.T, plugins ...config.Plugin) *rig {
 	t.Helper()
 	testenv.LookPath(t, testenv.Git)
 	repo := t.TempDir()
@@ -54,6 +55,7 @@ func commandRig(t *testing.T) *rig {
 	set := config.Default()
 	set.Runner.MaxConcurrentTasks = 1
 	set.Workspaces = []config.Workspace{{Name: "w", Repo: repo, Base: "main"}}
+	set.Plugins = plugins
 	st := storetest.SQLite(t, store.Config{})
 	prov := agenttest.NewScriptedProvider(agenttest.Turn{Text: "reviewed", Usage: agent.Usage{Prompt: 10, Completion: 1}})
 	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: set,
@@ -125,5 +127,50 @@ func TestUnknownCommandAndHelpInChat(t *testing.T) {
 	eventually(t, "the help", func() bool {
 		txt := r.threadText(help.TS)
 		return strings.Contains(txt, "/review &lt;package&gt; — Review a package") || strings.Contains(txt, "/review <package> — Review a package")
+	})
+}
+
+// A mention naming an MCP prompt of a [[plugins]] server starts a task
+// whose prompt is the prompt's text; an unknown prompt is answered with
+// the nearest name and reaches no model; help lists the prompt with its
+// argument hint.
+func TestMentionRunsAnMCPPrompt(t *testing.T) {
+	srv := mcptest.NewHTTPPromptServer(t, "docs", []mcptest.Prompt{{
+		Name: "summarize", Description: "Summarize a package", Arguments: []string{"path"},
+		Text: func(args map[string]string) string { return "Summarize the package " + args["path"] + "." },
+	}})
+	r := commandRig(t, config.Plugin{Name: "docs", Type: "http", URL: srv.URL})
+
+	bad := r.slack.Mention(alice, channel, "", "in:w /mcp__docs__summarise pkg/foo")
+	eventually(t, "the answer", func() bool { return strings.Contains(r.threadText(bad.TS), "did you mean /mcp__docs__summarize") })
+	if page, _ := r.svc.Tasks(context.Background(), store.TaskFilter{Limit: 10}); len(page.Tasks) != 0 {
+		t.Fatalf("a task started: %+v", page.Tasks)
+	}
+	if n := len(r.model.Requests()); n != 0 {
+		t.Fatalf("the model saw %d requests", n)
+	}
+
+	mention := r.slack.Mention(alice, channel, "", "in:w /mcp__docs__summarize pkg/foo")
+	var taskID string
+	eventually(t, "the task", func() bool {
+		id, err := r.st.ThreadTask(context.Background(), "slack", channel, mention.TS)
+		taskID = id
+		return err == nil
+	})
+	done := runnertest.WaitState(t, r.svc, taskID, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	want := "Summarize the package pkg/foo."
+	if done.Prompt != want {
+		t.Fatalf("prompt = %q, want %q", done.Prompt, want)
+	}
+	msgs := r.model.Requests()[0].Messages
+	if got := msgs[len(msgs)-1].Content; !strings.Contains(got, want) {
+		t.Fatalf("model saw %q", got)
+	}
+
+	help := r.slack.Mention(alice, channel, "", "in:w help")
+	eventually(t, "the help", func() bool {
+		txt := r.threadText(help.TS)
+		return strings.Contains(txt, "/review") && (strings.Contains(txt, "/mcp__docs__summarize &lt;path&gt; — Summarize a package") ||
+			strings.Contains(txt, "/mcp__docs__summarize <path> — Summarize a package"))
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
 	_ "reasonix/agent/builtin"
+	"reasonix/config"
 	"reasonix/internal/eventually"
 	"reasonix/policy"
 	"reasonix/runner"
@@ -41,9 +42,12 @@ type env struct {
 	secret string
 }
 
-func newEnv(t *testing.T, p agent.Provider) *env {
+func newEnv(t *testing.T, p agent.Provider) *env { return newEnvWith(t, p, nil) }
+
+// newEnvWith is newEnv with settings (nil = runnertest's default).
+func newEnvWith(t *testing.T, p agent.Provider, set *config.Config) *env {
 	st := storetest.SQLite(t, store.Config{})
-	svc := runnertest.Start(t, runnertest.Options{Provider: p, Store: st})
+	svc := runnertest.Start(t, runnertest.Options{Provider: p, Store: st, Settings: set})
 	if _, err := st.RegisterBootstrapToken(context.Background(), store.BootstrapName, token); err != nil {
 		t.Fatal(err)
 	}
