@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -25,12 +26,14 @@ func commandsCommands() []*command {
 		about: "Lists the custom commands (.reasonix/commands/**/*.md in the repository and commands/ in the Reasonix\n" +
 			"home; the repository's win on a clash) with their descriptions and argument hints, and every file\n" +
 			"that was skipped and why. --workspace names a [[workspaces]] entry (read from its base branch, as the\n" +
-			"service does) or a directory (default: the current one, as `run` does).",
+			"service does) or a directory (default: the current one, as `run` does). The prompts of the configured\n" +
+			"[[plugins]] are listed too, as /mcp__<server>__<prompt> (scope mcp); --no-mcp leaves the plugins unstarted.",
 		example: "reasonix commands list\nreasonix commands list --workspace app --json",
 		flags: func(fs *flag.FlagSet) action {
 			file := configFileFlag(fs)
 			ws := fs.String("workspace", "", "a [[workspaces]] `name` or a directory")
 			asJSON := fs.Bool("json", false, "print JSON")
+			noMCP := fs.Bool("no-mcp", false, "do not start the [[plugins]] to list their prompts")
 			return func(_ []string, stdout, stderr io.Writer) error {
 				cfg, err := loadConfig(*file, false)
 				if err != nil {
@@ -40,10 +43,38 @@ func commandsCommands() []*command {
 				if err != nil {
 					return err
 				}
+				if !*noMCP {
+					if err := addPluginPrompts(cfg, cs, stderr); err != nil {
+						return err
+					}
+				}
 				return printCommands(cs, *asJSON, stdout, stderr)
 			}
 		},
 	}}
+}
+
+// addPluginPrompts starts the configured [[plugins]] for as long as it
+// takes to list their prompts as commands; a plugin that does not start is
+// warned about and left out.
+func addPluginPrompts(cfg *config.Config, cs *recipe.Commands, stderr io.Writer) error {
+	if len(cfg.Plugins) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	m, err := session.StartPlugins(ctx, cfg, cfg.Plugins, "", log)
+	if err != nil {
+		return &configError{err}
+	}
+	defer func() {
+		if err := m.Stop(context.Background()); err != nil {
+			fmt.Fprintf(stderr, "reasonix: warning: stopping the plugins: %v\n", err)
+		}
+	}()
+	runner.AddMCPPrompts(ctx, cs, m)
+	return nil
 }
 
 // loadRecipes reads the recipes for where: a [[workspaces]] name (its
@@ -127,6 +158,7 @@ func runPrompt(cfg *config.Config, sess *session.Session, workdir, task string, 
 	if found {
 		return cmd.Render(recipe.SplitArgs(rest)), nil
 	}
+	known := cs.Names()
 	if strings.HasPrefix(name, "mcp__") {
 		// An MCP prompt of a configured plugin (seed §3.8).
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -138,6 +170,7 @@ func runPrompt(cfg *config.Config, sess *session.Session, workdir, task string, 
 		if found {
 			return text, nil
 		}
+		known = append(known, sess.MCPPromptNames(ctx)...)
 	}
-	return "", usageErrorf("%s", runner.UnknownCommand(name, cs.Names()))
+	return "", usageErrorf("%s", runner.UnknownCommand(name, known))
 }

@@ -141,3 +141,45 @@ func TestCommandsListWorkspaceReadsTheBase(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// `commands list` shows the prompts of the configured [[plugins]] with
+// their descriptions and argument hints; --no-mcp leaves them out.
+func TestCommandsListShowsMCPPrompts(t *testing.T) {
+	e := newE2E(t)
+	e.configure(fmt.Sprintf("\n[[plugins]]\nname = \"example\"\ncommand = %q\n", plugin))
+	writeFile(t, filepath.Join(e.work, ".reasonix", "commands", "review.md"), "Review.")
+	stdout, stderr, code := e.run("commands", "list")
+	if code != exitOK || !strings.Contains(stdout, "/mcp__example__greet <name>") || !strings.Contains(stdout, "Asks the model to greet someone.") ||
+		!strings.Contains(stdout, "(mcp)") || !strings.Contains(stdout, "/review") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	stdout, _, _ = e.run("commands", "list", "--json")
+	var out struct {
+		Commands []struct {
+			Name, Scope  string
+			ArgumentHint string `json:"argument_hint"`
+		} `json:"commands"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Commands) != 2 ||
+		out.Commands[0].Name != "mcp__example__greet" || out.Commands[0].Scope != "mcp" || out.Commands[0].ArgumentHint != "<name>" {
+		t.Fatalf("json = %s (%v)", stdout, err)
+	}
+	stdout, _, _ = e.run("commands", "list", "--no-mcp")
+	if strings.Contains(stdout, "mcp__") {
+		t.Fatalf("--no-mcp listed %s", stdout)
+	}
+}
+
+// An unknown MCP prompt in `run` is a usage error naming the nearest
+// prompt, and the model is never asked.
+func TestRunUnknownMCPPrompt(t *testing.T) {
+	e := newE2E(t, answer("hello"))
+	e.configure(fmt.Sprintf("\n[[plugins]]\nname = \"example\"\ncommand = %q\n", plugin))
+	_, stderr, code := e.run("run", "/mcp__example__gret", "Ada")
+	if code != exitUsage || !strings.Contains(stderr, "did you mean /mcp__example__greet") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if n := len(e.srv.Requests()); n != 0 {
+		t.Fatalf("the model saw %d requests", n)
+	}
+}

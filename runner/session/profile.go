@@ -118,3 +118,16 @@ func (s *Session) MCPPrompt(ctx context.Context, name string, args []string) (te
 	}
 	return s.plugins.GetPrompt(ctx, name, args)
 }
+
+// MCPPromptNames is the command names of the prompts the session's plugins
+// offer, sorted; for suggesting the nearest one to an unknown name.
+func (s *Session) MCPPromptNames(ctx context.Context) []string {
+	if s.plugins == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range s.plugins.Prompts(ctx) {
+		out = append(out, p.Command())
+	}
+	return out
+}
