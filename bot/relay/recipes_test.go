@@ -167,6 +167,26 @@ func TestMentionRunsAnMCPPrompt(t *testing.T) {
 		t.Fatalf("model saw %q", got)
 	}
 
+	// A mention naming the prompt in the task's thread continues the task
+	// with the prompt's text.
+	r.slack.Mention(alice, channel, mention.TS, "/mcp__docs__summarize pkg/bar")
+	defer func() {
+		if t.Failed() {
+			for _, q := range r.model.Requests() {
+				t.Logf("request: %+v", q.Messages[len(q.Messages)-1])
+			}
+			t.Logf("thread: %s", r.threadText(mention.TS))
+		}
+	}()
+	eventually(t, "the continuation", func() bool {
+		reqs := r.model.Requests()
+		if len(reqs) < 2 {
+			return false
+		}
+		msgs := reqs[1].Messages
+		return strings.Contains(msgs[len(msgs)-1].Content, "Summarize the package pkg/bar.")
+	})
+
 	help := r.slack.Mention(alice, channel, "", "in:w help")
 	eventually(t, "the help", func() bool {
 		txt := r.threadText(help.TS)
