@@ -1,15 +1,24 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"reasonix/agent/recipe"
 	"reasonix/config"
 	"reasonix/mcp/mcptest"
 	"reasonix/runner"
+	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
 )
 
@@ -90,5 +99,51 @@ func TestScheduleNamesAnMCPPrompt(t *testing.T) {
 	}
 	if task.Prompt != "Summarize the package ./cmd." {
 		t.Fatalf("prompt = %q", task.Prompt)
+	}
+}
+
+// An ordinary command never asks the plugins for prompts (nor does its
+// task, whose session only lists tools); an mcp__ name does.
+func TestOnlyMCPNamesListThePrompts(t *testing.T) {
+	target, err := url.Parse(promptPlugin(t).URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lists atomic.Int64
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1 // streamable HTTP answers may be event streams
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if bytes.Contains(body, []byte(`"prompts/list"`)) {
+			lists.Add(1)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(counting.Close)
+	repo := commandRepo(t, map[string]string{".reasonix/commands/review.md": "Review."})
+	set := config.Default()
+	set.Plugins = []config.Plugin{{Name: "docs", Type: "http", URL: counting.URL}}
+	svc := commandService(t, repo, set)
+	task, _, err := svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Requester: "api:t",
+		Command: "review", Workspace: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, svc, task.ID, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if n := lists.Load(); n != 0 {
+		t.Fatalf("a file command listed the plugin's prompts %d times", n)
+	}
+	task, _, err = svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Requester: "api:t",
+		Command: "mcp__docs__summarize", Args: []string{"x"}, Workspace: "w"})
+	if err != nil || task.Prompt != "Summarize the package x." {
+		t.Fatalf("task = %+v, err = %v", task, err)
+	}
+	if lists.Load() == 0 {
+		t.Fatal("the prompts were never listed")
 	}
 }

@@ -263,6 +263,7 @@ func (s *Service) Start(ctx context.Context) error {
 func (s *Service) Stop(ctx context.Context) error {
 	s.stopping.Store(true)
 	s.ready.Store(false)
+	defer s.stopPrompts(ctx) // last: a help or an intake may have started them even before Start
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.started {
@@ -284,7 +285,6 @@ func (s *Service) Stop(ctx context.Context) error {
 	close(drained)
 	drainer.Wait()
 	s.bg.Wait()
-	s.stopPrompts(ctx)
 	s.stopNode(ctx)
 	if err != nil {
 		return fmt.Errorf("runner: %w", err)
