@@ -34,7 +34,7 @@ func TestPromptsListAndRender(t *testing.T) {
 	ctx := t.Context()
 	ps := m.Prompts(ctx)
 	if len(ps) != 1 || ps[0].Command() != "mcp__docs__summarize" || ps[0].Description != "Summarize a file" ||
-		len(ps[0].Arguments) != 2 {
+		len(ps[0].Arguments) != 2 || ps[0].ArgumentHint != "<path> [focus]" {
 		t.Fatalf("prompts = %+v", ps)
 	}
 	text, found, err := m.GetPrompt(ctx, "mcp__docs__summarize", []string{"main.go", "error", "handling"})
