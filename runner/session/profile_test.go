@@ -1,10 +1,12 @@
 package session
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"reasonix/agent"
@@ -135,5 +137,57 @@ func TestFleetReadOnlyProfileIgnoresWritePaths(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(workdir, "other", "rw.txt")); err != nil {
 		t.Fatalf("the ordinary child did not write its claim (the test could not see a write): %v", err)
+	}
+}
+
+// Profiles are chosen by name in a fleet item, so their names and bodies
+// must not reach the parent: not its prompt, not the goal tools' schemas.
+// A model that saw them would learn of capabilities the team did not offer it.
+func TestProfileNamesStayOutOfTheParent(t *testing.T) {
+	var mu sync.Mutex
+	var seen []agenttest.Request
+	turns := make([]agenttest.Turn, 4)
+	for i := range turns {
+		turns[i] = agenttest.Respond(func(req agenttest.Request) agenttest.Turn {
+			mu.Lock()
+			seen = append(seen, req)
+			mu.Unlock()
+			return agenttest.Turn{Text: "working on it"}
+		})
+	}
+	set := config.Default()
+	set.Agent.GoalMaxTurns = 1
+	s := newSession(t, set, func(c *Config) {
+		c.Profiles = testProfiles()
+		c.Model.Provider = agenttest.NewScriptedProvider(turns...)
+	})
+	g, err := s.Goal(GoalConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Run(t.Context(), goals.Goal{Objective: "tidy the repository"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("the parent made no request: nothing was checked")
+	}
+	for _, req := range seen {
+		b, err := json.Marshal(struct {
+			Messages []agent.Message
+			Tools    []agent.ToolSchema
+		}{req.Messages, req.Tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(req.Tools) == 0 {
+			t.Fatal("the parent request has no tools: the schemas were not checked")
+		}
+		for _, leak := range []string{"reviewer", "editor", "You only review", "You edit"} {
+			if strings.Contains(string(b), leak) {
+				t.Errorf("the parent's request carries %q", leak)
+			}
+		}
 	}
 }
