@@ -60,3 +60,42 @@ func TestDashboardOnTheBinary(t *testing.T) {
 		t.Errorf("--ttl 2h = %d, want %d", code, exitUsage)
 	}
 }
+
+// TestDashboardSecureCookiesBehindProxy: with an https:// public_url, the
+// dashboard's cookies are Secure though the request came over plain HTTP
+// (as from a TLS-terminating proxy), and login-link prints links under
+// public_url.
+func TestDashboardSecureCookiesBehindProxy(t *testing.T) {
+	e := newE2E(t)
+	e.configure("\n[serve]\npublic_url = \"https://reasonix.example/\"\n")
+	s := e.serve(t)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	cookie := func(url, name string) *http.Cookie {
+		t.Helper()
+		res, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		for _, ck := range res.Cookies() {
+			if ck.Name == name {
+				return ck
+			}
+		}
+		t.Fatalf("GET %s = %d set no %s cookie: %q", url, res.StatusCode, name, res.Header.Values("Set-Cookie"))
+		return nil
+	}
+	if ck := cookie(s.url+"/login", "rx_login"); !ck.Secure || !ck.HttpOnly {
+		t.Errorf("the sign-in form's cookie over plain HTTP = %+v, want Secure", ck)
+	}
+	out, stderr, code := e.run("login-link")
+	link := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(link, "https://reasonix.example/login/link?code=rxl_") {
+		t.Fatalf("login-link with public_url = %d %q %s", code, link, stderr)
+	}
+	if ck := cookie(s.url+strings.TrimPrefix(link, "https://reasonix.example"), "rx_session"); !ck.Secure || !ck.HttpOnly || ck.Value == "" {
+		t.Errorf("the session cookie over plain HTTP = %+v, want Secure", ck)
+	}
+}

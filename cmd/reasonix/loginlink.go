@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -22,7 +23,7 @@ func loginLinkFlags(fs *flag.FlagSet) action {
 	file := configFileFlag(fs)
 	name := fs.String("token", store.BootstrapName, "`name` of the token whose principal the link signs in as")
 	ttl := fs.Duration("ttl", 10*time.Minute, "how long the link stays usable (`duration`, at most 1h)")
-	base := fs.String("url", "", "the dashboard's `base URL` (default http:// and [serve] addr)")
+	base := fs.String("url", "", "the dashboard's `base URL` (default [serve] public_url, else http:// and [serve] addr)")
 	return func(_ []string, stdout, stderr io.Writer) error {
 		if *ttl <= 0 || *ttl > time.Hour {
 			return usageErrorf("--ttl must be between 1s and 1h, got %s", *ttl)
@@ -31,10 +32,7 @@ func loginLinkFlags(fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		root := *base
-		if root == "" {
-			root = "http://" + dialable(cfg.Serve.Addr)
-		}
+		root := cmp.Or(*base, cfg.Serve.BaseURL(), "http://"+dialable(cfg.Serve.Addr))
 		u, err := url.Parse(strings.TrimRight(root, "/") + "/login/link")
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usageErrorf("--url %q is not an http(s) URL", root)
