@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -97,5 +99,40 @@ func TestDashboardSecureCookiesBehindProxy(t *testing.T) {
 	}
 	if ck := cookie(s.url+strings.TrimPrefix(link, "https://reasonix.example"), "rx_session"); !ck.Secure || !ck.HttpOnly || ck.Value == "" {
 		t.Errorf("the session cookie over plain HTTP = %+v, want Secure", ck)
+	}
+}
+
+// TestDashboardCommandOpensTheLink: `reasonix dashboard` prints the same
+// one-time link as login-link; --open hands it to xdg-open, and without an
+// opener the link is still printed and the exit status is 0.
+func TestDashboardCommandOpensTheLink(t *testing.T) {
+	e := newE2E(t)
+	e.serve(t) // registers the admin token the link signs in as
+	bin := t.TempDir()
+	opened := filepath.Join(t.TempDir(), "opened")
+	script := "#!/bin/sh\nprintf '%s' \"$1\" > " + opened + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.extra = append(e.extra, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, stderr, code := e.run("dashboard", "--open", "--url", "http://127.0.0.1:1")
+	link := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(link, "http://127.0.0.1:1/login/link?code=rxl_") || !strings.Contains(stderr, "token:admin") {
+		t.Fatalf("dashboard --open = %d %q %s", code, link, stderr)
+	}
+	if got, err := os.ReadFile(opened); err != nil || string(got) != link {
+		t.Fatalf("xdg-open received %q (%v), want the printed link %q", got, err, link)
+	}
+
+	os.Remove(opened)
+	out, _, code = e.run("dashboard")
+	if _, err := os.Stat(opened); code != 0 || !strings.Contains(out, "/login/link?code=rxl_") || err == nil {
+		t.Errorf("dashboard without --open = %d %q; opened: %v", code, out, err == nil)
+	}
+
+	e.extra = append(e.extra, "PATH="+t.TempDir())
+	out, stderr, code = e.run("dashboard", "--open")
+	if code != 0 || !strings.Contains(out, "/login/link?code=rxl_") || !strings.Contains(stderr, "no xdg-open found") {
+		t.Errorf("dashboard --open without an opener = %d %q %s", code, out, stderr)
 	}
 }
