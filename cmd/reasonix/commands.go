@@ -86,6 +86,13 @@ reasonix tasks list --state running,waiting_approval`,
 			flags:   loginLinkFlags,
 		},
 		{
+			name: "dashboard", summary: "print (and with --open, open) a one-time sign-in link to the dashboard",
+			about: "The same link as `reasonix login-link` (same flags), printed on stdout; --open also hands it to the\n" +
+				"desktop's browser (xdg-open, or open on macOS). Without one, the link is still printed to open by hand.",
+			example: "reasonix dashboard --open\nreasonix dashboard --token erin",
+			flags:   dashboardFlags,
+		},
+		{
 			name: "webhooks", summary: "list the configured webhooks and what they received",
 			about:   "Shows each [[webhooks]] entry and its recent deliveries from the configured store (no running service needed).\nDeliveries arrive at POST /hooks/NAME, authenticated by their signature.",
 			example: "reasonix webhooks list",

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -58,5 +60,79 @@ func TestDashboardOnTheBinary(t *testing.T) {
 	}
 	if _, _, code := e.run("login-link", "--ttl", "2h"); code != exitUsage {
 		t.Errorf("--ttl 2h = %d, want %d", code, exitUsage)
+	}
+}
+
+// TestDashboardSecureCookiesBehindProxy: with an https:// public_url, the
+// dashboard's cookies are Secure though the request came over plain HTTP
+// (as from a TLS-terminating proxy), and login-link prints links under
+// public_url.
+func TestDashboardSecureCookiesBehindProxy(t *testing.T) {
+	e := newE2E(t)
+	e.configure("\n[serve]\npublic_url = \"https://reasonix.example/\"\n")
+	s := e.serve(t)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	cookie := func(url, name string) *http.Cookie {
+		t.Helper()
+		res, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		for _, ck := range res.Cookies() {
+			if ck.Name == name {
+				return ck
+			}
+		}
+		t.Fatalf("GET %s = %d set no %s cookie: %q", url, res.StatusCode, name, res.Header.Values("Set-Cookie"))
+		return nil
+	}
+	if ck := cookie(s.url+"/login", "rx_login"); !ck.Secure || !ck.HttpOnly {
+		t.Errorf("the sign-in form's cookie over plain HTTP = %+v, want Secure", ck)
+	}
+	out, stderr, code := e.run("login-link")
+	link := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(link, "https://reasonix.example/login/link?code=rxl_") {
+		t.Fatalf("login-link with public_url = %d %q %s", code, link, stderr)
+	}
+	if ck := cookie(s.url+strings.TrimPrefix(link, "https://reasonix.example"), "rx_session"); !ck.Secure || !ck.HttpOnly || ck.Value == "" {
+		t.Errorf("the session cookie over plain HTTP = %+v, want Secure", ck)
+	}
+}
+
+// TestDashboardCommandOpensTheLink: `reasonix dashboard` prints the same
+// one-time link as login-link; --open hands it to xdg-open, and without an
+// opener the link is still printed and the exit status is 0.
+func TestDashboardCommandOpensTheLink(t *testing.T) {
+	e := newE2E(t)
+	e.serve(t) // registers the admin token the link signs in as
+	bin := t.TempDir()
+	opened := filepath.Join(t.TempDir(), "opened")
+	script := "#!/bin/sh\nprintf '%s' \"$1\" > " + opened + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.extra = append(e.extra, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, stderr, code := e.run("dashboard", "--open", "--url", "http://127.0.0.1:1")
+	link := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(link, "http://127.0.0.1:1/login/link?code=rxl_") || !strings.Contains(stderr, "token:admin") {
+		t.Fatalf("dashboard --open = %d %q %s", code, link, stderr)
+	}
+	if got, err := os.ReadFile(opened); err != nil || string(got) != link {
+		t.Fatalf("xdg-open received %q (%v), want the printed link %q", got, err, link)
+	}
+
+	os.Remove(opened)
+	out, _, code = e.run("dashboard")
+	if _, err := os.Stat(opened); code != 0 || !strings.Contains(out, "/login/link?code=rxl_") || err == nil {
+		t.Errorf("dashboard without --open = %d %q; opened: %v", code, out, err == nil)
+	}
+
+	e.extra = append(e.extra, "PATH="+t.TempDir())
+	out, stderr, code = e.run("dashboard", "--open")
+	if code != 0 || !strings.Contains(out, "/login/link?code=rxl_") || !strings.Contains(stderr, "no xdg-open found") {
+		t.Errorf("dashboard --open without an opener = %d %q %s", code, out, stderr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -129,7 +130,8 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	dash, err := dashboard.New(dashboard.Config{Service: svc, Store: st, Logger: log, Webhooks: hookHandler})
+	dash, err := dashboard.New(dashboard.Config{Service: svc, Store: st, Logger: log, Webhooks: hookHandler,
+		SecureCookies: behindTLS(cfg.Serve)})
 	if err != nil {
 		return err
 	}
@@ -314,4 +316,13 @@ func apiToken(cfg *config.Config, dataDir string) (string, string, error) {
 		return "", "", fmt.Errorf("writing the API token: %w", err)
 	}
 	return tok, path, nil
+}
+
+// behindTLS says whether people reach the service over https (public_url
+// names an https:// address) though requests may arrive here as plain
+// HTTP from a TLS-terminating proxy: the dashboard's cookies must then be
+// Secure, or a browser would send the session on a plain-HTTP visit too.
+func behindTLS(s config.Serve) bool {
+	u, err := url.Parse(s.PublicURL)
+	return err == nil && u.Scheme == "https"
 }

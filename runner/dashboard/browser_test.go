@@ -23,7 +23,7 @@ import (
 // (e2e/browser.mjs): the requester signs in with a one-time link and cannot
 // approve her own call, sees the fleet graph, signs out and is sent to sign in; an approver signs
 // in with his token, sees the task, clicks Allow once and watches it finish
-// without a reload; no page logs an error, breaks the CSP or requests
+// without a reload, its Cancel button giving way to Resume; no page logs an error, breaks the CSP or requests
 // anything from elsewhere. Screenshots go to the test's artifact directory
 // (go test -artifacts keeps them).
 //
@@ -47,7 +47,10 @@ func TestBrowser(t *testing.T) {
 	// decision returns to sees the task still running and must follow it
 	// live to its end.
 	e := newEnv(t, &slowAfterFirst{Provider: bashThenDone(), delay: 3 * time.Second})
-	bob := e.token("bob", store.RoleApprove)
+	// Bob is an admin so that his page also offers the task's actions, which
+	// must switch from Cancel to Resume live; deciding as an approve role is
+	// TestApprovalAuthorization's.
+	bob := e.token("bob", store.RoleAdmin)
 	e.token("alice", store.RoleApprove)
 	taskID, _ := e.parked("token:alice", `tidy the <script>alert("x")</script> tag`)
 	// The task's fleet, as a goal's fleet tool reports it.

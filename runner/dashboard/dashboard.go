@@ -114,6 +114,7 @@ func New(cfg Config) (*Dashboard, error) {
 	page("GET /{$}", d.tasksPage)
 	page("GET /tasks/{id}", d.taskPage)
 	page("GET /tasks/{id}/live", d.live)
+	page("GET /tasks/{id}/steps/{seq}", d.stepPage)
 	page("POST /tasks/{id}/cancel", d.cancel)
 	page("POST /tasks/{id}/resume", d.resume)
 	page("POST /tasks/{id}/message", d.message)

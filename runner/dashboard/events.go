@@ -24,12 +24,29 @@ type eventItem struct {
 	Detail string
 	Code   string
 	Report map[string]any
+	// TaskID and Pages are set when Detail was cut: the step's own page
+	// (stepPage) has the rest, Pages pages of it.
+	TaskID string
+	Pages  int
 }
 
-// maxDetail caps the detail shown for one event; the API has it all.
+// maxDetail caps the detail shown for one event on a page; the step's own
+// page shows the rest the same amount at a time.
 const maxDetail = 16 << 10
 
+// itemOf is the event as the task page shows it: its detail cut to the
+// first page.
 func itemOf(e store.Event) eventItem {
+	it := fullItemOf(e)
+	if len(it.Detail) > maxDetail {
+		it.Detail, it.Pages = detailChunk(it.Detail, 1)
+		it.TaskID = e.TaskID
+	}
+	return it
+}
+
+// fullItemOf is the event with its whole detail.
+func fullItemOf(e store.Event) eventItem {
 	it := eventItem{Seq: e.Seq, Type: e.Type, Time: e.Time, Class: "other", Title: e.Type}
 	var p map[string]any
 	_ = json.Unmarshal(e.Payload, &p) // a payload that is not an object shows as raw detail
@@ -76,9 +93,6 @@ func itemOf(e store.Event) eventItem {
 		} else if len(e.Payload) > 2 {
 			it.Detail = pretty(string(e.Payload))
 		}
-	}
-	if len(it.Detail) > maxDetail {
-		it.Detail = it.Detail[:maxDetail] + "\n… (cut; the API's events endpoint has the whole text)"
 	}
 	return it
 }

@@ -39,6 +39,8 @@ var funcs = template.FuncMap{
 	"difflines": diffLines,
 	"count":     func(n int) string { return compact(n) },
 	"usd":       usd,
+	"inc":       func(n int) int { return n + 1 },
+	"dec":       func(n int) int { return n - 1 },
 	// approvalArgs hands the approval part its approval, the CSRF token of
 	// its form and where the decision returns to.
 	"approvalArgs": func(a approvalView, csrf, back string) map[string]any {
@@ -48,7 +50,7 @@ var funcs = template.FuncMap{
 
 func (d *Dashboard) parseTemplates() error {
 	d.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "problem", "tasks", "task", "approvals", "schedules", "nodes", "webhooks"} {
+	for _, name := range []string{"login", "problem", "tasks", "task", "approvals", "schedules", "nodes", "webhooks", "step"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("dashboard: template %s: %w", name, err)

@@ -40,6 +40,8 @@ try {
   check((await page.locator("h1 [data-state]").textContent()) === "waiting_approval", "task waits");
   check(await page.getByText("you requested this task").isVisible(), "the requester is told she cannot decide");
   check(await page.locator("button[value=allow_once]").count() === 0, "no Allow button for the requester");
+  check(await page.getByRole("button", { name: "Cancel" }).isVisible(), "the requester may cancel her waiting task");
+  check(!(await page.getByRole("button", { name: "Resume" }).isVisible()), "no Resume for a task still going");
   check((await page.locator(".prompt-text").textContent()).includes("<script>"), "the hostile prompt shows as text");
   check(await page.locator("#fleet-f1 svg").isVisible(), "the fleet graph is drawn");
   check(await page.locator("#fleet-f1 .f-skipped title").textContent() === "docs: skipped (upstream fix failed)\ndepends on fix",
@@ -51,7 +53,7 @@ try {
   await page.goto(base + "/approvals");
   check(page.url().startsWith(base + "/login"), "signed out: /approvals sends to sign-in");
 
-  step("the approver signs in with his token");
+  step("the approver (an admin) signs in with his token");
   await page.fill("#token", approverToken);
   await Promise.all([page.waitForURL(base + "/approvals"), page.getByRole("button", { name: "Sign in" }).click()]);
   await page.screenshot({ path: join(shots, "approvals.png"), fullPage: true });
@@ -59,7 +61,7 @@ try {
   check(await page.locator(`a[href="/tasks/${taskID}"]`).isVisible(), "the task is listed");
   await page.screenshot({ path: join(shots, "tasks.png"), fullPage: true });
 
-  step("he opens the task and clicks Allow once; the page follows the task live");
+  step("he opens the task and clicks Allow once; the page, its state and its actions follow the task live");
   await page.click(`a[href="/tasks/${taskID}"]`);
   await page.waitForURL(base + "/tasks/" + taskID);
   await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Allow once" }).click()]);
@@ -68,8 +70,11 @@ try {
   page.on("framenavigated", (f) => { if (f === page.mainFrame()) navigations++; });
   console.log("state right after the decision: " + after);
   check(after !== "succeeded", "the task is still going when the page comes back (else nothing is live to see)");
+  check(await page.getByRole("button", { name: "Cancel" }).isVisible(), "an admin may cancel the running task");
   await page.locator("h1 [data-state]", { hasText: "succeeded" }).waitFor({ timeout: 20000 });
   check(navigations === 0, "the state changed without a reload");
+  check(!(await page.getByRole("button", { name: "Cancel" }).isVisible()) &&
+    await page.getByRole("button", { name: "Resume" }).isVisible(), "Cancel gave way to Resume as the task ended, live");
   check(await page.getByText("approval allow_once by token:bob").first().isVisible(), "the decision is shown");
   await page.screenshot({ path: join(shots, "task-done.png"), fullPage: true });
 

@@ -35,6 +35,20 @@ function tick() {
 // FINAL are the states a task does not leave by itself: the stream can stop.
 var FINAL = ["succeeded", "failed", "blocked", "cancelled", "interrupted", "budget_exhausted"];
 
+// LIVE are the states a task may be cancelled in; in any other it may be
+// resumed (the server's terminal() is the same split). The server still
+// refuses a wrong action: this only keeps the page from offering one.
+var LIVE = ["queued", "running", "waiting_approval"];
+
+// followState shows the Cancel or the Resume form as the task's state
+// allows (the forms are there only for who may control the task).
+function followState(task, state) {
+  var live = LIVE.indexOf(state) >= 0;
+  task.querySelectorAll("form[data-while]").forEach(function (f) {
+    f.hidden = (f.dataset.while === "live") !== live;
+  });
+}
+
 // live follows a running task: each event comes rendered by the server
 // (the same escaped template as the page), so nothing here builds HTML.
 function live(task) {
@@ -59,6 +73,7 @@ function live(task) {
       var badge = task.querySelector("h1 [data-state]");
       badge.textContent = ev.state;
       badge.className = "state s-" + ev.state;
+      followState(task, ev.state);
       if (FINAL.indexOf(ev.state) >= 0) { src.close(); dot.hidden = true; }
     }
   };
