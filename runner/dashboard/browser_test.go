@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/config"
 	"reasonix/goals"
 	"reasonix/internal/testenv"
 	"reasonix/runner/store"
@@ -23,7 +24,8 @@ import (
 // (e2e/browser.mjs): the requester signs in with a one-time link and cannot
 // approve her own call, sees the fleet graph, signs out and is sent to sign in; an approver signs
 // in with his token, sees the task, clicks Allow once and watches it finish
-// without a reload, its Cancel button giving way to Resume; no page logs an error, breaks the CSP or requests
+// without a reload, its Cancel button giving way to Resume; the schedules,
+// webhook deliveries and nodes pages show what the store holds; no page logs an error, breaks the CSP or requests
 // anything from elsewhere. Screenshots go to the test's artifact directory
 // (go test -artifacts keeps them).
 //
@@ -46,7 +48,22 @@ func TestBrowser(t *testing.T) {
 	// The model's answer after the approval takes a moment, so the page the
 	// decision returns to sees the task still running and must follow it
 	// live to its end.
-	e := newEnv(t, &slowAfterFirst{Provider: bashThenDone(), delay: 3 * time.Second})
+	// A schedule and a webhook with two deliveries, so that their pages have
+	// something to show; the cron fires once a year, never during the test.
+	set := config.Default()
+	set.Runner.MaxConcurrentTasks = 2
+	set.Schedules = []config.Schedule{{Name: "nightly", Cron: "0 3 1 1 *", Timezone: "Europe/Berlin", Prompt: "update deps",
+		Overlap: config.OverlapSkip, CatchUp: config.CatchUpLatest, MaxFailures: 3}}
+	e := newEnvWith(t, &slowAfterFirst{Provider: bashThenDone(), delay: 3 * time.Second}, set,
+		[]config.Webhook{{Name: "ci", Kind: "github"}})
+	for _, d := range []store.Delivery{
+		{Webhook: "ci", DeliveryID: "d-1", Event: "check_run.completed", Outcome: store.DeliveryAccepted, Status: 202},
+		{Webhook: "ci", DeliveryID: "d-2", Outcome: store.DeliveryRejected, Status: 401, Reason: "bad signature <img src=x>"},
+	} {
+		if _, err := e.st.RecordDelivery(t.Context(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Bob is an admin so that his page also offers the task's actions, which
 	// must switch from Cancel to Resume live; deciding as an approve role is
 	// TestApprovalAuthorization's.
@@ -70,7 +87,7 @@ func TestBrowser(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, "browser.mjs")
 	cmd.Dir = "e2e"
 	cmd.Env = append(os.Environ(), "DASH_URL="+e.srv.URL, "DASH_SHOTS="+shots, "DASH_TASK="+taskID,
-		"DASH_APPROVER_TOKEN="+bob, "DASH_CHROMIUM="+chromium,
+		"DASH_APPROVER_TOKEN="+bob, "DASH_CHROMIUM="+chromium, "DASH_NODE="+e.svc.Node(),
 		"DASH_REQUESTER_LINK="+e.srv.URL+"/login/link?code="+url.QueryEscape(code))
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -82,7 +99,8 @@ func TestBrowser(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
 		t.Fatal("the browser script did not finish")
 	}
-	for _, f := range []string{"fleet.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-dark.png"} {
+	for _, f := range []string{"fleet.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-dark.png",
+		"schedules.png", "webhooks.png", "nodes.png"} {
 		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("screenshot %s: %v", f, err)
 		}

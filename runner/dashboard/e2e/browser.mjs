@@ -14,6 +14,7 @@ const env = (k) => {
 };
 const base = env("DASH_URL"), shots = env("DASH_SHOTS"), taskID = env("DASH_TASK");
 const approverToken = env("DASH_APPROVER_TOKEN"), requesterLink = env("DASH_REQUESTER_LINK");
+const node = env("DASH_NODE");
 const profile = mkdtempSync(join(tmpdir(), "rx-chromium-"));
 const problems = [];
 
@@ -60,6 +61,26 @@ try {
   await page.goto(base + "/");
   check(await page.locator(`a[href="/tasks/${taskID}"]`).isVisible(), "the task is listed");
   await page.screenshot({ path: join(shots, "tasks.png"), fullPage: true });
+
+  step("the schedules, webhook deliveries and nodes pages show what the store holds");
+  await page.goto(base + "/schedules");
+  const nightly = page.locator("tbody tr", { hasText: "nightly" });
+  check(await nightly.isVisible(), "the schedule is listed");
+  check((await nightly.textContent()).includes("Europe/Berlin"), "with its time zone");
+  check(await nightly.getByRole("button", { name: "Run now" }).isVisible() &&
+    await nightly.getByRole("button", { name: "Pause" }).isVisible(), "an admin may run and pause it");
+  await page.screenshot({ path: join(shots, "schedules.png"), fullPage: true });
+  await page.goto(base + "/webhooks");
+  check(await page.locator(".d-accepted", { hasText: "accepted" }).isVisible(), "the accepted delivery is shown");
+  check(await page.getByText("check_run.completed").isVisible(), "with its event");
+  check(await page.locator(".d-rejected", { hasText: "rejected" }).isVisible(), "the rejected delivery is shown");
+  check(await page.getByText("bad signature <img src=x>").isVisible(), "with its reason, as text");
+  await page.screenshot({ path: join(shots, "webhooks.png"), fullPage: true });
+  await page.goto(base + "/nodes");
+  const self = page.locator("tbody tr", { hasText: node });
+  check(await self.isVisible() && (await self.textContent()).includes("(this one)"), "this node is listed as this one");
+  await page.screenshot({ path: join(shots, "nodes.png"), fullPage: true });
+  await page.goto(base + "/");
 
   step("he opens the task and clicks Allow once; the page, its state and its actions follow the task live");
   await page.click(`a[href="/tasks/${taskID}"]`);
