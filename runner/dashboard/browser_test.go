@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/agent/agenttest"
 	"reasonix/config"
 	"reasonix/goals"
 	"reasonix/internal/testenv"
@@ -24,7 +25,8 @@ import (
 // (e2e/browser.mjs): the requester signs in with a one-time link and cannot
 // approve her own call, sees the fleet graph, signs out and is sent to sign in; an approver signs
 // in with his token, sees the task, clicks Allow once and watches it finish
-// without a reload, its Cancel button giving way to Resume; the schedules,
+// without a reload, its Cancel button giving way to Resume; the command's
+// output and the answer, both full of markup, show as text and run nothing; the schedules,
 // webhook deliveries and nodes pages show what the store holds; no page logs an error, breaks the CSP or requests
 // anything from elsewhere. Screenshots go to the test's artifact directory
 // (go test -artifacts keeps them).
@@ -54,7 +56,7 @@ func TestBrowser(t *testing.T) {
 	set.Runner.MaxConcurrentTasks = 2
 	set.Schedules = []config.Schedule{{Name: "nightly", Cron: "0 3 1 1 *", Timezone: "Europe/Berlin", Prompt: "update deps",
 		Overlap: config.OverlapSkip, CatchUp: config.CatchUpLatest, MaxFailures: 3}}
-	e := newEnvWith(t, &slowAfterFirst{Provider: bashThenDone(), delay: 3 * time.Second}, set,
+	e := newEnvWith(t, &slowAfterFirst{Provider: hostileOutput(), delay: 3 * time.Second}, set,
 		[]config.Webhook{{Name: "ci", Kind: "github"}})
 	for _, d := range []store.Delivery{
 		{Webhook: "ci", DeliveryID: "d-1", Event: "check_run.completed", Outcome: store.DeliveryAccepted, Status: 202},
@@ -105,6 +107,16 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("screenshot %s: %v", f, err)
 		}
 	}
+}
+
+// hostileOutput is bashThenDone whose command prints markup and whose
+// answer carries markup too: the page must show both as text and run
+// nothing (each payload sets window.__pwned if it runs).
+func hostileOutput() *agenttest.ScriptedProvider {
+	return agenttest.NewScriptedProvider(
+		agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "bash",
+			Arguments: `{"command":"echo '<script>window.__pwned=1</script><img src=x onerror=window.__pwned=2>'; echo hi > f"}`}}},
+		agenttest.Turn{Text: `done <script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">`})
 }
 
 // slowAfterFirst delays every model call but the first.

@@ -99,6 +99,18 @@ try {
   check(await page.getByText("approval allow_once by token:bob").first().isVisible(), "the decision is shown");
   await page.screenshot({ path: join(shots, "task-done.png"), fullPage: true });
 
+  step("markup in the command's output and in the answer shows as text and runs nothing");
+  check(await page.getByText('done <script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">').first().isVisible(),
+    "the answer, streamed in live, shows its markup as text");
+  await page.reload();
+  check(await page.getByText('done <script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">').first().isVisible(),
+    "and so does the rendered page");
+  const outputs = await page.locator("#events pre").allTextContents();
+  check(outputs.some((o) => o.includes("<script>window.__pwned=1</script><img src=x onerror=window.__pwned=2>")),
+    "the command's output is shown as text: " + JSON.stringify(outputs));
+  check(await page.locator("#events script, #events img").count() === 0, "no element came out of the output");
+  check(await page.evaluate(() => window.__pwned) === undefined, "no payload ran");
+
   step("a post without the CSRF token is refused, and changes nothing");
   const forged = await page.evaluate(async (id) => {
     const r = await fetch("/tasks/" + id + "/cancel", { method: "POST", body: new URLSearchParams({ x: "1" }) });
