@@ -23,7 +23,10 @@ import (
 
 // TestBrowser drives the dashboard in Debian's Chromium with playwright-core
 // (e2e/browser.mjs): the requester signs in with a one-time link and cannot
-// approve her own call, sees the fleet graph, signs out and is sent to sign in; an approver signs
+// approve her own call, sees the fleet graph, signs out and is sent to sign in,
+// and her old session cookie and CSRF token replayed are refused (401); a page
+// on another loopback origin posting the approver's valid token with his
+// cookies is refused (403) and changes nothing; an approver signs
 // in with his token, sees the task, clicks Allow once and watches it finish
 // without a reload, its Cancel button giving way to Resume; the command's
 // output and the answer, both full of markup, show as text and run nothing; the schedules,

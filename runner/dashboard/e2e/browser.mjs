@@ -3,6 +3,7 @@
 // the environment. Prints one line per step; exits non-zero on the first
 // failure. It never downloads a browser: it uses the system's Chromium.
 import { chromium } from "playwright-core";
+import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +18,8 @@ const approverToken = env("DASH_APPROVER_TOKEN"), requesterLink = env("DASH_REQU
 const node = env("DASH_NODE");
 const profile = mkdtempSync(join(tmpdir(), "rx-chromium-"));
 const problems = [];
+// Console errors a step provokes on purpose (a refused request logs one).
+const expectedErrors = [];
 
 function step(name) { console.log("step: " + name); }
 function check(ok, what) { if (!ok) throw new Error("check failed: " + what); }
@@ -49,8 +52,23 @@ try {
     "a skipped node says why on hover");
   await page.locator("#fleet-f1").screenshot({ path: join(shots, "fleet.png") });
   await page.screenshot({ path: join(shots, "task-requester.png"), fullPage: true });
+  const oldCSRF = await page.locator(`form[action="/tasks/${taskID}/cancel"] input[name=csrf]`).getAttribute("value");
+  const oldSession = (await ctx.cookies(base)).find((c) => c.name === "rx_session");
+  check(oldCSRF && oldSession, "the requester's page has a CSRF token and she a session cookie");
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.waitForURL(/\/login$/);
+
+  step("signed out, her old session and CSRF token no longer act");
+  // Put the old cookie back, as someone who copied it would, and replay
+  // the cancel form: the session is gone on the server, so it is refused.
+  await ctx.addCookies([oldSession]);
+  const replayed = await page.evaluate(async ([id, csrf]) => {
+    const r = await fetch("/tasks/" + id + "/cancel", { method: "POST", redirect: "manual", body: new URLSearchParams({ csrf }) });
+    return r.status;
+  }, [taskID, oldCSRF]);
+  expectedErrors.push("status of 401");
+  check(replayed === 401, "the replayed cancel after sign-out is 401, got " + replayed);
+  await ctx.clearCookies();
   await page.goto(base + "/approvals");
   check(page.url().startsWith(base + "/login"), "signed out: /approvals sends to sign-in");
 
@@ -85,6 +103,32 @@ try {
   step("he opens the task and clicks Allow once; the page, its state and its actions follow the task live");
   await page.click(`a[href="/tasks/${taskID}"]`);
   await page.waitForURL(base + "/tasks/" + taskID);
+  check((await page.locator("h1 [data-state]").textContent()) === "waiting_approval", "the replayed cancel changed nothing");
+
+  step("a page on another origin posting his valid CSRF token with his cookies is refused");
+  const csrf = await page.locator(`form[action="/tasks/${taskID}/cancel"] input[name=csrf]`).getAttribute("value");
+  const evil = createServer((req, res) => {
+    res.setHeader("Content-Type", "text/html");
+    res.end(`<!doctype html><script>
+      fetch(${JSON.stringify(base + "/tasks/" + taskID + "/cancel")}, { method: "POST", mode: "no-cors",
+        credentials: "include", body: new URLSearchParams({ csrf: ${JSON.stringify(csrf)} }) });
+    </script>`);
+  });
+  await new Promise((ok) => evil.listen(0, "127.0.0.1", ok));
+  try {
+    const other = await ctx.newPage();
+    const answered = other.waitForResponse((r) => r.url().endsWith("/cancel"));
+    await other.goto(`http://127.0.0.1:${evil.address().port}/`);
+    const res = await answered;
+    // 403, not 401: his cookie went along (SameSite=Strict lets it, the
+    // two loopback origins being one site) and the origin check refused it.
+    check(res.status() === 403, "the cross-origin post is 403, got " + res.status());
+    await other.close();
+  } finally {
+    evil.close();
+  }
+  await page.reload();
+  check((await page.locator("h1 [data-state]").textContent()) === "waiting_approval", "the cross-origin post changed nothing");
   await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Allow once" }).click()]);
   const after = await page.locator("h1 [data-state]").textContent();
   let navigations = 0;
@@ -116,6 +160,7 @@ try {
     const r = await fetch("/tasks/" + id + "/cancel", { method: "POST", body: new URLSearchParams({ x: "1" }) });
     return r.status;
   }, taskID);
+  expectedErrors.push("status of 403");
   check(forged === 403, "a CSRF-less POST from the page's own origin is 403, got " + forged);
   await page.reload();
   check((await page.locator("h1 [data-state]").textContent()) === "succeeded", "the task is unchanged");
@@ -124,9 +169,11 @@ try {
   await page.emulateMedia({ colorScheme: "dark" });
   await page.screenshot({ path: join(shots, "task-dark.png"), fullPage: true });
 
-  // The forged post's 403 is the one error the console may show.
-  const forgedLog = problems.findIndex((p) => p.includes("status of 403"));
-  if (forgedLog >= 0) problems.splice(forgedLog, 1);
+  // The refused requests' errors are the only ones the console may show.
+  for (const want of expectedErrors) {
+    const i = problems.findIndex((p) => p.includes(want));
+    if (i >= 0) problems.splice(i, 1);
+  }
   check(problems.length === 0, "no console errors, CSP reports or third-party requests: " + problems.join("; "));
   console.log("ok");
 } catch (e) {
