@@ -38,17 +38,7 @@ import (
 // provides them, and REASONIX_TEST_REQUIRE=chromium (or all) makes their
 // absence a failure instead of a skip.
 func TestBrowser(t *testing.T) {
-	chromium := os.Getenv("REASONIX_TEST_CHROMIUM")
-	if chromium == "" {
-		chromium = testenv.LookPath(t, testenv.Chromium)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Missing(t, testenv.Chromium, "node is not installed (apt-get install nodejs npm)")
-	}
-	if _, err := os.Stat(filepath.Join("e2e", "node_modules", "playwright-core")); err != nil {
-		testenv.Missing(t, testenv.Chromium, "playwright-core is not installed: run `npm ci` in runner/dashboard/e2e")
-	}
+	node, chromium := browserDeps(t)
 
 	// The model's answer after the approval takes a moment, so the page the
 	// decision returns to sees the task still running and must follow it
@@ -120,6 +110,24 @@ func hostileOutput() *agenttest.ScriptedProvider {
 		agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "bash",
 			Arguments: `{"command":"echo '<script>window.__pwned=1</script><img src=x onerror=window.__pwned=2>'; echo hi > f"}`}}},
 		agenttest.Turn{Text: `done <script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">`})
+}
+
+// browserDeps finds node and Chromium and checks playwright-core is
+// installed, skipping (or failing, when required) without them.
+func browserDeps(t testing.TB) (node, chromium string) {
+	t.Helper()
+	chromium = os.Getenv("REASONIX_TEST_CHROMIUM")
+	if chromium == "" {
+		chromium = testenv.LookPath(t, testenv.Chromium)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, testenv.Chromium, "node is not installed (apt-get install nodejs npm)")
+	}
+	if _, err := os.Stat(filepath.Join("e2e", "node_modules", "playwright-core")); err != nil {
+		testenv.Missing(t, testenv.Chromium, "playwright-core is not installed: run `npm ci` in runner/dashboard/e2e")
+	}
+	return node, chromium
 }
 
 // slowAfterFirst delays every model call but the first.

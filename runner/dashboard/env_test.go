@@ -51,18 +51,18 @@ func (c *clock) Advance(d time.Duration) {
 // env is a running service with the dashboard mounted on the API, as
 // `reasonix serve` mounts it.
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	svc *runner.Service
 	st  *store.Store
 	clk *clock
 	srv *httptest.Server
 }
 
-func newEnv(t *testing.T, p agent.Provider) *env { return newEnvWith(t, p, nil, nil) }
+func newEnv(t testing.TB, p agent.Provider) *env { return newEnvWith(t, p, nil, nil) }
 
 // newEnvWith is newEnv with settings (nil: runnertest's) and, when hooks
 // is set, a Webhooks page listing these configured webhooks.
-func newEnvWith(t *testing.T, p agent.Provider, set *config.Config, hooks []config.Webhook) *env {
+func newEnvWith(t testing.TB, p agent.Provider, set *config.Config, hooks []config.Webhook) *env {
 	t.Helper()
 	clk := &clock{}
 	st := storetest.SQLite(t, store.Config{Now: clk.Now})
@@ -150,7 +150,7 @@ func (b *browser) postFrom(origin, path string, form url.Values) page {
 	return read(b.e.t, res)
 }
 
-func read(t *testing.T, res *http.Response) page {
+func read(t testing.TB, res *http.Response) page {
 	t.Helper()
 	body, err := io.ReadAll(res.Body)
 	res.Body.Close()
