@@ -73,9 +73,9 @@ func serve(b *testing.B, h http.Handler, req func(string) *http.Request, path st
 }
 
 // BenchmarkTasksPage is the server time of the task list: the default page
-// of 50 and the largest of 500 rows, over 500 and 10,000 stored tasks.
+// of 50 and the largest (200 rows), over 500 and 10,000 stored tasks.
 func BenchmarkTasksPage(b *testing.B) {
-	for _, c := range []struct{ tasks, rows int }{{500, 50}, {500, 500}, {10000, 50}, {10000, 500}} {
+	for _, c := range []struct{ tasks, rows int }{{500, 50}, {500, 200}, {10000, 50}, {10000, 200}} {
 		b.Run(fmt.Sprintf("tasks=%d/rows=%d", c.tasks, c.rows), func(b *testing.B) {
 			_, h, req := benchDash(b, c.tasks)
 			serve(b, h, req, fmt.Sprintf("/?limit=%d", c.rows))

@@ -71,9 +71,13 @@ func lastLine(s string) string {
 	return s
 }
 
+// maxRows bounds a task list page: a row weighs about 0.6 KB, so the
+// largest page stays under 150 KB for an approver on a phone connection.
+const maxRows = 200
+
 // tasksPage lists tasks newest first, filtered by the query: state, source,
-// workspace, requester, q (a substring of the prompt), limit (1-500,
-// default 50) and cursor. Unknown
+// workspace, requester, q (a substring of the prompt), limit (1 to
+// maxRows, default 50) and cursor. Unknown
 // filter values are ignored rather than refused: the form offers only
 // valid ones, and a stale shared link should still show something.
 func (d *Dashboard) tasksPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -95,7 +99,7 @@ func (d *Dashboard) tasksPage(w http.ResponseWriter, r *http.Request, s *session
 		f.Cursor = c
 	}
 	f.Limit = 50
-	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n >= 1 && n <= 500 {
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n >= 1 && n <= maxRows {
 		f.Limit = n
 	}
 	page, err := d.svc.Tasks(r.Context(), f)
