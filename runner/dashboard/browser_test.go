@@ -28,7 +28,8 @@ import (
 // on another loopback origin posting the approver's valid token with his
 // cookies is refused (403) and changes nothing; an approver signs
 // in with his token, sees the task, clicks Allow once and watches it finish
-// without a reload, its Cancel button giving way to Resume; the command's
+// without a reload, its Cancel button giving way to Resume, while the task
+// list open in another tab follows it to succeeded on its own; the command's
 // output and the answer, both full of markup, show as text and run nothing; the schedules,
 // webhook deliveries and nodes pages show what the store holds; no page logs an error, breaks the CSP or requests
 // anything from elsewhere. Screenshots go to the test's artifact directory

@@ -129,6 +129,14 @@ try {
   }
   await page.reload();
   check((await page.locator("h1 [data-state]").textContent()) === "waiting_approval", "the cross-origin post changed nothing");
+  // The task list, open in another tab, must follow the task on its own.
+  const list = await ctx.newPage();
+  list.on("pageerror", (e) => problems.push(String(e)));
+  await list.goto(base + "/");
+  const row = list.locator(`tr:has(a[href="/tasks/${taskID}"]) td[data-label=State]`);
+  check((await row.textContent()).includes("waiting_approval"), "the list shows the task waiting");
+  let listNavigations = 0;
+  list.on("framenavigated", (f) => { if (f === list.mainFrame()) listNavigations++; });
   await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Allow once" }).click()]);
   const after = await page.locator("h1 [data-state]").textContent();
   let navigations = 0;
@@ -142,6 +150,9 @@ try {
     await page.getByRole("button", { name: "Resume" }).isVisible(), "Cancel gave way to Resume as the task ended, live");
   check(await page.getByText("approval allow_once by token:bob").first().isVisible(), "the decision is shown");
   await page.screenshot({ path: join(shots, "task-done.png"), fullPage: true });
+  await list.locator(`tr:has(a[href="/tasks/${taskID}"]) td[data-label=State]`, { hasText: "succeeded" }).waitFor({ timeout: 10000 });
+  check(listNavigations === 0, "the task list followed the task without a reload");
+  await list.close();
 
   step("markup in the command's output and in the answer shows as text and runs nothing");
   check(await page.getByText('done <script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">').first().isVisible(),

@@ -79,7 +79,33 @@ function live(task) {
   };
 }
 
+// refreshList keeps the first page of the task list current: new tasks and
+// state changes show without a reload. It fetches the page itself (the same
+// filters) every few seconds while the tab is visible and swaps the list
+// when the server's rendering changed; a session that ended stops it.
+function refreshList(list) {
+  var last = list.innerHTML, busy = false;
+  var timer = setInterval(function () {
+    if (busy || document.hidden) return;
+    busy = true;
+    fetch(location.href, { headers: { Accept: "text/html" } }).then(function (r) {
+      if (!r.ok || r.redirected) { clearInterval(timer); return null; }
+      return r.text();
+    }).then(function (html) {
+      if (html === null) return;
+      var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("task-list");
+      if (!fresh || fresh.innerHTML === last) return;
+      last = fresh.innerHTML;
+      list.innerHTML = last;
+      localTimes(list);
+      tick();
+    }).catch(function () { /* offline for a moment: the next tick tries again */ }).then(function () { busy = false; });
+  }, 3000);
+}
+
 document.addEventListener("DOMContentLoaded", function () {
+  var list = document.getElementById("task-list");
+  if (list && list.hasAttribute("data-refresh")) refreshList(list);
   localTimes(document);
   tick();
   setInterval(tick, 1000);
