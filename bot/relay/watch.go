@@ -310,7 +310,11 @@ func (w *watcher) once(ctx context.Context, ev store.Event, text string) {
 		if i > 0 {
 			partKey += "." + strconv.Itoa(i)
 		}
-		_ = r.st.SaveChatPost(context.WithoutCancel(ctx), store.ChatPost{TaskID: w.v.taskID, Key: partKey, Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id})
+		if err := r.st.SaveChatPost(context.WithoutCancel(ctx), store.ChatPost{TaskID: w.v.taskID, Key: partKey,
+			Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}); err != nil {
+			// The post is out; unrecorded, a restart would post it again.
+			r.log.Warn("relay: recording a post failed", "task", w.v.taskID, "key", partKey, "err", err)
+		}
 	}
 }
 

@@ -125,6 +125,6 @@ func stateOf(e store.Event) string {
 	var p struct {
 		State string `json:"state"`
 	}
-	_ = json.Unmarshal(e.Payload, &p)
+	_ = json.Unmarshal(e.Payload, &p) // no state to read: "" leaves the page as it is
 	return strings.TrimSpace(p.State)
 }
