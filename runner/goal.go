@@ -142,7 +142,7 @@ func (r *run) child(ctx context.Context) func(goals.ChildSpec, *agent.ToolRegist
 		if err != nil {
 			return nil, nil, err
 		}
-		return tools, r.childObserver(ctx, spec.Ref, func() { turns.Add(1) }), nil
+		return tools, r.childObserver(spec.Ref, func() { turns.Add(1) }), nil
 	}
 }
 

@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sync"
 	"time"
 
@@ -49,31 +47,35 @@ func (h *hub) notify(taskID string) {
 	}
 }
 
-// emit appends an event to the task's log and tells local subscribers.
-// payload is marshalled to JSON; nil becomes {}.
-func (s *Service) emit(ctx context.Context, taskID, typ string, payload any) (store.Event, error) {
-	var raw json.RawMessage
-	if payload != nil {
-		b, err := json.Marshal(payload)
-		if err != nil {
-			return store.Event{}, fmt.Errorf("runner: encode %s event: %w", typ, err)
-		}
-		raw = s.redact.Bytes(b)
-	}
-	ev, err := s.st.AppendEvent(ctx, taskID, typ, raw)
+// emitLogged appends an event to the task's log and tells local
+// subscribers; payload is marshalled to JSON (nil becomes {}). A lost event
+// must not stop the work, so a failure is logged. Events the task's run
+// queued on this node are written first, to keep the log in order.
+func (s *Service) emitLogged(ctx context.Context, taskID, typ string, payload any) {
+	raw, err := s.encodeEvent(typ, payload)
 	if err != nil {
-		return store.Event{}, fmt.Errorf("runner: append %s event: %w", typ, err)
+		s.log.Error("runner: event lost", "task", taskID, "type", typ, "err", err)
+		return
 	}
-	s.hub.notify(taskID)
-	return ev, nil
+	if r := s.runFor(taskID); r != nil && r.events != nil {
+		r.events.flush()
+	}
+	s.write(context.WithoutCancel(ctx), taskID, store.EventInput{Type: typ, Payload: raw})
 }
 
-// emitLogged is emit for places where a lost event must not stop the work;
-// the failure is logged.
-func (s *Service) emitLogged(ctx context.Context, taskID, typ string, payload any) {
-	if _, err := s.emit(context.WithoutCancel(ctx), taskID, typ, payload); err != nil {
-		s.log.Error("runner: event lost", "task", taskID, "type", typ, "err", err)
+// write appends events to a task's log, tells local subscribers, and logs
+// what could not be written.
+func (s *Service) write(ctx context.Context, taskID string, evs ...store.EventInput) {
+	if len(evs) == 0 {
+		return
 	}
+	if _, err := s.st.AppendEvents(ctx, taskID, evs...); err != nil {
+		for _, e := range evs {
+			s.log.Error("runner: event lost", "task", taskID, "type", e.Type, "err", err)
+		}
+		return
+	}
+	s.hub.notify(taskID)
 }
 
 // Subscribe streams task id's events with Seq > after: first those already

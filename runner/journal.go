@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"reasonix/agent"
 	"reasonix/internal/procgroup"
@@ -90,14 +91,22 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 	}
 	// A process the call starts is journaled with it: after a crash the
 	// restarted service kills what is left of it (killOrphans) before
-	// anything resumes, so no late write lands in the workspace.
+	// anything resumes, so no late write lands in the workspace. The record
+	// is written while the process runs rather than before the tool waits
+	// for it: until then the process dies with the service anyway
+	// (procgroup binds it), and a short command need not wait for a round
+	// trip. The call is finished in the journal only after the record.
+	var reported sync.WaitGroup
 	ctx = agent.ContextWithProcessReporter(ctx, func(pid int) {
 		b, _ := json.Marshal(procgroup.Identify(pid))
-		if err := s.st.JournalProcess(context.WithoutCancel(ctx), r.task.ID, key, string(b)); err != nil {
-			s.log.Error("runner: journal process", "task", r.task.ID, "call", key, "err", err)
-		}
+		reported.Go(func() {
+			if err := s.st.JournalProcess(context.WithoutCancel(ctx), r.task.ID, key, string(b)); err != nil {
+				s.log.Error("runner: journal process", "task", r.task.ID, "call", key, "err", err)
+			}
+		})
 	})
 	out, runErr := j.Tool.Execute(ctx, args)
+	reported.Wait()
 	content := out
 	if runErr != nil {
 		content = "error: " + runErr.Error()

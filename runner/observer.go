@@ -40,41 +40,50 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 				r.lastAsst = seq
 				r.mu.Unlock()
 				if e.Message.Content != "" {
-					s.emitLogged(pctx, id, "message", map[string]any{"role": "assistant", "step": e.Step, "text": truncate(e.Message.Content, 8<<10)})
+					r.emit("message", map[string]any{"role": "assistant", "step": e.Step, "text": truncate(e.Message.Content, 8<<10)})
 				}
 			}
 		case agent.EventToolStarted:
 			s.metrics.toolCalls.WithLabelValues(e.Call.Name).Inc()
-			s.emitLogged(pctx, id, "tool_started", map[string]any{"step": e.Step, "call_id": e.Call.ID, "tool": e.Call.Name,
+			r.emit("tool_started", map[string]any{"step": e.Step, "call_id": e.Call.ID, "tool": e.Call.Name,
 				"args": truncate(e.Call.Arguments, maxEventText)})
 		case agent.EventToolFinished:
-			s.emitLogged(pctx, id, "tool_finished", map[string]any{"step": e.Step, "call_id": e.Call.ID, "tool": e.Call.Name,
+			r.emit("tool_finished", map[string]any{"step": e.Step, "call_id": e.Call.ID, "tool": e.Call.Name,
 				"result": truncate(e.Result, maxEventText), "is_error": e.IsError})
 		case agent.EventToolRefused:
-			s.emitLogged(pctx, id, "tool_refused", map[string]any{"step": e.Step, "call_id": e.Call.ID, "tool": e.Call.Name,
+			r.emit("tool_refused", map[string]any{"step": e.Step, "call_id": e.Call.ID, "tool": e.Call.Name,
 				"code": e.Verdict.Code, "reason": e.Verdict.Reason})
 		case agent.EventPlanUpdated:
-			s.emitLogged(pctx, id, "plan_updated", map[string]any{"plan": e.Plan})
+			r.emit("plan_updated", map[string]any{"plan": e.Plan})
 		case agent.EventUsage:
-			s.emitLogged(pctx, id, "usage", r.addUsage(e, map[string]any{"step": e.Step}))
+			r.emit("usage", r.addUsage(e, map[string]any{"step": e.Step}))
 		case agent.EventRetry:
-			s.emitLogged(pctx, id, "retry", map[string]any{"step": e.Step, "reason": truncate(e.Text, maxEventText)})
+			r.emit("retry", map[string]any{"step": e.Step, "reason": truncate(e.Text, maxEventText)})
 		case agent.EventContextCompacted:
 			c := e.Compaction
-			s.emitLogged(pctx, id, string(e.Type), map[string]any{"step": e.Step, "mode": c.Mode, "reason": truncate(c.Reason, maxEventText),
+			r.emit(string(e.Type), map[string]any{"step": e.Step, "mode": c.Mode, "reason": truncate(c.Reason, maxEventText),
 				"before_tokens": c.BeforeTokens, "after_tokens": c.AfterTokens, "window": c.Window, "trigger": c.Trigger,
 				"folded_messages": c.Folded, "user_turns_kept": c.KeptTurns, "user_turns_dropped": c.DroppedTurns})
 		case agent.EventRunFinished:
-			s.emitLogged(pctx, id, "run_finished", map[string]any{"step": e.Step, "outcome": e.Outcome})
+			r.emit("run_finished", map[string]any{"step": e.Step, "outcome": e.Outcome})
 		case goals.EventGoalUpdated, goals.EventQuestion, goals.EventPlanApproval, goals.EventFleetUpdated,
 			goals.EventSubagentStarted, goals.EventSubagentFinished:
 			// The goals package's payloads are the events: a chat relay
 			// reads the question, the plan or the fleet graph directly.
-			s.emitLogged(pctx, id, string(e.Type), e.Data)
+			r.emit(string(e.Type), e.Data)
 		default:
-			s.emitLogged(pctx, id, string(e.Type), map[string]any{"step": e.Step, "text": truncate(e.Text, maxEventText), "data": e.Data})
+			r.emit(string(e.Type), map[string]any{"step": e.Step, "text": truncate(e.Text, maxEventText), "data": e.Data})
 		}
 	}
+}
+
+// emit queues a step event of the run (see eventQueue).
+func (r *run) emit(typ string, payload any) {
+	if r.events == nil {
+		r.s.emitLogged(context.Background(), r.task.ID, typ, payload)
+		return
+	}
+	r.events.add(typ, payload)
 }
 
 // redactMessage masks secrets in every text of m that is stored: the
@@ -133,9 +142,8 @@ func (r *run) addUsage(e agent.Event, payload map[string]any) map[string]any {
 // the parent's conversation, which a later run rebuilds), and so do its plan
 // and its own end (subagent_finished reports it). Its tokens count against
 // the task's budget. It is called concurrently for children running at once.
-func (r *run) childObserver(ctx context.Context, ref string, sawAssistant func()) agent.Observer {
-	s, id := r.s, r.task.ID
-	pctx := context.WithoutCancel(ctx)
+func (r *run) childObserver(ref string, sawAssistant func()) agent.Observer {
+	s := r.s
 	return func(e agent.Event) {
 		switch e.Type {
 		case agent.EventMessage:
@@ -144,21 +152,21 @@ func (r *run) childObserver(ctx context.Context, ref string, sawAssistant func()
 			}
 		case agent.EventToolStarted:
 			s.metrics.toolCalls.WithLabelValues(e.Call.Name).Inc()
-			s.emitLogged(pctx, id, "tool_started", map[string]any{"subagent": ref, "step": e.Step, "call_id": e.Call.ID,
+			r.emit("tool_started", map[string]any{"subagent": ref, "step": e.Step, "call_id": e.Call.ID,
 				"tool": e.Call.Name, "args": truncate(e.Call.Arguments, maxEventText)})
 		case agent.EventToolFinished:
-			s.emitLogged(pctx, id, "tool_finished", map[string]any{"subagent": ref, "step": e.Step, "call_id": e.Call.ID,
+			r.emit("tool_finished", map[string]any{"subagent": ref, "step": e.Step, "call_id": e.Call.ID,
 				"tool": e.Call.Name, "result": truncate(e.Result, maxEventText), "is_error": e.IsError})
 		case agent.EventToolRefused:
-			s.emitLogged(pctx, id, "tool_refused", map[string]any{"subagent": ref, "step": e.Step, "call_id": e.Call.ID,
+			r.emit("tool_refused", map[string]any{"subagent": ref, "step": e.Step, "call_id": e.Call.ID,
 				"tool": e.Call.Name, "code": e.Verdict.Code, "reason": e.Verdict.Reason})
 		case agent.EventUsage:
-			s.emitLogged(pctx, id, "usage", r.addUsage(e, map[string]any{"subagent": ref, "step": e.Step}))
+			r.emit("usage", r.addUsage(e, map[string]any{"subagent": ref, "step": e.Step}))
 		case agent.EventRetry:
-			s.emitLogged(pctx, id, "retry", map[string]any{"subagent": ref, "step": e.Step, "reason": truncate(e.Text, maxEventText)})
+			r.emit("retry", map[string]any{"subagent": ref, "step": e.Step, "reason": truncate(e.Text, maxEventText)})
 		case agent.EventContextCompacted:
 			c := e.Compaction
-			s.emitLogged(pctx, id, string(e.Type), map[string]any{"subagent": ref, "step": e.Step, "mode": c.Mode,
+			r.emit(string(e.Type), map[string]any{"subagent": ref, "step": e.Step, "mode": c.Mode,
 				"reason": truncate(c.Reason, maxEventText), "before_tokens": c.BeforeTokens, "after_tokens": c.AfterTokens,
 				"window": c.Window, "trigger": c.Trigger, "folded_messages": c.Folded})
 		}

@@ -38,6 +38,8 @@ type run struct {
 	tally     *session.Tally // cost by model
 	toolCalls int
 	lastAsst  int64 // message seq of the latest assistant message
+
+	events *eventQueue // the step events, written behind the run
 }
 
 func (r *run) poke() {
@@ -124,9 +126,11 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 	defer cancel(nil)
 	ctx, stopTimer := context.WithTimeoutCause(ctx, s.taskTimeout(), errTimeout)
 	defer stopTimer()
-	r := &run{s: s, task: task, cancel: cancel, pokeCh: make(chan struct{}, 1), tally: session.NewTally(s.prices)}
+	r := &run{s: s, task: task, cancel: cancel, pokeCh: make(chan struct{}, 1), tally: session.NewTally(s.prices),
+		events: newEventQueue(s, task.ID)}
 	s.addRun(r)
 	defer s.removeRun(r)
+	defer r.events.close() // before removeRun: until then other events wait for the queue
 	if s.stopping.Load() { // Stop ran between the claim and addRun: hand it over
 		cancel(errDrained)
 	}

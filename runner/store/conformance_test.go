@@ -199,14 +199,29 @@ func testEventsConcurrent(t *testing.T, open storetest.Opener) {
 	task := mustCreate(t, s, newTask("events"), "")
 	const writers, each = 6, 20
 	var wg sync.WaitGroup
+	seqs := make([][]store.Event, writers) // what each writer was told
 	for w := range writers {
+		// Odd writers append in batches of up to three (AppendEvents):
+		// a batch takes consecutive numbers, reported back in its order.
+		batch := 1 + 2*(w%2)
 		wg.Go(func() {
-			for i := range each {
-				p, _ := json.Marshal(map[string]int{"w": w, "i": i})
-				if _, err := s.AppendEvent(ctx, task.ID, "progress", p); err != nil {
-					t.Errorf("AppendEvent: %v", err)
+			for i := 0; i < each; i += batch {
+				var in []store.EventInput
+				for j := i; j < min(i+batch, each); j++ {
+					p, _ := json.Marshal(map[string]int{"w": w, "i": j})
+					in = append(in, store.EventInput{Type: "progress", Payload: p})
+				}
+				got, err := s.AppendEvents(ctx, task.ID, in...)
+				if err != nil {
+					t.Errorf("AppendEvents: %v", err)
 					return
 				}
+				for k := range got {
+					if got[k].Seq != got[0].Seq+int64(k) || string(got[k].Payload) != string(in[k].Payload) {
+						t.Errorf("AppendEvents returned %+v for %s", got[k], in[k].Payload)
+					}
+				}
+				seqs[w] = append(seqs[w], got...)
 			}
 		})
 	}
@@ -217,6 +232,13 @@ func testEventsConcurrent(t *testing.T, open storetest.Opener) {
 	}
 	if len(evs) != writers*each {
 		t.Fatalf("got %d events, want %d", len(evs), writers*each)
+	}
+	for _, told := range seqs {
+		for _, e := range told {
+			if stored := evs[e.Seq-1]; string(stored.Payload) != string(e.Payload) {
+				t.Fatalf("event %d was reported as %s but stored as %s", e.Seq, e.Payload, stored.Payload)
+			}
+		}
 	}
 	last := map[int]int{}
 	for i, ev := range evs {
@@ -239,6 +261,12 @@ func testEventsConcurrent(t *testing.T, open storetest.Opener) {
 	}
 	if len(page) != 5 || page[0].Seq != 101 || page[4].Seq != 105 {
 		t.Errorf("Events(after 100, limit 5) = %d events from %d", len(page), page[0].Seq)
+	}
+	if _, err := s.AppendEvents(ctx, "t_missing", store.EventInput{Type: "x"}, store.EventInput{Type: "y"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("AppendEvents(missing task) = %v, want ErrNotFound", err)
+	}
+	if _, err := s.AppendEvents(ctx, task.ID, store.EventInput{Type: "x"}, store.EventInput{Type: "y", Payload: json.RawMessage("{bad")}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("AppendEvents(bad JSON) = %v, want ErrInvalid", err)
 	}
 	if _, err := s.AppendEvent(ctx, "t_missing", "x", nil); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("AppendEvent(missing task) = %v, want ErrNotFound", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -22,43 +24,104 @@ type Event struct {
 // Concurrent appenders to the same task are serialized by the task's counter
 // row, so sequence numbers never collide or skip.
 func (s *Store) AppendEvent(ctx context.Context, taskID, typ string, payload json.RawMessage) (Event, error) {
-	if typ == "" {
-		return Event{}, invalid("event type is empty")
+	evs, err := s.AppendEvents(ctx, taskID, EventInput{Type: typ, Payload: payload})
+	if err != nil {
+		return Event{}, err
 	}
-	if payload == nil {
-		payload = json.RawMessage("{}")
+	return evs[0], nil
+}
+
+// EventInput is an event to append: its type, JSON payload (nil stores
+// "{}") and when it happened (zero: now).
+type EventInput struct {
+	Type    string
+	Payload json.RawMessage
+	Time    time.Time
+}
+
+// AppendEvents appends events to task taskID's log in order, all or none,
+// and returns them with their sequence numbers. On Postgres they take one
+// statement whatever their number, which is what lets a run write the
+// events of a busy moment together instead of one round trip each.
+func (s *Store) AppendEvents(ctx context.Context, taskID string, in ...EventInput) ([]Event, error) {
+	if len(in) == 0 {
+		return nil, nil
 	}
-	if !json.Valid(payload) {
-		return Event{}, invalid("event payload is not valid JSON")
-	}
-	now := s.now()
-	ev := Event{TaskID: taskID, Type: typ, Payload: payload, Time: fromMicros(micros(now))}
-	if s.dialect == dialectPostgres {
-		seq, err := s.appendCounted(ctx, "event_seq",
-			"INSERT INTO task_events (task_id, seq, type, payload, created_at) SELECT ?, n, ?, ?, ? FROM c RETURNING seq",
-			taskID, taskID, typ, string(payload), micros(now))
-		if err != nil {
-			return Event{}, fmt.Errorf("store: append event: %w", err)
+	now := micros(s.now())
+	evs := make([]Event, len(in))
+	for i, e := range in {
+		if e.Type == "" {
+			return nil, invalid("event type is empty")
 		}
-		ev.Seq = seq
-		return ev, nil
+		if e.Payload == nil {
+			e.Payload = json.RawMessage("{}")
+		}
+		if !json.Valid(e.Payload) {
+			return nil, invalid("event payload is not valid JSON")
+		}
+		at := now
+		if !e.Time.IsZero() {
+			at = micros(e.Time)
+		}
+		evs[i] = Event{TaskID: taskID, Type: e.Type, Payload: e.Payload, Time: fromMicros(at)}
+	}
+	if s.dialect == dialectPostgres {
+		// The counter moves by len(in) at once; row i of the VALUES list
+		// takes the number n-len(in)+i, n being the counter's new value.
+		rows := make([]string, len(evs))
+		args := []any{int64(len(evs)), taskID, taskID, int64(len(evs))}
+		for i, e := range evs {
+			rows[i] = fmt.Sprintf("(%d, ?::text, ?::text, ?::bigint)", i+1)
+			args = append(args, e.Type, string(e.Payload), micros(e.Time))
+		}
+		rs, err := s.db.query(ctx, `WITH c AS (UPDATE tasks SET event_seq = event_seq + ? WHERE id = ? RETURNING event_seq AS n)
+			INSERT INTO task_events (task_id, seq, type, payload, created_at)
+			SELECT ?, c.n - ? + v.i, v.t, v.p, v.at FROM c, (VALUES `+strings.Join(rows, ", ")+`) AS v (i, t, p, at)
+			RETURNING seq`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: append events: %w", err)
+		}
+		defer rs.Close()
+		var seqs []int64
+		for rs.Next() {
+			var seq int64
+			if err := rs.Scan(&seq); err != nil {
+				return nil, fmt.Errorf("store: append events: %w", err)
+			}
+			seqs = append(seqs, seq)
+		}
+		if err := rs.Err(); err != nil {
+			return nil, fmt.Errorf("store: append events: %w", err)
+		}
+		if len(seqs) == 0 {
+			return nil, fmt.Errorf("store: task %s: %w", taskID, ErrNotFound)
+		}
+		// RETURNING does not promise the VALUES order; the numbers are
+		// consecutive, so the smallest is the first event's.
+		first := slices.Min(seqs)
+		for i := range evs {
+			evs[i].Seq = first + int64(i)
+		}
+		return evs, nil
 	}
 	err := s.inTx(ctx, func(tx txn) error {
-		seq, err := bumpCounter(ctx, tx, taskID, "event_seq", 1)
+		end, err := bumpCounter(ctx, tx, taskID, "event_seq", int64(len(evs)))
 		if err != nil {
 			return err
 		}
-		ev.Seq = seq
-		if _, err := tx.exec(ctx, "INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)",
-			taskID, seq, typ, string(payload), micros(now)); err != nil {
-			return fmt.Errorf("store: append event: %w", err)
+		for i := range evs {
+			evs[i].Seq = end - int64(len(evs)) + int64(i) + 1
+			if _, err := tx.exec(ctx, "INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+				taskID, evs[i].Seq, evs[i].Type, string(evs[i].Payload), micros(evs[i].Time)); err != nil {
+				return fmt.Errorf("store: append event: %w", err)
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return Event{}, err
+		return nil, err
 	}
-	return ev, nil
+	return evs, nil
 }
 
 // appendCounted bumps the task's counter column col by one and inserts a

@@ -1,0 +1,134 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"reasonix/runner/store"
+)
+
+// eventQueue writes a run's step events (tool started and finished, usage,
+// plan, …) behind the run instead of in its way: the agent's next step does
+// not wait for a database round trip per event, and what piles up while one
+// write is in flight goes in the next one, as one statement. The transcript
+// and the tool journal, which a resumed run is rebuilt from, are still
+// written before the step goes on; these events only report it.
+//
+// Order holds: one writer per run, in the order the events were queued, and
+// every other event of the task (a state change, an approval) is written
+// only after the queue is flushed (Service.emitLogged), so the log reads as
+// the run happened. The run closes its queue before it ends; events still
+// queued when the process dies are lost, as events being written are now.
+type eventQueue struct {
+	s      *Service
+	taskID string
+
+	mu      sync.Mutex
+	pending []store.EventInput
+	writing bool       // a batch is being written
+	idle    *sync.Cond // broadcast when pending is empty and nothing is being written
+	closed  bool
+
+	kick chan struct{} // capacity 1: there is something to write
+	done chan struct{}
+}
+
+// maxEventBatch bounds one write; a busier queue takes several.
+const maxEventBatch = 64
+
+func newEventQueue(s *Service, taskID string) *eventQueue {
+	q := &eventQueue{s: s, taskID: taskID, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	q.idle = sync.NewCond(&q.mu)
+	go q.loop()
+	return q
+}
+
+// add queues an event; payload is marshalled to JSON and masked here, in
+// the run's goroutine. After close it writes at once.
+func (q *eventQueue) add(typ string, payload any) {
+	raw, err := q.s.encodeEvent(typ, payload)
+	if err != nil {
+		q.s.log.Error("runner: event lost", "task", q.taskID, "type", typ, "err", err)
+		return
+	}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		q.s.write(context.Background(), q.taskID, store.EventInput{Type: typ, Payload: raw})
+		return
+	}
+	q.pending = append(q.pending, store.EventInput{Type: typ, Payload: raw, Time: q.s.now()})
+	select { // under mu: close cannot close kick meanwhile
+	case q.kick <- struct{}{}:
+	default:
+	}
+	q.mu.Unlock()
+}
+
+// flush waits until every event queued so far is written (or lost, and
+// logged).
+func (q *eventQueue) flush() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.pending) > 0 || q.writing {
+		q.idle.Wait()
+	}
+}
+
+// close flushes the queue and stops its writer; later events are written
+// directly.
+func (q *eventQueue) close() {
+	q.mu.Lock()
+	if !q.closed {
+		q.closed = true
+		close(q.kick)
+	}
+	q.mu.Unlock()
+	<-q.done
+}
+
+func (q *eventQueue) loop() {
+	defer close(q.done)
+	for range q.kick {
+		for {
+			q.mu.Lock()
+			n := min(len(q.pending), maxEventBatch)
+			batch := q.pending[:n:n]
+			q.pending = q.pending[n:]
+			q.writing = n > 0
+			if n == 0 {
+				q.pending = nil
+				q.idle.Broadcast()
+				q.mu.Unlock()
+				break
+			}
+			q.mu.Unlock()
+			q.s.write(context.Background(), q.taskID, batch...)
+		}
+	}
+	// close drained the channel: write what came after the last kick.
+	q.mu.Lock()
+	batch := q.pending
+	q.pending, q.writing = nil, len(batch) > 0
+	q.mu.Unlock()
+	q.s.write(context.Background(), q.taskID, batch...)
+	q.mu.Lock()
+	q.writing = false
+	q.idle.Broadcast()
+	q.mu.Unlock()
+}
+
+// encodeEvent marshals an event's payload (nil becomes {}) with every known
+// secret masked.
+func (s *Service) encodeEvent(typ string, payload any) (json.RawMessage, error) {
+	if payload == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("runner: encode %s event: %w", typ, err)
+	}
+	return s.redact.Bytes(b), nil
+}
