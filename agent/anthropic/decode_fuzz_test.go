@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"reasonix/agent"
+	"reasonix/agent/httpstream"
 )
 
 // FuzzDecode feeds arbitrary streams to the decoder: it must end with one
@@ -23,9 +24,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("data: {\"type\":\"message_stop\"}\n\n"))
 	f.Add([]byte("data: {\"type\":\"content_block_delta\",\"index\":-1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n"))
 	f.Add([]byte("data: {\"type\":\"error\"}\n\n"))
-	p := &Provider{key: testKey}
+	p := &Provider{client: &httpstream.Client{Key: testKey, MaxOutputBytes: httpstream.DefaultMaxOutputBytes}}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		d := decoder{p: p, readErr: func(err error) *agent.ProviderError { return p.streamError(err.Error()) }}
+		d := decoder{p: p, readErr: func(err error) *agent.ProviderError { return p.client.StreamError(err.Error()) }}
 		final, ok := d.decode(strings.NewReader(string(in)), func(c agent.Chunk) bool {
 			if c.Type == agent.ChunkToolCall && (c.ToolCall.Name == "" || c.ToolCall.Arguments == "") {
 				t.Fatalf("incomplete tool call %+v", c.ToolCall)

@@ -26,7 +26,7 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 	if err != nil {
 		return nil, err
 	}
-	return p.transport().Stream(ctx, httpstream.Request{
+	return p.client.Stream(ctx, httpstream.Request{
 		Body:    body,
 		Header:  p.header,
 		Failure: failureClass,
@@ -34,28 +34,11 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 	}), nil
 }
 
-// transport is the shared HTTP client with this provider's settings, read
-// at each call so tests may replace the retry seams after New.
-func (p *Provider) transport() *httpstream.Client {
-	return &httpstream.Client{
-		Prefix:         Kind,
-		URL:            p.target,
-		Key:            p.key,
-		Idle:           p.idle,
-		MaxRetries:     p.maxRetries,
-		MaxStreamBytes: p.maxStream,
-		HTTP:           p.client,
-		Backoff:        p.backoff,
-		Sleep:          p.sleep,
-		Now:            p.now,
-	}
-}
-
 // header sets the API version and authenticates with x-api-key.
 func (p *Provider) header(h http.Header) {
 	h.Set("Anthropic-Version", apiVersion)
-	if p.key != "" {
-		h.Set("X-Api-Key", p.key)
+	if p.client.Key != "" {
+		h.Set("X-Api-Key", p.client.Key)
 	}
 }
 

@@ -27,26 +27,24 @@ import (
 // task instead of holding a worker.
 const MaxRetryAfter = 2 * time.Minute
 
-// DefaultMaxStreamBytes is the bound providers give MaxStreamBytes when
-// their configuration sets none. It is far above any useful answer because
-// real streams carry ~200 bytes of JSON framing per delta of a few
-// characters, and far below what a runaway server could send forever.
-const DefaultMaxStreamBytes = 64 << 20
-
-// Client is one provider's endpoint and retry settings. It holds no state
-// of its own: a provider may build one per Stream call from its fields, and
-// one Client may serve concurrent calls.
+// Client is one provider's endpoint and retry settings; New builds it from
+// a provider's configuration. It holds no state between calls and serves
+// concurrent ones. Its fields may be changed before the first Stream (tests
+// replace the Backoff, Sleep and Now seams), not during one.
 type Client struct {
 	// Prefix starts every error message ("openai"), naming the provider kind.
 	Prefix string
 	// URL is the exact request URL.
 	URL string
-	// Key is the API key; it is removed from every message Stream builds.
+	// Key is the API key; it is removed from every message the client builds.
 	Key string
 	// Idle bounds every wait: for response headers and between stream bytes.
 	Idle time.Duration
 	// MaxRetries bounds the retries of one request; 0 means none.
 	MaxRetries int
+	// MaxOutputBytes bounds one answer's text and tool calls, as the wire's
+	// decoder counts them with CountOutput; 0 means no bound.
+	MaxOutputBytes int
 	// MaxStreamBytes bounds the response body of one attempt; 0 means no bound.
 	MaxStreamBytes int
 	// HTTP sends the requests. It should have no Timeout: an answer may

@@ -27,9 +27,9 @@ func BenchmarkStreamTurn(b *testing.B) {
 		b.StopTimer()
 		srv.Add(turn)
 		b.StartTimer()
-		got := mustStream(b, p, req)
-		if got.final.Type != agent.ChunkDone || len(got.calls) != 1 {
-			b.Fatalf("final %+v", got.final)
+		got := agenttest.Collect(b, p, req)
+		if got.Final.Type != agent.ChunkDone || len(got.Calls) != 1 {
+			b.Fatalf("final %+v", got.Final)
 		}
 	}
 }

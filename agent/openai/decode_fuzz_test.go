@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"reasonix/agent"
+	"reasonix/agent/httpstream"
 )
 
 // FuzzDecode feeds arbitrary bodies to the stream decoder: it must never
@@ -34,10 +35,10 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	p := &Provider{key: "sk-fuzz"}
+	p := &Provider{client: &httpstream.Client{Key: "sk-fuzz", MaxOutputBytes: httpstream.DefaultMaxOutputBytes}}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var chunks []agent.Chunk
-		d := decoder{p: p, readErr: func(err error) *agent.ProviderError { return p.streamError(err.Error()) }}
+		d := decoder{p: p, readErr: func(err error) *agent.ProviderError { return p.client.StreamError(err.Error()) }}
 		final, ok := d.decode(bytes.NewReader(body), func(c agent.Chunk) bool {
 			chunks = append(chunks, c)
 			return true

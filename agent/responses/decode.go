@@ -93,15 +93,15 @@ func (d *decoder) decode(body io.Reader, emit func(agent.Chunk) bool) (agent.Chu
 			if len(d.calls) > 0 {
 				msg = "the stream ended in the middle of a function call"
 			}
-			return d.fail(d.p.streamError(msg))
+			return d.fail(d.p.client.StreamError(msg))
 		case errors.Is(err, sse.ErrEventTooLarge):
-			return d.fail(d.p.streamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
+			return d.fail(d.p.client.StreamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
 		case err != nil:
 			return d.fail(d.readErr(err))
 		}
 		var ev event
 		if err := json.Unmarshal([]byte(raw.Data), &ev); err != nil {
-			return d.fail(d.p.streamError("malformed stream event: " + err.Error()))
+			return d.fail(d.p.client.StreamError("malformed stream event: " + err.Error()))
 		}
 		switch ev.Type {
 		case "response.completed", "response.incomplete":
@@ -141,7 +141,7 @@ func (p *Provider) eventError(e apiError) *agent.ProviderError {
 	if e.Code != "" {
 		msg = e.Code + ": " + msg
 	}
-	return &agent.ProviderError{Class: eventClass(e), Message: p.safeMessage(msg)}
+	return &agent.ProviderError{Class: eventClass(e), Message: p.client.SafeMessage(msg)}
 }
 
 // apply folds one event into the decoder state. Events it does not know
@@ -158,7 +158,7 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 	case "response.function_call_arguments.delta", "response.function_call_arguments.done":
 		c := d.find(ev.OutputIndex, ev.ItemID)
 		if c == nil {
-			return d.p.streamError(fmt.Sprintf("arguments for output item %d, which is not a function call", ev.OutputIndex))
+			return d.p.client.StreamError(fmt.Sprintf("arguments for output item %d, which is not a function call", ev.OutputIndex))
 		}
 		frag := ev.Delta
 		if ev.Arguments != nil { // .done repeats the whole value: it wins
@@ -166,7 +166,7 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 			frag = *ev.Arguments
 		}
 		if d.bytes += len(frag); d.bytes > maxItemBytes {
-			return d.p.streamError(fmt.Sprintf("function calls exceed %d bytes", maxItemBytes))
+			return d.p.client.StreamError(fmt.Sprintf("function calls exceed %d bytes", maxItemBytes))
 		}
 		c.args.WriteString(frag)
 	}
@@ -177,7 +177,7 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 func (d *decoder) item(ev event) *agent.ProviderError {
 	var it item
 	if err := json.Unmarshal(ev.Item, &it); err != nil {
-		return d.p.streamError("malformed output item: " + err.Error())
+		return d.p.client.StreamError("malformed output item: " + err.Error())
 	}
 	done := ev.Type == "response.output_item.done"
 	switch it.Type {
@@ -185,14 +185,14 @@ func (d *decoder) item(ev event) *agent.ProviderError {
 		c := d.find(ev.OutputIndex, it.ID)
 		if c == nil {
 			if len(d.calls)+len(d.reasoning) >= maxOutputItem {
-				return d.p.streamError("too many output items in one response")
+				return d.p.client.StreamError("too many output items in one response")
 			}
 			c = &call{index: ev.OutputIndex, itemID: it.ID}
 			d.calls = append(d.calls, c)
 		}
 		c.callID, c.name = cmp.Or(it.CallID, c.callID), cmp.Or(it.Name, c.name)
 		if d.bytes += len(it.CallID) + len(it.Name) + len(it.Arguments); d.bytes > maxItemBytes {
-			return d.p.streamError(fmt.Sprintf("function calls exceed %d bytes", maxItemBytes))
+			return d.p.client.StreamError(fmt.Sprintf("function calls exceed %d bytes", maxItemBytes))
 		}
 		if it.Arguments != "" && (done || c.args.Len() == 0) {
 			c.args.Reset()
@@ -203,10 +203,10 @@ func (d *decoder) item(ev event) *agent.ProviderError {
 			return nil // the finished item is the one to keep
 		}
 		if len(d.calls)+len(d.reasoning) >= maxOutputItem {
-			return d.p.streamError("too many output items in one response")
+			return d.p.client.StreamError("too many output items in one response")
 		}
 		if d.bytes += len(ev.Item); d.bytes > maxItemBytes {
-			return d.p.streamError(fmt.Sprintf("reasoning exceeds %d bytes", maxItemBytes))
+			return d.p.client.StreamError(fmt.Sprintf("reasoning exceeds %d bytes", maxItemBytes))
 		}
 		d.reasoning = append(d.reasoning, slices.Clone(ev.Item))
 	}
@@ -237,7 +237,7 @@ func (d *decoder) complete(ev event, emit func(agent.Chunk) bool) (agent.Chunk, 
 	calls := make([]agent.ToolCall, 0, len(d.calls))
 	for _, c := range d.calls {
 		if c.name == "" || c.callID == "" {
-			return d.fail(d.p.streamError(fmt.Sprintf("function call %d arrived without a call id or name", c.index)))
+			return d.fail(d.p.client.StreamError(fmt.Sprintf("function call %d arrived without a call id or name", c.index)))
 		}
 		args := c.args.String()
 		if strings.TrimSpace(args) == "" {

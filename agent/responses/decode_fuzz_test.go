@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"reasonix/agent"
+	"reasonix/agent/httpstream"
 )
 
 // FuzzDecode feeds arbitrary streams to the decoder: it must end with one
@@ -25,9 +26,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("data: {\"type\":\"response.completed\"}\n\n"))
 	f.Add([]byte("data: {\"type\":\"response.function_call_arguments.delta\",\"output_index\":3,\"delta\":\"{\"}\n\n"))
 	f.Add([]byte("data: {\"type\":\"error\",\"code\":42}\n\n"))
-	p := &Provider{key: testKey}
+	p := &Provider{client: &httpstream.Client{Key: testKey, MaxOutputBytes: httpstream.DefaultMaxOutputBytes}}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		d := decoder{p: p, readErr: func(err error) *agent.ProviderError { return p.streamError(err.Error()) }}
+		d := decoder{p: p, readErr: func(err error) *agent.ProviderError { return p.client.StreamError(err.Error()) }}
 		final, ok := d.decode(strings.NewReader(string(in)), func(c agent.Chunk) bool {
 			if c.Type == agent.ChunkToolCall && (c.ToolCall.Name == "" || c.ToolCall.ID == "" || c.ToolCall.Arguments == "") {
 				t.Fatalf("incomplete call %+v", c.ToolCall)
