@@ -31,9 +31,9 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 // chunk, then a closed channel), failures typed as *agent.ProviderError of
 // the right class (429 with its Retry-After, 401 rejected and not retried,
 // 5xx, a cut, garbled or broken stream, a context overflow, an idle
-// stream, a body past MaxStreamBytes), the API key kept out of every
-// error, concurrent streams, and cancellation closing the channel promptly
-// without leaking goroutines.
+// stream, an answer past MaxOutputBytes, a body past MaxStreamBytes),
+// the API key kept out of every error, concurrent streams, and
+// cancellation closing the channel promptly without leaking goroutines.
 //
 // mk builds a fresh provider for one subtest from cfg, which points at the
 // subtest's Server (BaseURL, Model, APIKey, and sometimes MaxRetries and
@@ -293,6 +293,39 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		got.WantDone(t, "stop")
 		if got.Text != "back" || len(srv.Requests()) != 2 {
 			t.Errorf("text %q after %d requests, want %q after 2", got.Text, len(srv.Requests()), "back")
+		}
+	})
+
+	t.Run("OutputTooLarge", func(t *testing.T) {
+		// max_output_bytes bounds what the caller would hold of one answer,
+		// text and tool calls alike, not the framing around them; past it
+		// the stream fails and asking again would only repeat it.
+		// A wire that repeats a call's arguments when it completes must
+		// count them once.
+		const bound = 512
+		big := strings.Repeat("y", bound)
+		write := func(content string) []agent.ToolCall {
+			return []agent.ToolCall{{ID: "call_1", Name: "write_file", Arguments: `{"content":"` + content + `"}`}}
+		}
+		for _, tc := range []struct {
+			turn Turn
+			fits bool
+		}{
+			{Turn{Text: big[:bound*3/4]}, true},
+			{Turn{Text: "Writing.", ToolCalls: write(big[:bound/2])}, true},
+			{Turn{Text: big + "y"}, false},
+			{Turn{Text: "Writing.", ToolCalls: write(big)}, false},
+		} {
+			srv := NewServer(t, tc.turn)
+			got := Collect(t, build(t, srv, func(c *agent.ProviderConfig) { c.MaxOutputBytes = bound }), UserRequest("x"))
+			if tc.fits {
+				got.WantDone(t, tc.turn.finishReason())
+				continue
+			}
+			pe := got.WantError(t, agent.ErrOutputTooLarge)
+			if !strings.Contains(pe.Message, "max_output_bytes") || len(got.Calls) != 0 || len(srv.Requests()) != 1 {
+				t.Errorf("error %q, calls %+v after %d requests; want max_output_bytes named, no call, 1 request", pe.Message, got.Calls, len(srv.Requests()))
+			}
 		}
 	})
 

@@ -13,11 +13,11 @@ import (
 	"reasonix/internal/sse"
 )
 
-// Limits on what one response may make the decoder hold.
+// Limits on what one response may make the decoder hold, besides the
+// provider's max_output_bytes, which counts text and tool calls together.
 const (
-	maxEventSize  = 8 << 20  // one SSE event
-	maxToolBytes  = 32 << 20 // all tool ids, names and input JSON together
-	maxToolBlocks = 256      // tool_use blocks in one message
+	maxEventSize  = 8 << 20 // one SSE event
+	maxToolBlocks = 256     // tool_use blocks in one message
 )
 
 // event is one decoded stream event; which fields are set depends on Type.
@@ -65,7 +65,7 @@ type toolBlock struct {
 type decoder struct {
 	p       *Provider
 	tools   []*toolBlock
-	bytes   int
+	bytes   int // text and tool-call bytes so far, bounded by max_output_bytes
 	stop    string
 	usage   usage
 	started bool                             // message_start was seen
@@ -137,6 +137,9 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 		}
 		switch ev.Delta.Type {
 		case "text_delta":
+			if pe := d.p.client.CountOutput(&d.bytes, len(ev.Delta.Text)); pe != nil {
+				return pe
+			}
 			if ev.Delta.Text != "" && !emit(agent.Chunk{Type: agent.ChunkText, Text: ev.Delta.Text}) {
 				d.gone = true
 			}
@@ -174,8 +177,8 @@ func (d *decoder) startTool(ev event) *agent.ProviderError {
 	if d.find(ev.Index) != nil {
 		return d.p.client.StreamError(fmt.Sprintf("content block %d started twice", ev.Index))
 	}
-	if d.bytes += len(cb.ID) + len(cb.Name) + len(cb.Input); d.bytes > maxToolBytes {
-		return d.p.client.StreamError(fmt.Sprintf("tool calls exceed %d bytes", maxToolBytes))
+	if pe := d.p.client.CountOutput(&d.bytes, len(cb.ID)+len(cb.Name)+len(cb.Input)); pe != nil {
+		return pe
 	}
 	d.tools = append(d.tools, &toolBlock{index: ev.Index, id: cb.ID, name: cb.Name, start: cb.Input})
 	return nil
@@ -186,8 +189,8 @@ func (d *decoder) addInput(index int, frag string) *agent.ProviderError {
 	if tb == nil {
 		return d.p.client.StreamError(fmt.Sprintf("input for content block %d, which is not a tool call", index))
 	}
-	if d.bytes += len(frag); d.bytes > maxToolBytes {
-		return d.p.client.StreamError(fmt.Sprintf("tool calls exceed %d bytes", maxToolBytes))
+	if pe := d.p.client.CountOutput(&d.bytes, len(frag)); pe != nil {
+		return pe
 	}
 	tb.input.WriteString(frag)
 	return nil

@@ -13,11 +13,13 @@ import (
 	"reasonix/internal/sse"
 )
 
-// Limits on what one response may make the decoder hold.
+// Limits on what one response may make the decoder hold, besides the
+// provider's max_output_bytes, which counts text and function calls
+// together. Reasoning is no part of the answer but travels back with it.
 const (
-	maxEventSize  = 8 << 20  // one SSE event
-	maxItemBytes  = 32 << 20 // all function-call and reasoning data together
-	maxOutputItem = 256      // function calls plus reasoning items in one response
+	maxEventSize      = 8 << 20  // one SSE event
+	maxReasoningBytes = 32 << 20 // all reasoning items together
+	maxOutputItem     = 256      // function calls plus reasoning items in one response
 )
 
 // event is one decoded stream event; which fields are set depends on Type.
@@ -74,7 +76,8 @@ type decoder struct {
 	p         *Provider
 	calls     []*call
 	reasoning []json.RawMessage
-	bytes     int
+	bytes     int                              // text and function-call bytes so far, bounded by max_output_bytes
+	reasoned  int                              // bytes of reasoning items kept
 	gone      bool                             // emit refused a chunk: the consumer left
 	readErr   func(error) *agent.ProviderError // classifies body read failures
 }
@@ -150,6 +153,9 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 	switch ev.Type {
 	case "response.output_text.delta", "response.refusal.delta":
 		// A refusal is the model's answer too; the person should read it.
+		if pe := d.p.client.CountOutput(&d.bytes, len(ev.Delta)); pe != nil {
+			return pe
+		}
 		if ev.Delta != "" && !emit(agent.Chunk{Type: agent.ChunkText, Text: ev.Delta}) {
 			d.gone = true
 		}
@@ -160,15 +166,13 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 		if c == nil {
 			return d.p.client.StreamError(fmt.Sprintf("arguments for output item %d, which is not a function call", ev.OutputIndex))
 		}
-		frag := ev.Delta
 		if ev.Arguments != nil { // .done repeats the whole value: it wins
-			c.args.Reset()
-			frag = *ev.Arguments
+			return d.setArgs(c, *ev.Arguments)
 		}
-		if d.bytes += len(frag); d.bytes > maxItemBytes {
-			return d.p.client.StreamError(fmt.Sprintf("function calls exceed %d bytes", maxItemBytes))
+		if pe := d.p.client.CountOutput(&d.bytes, len(ev.Delta)); pe != nil {
+			return pe
 		}
-		c.args.WriteString(frag)
+		c.args.WriteString(ev.Delta)
 	}
 	return nil
 }
@@ -190,13 +194,15 @@ func (d *decoder) item(ev event) *agent.ProviderError {
 			c = &call{index: ev.OutputIndex, itemID: it.ID}
 			d.calls = append(d.calls, c)
 		}
-		c.callID, c.name = cmp.Or(it.CallID, c.callID), cmp.Or(it.Name, c.name)
-		if d.bytes += len(it.CallID) + len(it.Name) + len(it.Arguments); d.bytes > maxItemBytes {
-			return d.p.client.StreamError(fmt.Sprintf("function calls exceed %d bytes", maxItemBytes))
+		// The finished item repeats what was announced and streamed; only
+		// what it adds counts toward the answer's size.
+		grown := max(len(it.CallID)-len(c.callID), 0) + max(len(it.Name)-len(c.name), 0)
+		if pe := d.p.client.CountOutput(&d.bytes, grown); pe != nil {
+			return pe
 		}
+		c.callID, c.name = cmp.Or(it.CallID, c.callID), cmp.Or(it.Name, c.name)
 		if it.Arguments != "" && (done || c.args.Len() == 0) {
-			c.args.Reset()
-			c.args.WriteString(it.Arguments)
+			return d.setArgs(c, it.Arguments)
 		}
 	case "reasoning":
 		if !done {
@@ -205,11 +211,22 @@ func (d *decoder) item(ev event) *agent.ProviderError {
 		if len(d.calls)+len(d.reasoning) >= maxOutputItem {
 			return d.p.client.StreamError("too many output items in one response")
 		}
-		if d.bytes += len(ev.Item); d.bytes > maxItemBytes {
-			return d.p.client.StreamError(fmt.Sprintf("reasoning exceeds %d bytes", maxItemBytes))
+		if d.reasoned += len(ev.Item); d.reasoned > maxReasoningBytes {
+			return d.p.client.StreamError(fmt.Sprintf("reasoning exceeds %d bytes", maxReasoningBytes))
 		}
 		d.reasoning = append(d.reasoning, slices.Clone(ev.Item))
 	}
+	return nil
+}
+
+// setArgs replaces the arguments of c with a whole value the server
+// repeated, counting only what it adds to those streamed before.
+func (d *decoder) setArgs(c *call, args string) *agent.ProviderError {
+	if pe := d.p.client.CountOutput(&d.bytes, max(len(args)-c.args.Len(), 0)); pe != nil {
+		return pe
+	}
+	c.args.Reset()
+	c.args.WriteString(args)
 	return nil
 }
 
