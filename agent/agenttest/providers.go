@@ -23,6 +23,20 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 	TestProviderFor(t, "openai", mk)
 }
 
+// TestRegisteredKind runs TestProviderFor over providers of kind built
+// through agent.Providers, exactly as a configuration builds them.
+func TestRegisteredKind(t *testing.T, kind string) {
+	t.Helper()
+	TestProviderFor(t, kind, func(t *testing.T, cfg agent.ProviderConfig) agent.Provider {
+		cfg.Kind = kind
+		p, err := agent.Providers.New(cfg)
+		if err != nil {
+			t.Fatalf("building a %s provider: %v", kind, err)
+		}
+		return p
+	})
+}
+
 // TestProviderFor checks that providers built by mk keep the agent.Provider
 // contract against a fake Server speaking the wire of provider kind (one of
 // Kinds), in subtests: text streamed in pieces, tool-call deltas split
@@ -31,7 +45,8 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 // chunk, then a closed channel), failures typed as *agent.ProviderError of
 // the right class (429 with its Retry-After, 401 rejected and not retried,
 // 5xx, a cut, garbled or broken stream, a context overflow, an idle
-// stream, an answer past MaxOutputBytes, a body past MaxStreamBytes),
+// stream before or after output, a server that sends no headers, an
+// answer past MaxOutputBytes, a body past MaxStreamBytes),
 // the API key kept out of every error, concurrent streams, and
 // cancellation closing the channel promptly without leaking goroutines.
 //
@@ -354,6 +369,26 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		}
 		if d := time.Since(start); d > promptly {
 			t.Errorf("an idle timeout of 100ms took %v", d)
+		}
+	})
+
+	t.Run("IdleBeforeOutput", func(t *testing.T) {
+		srv := NewServer(t, Stalled(""), Turn{Text: "unused"})
+		p := build(t, srv, func(c *agent.ProviderConfig) { c.IdleTimeout = 100 * time.Millisecond; c.MaxRetries = -1 })
+		pe := Collect(t, p, UserRequest("x")).WantError(t, agent.ErrStream)
+		if !strings.Contains(pe.Message, "idle") || len(srv.Requests()) != 1 {
+			t.Errorf("error %q after %d requests, want the idle watchdog named after 1", pe.Message, len(srv.Requests()))
+		}
+	})
+
+	t.Run("SilentServerGetsOneMoreChance", func(t *testing.T) {
+		// Not MaxRetries times the (long) idle timeout: one retry.
+		silent := Delayed(time.Minute, Turn{Text: "too late"})
+		srv := NewServer(t, silent, silent, Turn{Text: "unused"})
+		p := build(t, srv, func(c *agent.ProviderConfig) { c.IdleTimeout = 100 * time.Millisecond })
+		pe := Collect(t, p, UserRequest("x")).WantError(t, agent.ErrStream)
+		if !strings.Contains(pe.Message, "no response") || len(srv.Requests()) != 2 {
+			t.Errorf("error %q after %d requests, want no response named after 2", pe.Message, len(srv.Requests()))
 		}
 	})
 
