@@ -3,11 +3,14 @@
 // with jittered backoff that never undercuts the server's retry-after,
 // turns error responses into typed *agent.ProviderError values, guards
 // every wait with an idle watchdog instead of a whole-request timeout, and
-// keeps the API key out of every message it builds.
+// keeps the API key out of every message it builds. New builds a Client
+// from a provider's configuration, validating and defaulting the settings
+// every HTTP provider kind shares.
 //
 // A provider package keeps only its wire format: it encodes the request
 // body, says how to read an error body, and decodes the event stream of a
-// successful response (Request). Everything between the two is here, once.
+// successful response (Request), counting the answer's bytes with
+// CountOutput. Everything between the two is here, once.
 package httpstream
 
 import (

@@ -237,3 +237,29 @@ func TestModelWithoutReasoningIsAskedAgainWithoutTheInclude(t *testing.T) {
 		t.Fatalf("third body %s", api.Bodies()[2])
 	}
 }
+
+// max_output_bytes bounds the answer (text and function calls), not the
+// reasoning that travels back with it.
+func TestMaxOutputBytesCountsCallsNotReasoning(t *testing.T) {
+	rec := agenttest.Recorded(t, "tools_reasoning.sse")
+	long := "gAAAAAB" + strings.Repeat("x", 4000) + "=="
+	rec.Body = strings.ReplaceAll(rec.Body, "gAAAAABoXq3fENCRYPTEDREASONINGxyz==", long)
+	for _, tc := range []struct {
+		bound int
+		fits  bool
+	}{{200, true}, {60, false}} {
+		api := agenttest.NewReplayServer(t, rec)
+		cfg := config(api)
+		cfg.MaxOutputBytes = tc.bound
+		p, _ := newTestProvider(t, cfg)
+		got := agenttest.Collect(t, p, agenttest.UserRequest("look"))
+		if !tc.fits {
+			got.WantError(t, agent.ErrOutputTooLarge)
+			continue
+		}
+		got.WantDone(t, "tool_calls")
+		if items := reasoningItems(got.Final.ProviderState); len(items) != 1 || !strings.Contains(string(items[0]), long) {
+			t.Fatalf("bound %d: state %.200s", tc.bound, got.Final.ProviderState)
+		}
+	}
+}
