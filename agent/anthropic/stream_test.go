@@ -2,8 +2,6 @@ package anthropic
 
 import (
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -30,20 +28,6 @@ func TestStreamsText(t *testing.T) {
 	if h.Get("X-Api-Key") != testKey || h.Get("Anthropic-Version") != "2023-06-01" ||
 		h.Get("Content-Type") != "application/json" || h.Get("Authorization") != "" {
 		t.Fatalf("headers = %v", h)
-	}
-}
-
-func TestRequestGoesToMessagesEndpoint(t *testing.T) {
-	var path string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		path = r.URL.Path
-		w.WriteHeader(http.StatusNotFound)
-	}))
-	defer srv.Close()
-	p, _ := newTestProvider(t, agent.ProviderConfig{BaseURL: srv.URL + "/", Model: "m", MaxRetries: -1})
-	agenttest.Collect(t, p, agenttest.UserRequest("x"))
-	if path != "/v1/messages" {
-		t.Fatalf("path = %q", path)
 	}
 }
 

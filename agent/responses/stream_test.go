@@ -2,8 +2,6 @@ package responses
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -28,20 +26,6 @@ func TestStreamsText(t *testing.T) {
 	}
 	if h := api.Headers()[0]; h.Get("Authorization") != "Bearer "+testKey || h.Get("Content-Type") != "application/json" {
 		t.Fatalf("headers = %v", h)
-	}
-}
-
-func TestRequestGoesToResponsesEndpoint(t *testing.T) {
-	var path string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		path = r.URL.Path
-		w.WriteHeader(http.StatusNotFound)
-	}))
-	defer srv.Close()
-	p, _ := newTestProvider(t, agent.ProviderConfig{BaseURL: srv.URL + "/v1/", Model: "m", MaxRetries: -1})
-	agenttest.Collect(t, p, agenttest.UserRequest("x"))
-	if path != "/v1/responses" {
-		t.Fatalf("path = %q", path)
 	}
 }
 
