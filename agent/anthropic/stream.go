@@ -12,7 +12,9 @@ import (
 // Stream sends req and streams the answer. It fails only when req cannot be
 // encoded; everything else arrives on the channel: text as it is generated,
 // then the complete tool calls in block order, then one usage chunk, then
-// exactly one ChunkDone or ChunkError; then the channel is closed.
+// exactly one ChunkDone or ChunkError; then the channel is closed. An
+// answer whose text and tool calls pass MaxOutputBytes, or whose body passes
+// MaxStreamBytes, ends in agent.ErrOutputTooLarge; reading stops there.
 //
 // Transient failures (connection errors, 408, 409, 5xx and 529, 429 with a
 // retry-after of at most two minutes, an overloaded or cut stream, one

@@ -13,7 +13,9 @@ import (
 // Stream sends req and streams the answer. It fails only when req cannot be
 // encoded; everything else arrives on the channel: text as it is generated,
 // then the complete function calls in output order, then one usage chunk, then
-// exactly one ChunkDone or ChunkError; then the channel is closed.
+// exactly one ChunkDone or ChunkError; then the channel is closed. An
+// answer whose text and function calls pass MaxOutputBytes, or whose body passes
+// MaxStreamBytes, ends in agent.ErrOutputTooLarge; reading stops there.
 //
 // Transient failures (connection errors, 408, 409, 5xx, 429 with a
 // Retry-After of at most two minutes, a server error or cut stream, one
