@@ -23,6 +23,20 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 	TestProviderFor(t, "openai", mk)
 }
 
+// TestRegisteredKind runs TestProviderFor over providers of kind built
+// through agent.Providers, exactly as a configuration builds them.
+func TestRegisteredKind(t *testing.T, kind string) {
+	t.Helper()
+	TestProviderFor(t, kind, func(t *testing.T, cfg agent.ProviderConfig) agent.Provider {
+		cfg.Kind = kind
+		p, err := agent.Providers.New(cfg)
+		if err != nil {
+			t.Fatalf("building a %s provider: %v", kind, err)
+		}
+		return p
+	})
+}
+
 // TestProviderFor checks that providers built by mk keep the agent.Provider
 // contract against a fake Server speaking the wire of provider kind (one of
 // Kinds), in subtests: text streamed in pieces, tool-call deltas split
@@ -31,7 +45,9 @@ func TestProvider(t *testing.T, mk func(t *testing.T, cfg agent.ProviderConfig) 
 // chunk, then a closed channel), failures typed as *agent.ProviderError of
 // the right class (429 with its Retry-After, 401 rejected and not retried,
 // 5xx, a cut, garbled or broken stream, a context overflow, an idle
-// stream), the API key kept out of every error, concurrent streams, and
+// stream before or after output, a server that sends no headers, an
+// answer past MaxOutputBytes, a body past MaxStreamBytes),
+// the API key kept out of every error, concurrent streams, and
 // cancellation closing the channel promptly without leaking goroutines.
 //
 // mk builds a fresh provider for one subtest from cfg, which points at the
@@ -73,18 +89,18 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 	t.Run("Text", func(t *testing.T) {
 		usage := agent.Usage{Prompt: 1000, Completion: 7, Cached: 896}
 		srv := NewServer(t, Turn{Text: "The answer is forty-two.", Usage: usage})
-		got := stream(t, build(t, srv, nil), userRequest("question"))
-		got.wantDone(t, "stop")
-		if got.text != "The answer is forty-two." {
-			t.Errorf("text = %q", got.text)
+		got := Collect(t, build(t, srv, nil), UserRequest("question"))
+		got.WantDone(t, "stop")
+		if got.Text != "The answer is forty-two." {
+			t.Errorf("text = %q", got.Text)
 		}
 		// The server sent the text in three deltas; a provider that
 		// buffers the whole answer leaves a chat silent until the end.
-		if got.pieces < 2 {
-			t.Errorf("text arrived in %d piece(s), want the server's deltas passed on as they come", got.pieces)
+		if got.Pieces < 2 {
+			t.Errorf("text arrived in %d piece(s), want the server's deltas passed on as they come", got.Pieces)
 		}
-		if !slices.Equal(got.usage, []agent.Usage{usage}) {
-			t.Errorf("usage = %+v, want [%+v]", got.usage, usage)
+		if !slices.Equal(got.Usage, []agent.Usage{usage}) {
+			t.Errorf("usage = %+v, want [%+v]", got.Usage, usage)
 		}
 	})
 
@@ -95,10 +111,10 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 			{ID: "call_ghi789", Name: "ls", Arguments: `{"path":"docs/zh-CN/ü"}`},
 		}
 		srv := NewServer(t, Turn{Text: "Looking.", ToolCalls: calls, Usage: agent.Usage{Prompt: 5, Completion: 9}})
-		got := stream(t, build(t, srv, nil), userRequest("look"))
-		got.wantDone(t, "tool_calls")
-		if got.text != "Looking." || !slices.Equal(got.calls, calls) {
-			t.Errorf("got text %q calls %+v, want %q and %+v (whole, in index order)", got.text, got.calls, "Looking.", calls)
+		got := Collect(t, build(t, srv, nil), UserRequest("look"))
+		got.WantDone(t, "tool_calls")
+		if got.Text != "Looking." || !slices.Equal(got.Calls, calls) {
+			t.Errorf("got text %q calls %+v, want %q and %+v (whole, in index order)", got.Text, got.Calls, "Looking.", calls)
 		}
 	})
 
@@ -114,7 +130,7 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 			},
 			Tools: []agent.ToolSchema{{Name: "ls", Description: "List files.", Parameters: []byte(`{"type":"object","properties":{}}`)}},
 		}
-		stream(t, p, req).wantDone(t, "stop")
+		Collect(t, p, req).WantDone(t, "stop")
 		reqs := srv.Requests()
 		if len(reqs) != 1 {
 			t.Fatalf("server got %d requests, want 1", len(reqs))
@@ -142,9 +158,9 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 
 	t.Run("RequestModelOverrides", func(t *testing.T) {
 		srv := NewServer(t, Turn{Text: "ok"})
-		req := userRequest("x")
+		req := UserRequest("x")
 		req.Model = "other-model"
-		stream(t, build(t, srv, nil), req).wantDone(t, "stop")
+		Collect(t, build(t, srv, nil), req).WantDone(t, "stop")
 		if r := srv.Requests(); len(r) != 1 || r[0].Model != "other-model" {
 			t.Errorf("Request.Model was not used: %+v", r)
 		}
@@ -155,13 +171,13 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		// task instead of holding a worker for an hour.
 		srv := NewServer(t, Fail(429, "Rate limit reached, come back in an hour", time.Hour), Turn{Text: "unused"})
 		start := time.Now()
-		got := stream(t, build(t, srv, nil), userRequest("x"))
-		pe := got.wantError(t, agent.ErrRateLimited)
+		got := Collect(t, build(t, srv, nil), UserRequest("x"))
+		pe := got.WantError(t, agent.ErrRateLimited)
 		if pe != nil && (pe.RetryAfter != time.Hour || pe.Status != 429) {
 			t.Errorf("RetryAfter %v status %d, want 1h and 429", pe.RetryAfter, pe.Status)
 		}
-		if !errors.Is(got.final.Err, agent.ErrTransient) {
-			t.Errorf("a rate limit must also count as transient: %v", got.final.Err)
+		if !errors.Is(got.Final.Err, agent.ErrTransient) {
+			t.Errorf("a rate limit must also count as transient: %v", got.Final.Err)
 		}
 		if d := time.Since(start); d > promptly {
 			t.Errorf("took %v: the provider waited out the Retry-After itself", d)
@@ -171,7 +187,7 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 	t.Run("RateLimitedNoRetries", func(t *testing.T) {
 		srv := NewServer(t, Fail(429, "slow down", time.Second), Turn{Text: "unused"})
 		p := build(t, srv, func(c *agent.ProviderConfig) { c.MaxRetries = -1 })
-		pe := stream(t, p, userRequest("x")).wantError(t, agent.ErrRateLimited)
+		pe := Collect(t, p, UserRequest("x")).WantError(t, agent.ErrRateLimited)
 		if pe != nil && pe.RetryAfter != time.Second {
 			t.Errorf("RetryAfter = %v, want the server's 1s", pe.RetryAfter)
 		}
@@ -184,14 +200,14 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		// A provider may retry by itself after a short wait, or hand the
 		// typed error with the wait to its caller; both keep the contract.
 		srv := NewServer(t, Fail(429, "slow down", time.Second), Turn{Text: "finally"})
-		got := stream(t, build(t, srv, nil), userRequest("x"))
-		switch got.final.Type {
+		got := Collect(t, build(t, srv, nil), UserRequest("x"))
+		switch got.Final.Type {
 		case agent.ChunkDone:
-			if got.text != "finally" || len(srv.Requests()) != 2 {
-				t.Errorf("after a retry: text %q, %d requests", got.text, len(srv.Requests()))
+			if got.Text != "finally" || len(srv.Requests()) != 2 {
+				t.Errorf("after a retry: text %q, %d requests", got.Text, len(srv.Requests()))
 			}
 		default:
-			if pe := got.wantError(t, agent.ErrRateLimited); pe != nil && pe.RetryAfter != time.Second {
+			if pe := got.WantError(t, agent.ErrRateLimited); pe != nil && pe.RetryAfter != time.Second {
 				t.Errorf("RetryAfter = %v, want 1s", pe.RetryAfter)
 			}
 		}
@@ -199,7 +215,7 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 
 	t.Run("Unauthorized", func(t *testing.T) {
 		srv := NewServer(t, Fail(401, "Incorrect API key provided.", 0), Turn{Text: "unused"})
-		pe := stream(t, build(t, srv, nil), userRequest("x")).wantError(t, agent.ErrRejected)
+		pe := Collect(t, build(t, srv, nil), UserRequest("x")).WantError(t, agent.ErrRejected)
 		if pe != nil && (pe.Status != 401 || !strings.Contains(pe.Message, "Incorrect API key provided.")) {
 			t.Errorf("status %d message %q, want 401 and the server's message", pe.Status, pe.Message)
 		}
@@ -211,7 +227,7 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 	t.Run("ServerError", func(t *testing.T) {
 		srv := NewServer(t, Fail(500, "boom", 0), Turn{Text: "unused"})
 		p := build(t, srv, func(c *agent.ProviderConfig) { c.MaxRetries = -1 })
-		pe := stream(t, p, userRequest("x")).wantError(t, agent.ErrTransient)
+		pe := Collect(t, p, UserRequest("x")).WantError(t, agent.ErrTransient)
 		if pe != nil && pe.Status != 500 {
 			t.Errorf("status = %d", pe.Status)
 		}
@@ -219,7 +235,7 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 
 	t.Run("ContextTooLong", func(t *testing.T) {
 		srv := NewServer(t, ContextTooLong(), Turn{Text: "unused"})
-		stream(t, build(t, srv, nil), userRequest("x")).wantError(t, agent.ErrContextTooLong)
+		Collect(t, build(t, srv, nil), UserRequest("x")).WantError(t, agent.ErrContextTooLong)
 		if n := len(srv.Requests()); n != 1 {
 			t.Errorf("an overflowing request was sent %d times", n)
 		}
@@ -228,15 +244,15 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 	t.Run("StreamCut", func(t *testing.T) {
 		srv := NewServer(t, CutToolCall("Writing the file", agent.ToolCall{
 			ID: "call_w", Name: "write_file", Arguments: `{"path":"x.go","content":"package x\n"}`}), Turn{Text: "unused"})
-		got := stream(t, build(t, srv, nil), userRequest("x"))
-		got.wantError(t, agent.ErrStream)
-		if len(got.calls) != 0 {
-			t.Errorf("an incomplete tool call was emitted: %+v", got.calls)
+		got := Collect(t, build(t, srv, nil), UserRequest("x"))
+		got.WantError(t, agent.ErrStream)
+		if len(got.Calls) != 0 {
+			t.Errorf("an incomplete tool call was emitted: %+v", got.Calls)
 		}
 		// Text already passed on cannot be taken back: a retry would
 		// repeat it.
-		if got.text != "Writing the file" {
-			t.Errorf("text = %q, want the text before the cut, once", got.text)
+		if got.Text != "Writing the file" {
+			t.Errorf("text = %q, want the text before the cut, once", got.Text)
 		}
 	})
 
@@ -244,13 +260,13 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		// Wires name a server failure mid-answer differently (a broken
 		// stream, an overloaded server); either is transient.
 		srv := NewServer(t, StreamFail("partial", "model overloaded mid-answer"), Turn{Text: "unused"})
-		got := stream(t, build(t, srv, nil), userRequest("x"))
-		pe := got.wantError(t, agent.ErrTransient)
+		got := Collect(t, build(t, srv, nil), UserRequest("x"))
+		pe := got.WantError(t, agent.ErrTransient)
 		if pe != nil && !strings.Contains(pe.Message, "model overloaded mid-answer") {
 			t.Errorf("message %q does not carry the server's", pe.Message)
 		}
-		if got.text != "partial" {
-			t.Errorf("text = %q", got.text)
+		if got.Text != "partial" {
+			t.Errorf("text = %q", got.Text)
 		}
 		if n := len(srv.Requests()); n != 1 {
 			t.Errorf("%d requests: a failure after text was passed on must not be retried", n)
@@ -260,15 +276,15 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 	t.Run("MalformedStream", func(t *testing.T) {
 		srv := NewServer(t, Raw("data: {nope\n\n"), Turn{Text: "unused"})
 		p := build(t, srv, func(c *agent.ProviderConfig) { c.MaxRetries = -1 })
-		stream(t, p, userRequest("x")).wantError(t, agent.ErrStream)
+		Collect(t, p, UserRequest("x")).WantError(t, agent.ErrStream)
 	})
 
 	t.Run("MalformedEventAfterText", func(t *testing.T) {
 		srv := NewServer(t, Garbled("so far so good"), Turn{Text: "unused"})
-		got := stream(t, build(t, srv, nil), userRequest("x"))
-		got.wantError(t, agent.ErrStream)
-		if got.text != "so far so good" {
-			t.Errorf("text = %q, want the text before the malformed event, once", got.text)
+		got := Collect(t, build(t, srv, nil), UserRequest("x"))
+		got.WantError(t, agent.ErrStream)
+		if got.Text != "so far so good" {
+			t.Errorf("text = %q, want the text before the malformed event, once", got.Text)
 		}
 		if n := len(srv.Requests()); n != 1 {
 			t.Errorf("%d requests: a failure after text was passed on must not be retried", n)
@@ -279,19 +295,66 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		// Nothing reached the caller, so asking again loses nothing.
 		srv := NewServer(t, CutToolCall("", agent.ToolCall{ID: "call_w", Name: "write_file", Arguments: `{"path":"x.go"}`}),
 			Turn{Text: "recovered"})
-		got := stream(t, build(t, srv, nil), userRequest("x"))
-		got.wantDone(t, "stop")
-		if got.text != "recovered" || len(got.calls) != 0 || len(srv.Requests()) != 2 {
-			t.Errorf("text %q calls %+v after %d requests, want the second answer alone after 2", got.text, got.calls, len(srv.Requests()))
+		got := Collect(t, build(t, srv, nil), UserRequest("x"))
+		got.WantDone(t, "stop")
+		if got.Text != "recovered" || len(got.Calls) != 0 || len(srv.Requests()) != 2 {
+			t.Errorf("text %q calls %+v after %d requests, want the second answer alone after 2", got.Text, got.Calls, len(srv.Requests()))
 		}
 	})
 
 	t.Run("ServerErrorRetried", func(t *testing.T) {
 		srv := NewServer(t, Fail(503, "busy", 0), Turn{Text: "back"})
-		got := stream(t, build(t, srv, nil), userRequest("x"))
-		got.wantDone(t, "stop")
-		if got.text != "back" || len(srv.Requests()) != 2 {
-			t.Errorf("text %q after %d requests, want %q after 2", got.text, len(srv.Requests()), "back")
+		got := Collect(t, build(t, srv, nil), UserRequest("x"))
+		got.WantDone(t, "stop")
+		if got.Text != "back" || len(srv.Requests()) != 2 {
+			t.Errorf("text %q after %d requests, want %q after 2", got.Text, len(srv.Requests()), "back")
+		}
+	})
+
+	t.Run("OutputTooLarge", func(t *testing.T) {
+		// max_output_bytes bounds what the caller would hold of one answer,
+		// text and tool calls alike, not the framing around them; past it
+		// the stream fails and asking again would only repeat it.
+		// A wire that repeats a call's arguments when it completes must
+		// count them once.
+		const bound = 512
+		big := strings.Repeat("y", bound)
+		write := func(content string) []agent.ToolCall {
+			return []agent.ToolCall{{ID: "call_1", Name: "write_file", Arguments: `{"content":"` + content + `"}`}}
+		}
+		for _, tc := range []struct {
+			turn Turn
+			fits bool
+		}{
+			{Turn{Text: big[:bound*3/4]}, true},
+			{Turn{Text: "Writing.", ToolCalls: write(big[:bound/2])}, true},
+			{Turn{Text: big + "y"}, false},
+			{Turn{Text: "Writing.", ToolCalls: write(big)}, false},
+		} {
+			srv := NewServer(t, tc.turn)
+			got := Collect(t, build(t, srv, func(c *agent.ProviderConfig) { c.MaxOutputBytes = bound }), UserRequest("x"))
+			if tc.fits {
+				got.WantDone(t, tc.turn.finishReason())
+				continue
+			}
+			pe := got.WantError(t, agent.ErrOutputTooLarge)
+			if !strings.Contains(pe.Message, "max_output_bytes") || len(got.Calls) != 0 || len(srv.Requests()) != 1 {
+				t.Errorf("error %q, calls %+v after %d requests; want max_output_bytes named, no call, 1 request", pe.Message, got.Calls, len(srv.Requests()))
+			}
+		}
+	})
+
+	t.Run("RunawayStream", func(t *testing.T) {
+		// Keep-alive comments are no answer and reset no idle watchdog:
+		// only max_stream_bytes stops a server that sends them forever.
+		srv := NewServer(t, Raw(strings.Repeat(": keep-alive\n\n", 2000)))
+		got := Collect(t, build(t, srv, func(c *agent.ProviderConfig) { c.MaxStreamBytes = 4096 }), UserRequest("x"))
+		pe := got.WantError(t, agent.ErrOutputTooLarge)
+		if !strings.Contains(pe.Message, "4096 bytes (max_stream_bytes)") || len(srv.Requests()) != 1 {
+			t.Errorf("error %q after %d requests, want max_stream_bytes named after 1", pe.Message, len(srv.Requests()))
+		}
+		if agent.Reason(pe) != "provider.output_too_large" {
+			t.Errorf("reason = %q", agent.Reason(pe))
 		}
 	})
 
@@ -299,13 +362,33 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		srv := NewServer(t, Stalled("hm"), Turn{Text: "unused"})
 		p := build(t, srv, func(c *agent.ProviderConfig) { c.IdleTimeout = 100 * time.Millisecond })
 		start := time.Now()
-		got := stream(t, p, userRequest("x"))
-		got.wantError(t, agent.ErrStream)
-		if got.text != "hm" {
-			t.Errorf("text = %q", got.text)
+		got := Collect(t, p, UserRequest("x"))
+		got.WantError(t, agent.ErrStream)
+		if got.Text != "hm" {
+			t.Errorf("text = %q", got.Text)
 		}
 		if d := time.Since(start); d > promptly {
 			t.Errorf("an idle timeout of 100ms took %v", d)
+		}
+	})
+
+	t.Run("IdleBeforeOutput", func(t *testing.T) {
+		srv := NewServer(t, Stalled(""), Turn{Text: "unused"})
+		p := build(t, srv, func(c *agent.ProviderConfig) { c.IdleTimeout = 100 * time.Millisecond; c.MaxRetries = -1 })
+		pe := Collect(t, p, UserRequest("x")).WantError(t, agent.ErrStream)
+		if !strings.Contains(pe.Message, "idle") || len(srv.Requests()) != 1 {
+			t.Errorf("error %q after %d requests, want the idle watchdog named after 1", pe.Message, len(srv.Requests()))
+		}
+	})
+
+	t.Run("SilentServerGetsOneMoreChance", func(t *testing.T) {
+		// Not MaxRetries times the (long) idle timeout: one retry.
+		silent := Delayed(time.Minute, Turn{Text: "too late"})
+		srv := NewServer(t, silent, silent, Turn{Text: "unused"})
+		p := build(t, srv, func(c *agent.ProviderConfig) { c.IdleTimeout = 100 * time.Millisecond })
+		pe := Collect(t, p, UserRequest("x")).WantError(t, agent.ErrStream)
+		if !strings.Contains(pe.Message, "no response") || len(srv.Requests()) != 2 {
+			t.Errorf("error %q after %d requests, want no response named after 2", pe.Message, len(srv.Requests()))
 		}
 	})
 
@@ -320,11 +403,11 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		)
 		p := build(t, srv, func(c *agent.ProviderConfig) { c.MaxRetries = -1 })
 		for i := range 4 {
-			got := stream(t, p, userRequest("x"))
-			if got.final.Type != agent.ChunkError {
-				t.Fatalf("step %d: want an error, got %+v", i, got.final)
+			got := Collect(t, p, UserRequest("x"))
+			if got.Final.Type != agent.ChunkError {
+				t.Fatalf("step %d: want an error, got %+v", i, got.Final)
 			}
-			if msg := got.final.Err.Error(); strings.Contains(msg, secretKey) || strings.Contains(msg, secretKey[:12]) {
+			if msg := got.Final.Err.Error(); strings.Contains(msg, secretKey) || strings.Contains(msg, secretKey[:12]) {
 				t.Errorf("step %d: error leaks the key: %q", i, msg)
 			}
 		}
@@ -332,10 +415,10 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		unreachable := build(t, srv, func(c *agent.ProviderConfig) {
 			c.BaseURL, c.MaxRetries = "http://127.0.0.1:1/v1", -1
 		})
-		got := stream(t, unreachable, userRequest("x"))
-		got.wantError(t, agent.ErrTransient)
-		if got.final.Err != nil && strings.Contains(got.final.Err.Error(), secretKey) {
-			t.Errorf("error leaks the key: %v", got.final.Err)
+		got := Collect(t, unreachable, UserRequest("x"))
+		got.WantError(t, agent.ErrTransient)
+		if got.Final.Err != nil && strings.Contains(got.Final.Err.Error(), secretKey) {
+			t.Errorf("error leaks the key: %v", got.Final.Err)
 		}
 	})
 
@@ -350,14 +433,14 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		srv := NewServer(t, turns...)
 		p := build(t, srv, nil)
 		var wg sync.WaitGroup
-		got := make([]streamed, n)
+		got := make([]Streamed, n)
 		for i := range n {
-			wg.Go(func() { got[i] = stream(t, p, userRequest(strings.Repeat("q", i+1))) })
+			wg.Go(func() { got[i] = Collect(t, p, UserRequest(strings.Repeat("q", i+1))) })
 		}
 		wg.Wait()
 		for i, g := range got {
-			if want := "re: " + strings.Repeat("q", i+1); g.final.Type != agent.ChunkDone || g.text != want {
-				t.Errorf("stream %d: text %q final %+v, want %q", i, g.text, g.final, want)
+			if want := "re: " + strings.Repeat("q", i+1); g.Final.Type != agent.ChunkDone || g.Text != want {
+				t.Errorf("stream %d: text %q final %+v, want %q", i, g.Text, g.Final, want)
 			}
 		}
 	})
@@ -374,7 +457,7 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		before := goleak.IgnoreCurrent()
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		ch, err := p.Stream(ctx, userRequest("x"))
+		ch, err := p.Stream(ctx, UserRequest("x"))
 		if err == nil {
 			last := drainWithin(t, ch, promptly)
 			if last != nil && last.Type == agent.ChunkDone {

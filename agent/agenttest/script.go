@@ -2,7 +2,9 @@
 // scripted HTTP model servers that speak the real SSE wire formats (OpenAI
 // chat completions, the Anthropic Messages API and the OpenAI Responses
 // API, all scripted with the same turns), and scripted in-memory providers.
-// It also holds the conformance suites of agent's plugin contracts, TestTool
+// A provider package's own wire tests use ReplayServer, which plays raw
+// replies byte for byte, and Collect, which reads a stream and checks the
+// chunk order. It also holds the conformance suites of agent's plugin contracts, TestTool
 // and TestProviderFor, which every built-in tool, adapted MCP tool and
 // registered provider kind runs. Import it only from _test.go files (and
 // from benchmarks).

@@ -13,11 +13,11 @@ import (
 	"reasonix/internal/sse"
 )
 
-// Limits on what one response may make the decoder hold.
+// Limits on what one response may make the decoder hold, besides the
+// provider's max_output_bytes, which counts text and tool calls together.
 const (
-	maxEventSize  = 8 << 20  // one SSE event
-	maxToolBytes  = 32 << 20 // all tool ids, names and input JSON together
-	maxToolBlocks = 256      // tool_use blocks in one message
+	maxEventSize  = 8 << 20 // one SSE event
+	maxToolBlocks = 256     // tool_use blocks in one message
 )
 
 // event is one decoded stream event; which fields are set depends on Type.
@@ -65,7 +65,7 @@ type toolBlock struct {
 type decoder struct {
 	p       *Provider
 	tools   []*toolBlock
-	bytes   int
+	bytes   int // text and tool-call bytes so far, bounded by max_output_bytes
 	stop    string
 	usage   usage
 	started bool                             // message_start was seen
@@ -87,15 +87,15 @@ func (d *decoder) decode(body io.Reader, emit func(agent.Chunk) bool) (agent.Chu
 			if len(d.tools) > 0 {
 				msg = "the stream ended in the middle of a tool call"
 			}
-			return d.fail(d.p.streamError(msg))
+			return d.fail(d.p.client.StreamError(msg))
 		case errors.Is(err, sse.ErrEventTooLarge):
-			return d.fail(d.p.streamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
+			return d.fail(d.p.client.StreamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
 		case err != nil:
 			return d.fail(d.readErr(err))
 		}
 		var ev event
 		if err := json.Unmarshal([]byte(raw.Data), &ev); err != nil {
-			return d.fail(d.p.streamError("malformed stream event: " + err.Error()))
+			return d.fail(d.p.client.StreamError("malformed stream event: " + err.Error()))
 		}
 		if ev.Type == "message_stop" {
 			return d.complete(emit)
@@ -118,13 +118,13 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 	switch ev.Type {
 	case "message_start":
 		if ev.Message == nil {
-			return d.p.streamError("message_start without a message")
+			return d.p.client.StreamError("message_start without a message")
 		}
 		d.started = true
 		d.usage = ev.Message.Usage
 	case "content_block_start":
 		if ev.ContentBlock == nil {
-			return d.p.streamError("content_block_start without a content block")
+			return d.p.client.StreamError("content_block_start without a content block")
 		}
 		if ev.ContentBlock.Type == "tool_use" {
 			return d.startTool(ev)
@@ -133,10 +133,13 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 		// part of the answer and are skipped.
 	case "content_block_delta":
 		if ev.Delta == nil {
-			return d.p.streamError("content_block_delta without a delta")
+			return d.p.client.StreamError("content_block_delta without a delta")
 		}
 		switch ev.Delta.Type {
 		case "text_delta":
+			if pe := d.p.client.CountOutput(&d.bytes, len(ev.Delta.Text)); pe != nil {
+				return pe
+			}
 			if ev.Delta.Text != "" && !emit(agent.Chunk{Type: agent.ChunkText, Text: ev.Delta.Text}) {
 				d.gone = true
 			}
@@ -160,7 +163,7 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 		if ev.Error != nil {
 			e = *ev.Error
 		}
-		return &agent.ProviderError{Class: eventClass(e), Message: d.p.safeMessage(e.Message)}
+		return &agent.ProviderError{Class: eventClass(e), Message: d.p.client.SafeMessage(e.Message)}
 	}
 	// ping, content_block_stop and event types added later need nothing.
 	return nil
@@ -169,13 +172,13 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 func (d *decoder) startTool(ev event) *agent.ProviderError {
 	cb := ev.ContentBlock
 	if len(d.tools) >= maxToolBlocks {
-		return d.p.streamError("too many tool calls in one message")
+		return d.p.client.StreamError("too many tool calls in one message")
 	}
 	if d.find(ev.Index) != nil {
-		return d.p.streamError(fmt.Sprintf("content block %d started twice", ev.Index))
+		return d.p.client.StreamError(fmt.Sprintf("content block %d started twice", ev.Index))
 	}
-	if d.bytes += len(cb.ID) + len(cb.Name) + len(cb.Input); d.bytes > maxToolBytes {
-		return d.p.streamError(fmt.Sprintf("tool calls exceed %d bytes", maxToolBytes))
+	if pe := d.p.client.CountOutput(&d.bytes, len(cb.ID)+len(cb.Name)+len(cb.Input)); pe != nil {
+		return pe
 	}
 	d.tools = append(d.tools, &toolBlock{index: ev.Index, id: cb.ID, name: cb.Name, start: cb.Input})
 	return nil
@@ -184,10 +187,10 @@ func (d *decoder) startTool(ev event) *agent.ProviderError {
 func (d *decoder) addInput(index int, frag string) *agent.ProviderError {
 	tb := d.find(index)
 	if tb == nil {
-		return d.p.streamError(fmt.Sprintf("input for content block %d, which is not a tool call", index))
+		return d.p.client.StreamError(fmt.Sprintf("input for content block %d, which is not a tool call", index))
 	}
-	if d.bytes += len(frag); d.bytes > maxToolBytes {
-		return d.p.streamError(fmt.Sprintf("tool calls exceed %d bytes", maxToolBytes))
+	if pe := d.p.client.CountOutput(&d.bytes, len(frag)); pe != nil {
+		return pe
 	}
 	tb.input.WriteString(frag)
 	return nil
@@ -206,13 +209,13 @@ func (d *decoder) find(index int) *toolBlock {
 // returns ChunkDone.
 func (d *decoder) complete(emit func(agent.Chunk) bool) (agent.Chunk, bool) {
 	if !d.started {
-		return d.fail(d.p.streamError("message_stop before message_start"))
+		return d.fail(d.p.client.StreamError("message_stop before message_start"))
 	}
 	slices.SortFunc(d.tools, func(a, b *toolBlock) int { return a.index - b.index })
 	calls := make([]agent.ToolCall, 0, len(d.tools))
 	for _, tb := range d.tools {
 		if tb.name == "" || tb.id == "" {
-			return d.fail(d.p.streamError(fmt.Sprintf("tool call in block %d arrived without an id or name", tb.index)))
+			return d.fail(d.p.client.StreamError(fmt.Sprintf("tool call in block %d arrived without an id or name", tb.index)))
 		}
 		args := tb.input.String()
 		if strings.TrimSpace(args) == "" {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"reasonix/agent"
-	"reasonix/agent/httpstream"
 )
 
 // apiError is the error object of the Messages API, sent as the body of a
@@ -70,13 +69,4 @@ func eventClass(e apiError) error {
 		return agent.ErrRejected
 	}
 	return agent.ErrStream
-}
-
-// safeMessage removes the key from server text and bounds its length, so
-// it can go into an error that is logged.
-func (p *Provider) safeMessage(s string) string { return httpstream.SafeMessage(p.key, s) }
-
-// streamError is a failure of the stream after the response started.
-func (p *Provider) streamError(msg string) *agent.ProviderError {
-	return &agent.ProviderError{Class: agent.ErrStream, Message: p.safeMessage(msg)}
 }

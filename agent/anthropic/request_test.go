@@ -83,7 +83,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		}
 	}
 	p, err := agent.Providers.New(agent.ProviderConfig{Kind: Kind, Name: "claude", Model: "m"})
-	if err != nil || p.Name() != "claude" || p.(*Provider).target != "https://api.anthropic.com/v1/messages" {
+	if err != nil || p.Name() != "claude" || p.(*Provider).client.URL != "https://api.anthropic.com/v1/messages" {
 		t.Fatalf("registry: %v, %+v", err, p)
 	}
 }

@@ -12,7 +12,9 @@ import (
 // Stream sends req and streams the answer. It fails only when req cannot be
 // encoded; everything else arrives on the channel: text as it is generated,
 // then the complete tool calls in block order, then one usage chunk, then
-// exactly one ChunkDone or ChunkError; then the channel is closed.
+// exactly one ChunkDone or ChunkError; then the channel is closed. An
+// answer whose text and tool calls pass MaxOutputBytes, or whose body passes
+// MaxStreamBytes, ends in agent.ErrOutputTooLarge; reading stops there.
 //
 // Transient failures (connection errors, 408, 409, 5xx and 529, 429 with a
 // retry-after of at most two minutes, an overloaded or cut stream, one
@@ -26,7 +28,7 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 	if err != nil {
 		return nil, err
 	}
-	return p.transport().Stream(ctx, httpstream.Request{
+	return p.client.Stream(ctx, httpstream.Request{
 		Body:    body,
 		Header:  p.header,
 		Failure: failureClass,
@@ -34,28 +36,11 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 	}), nil
 }
 
-// transport is the shared HTTP client with this provider's settings, read
-// at each call so tests may replace the retry seams after New.
-func (p *Provider) transport() *httpstream.Client {
-	return &httpstream.Client{
-		Prefix:         Kind,
-		URL:            p.target,
-		Key:            p.key,
-		Idle:           p.idle,
-		MaxRetries:     p.maxRetries,
-		MaxStreamBytes: p.maxStream,
-		HTTP:           p.client,
-		Backoff:        p.backoff,
-		Sleep:          p.sleep,
-		Now:            p.now,
-	}
-}
-
 // header sets the API version and authenticates with x-api-key.
 func (p *Provider) header(h http.Header) {
 	h.Set("Anthropic-Version", apiVersion)
-	if p.key != "" {
-		h.Set("X-Api-Key", p.key)
+	if p.client.Key != "" {
+		h.Set("X-Api-Key", p.client.Key)
 	}
 }
 

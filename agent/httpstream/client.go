@@ -3,11 +3,14 @@
 // with jittered backoff that never undercuts the server's retry-after,
 // turns error responses into typed *agent.ProviderError values, guards
 // every wait with an idle watchdog instead of a whole-request timeout, and
-// keeps the API key out of every message it builds.
+// keeps the API key out of every message it builds. New builds a Client
+// from a provider's configuration, validating and defaulting the settings
+// every HTTP provider kind shares.
 //
 // A provider package keeps only its wire format: it encodes the request
 // body, says how to read an error body, and decodes the event stream of a
-// successful response (Request). Everything between the two is here, once.
+// successful response (Request), counting the answer's bytes with
+// CountOutput. Everything between the two is here, once.
 package httpstream
 
 import (
@@ -27,26 +30,24 @@ import (
 // task instead of holding a worker.
 const MaxRetryAfter = 2 * time.Minute
 
-// DefaultMaxStreamBytes is the bound providers give MaxStreamBytes when
-// their configuration sets none. It is far above any useful answer because
-// real streams carry ~200 bytes of JSON framing per delta of a few
-// characters, and far below what a runaway server could send forever.
-const DefaultMaxStreamBytes = 64 << 20
-
-// Client is one provider's endpoint and retry settings. It holds no state
-// of its own: a provider may build one per Stream call from its fields, and
-// one Client may serve concurrent calls.
+// Client is one provider's endpoint and retry settings; New builds it from
+// a provider's configuration. It holds no state between calls and serves
+// concurrent ones. Its fields may be changed before the first Stream (tests
+// replace the Backoff, Sleep and Now seams), not during one.
 type Client struct {
 	// Prefix starts every error message ("openai"), naming the provider kind.
 	Prefix string
 	// URL is the exact request URL.
 	URL string
-	// Key is the API key; it is removed from every message Stream builds.
+	// Key is the API key; it is removed from every message the client builds.
 	Key string
 	// Idle bounds every wait: for response headers and between stream bytes.
 	Idle time.Duration
 	// MaxRetries bounds the retries of one request; 0 means none.
 	MaxRetries int
+	// MaxOutputBytes bounds one answer's text and tool calls, as the wire's
+	// decoder counts them with CountOutput; 0 means no bound.
+	MaxOutputBytes int
 	// MaxStreamBytes bounds the response body of one attempt; 0 means no bound.
 	MaxStreamBytes int
 	// HTTP sends the requests. It should have no Timeout: an answer may

@@ -319,24 +319,46 @@ func TestCancelEndsWithTheCause(t *testing.T) {
 	}
 }
 
-func TestTargetValidates(t *testing.T) {
-	got, err := Target("x", agent.ProviderConfig{BaseURL: "https://h/v1/"}, "https://default", "/chat")
-	if err != nil || got != "https://h/v1/chat" {
-		t.Fatalf("Target = %q, %v", got, err)
+func TestNewValidatesAndDefaults(t *testing.T) {
+	c, err := New("x", agent.ProviderConfig{Model: "m", BaseURL: "https://h/v1/"}, "https://default", "/chat")
+	if err != nil || c.URL != "https://h/v1/chat" {
+		t.Fatalf("New = %+v, %v", c, err)
 	}
-	if got, _ := Target("x", agent.ProviderConfig{}, "https://default", "/chat"); got != "https://default/chat" {
-		t.Errorf("default base: %q", got)
+	c.CloseIdleConnections()
+	if c.Prefix != "x" || c.Idle != DefaultIdleTimeout || c.MaxRetries != DefaultMaxRetries || c.HTTP.Timeout != 0 ||
+		c.MaxOutputBytes != DefaultMaxOutputBytes || c.MaxStreamBytes != DefaultMaxStreamBytes {
+		t.Errorf("defaults: %+v", c)
 	}
-	if got, _ := Target("x", agent.ProviderConfig{RequestURL: "http://exact/path"}, "https://default", "/chat"); got != "http://exact/path" {
-		t.Errorf("request_url: %q", got)
+	if c, _ := New("x", agent.ProviderConfig{Model: "m", MaxRetries: -1}, "https://default", "/chat"); c.URL != "https://default/chat" || c.MaxRetries != 0 {
+		t.Errorf("default base %q, retries %d", c.URL, c.MaxRetries)
+	}
+	if c, _ := New("x", agent.ProviderConfig{Model: "m", RequestURL: "http://exact/path"}, "https://default", "/chat"); c.URL != "http://exact/path" {
+		t.Errorf("request_url: %q", c.URL)
 	}
 	for _, cfg := range []agent.ProviderConfig{
-		{BaseURL: "ftp://h"}, {RequestURL: "/relative"}, {BaseURL: "https://u:hunter2@h x/"},
-		{APIKey: "sk-abc\n"}, {IdleTimeout: -time.Second},
+		{}, {Model: " "}, {Model: "m", BaseURL: "ftp://h"}, {Model: "m", RequestURL: "/relative"},
+		{Model: "m", BaseURL: "https://u:hunter2@h x/"}, {Model: "m", APIKey: "sk-abc\n"},
+		{Model: "m", IdleTimeout: -time.Second}, {Model: "m", MaxOutputBytes: -1}, {Model: "m", MaxStreamBytes: -1},
 	} {
-		_, err := Target("x", cfg, "https://default", "/chat")
+		_, err := New("x", cfg, "https://default", "/chat")
 		if err == nil || !strings.HasPrefix(err.Error(), "x: ") || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "sk-abc") {
-			t.Errorf("Target(%+v) = %v", cfg, err)
+			t.Errorf("New(%+v) = %v", cfg, err)
 		}
+	}
+}
+
+func TestCountOutput(t *testing.T) {
+	c := &Client{Key: testKey, MaxOutputBytes: 10}
+	total := 0
+	if pe := c.CountOutput(&total, 10); pe != nil || total != 10 {
+		t.Fatalf("at the bound: %v, total %d", pe, total)
+	}
+	pe := c.CountOutput(&total, 1)
+	if pe == nil || !errors.Is(pe, agent.ErrOutputTooLarge) || !strings.Contains(pe.Message, "10 bytes") || !strings.Contains(pe.Message, "max_output_bytes") {
+		t.Fatalf("past the bound: %v", pe)
+	}
+	unbounded := &Client{}
+	if pe := unbounded.CountOutput(&total, 1<<30); pe != nil {
+		t.Errorf("no bound: %v", pe)
 	}
 }

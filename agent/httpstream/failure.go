@@ -1,6 +1,7 @@
 package httpstream
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -64,6 +65,19 @@ func SafeMessage(key, s string) string {
 // StreamError is a failure of the stream after the response started.
 func (c *Client) StreamError(msg string) *agent.ProviderError {
 	return &agent.ProviderError{Class: agent.ErrStream, Message: c.SafeMessage(msg)}
+}
+
+// CountOutput adds n bytes of answer to *total and returns the
+// ErrOutputTooLarge failure once the total passes MaxOutputBytes: the caller
+// would hold all of it (text in the transcript, arguments in memory until
+// the call is complete).
+func (c *Client) CountOutput(total *int, n int) *agent.ProviderError {
+	*total += n
+	if c.MaxOutputBytes > 0 && *total > c.MaxOutputBytes {
+		return &agent.ProviderError{Class: agent.ErrOutputTooLarge, Message: c.SafeMessage(
+			fmt.Sprintf("the answer is larger than %d bytes of text and tool calls (max_output_bytes)", c.MaxOutputBytes))}
+	}
+	return nil
 }
 
 // RetryAfter reads how long the server asked to wait: retry-after-ms

@@ -18,18 +18,5 @@ func BenchmarkStreamTurn(b *testing.B) {
 	srv := agenttest.StartServer(nil)
 	defer srv.Close()
 	p, _ := newTestProvider(b, srv.ProviderConfig())
-	req := agent.Request{
-		Messages: []agent.Message{{Role: agent.RoleSystem, Content: "You are a coding agent."}, {Role: agent.RoleUser, Content: "read main.go"}},
-		Tools:    []agent.ToolSchema{{Name: "read_file", Description: "read a file", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)}},
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		b.StopTimer()
-		srv.Add(turn)
-		b.StartTimer()
-		got := mustStream(b, p, req)
-		if got.final.Type != agent.ChunkDone || len(got.calls) != 1 {
-			b.Fatalf("final %+v", got.final)
-		}
-	}
+	agenttest.BenchTurn(b, p, 1, func() { srv.Add(turn) })
 }

@@ -12,18 +12,19 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/agent/httpstream"
 )
 
 func TestOnlyDoneIsEmptyAnswerRetriedOnce(t *testing.T) {
 	done := agenttest.Raw("data: [DONE]\n\n")
 	srv := agenttest.NewServer(t, done, done, done)
 	p, sleeps := newTestProvider(t, srv.ProviderConfig())
-	pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrEmptyAnswer)
+	pe := agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrEmptyAnswer)
 	if !strings.Contains(pe.Message, "no text and no tool call") {
 		t.Errorf("message %q does not say the answer was empty", pe.Message)
 	}
-	if n := len(srv.Requests()); n != 2 || len(sleeps.waits()) != 1 {
-		t.Errorf("requests = %d, sleeps = %d; want one retry of an empty answer", n, len(sleeps.waits()))
+	if n := len(srv.Requests()); n != 2 || len(sleeps.Waits()) != 1 {
+		t.Errorf("requests = %d, sleeps = %d; want one retry of an empty answer", n, len(sleeps.Waits()))
 	}
 	if agent.Reason(pe) != "provider.empty_answer" {
 		t.Errorf("reason = %q", agent.Reason(pe))
@@ -33,8 +34,8 @@ func TestOnlyDoneIsEmptyAnswerRetriedOnce(t *testing.T) {
 func TestEmptyAnswerThenARealOne(t *testing.T) {
 	srv := agenttest.NewServer(t, agenttest.Raw("data: [DONE]\n\n"), agenttest.Turn{Text: "here it is"})
 	p, _ := newTestProvider(t, srv.ProviderConfig())
-	got := mustStream(t, p, userRequest("x"))
-	if got.final.Type != agent.ChunkDone || got.text != "here it is" {
+	got := agenttest.Collect(t, p, agenttest.UserRequest("x"))
+	if got.Final.Type != agent.ChunkDone || got.Text != "here it is" {
 		t.Fatalf("got %+v", got)
 	}
 }
@@ -44,7 +45,7 @@ func TestFinishWithoutTextOrCallsIsEmptyAnswer(t *testing.T) {
 		`data: {"choices":[{"index":0,"delta":{"content":"  \n"},"finish_reason":"length"}]}` + "\n\n")
 	srv := agenttest.NewServer(t, empty, empty)
 	p, _ := newTestProvider(t, srv.ProviderConfig())
-	pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrEmptyAnswer)
+	pe := agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrEmptyAnswer)
 	if !strings.Contains(pe.Message, `"length"`) {
 		t.Errorf("message %q does not name the finish reason", pe.Message)
 	}
@@ -61,10 +62,10 @@ func TestAnswerPastMaxOutputBytes(t *testing.T) {
 			cfg := srv.ProviderConfig()
 			cfg.MaxOutputBytes = 4096
 			p, _ := newTestProvider(t, cfg)
-			got := mustStream(t, p, userRequest("x"))
-			pe := wantError(t, got, agent.ErrOutputTooLarge)
-			if !strings.Contains(pe.Message, "max_output_bytes") || len(got.calls) != 0 || len(got.text) > 4096 {
-				t.Errorf("message %q, %d calls, %d bytes of text passed on", pe.Message, len(got.calls), len(got.text))
+			got := agenttest.Collect(t, p, agenttest.UserRequest("x"))
+			pe := got.WantError(t, agent.ErrOutputTooLarge)
+			if !strings.Contains(pe.Message, "max_output_bytes") || len(got.Calls) != 0 || len(got.Text) > 4096 {
+				t.Errorf("message %q, %d calls, %d bytes of text passed on", pe.Message, len(got.Calls), len(got.Text))
 			}
 			if n := len(srv.Requests()); n != 1 {
 				t.Errorf("requests = %d: a too large answer is not asked for again", n)
@@ -112,10 +113,10 @@ func TestHundredMegabyteAnswerStopsEarly(t *testing.T) {
 				cfg.MaxStreamBytes = 4 << 20
 			}
 			p, _ := newTestProvider(t, cfg)
-			got := mustStream(t, p, userRequest("x"))
-			pe := wantError(t, got, agent.ErrOutputTooLarge)
-			if len(got.text) > DefaultMaxOutputBytes {
-				t.Errorf("%d bytes of text passed on, more than the bound %d", len(got.text), DefaultMaxOutputBytes)
+			got := agenttest.Collect(t, p, agenttest.UserRequest("x"))
+			pe := got.WantError(t, agent.ErrOutputTooLarge)
+			if len(got.Text) > httpstream.DefaultMaxOutputBytes {
+				t.Errorf("%d bytes of text passed on, more than the bound %d", len(got.Text), httpstream.DefaultMaxOutputBytes)
 			}
 			// The server notices the closed connection once the socket
 			// buffers are full: a few megabytes past the bound at most.
@@ -163,7 +164,7 @@ func BenchmarkHundredMegabyteAnswer(b *testing.B) {
 				}
 			}
 		}()
-		ch, err := p.Stream(b.Context(), userRequest("x"))
+		ch, err := p.Stream(b.Context(), agenttest.UserRequest("x"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -192,8 +193,8 @@ func TestLongAnswerWithRealFramingFits(t *testing.T) {
 	body := strings.Repeat(delta, 20000) + "data: [DONE]\n\n"
 	srv := agenttest.NewServer(t, agenttest.Raw(body))
 	p, _ := newTestProvider(t, srv.ProviderConfig())
-	got := mustStream(t, p, userRequest("x"))
-	if got.final.Type != agent.ChunkDone || len(got.text) != 80000 {
-		t.Fatalf("final %+v, %d bytes of text; want the whole answer", got.final, len(got.text))
+	got := agenttest.Collect(t, p, agenttest.UserRequest("x"))
+	if got.Final.Type != agent.ChunkDone || len(got.Text) != 80000 {
+		t.Fatalf("final %+v, %d bytes of text; want the whole answer", got.Final, len(got.Text))
 	}
 }

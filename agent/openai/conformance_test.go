@@ -20,15 +20,6 @@ func TestRegisteredProvidersKeepTheContract(t *testing.T) {
 			t.Errorf("provider kind %q is registered but has no conformance run: add it here", kind)
 			continue
 		}
-		t.Run(kind, func(t *testing.T) {
-			agenttest.TestProvider(t, func(t *testing.T, cfg agent.ProviderConfig) agent.Provider {
-				cfg.Kind = kind
-				p, err := agent.Providers.New(cfg)
-				if err != nil {
-					t.Fatalf("building a %s provider: %v", kind, err)
-				}
-				return p
-			})
-		})
+		t.Run(kind, func(t *testing.T) { agenttest.TestRegisteredKind(t, kind) })
 	}
 }

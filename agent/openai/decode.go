@@ -14,7 +14,7 @@ import (
 )
 
 // Limits on what one response may make the decoder hold, besides the
-// provider's output bounds (maxOutput here, maxStream in the transport).
+// provider's output bounds (counted here, and by the transport).
 const (
 	maxEventSize = 8 << 20 // one SSE event
 	maxToolCalls = 256     // distinct tool-call indexes
@@ -62,7 +62,7 @@ type partialCall struct {
 type decoder struct {
 	p       *Provider
 	calls   []*partialCall // in order of first appearance
-	bytes   int            // text and tool-call bytes so far, bounded by p.maxOutput
+	bytes   int            // text and tool-call bytes so far, bounded by max_output_bytes
 	said    bool           // some text other than white space arrived
 	finish  string
 	usage   *agent.Usage
@@ -88,9 +88,9 @@ func (d *decoder) decode(body io.Reader, emit func(agent.Chunk) bool) (agent.Chu
 			if len(d.calls) > 0 {
 				msg = "the stream ended in the middle of a tool call"
 			}
-			return d.fail(d.p.streamError(msg))
+			return d.fail(d.p.client.StreamError(msg))
 		case errors.Is(err, sse.ErrEventTooLarge):
-			return d.fail(d.p.streamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
+			return d.fail(d.p.client.StreamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
 		case err != nil:
 			return d.fail(d.readErr(err))
 		}
@@ -99,7 +99,7 @@ func (d *decoder) decode(body io.Reader, emit func(agent.Chunk) bool) (agent.Chu
 		}
 		var c streamChunk
 		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
-			return d.fail(d.p.streamError("malformed stream event: " + err.Error()))
+			return d.fail(d.p.client.StreamError("malformed stream event: " + err.Error()))
 		}
 		if c.Error != nil {
 			return d.fail(d.p.inStreamError(*c.Error))
@@ -124,7 +124,7 @@ func (d *decoder) apply(c streamChunk, emit func(agent.Chunk) bool) *agent.Provi
 			continue // only one completion is requested; ignore stray ones
 		}
 		if text := ch.Delta.Content; text != "" {
-			if pe := d.count(len(text)); pe != nil {
+			if pe := d.p.client.CountOutput(&d.bytes, len(text)); pe != nil {
 				return pe
 			}
 			d.said = d.said || strings.TrimSpace(text) != ""
@@ -159,7 +159,7 @@ func (d *decoder) addCall(tc toolCallDelta) *agent.ProviderError {
 	switch {
 	case tc.Index != nil:
 		if *tc.Index < 0 || *tc.Index >= maxToolCalls {
-			return d.p.streamError(fmt.Sprintf("tool call index %d is out of range", *tc.Index))
+			return d.p.client.StreamError(fmt.Sprintf("tool call index %d is out of range", *tc.Index))
 		}
 		for _, c := range d.calls {
 			if c.index == *tc.Index {
@@ -178,28 +178,17 @@ func (d *decoder) addCall(tc toolCallDelta) *agent.ProviderError {
 			idx = d.calls[len(d.calls)-1].index + 1
 		}
 		if len(d.calls) >= maxToolCalls {
-			return d.p.streamError("too many tool calls in one response")
+			return d.p.client.StreamError("too many tool calls in one response")
 		}
 		pc = &partialCall{index: idx}
 		d.calls = append(d.calls, pc)
 	}
-	if pe := d.count(len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)); pe != nil {
+	if pe := d.p.client.CountOutput(&d.bytes, len(tc.ID)+len(tc.Function.Name)+len(tc.Function.Arguments)); pe != nil {
 		return pe
 	}
 	mergeFragment(&pc.id, tc.ID)
 	mergeFragment(&pc.name, tc.Function.Name)
 	pc.args.WriteString(tc.Function.Arguments)
-	return nil
-}
-
-// count adds n bytes of answer and fails once the answer exceeds the
-// provider's per-message bound: the caller would hold all of it (text in the
-// transcript, arguments in memory until the call is complete).
-func (d *decoder) count(n int) *agent.ProviderError {
-	d.bytes += n
-	if d.bytes > d.p.maxOutput {
-		return d.p.tooLarge(fmt.Sprintf("the answer is larger than %d bytes of text and tool calls (max_output_bytes)", d.p.maxOutput))
-	}
 	return nil
 }
 
@@ -227,14 +216,14 @@ func (d *decoder) complete(emit func(agent.Chunk) bool) (agent.Chunk, bool) {
 		if d.finish != "" {
 			msg += " (finish reason " + strconv.Quote(d.finish) + ")"
 		}
-		return d.fail(&agent.ProviderError{Class: agent.ErrEmptyAnswer, Message: d.p.safeMessage(msg)})
+		return d.fail(&agent.ProviderError{Class: agent.ErrEmptyAnswer, Message: d.p.client.SafeMessage(msg)})
 	}
 	slices.SortFunc(d.calls, func(a, b *partialCall) int { return a.index - b.index })
 	calls := make([]agent.ToolCall, 0, len(d.calls))
 	for n, pc := range d.calls {
 		call := agent.ToolCall{ID: pc.id.String(), Name: pc.name.String(), Arguments: pc.args.String()}
 		if call.Name == "" {
-			return d.fail(d.p.streamError(fmt.Sprintf("tool call %d arrived without a name", pc.index)))
+			return d.fail(d.p.client.StreamError(fmt.Sprintf("tool call %d arrived without a name", pc.index)))
 		}
 		if call.ID == "" {
 			call.ID = fmt.Sprintf("call_%d", n) // some local servers send none
@@ -275,5 +264,5 @@ func (p *Provider) inStreamError(e apiError) *agent.ProviderError {
 	if msg == "" {
 		msg = "the server reported an error in the stream"
 	}
-	return &agent.ProviderError{Class: class, Message: p.safeMessage(msg)}
+	return &agent.ProviderError{Class: class, Message: p.client.SafeMessage(msg)}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"reasonix/agent"
-	"reasonix/agent/httpstream"
 )
 
 // apiError is the error object OpenAI-compatible servers send, as a body or
@@ -92,12 +91,4 @@ func isContextTooLong(e apiError) bool {
 		}
 	}
 	return false
-}
-
-// safeMessage redacts the key and truncates server text for an error.
-func (p *Provider) safeMessage(s string) string { return httpstream.SafeMessage(p.key, s) }
-
-// streamError is a failure of the stream after the response started.
-func (p *Provider) streamError(msg string) *agent.ProviderError {
-	return &agent.ProviderError{Class: agent.ErrStream, Message: p.safeMessage(msg)}
 }

@@ -15,19 +15,15 @@ func TestNewValidatesAndDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.CloseIdleConnections()
-	if p.target != "https://api.openai.com/v1/chat/completions" || p.idle != 300*time.Second ||
-		p.maxRetries != 4 || p.Name() != "openai" {
-		t.Fatalf("defaults: target %q idle %v retries %d name %q", p.target, p.idle, p.maxRetries, p.Name())
-	}
-	if p.client.Timeout != 0 {
-		t.Fatalf("the client has a whole-request timeout of %v", p.client.Timeout)
+	if p.client.URL != "https://api.openai.com/v1/chat/completions" || p.client.Prefix != Kind || p.Name() != "openai" {
+		t.Fatalf("defaults: target %q prefix %q name %q", p.client.URL, p.client.Prefix, p.Name())
 	}
 	p2, err := New(agent.ProviderConfig{Name: "ds", Model: "m", BaseURL: "https://api.deepseek.com/", MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p2.target != "https://api.deepseek.com/chat/completions" || p2.maxRetries != 0 || p2.Name() != "ds" {
-		t.Fatalf("target %q retries %d name %q", p2.target, p2.maxRetries, p2.Name())
+	if p2.client.URL != "https://api.deepseek.com/chat/completions" || p2.client.MaxRetries != 0 || p2.Name() != "ds" {
+		t.Fatalf("target %q retries %d name %q", p2.client.URL, p2.client.MaxRetries, p2.Name())
 	}
 
 	bad := []struct {

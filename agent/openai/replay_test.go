@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"reasonix/agent"
+	"reasonix/agent/agenttest"
 )
 
 // TestReplayRecordedStreams plays the wire captures in testdata through a
@@ -45,24 +46,24 @@ func TestReplayRecordedStreams(t *testing.T) {
 			}))
 			defer srv.Close()
 			p, _ := newTestProvider(t, agent.ProviderConfig{BaseURL: srv.URL})
-			got := mustStream(t, p, userRequest("hi"))
-			if got.text != tt.text {
-				t.Errorf("text = %q, want %q", got.text, tt.text)
+			got := agenttest.Collect(t, p, agenttest.UserRequest("hi"))
+			if got.Text != tt.text {
+				t.Errorf("text = %q, want %q", got.Text, tt.text)
 			}
-			if !slices.Equal(got.calls, tt.calls) {
-				t.Errorf("calls = %+v, want %+v", got.calls, tt.calls)
+			if !slices.Equal(got.Calls, tt.calls) {
+				t.Errorf("calls = %+v, want %+v", got.Calls, tt.calls)
 			}
-			if !slices.Equal(got.usage, tt.usage) {
-				t.Errorf("usage = %+v, want %+v", got.usage, tt.usage)
+			if !slices.Equal(got.Usage, tt.usage) {
+				t.Errorf("usage = %+v, want %+v", got.Usage, tt.usage)
 			}
 			if tt.class != nil {
-				if got.final.Type != agent.ChunkError || !errors.Is(got.final.Err, tt.class) {
-					t.Fatalf("final = %+v, want error of class %v", got.final, tt.class)
+				if got.Final.Type != agent.ChunkError || !errors.Is(got.Final.Err, tt.class) {
+					t.Fatalf("final = %+v, want error of class %v", got.Final, tt.class)
 				}
 				return
 			}
-			if got.final.Type != agent.ChunkDone || got.final.FinishReason != tt.finish {
-				t.Errorf("final = %+v, want done with %q", got.final, tt.finish)
+			if got.Final.Type != agent.ChunkDone || got.Final.FinishReason != tt.finish {
+				t.Errorf("final = %+v, want done with %q", got.Final, tt.finish)
 			}
 		})
 	}

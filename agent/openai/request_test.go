@@ -32,8 +32,8 @@ func TestRequestWireFormat(t *testing.T) {
 		Temperature: &temp,
 		MaxTokens:   512,
 	}
-	mustStream(t, p, req)
-	mustStream(t, p, userRequest("plain")) // no tools, no temperature, default model
+	agenttest.Collect(t, p, req)
+	agenttest.Collect(t, p, agenttest.UserRequest("plain")) // no tools, no temperature, default model
 
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
@@ -89,7 +89,7 @@ func TestNoAuthorizationWithoutKey(t *testing.T) {
 	cfg := srv.ProviderConfig()
 	cfg.APIKey = ""
 	p, _ := newTestProvider(t, cfg)
-	mustStream(t, p, userRequest("x"))
+	agenttest.Collect(t, p, agenttest.UserRequest("x"))
 	if auth := srv.Requests()[0].Authorization; auth != "" {
 		t.Fatalf("Authorization = %q, want none", auth)
 	}
@@ -101,8 +101,8 @@ func TestRequestURLOverridesBaseURL(t *testing.T) {
 	cfg.BaseURL = "http://unused.invalid/v1"
 	cfg.RequestURL = strings.TrimSuffix(srv.URL, "/v1") + "/proxy/openai/chat/completions"
 	p, _ := newTestProvider(t, cfg)
-	if got := mustStream(t, p, userRequest("x")); got.text != "a" {
-		t.Fatalf("text = %q", got.text)
+	if got := agenttest.Collect(t, p, agenttest.UserRequest("x")); got.Text != "a" {
+		t.Fatalf("text = %q", got.Text)
 	}
 	if path := srv.Requests()[0].Path; path != "/proxy/openai/chat/completions" {
 		t.Fatalf("path = %q", path)

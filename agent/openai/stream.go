@@ -32,7 +32,7 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 	if err != nil {
 		return nil, err
 	}
-	return p.transport().Stream(ctx, httpstream.Request{
+	return p.client.Stream(ctx, httpstream.Request{
 		Body:    body,
 		Header:  p.header,
 		Failure: failureClass,
@@ -40,27 +40,10 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 	}), nil
 }
 
-// transport is the shared HTTP client with this provider's settings, read
-// at each call so tests may replace the retry seams after New.
-func (p *Provider) transport() *httpstream.Client {
-	return &httpstream.Client{
-		Prefix:         Kind,
-		URL:            p.target,
-		Key:            p.key,
-		Idle:           p.idle,
-		MaxRetries:     p.maxRetries,
-		MaxStreamBytes: p.maxStream,
-		HTTP:           p.client,
-		Backoff:        p.backoff,
-		Sleep:          p.sleep,
-		Now:            p.now,
-	}
-}
-
 // header authenticates with a bearer token, as OpenAI-compatible servers expect.
 func (p *Provider) header(h http.Header) {
-	if p.key != "" {
-		h.Set("Authorization", "Bearer "+p.key)
+	if p.client.Key != "" {
+		h.Set("Authorization", "Bearer "+p.client.Key)
 	}
 }
 

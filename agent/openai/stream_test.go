@@ -13,42 +13,30 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/agent/httpstream"
 )
 
 func TestDeepSeekCacheHitTokens(t *testing.T) {
 	body := `data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":50,"completion_tokens":1,"prompt_cache_hit_tokens":40,"prompt_cache_miss_tokens":10}}` + "\n\ndata: [DONE]\n\n"
 	srv := agenttest.NewServer(t, agenttest.Raw(body))
 	p, _ := newTestProvider(t, srv.ProviderConfig())
-	got := mustStream(t, p, userRequest("x"))
-	if !slices.Equal(got.usage, []agent.Usage{{Prompt: 50, Completion: 1, Cached: 40}}) {
-		t.Fatalf("usage = %+v", got.usage)
+	got := agenttest.Collect(t, p, agenttest.UserRequest("x"))
+	if !slices.Equal(got.Usage, []agent.Usage{{Prompt: 50, Completion: 1, Cached: 40}}) {
+		t.Fatalf("usage = %+v", got.Usage)
 	}
-}
-
-// wantError checks the final chunk is a ProviderError of class.
-func wantError(t *testing.T, got streamed, class error) *agent.ProviderError {
-	t.Helper()
-	if got.final.Type != agent.ChunkError {
-		t.Fatalf("final = %+v, want an error of class %v", got.final, class)
-	}
-	var pe *agent.ProviderError
-	if !errors.As(got.final.Err, &pe) || pe.Class != class {
-		t.Fatalf("error = %v (%T), want class %v", got.final.Err, got.final.Err, class)
-	}
-	return pe
 }
 
 func TestMalformedStreamIsStreamError(t *testing.T) {
 	bad := agenttest.Raw("data: {nope\n\n")
 	srv := agenttest.NewServer(t, bad, bad, bad, bad, bad)
 	p, sleeps := newTestProvider(t, srv.ProviderConfig())
-	pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrStream)
+	pe := agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrStream)
 	if !strings.Contains(pe.Message, "malformed") {
 		t.Errorf("message %q does not say the stream was malformed", pe.Message)
 	}
 	// Nothing reached the consumer, so each garbled answer was asked for again.
-	if len(srv.Requests()) != 1+DefaultMaxRetries || len(sleeps.waits()) != DefaultMaxRetries {
-		t.Errorf("requests = %d, sleeps = %d", len(srv.Requests()), len(sleeps.waits()))
+	if len(srv.Requests()) != 1+httpstream.DefaultMaxRetries || len(sleeps.Waits()) != httpstream.DefaultMaxRetries {
+		t.Errorf("requests = %d, sleeps = %d", len(srv.Requests()), len(sleeps.Waits()))
 	}
 }
 
@@ -58,8 +46,8 @@ func TestBrokenStreamRetriedWhenNothingWasPassedOn(t *testing.T) {
 		agenttest.CutToolCall("", agent.ToolCall{ID: "call_w", Name: "write_file", Arguments: `{"path":"x.go"}`}),
 		agenttest.Turn{Text: "recovered"})
 	p, _ := newTestProvider(t, srv.ProviderConfig())
-	got := mustStream(t, p, userRequest("x"))
-	if got.final.Type != agent.ChunkDone || got.text != "recovered" || len(got.calls) != 0 {
+	got := agenttest.Collect(t, p, agenttest.UserRequest("x"))
+	if got.Final.Type != agent.ChunkDone || got.Text != "recovered" || len(got.Calls) != 0 {
 		t.Fatalf("got %+v", got)
 	}
 	if len(srv.Requests()) != 3 {
@@ -70,7 +58,7 @@ func TestBrokenStreamRetriedWhenNothingWasPassedOn(t *testing.T) {
 func TestEOFWithoutDoneOrFinishIsStreamError(t *testing.T) {
 	srv := agenttest.NewServer(t, agenttest.Raw(`data: {"choices":[{"index":0,"delta":{"content":"half"}}]}`+"\n\n"))
 	p, _ := newTestProvider(t, srv.ProviderConfig())
-	pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrStream)
+	pe := agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrStream)
 	if !strings.Contains(pe.Message, "ended before") {
 		t.Errorf("message = %q", pe.Message)
 	}
@@ -84,12 +72,12 @@ func TestIdleTimeoutBeforeHeadersIsRetriedOnce(t *testing.T) {
 	cfg := srv.ProviderConfig()
 	cfg.IdleTimeout = 50 * time.Millisecond
 	p, sleeps := newTestProvider(t, cfg)
-	pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrStream)
+	pe := agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrStream)
 	if !strings.Contains(pe.Message, "idle timeout") {
 		t.Errorf("message = %q", pe.Message)
 	}
-	if n := len(srv.Requests()); n != 2 || len(sleeps.waits()) != 1 {
-		t.Fatalf("requests = %d, sleeps = %d; want exactly one retry", n, len(sleeps.waits()))
+	if n := len(srv.Requests()); n != 2 || len(sleeps.Waits()) != 1 {
+		t.Fatalf("requests = %d, sleeps = %d; want exactly one retry", n, len(sleeps.Waits()))
 	}
 }
 
@@ -98,12 +86,12 @@ func TestRateLimitRetriesAfterFloor(t *testing.T) {
 		agenttest.Fail(429, "slow down", 7*time.Second),
 		agenttest.Turn{Text: "finally"})
 	p, sleeps := newTestProvider(t, srv.ProviderConfig())
-	p.backoff.Rand = func(int64) int64 { return 0 } // jitter picks 0: only the floor remains
-	got := mustStream(t, p, userRequest("x"))
-	if got.final.Type != agent.ChunkDone || got.text != "finally" {
-		t.Fatalf("final %+v text %q", got.final, got.text)
+	p.client.Backoff.Rand = func(int64) int64 { return 0 } // jitter picks 0: only the floor remains
+	got := agenttest.Collect(t, p, agenttest.UserRequest("x"))
+	if got.Final.Type != agent.ChunkDone || got.Text != "finally" {
+		t.Fatalf("final %+v text %q", got.Final, got.Text)
 	}
-	if w := sleeps.waits(); !slices.Equal(w, []time.Duration{7 * time.Second}) {
+	if w := sleeps.Waits(); !slices.Equal(w, []time.Duration{7 * time.Second}) {
 		t.Fatalf("waits = %v, want [7s] (the Retry-After floor)", w)
 	}
 	if len(srv.Requests()) != 2 {
@@ -117,12 +105,12 @@ func TestServerErrorRetriedWithBackoff(t *testing.T) {
 		agenttest.Fail(503, "unavailable", 0),
 		agenttest.Turn{Text: "up again"})
 	p, sleeps := newTestProvider(t, srv.ProviderConfig())
-	got := mustStream(t, p, userRequest("x"))
-	if got.final.Type != agent.ChunkDone || got.text != "up again" {
-		t.Fatalf("final %+v text %q", got.final, got.text)
+	got := agenttest.Collect(t, p, agenttest.UserRequest("x"))
+	if got.Final.Type != agent.ChunkDone || got.Text != "up again" {
+		t.Fatalf("final %+v text %q", got.Final, got.Text)
 	}
 	// The jitter source picks the top: 500ms, then 1s.
-	if w := sleeps.waits(); !slices.Equal(w, []time.Duration{500 * time.Millisecond, time.Second}) {
+	if w := sleeps.Waits(); !slices.Equal(w, []time.Duration{500 * time.Millisecond, time.Second}) {
 		t.Fatalf("waits = %v", w)
 	}
 }
@@ -133,7 +121,7 @@ func TestRetriesStopAtMaxRetries(t *testing.T) {
 	cfg := srv.ProviderConfig()
 	cfg.MaxRetries = 1
 	p, _ := newTestProvider(t, cfg)
-	pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrTransient)
+	pe := agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrTransient)
 	if pe.Status != 500 || !strings.Contains(pe.Message, "boom 2") || len(srv.Requests()) != 2 {
 		t.Fatalf("error %v after %d requests", pe, len(srv.Requests()))
 	}
@@ -142,7 +130,7 @@ func TestRetriesStopAtMaxRetries(t *testing.T) {
 	cfg = srv2.ProviderConfig()
 	cfg.MaxRetries = -1
 	p2, _ := newTestProvider(t, cfg)
-	wantError(t, mustStream(t, p2, userRequest("x")), agent.ErrTransient)
+	agenttest.Collect(t, p2, agenttest.UserRequest("x")).WantError(t, agent.ErrTransient)
 	if len(srv2.Requests()) != 1 {
 		t.Fatalf("MaxRetries<0 still retried")
 	}
@@ -155,8 +143,8 @@ func TestContextTooLongClassification(t *testing.T) {
 		agenttest.Fail(400, "Prompt is too long: 210000 tokens > 200000 maximum", 0),
 		agenttest.Fail(400, "invalid value for temperature", 0))
 	p, _ := newTestProvider(t, srv.ProviderConfig())
-	wantError(t, mustStream(t, p, userRequest("x")), agent.ErrContextTooLong)
-	wantError(t, mustStream(t, p, userRequest("x")), agent.ErrRejected)
+	agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrContextTooLong)
+	agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrRejected)
 	if len(srv.Requests()) != 2 {
 		t.Fatalf("requests = %d, want 2 (none retried)", len(srv.Requests()))
 	}
@@ -167,9 +155,9 @@ func TestConnectionRefusedIsTransient(t *testing.T) {
 	url := srv.URL
 	srv.Close()
 	p, sleeps := newTestProvider(t, agent.ProviderConfig{BaseURL: url, MaxRetries: 2})
-	pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrTransient)
-	if !strings.Contains(pe.Message, "connection failed") || len(sleeps.waits()) != 2 {
-		t.Fatalf("message %q, waits %v", pe.Message, sleeps.waits())
+	pe := agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrTransient)
+	if !strings.Contains(pe.Message, "connection failed") || len(sleeps.Waits()) != 2 {
+		t.Fatalf("message %q, waits %v", pe.Message, sleeps.Waits())
 	}
 }
 
@@ -177,18 +165,18 @@ func TestCancelWhileWaitingForRetry(t *testing.T) {
 	srv := agenttest.NewServer(t, agenttest.Fail(503, "busy", 0), agenttest.Turn{Text: "unused"})
 	p, _ := newTestProvider(t, srv.ProviderConfig())
 	ctx, cancel := context.WithCancel(t.Context())
-	p.sleep = func(ctx context.Context, d time.Duration) error {
+	p.client.Sleep = func(ctx context.Context, d time.Duration) error {
 		cancel()
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	ch, err := p.Stream(ctx, userRequest("x"))
+	ch, err := p.Stream(ctx, agenttest.UserRequest("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := drain(t, ch)
-	if got.final.Type != agent.ChunkError || !errors.Is(got.final.Err, context.Canceled) {
-		t.Fatalf("final = %+v, want a cancellation error", got.final)
+	got := agenttest.Drain(t, ch)
+	if got.Final.Type != agent.ChunkError || !errors.Is(got.Final.Err, context.Canceled) {
+		t.Fatalf("final = %+v, want a cancellation error", got.Final)
 	}
 	if len(srv.Requests()) != 1 {
 		t.Fatalf("requested again after cancellation")
@@ -200,7 +188,7 @@ func TestExhaustedScriptSaysSo(t *testing.T) {
 	cfg := srv.ProviderConfig()
 	cfg.MaxRetries = -1
 	p, _ := newTestProvider(t, cfg)
-	pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrTransient)
+	pe := agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrTransient)
 	if !strings.Contains(pe.Message, "script exhausted") {
 		t.Fatalf("message = %q", pe.Message)
 	}
@@ -213,7 +201,7 @@ func TestJSONInsteadOfStream(t *testing.T) {
 	}))
 	defer srv.Close()
 	p, _ := newTestProvider(t, agent.ProviderConfig{BaseURL: srv.URL})
-	pe := wantError(t, mustStream(t, p, userRequest("x")), agent.ErrStream)
+	pe := agenttest.Collect(t, p, agenttest.UserRequest("x")).WantError(t, agent.ErrStream)
 	if !strings.Contains(pe.Message, "streaming is disabled") {
 		t.Fatalf("message = %q", pe.Message)
 	}
@@ -224,8 +212,8 @@ func TestReusesConnectionAcrossTurns(t *testing.T) {
 	srv := agenttest.NewServer(t, turn, turn, turn, turn, turn)
 	p, _ := newTestProvider(t, srv.ProviderConfig())
 	for range 5 {
-		if got := mustStream(t, p, userRequest("x")); got.final.Type != agent.ChunkDone {
-			t.Fatalf("final = %+v", got.final)
+		if got := agenttest.Collect(t, p, agenttest.UserRequest("x")); got.Final.Type != agent.ChunkDone {
+			t.Fatalf("final = %+v", got.Final)
 		}
 	}
 	if n := srv.Connections(); n != 1 {

@@ -13,11 +13,13 @@ import (
 	"reasonix/internal/sse"
 )
 
-// Limits on what one response may make the decoder hold.
+// Limits on what one response may make the decoder hold, besides the
+// provider's max_output_bytes, which counts text and function calls
+// together. Reasoning is no part of the answer but travels back with it.
 const (
-	maxEventSize  = 8 << 20  // one SSE event
-	maxItemBytes  = 32 << 20 // all function-call and reasoning data together
-	maxOutputItem = 256      // function calls plus reasoning items in one response
+	maxEventSize      = 8 << 20  // one SSE event
+	maxReasoningBytes = 32 << 20 // all reasoning items together
+	maxOutputItem     = 256      // function calls plus reasoning items in one response
 )
 
 // event is one decoded stream event; which fields are set depends on Type.
@@ -74,7 +76,8 @@ type decoder struct {
 	p         *Provider
 	calls     []*call
 	reasoning []json.RawMessage
-	bytes     int
+	bytes     int                              // text and function-call bytes so far, bounded by max_output_bytes
+	reasoned  int                              // bytes of reasoning items kept
 	gone      bool                             // emit refused a chunk: the consumer left
 	readErr   func(error) *agent.ProviderError // classifies body read failures
 }
@@ -93,15 +96,15 @@ func (d *decoder) decode(body io.Reader, emit func(agent.Chunk) bool) (agent.Chu
 			if len(d.calls) > 0 {
 				msg = "the stream ended in the middle of a function call"
 			}
-			return d.fail(d.p.streamError(msg))
+			return d.fail(d.p.client.StreamError(msg))
 		case errors.Is(err, sse.ErrEventTooLarge):
-			return d.fail(d.p.streamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
+			return d.fail(d.p.client.StreamError(fmt.Sprintf("a stream event is larger than %d bytes", maxEventSize)))
 		case err != nil:
 			return d.fail(d.readErr(err))
 		}
 		var ev event
 		if err := json.Unmarshal([]byte(raw.Data), &ev); err != nil {
-			return d.fail(d.p.streamError("malformed stream event: " + err.Error()))
+			return d.fail(d.p.client.StreamError("malformed stream event: " + err.Error()))
 		}
 		switch ev.Type {
 		case "response.completed", "response.incomplete":
@@ -141,7 +144,7 @@ func (p *Provider) eventError(e apiError) *agent.ProviderError {
 	if e.Code != "" {
 		msg = e.Code + ": " + msg
 	}
-	return &agent.ProviderError{Class: eventClass(e), Message: p.safeMessage(msg)}
+	return &agent.ProviderError{Class: eventClass(e), Message: p.client.SafeMessage(msg)}
 }
 
 // apply folds one event into the decoder state. Events it does not know
@@ -150,6 +153,9 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 	switch ev.Type {
 	case "response.output_text.delta", "response.refusal.delta":
 		// A refusal is the model's answer too; the person should read it.
+		if pe := d.p.client.CountOutput(&d.bytes, len(ev.Delta)); pe != nil {
+			return pe
+		}
 		if ev.Delta != "" && !emit(agent.Chunk{Type: agent.ChunkText, Text: ev.Delta}) {
 			d.gone = true
 		}
@@ -158,17 +164,15 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 	case "response.function_call_arguments.delta", "response.function_call_arguments.done":
 		c := d.find(ev.OutputIndex, ev.ItemID)
 		if c == nil {
-			return d.p.streamError(fmt.Sprintf("arguments for output item %d, which is not a function call", ev.OutputIndex))
+			return d.p.client.StreamError(fmt.Sprintf("arguments for output item %d, which is not a function call", ev.OutputIndex))
 		}
-		frag := ev.Delta
 		if ev.Arguments != nil { // .done repeats the whole value: it wins
-			c.args.Reset()
-			frag = *ev.Arguments
+			return d.setArgs(c, *ev.Arguments)
 		}
-		if d.bytes += len(frag); d.bytes > maxItemBytes {
-			return d.p.streamError(fmt.Sprintf("function calls exceed %d bytes", maxItemBytes))
+		if pe := d.p.client.CountOutput(&d.bytes, len(ev.Delta)); pe != nil {
+			return pe
 		}
-		c.args.WriteString(frag)
+		c.args.WriteString(ev.Delta)
 	}
 	return nil
 }
@@ -177,7 +181,7 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 func (d *decoder) item(ev event) *agent.ProviderError {
 	var it item
 	if err := json.Unmarshal(ev.Item, &it); err != nil {
-		return d.p.streamError("malformed output item: " + err.Error())
+		return d.p.client.StreamError("malformed output item: " + err.Error())
 	}
 	done := ev.Type == "response.output_item.done"
 	switch it.Type {
@@ -185,31 +189,44 @@ func (d *decoder) item(ev event) *agent.ProviderError {
 		c := d.find(ev.OutputIndex, it.ID)
 		if c == nil {
 			if len(d.calls)+len(d.reasoning) >= maxOutputItem {
-				return d.p.streamError("too many output items in one response")
+				return d.p.client.StreamError("too many output items in one response")
 			}
 			c = &call{index: ev.OutputIndex, itemID: it.ID}
 			d.calls = append(d.calls, c)
 		}
-		c.callID, c.name = cmp.Or(it.CallID, c.callID), cmp.Or(it.Name, c.name)
-		if d.bytes += len(it.CallID) + len(it.Name) + len(it.Arguments); d.bytes > maxItemBytes {
-			return d.p.streamError(fmt.Sprintf("function calls exceed %d bytes", maxItemBytes))
+		// The finished item repeats what was announced and streamed; only
+		// what it adds counts toward the answer's size.
+		grown := max(len(it.CallID)-len(c.callID), 0) + max(len(it.Name)-len(c.name), 0)
+		if pe := d.p.client.CountOutput(&d.bytes, grown); pe != nil {
+			return pe
 		}
+		c.callID, c.name = cmp.Or(it.CallID, c.callID), cmp.Or(it.Name, c.name)
 		if it.Arguments != "" && (done || c.args.Len() == 0) {
-			c.args.Reset()
-			c.args.WriteString(it.Arguments)
+			return d.setArgs(c, it.Arguments)
 		}
 	case "reasoning":
 		if !done {
 			return nil // the finished item is the one to keep
 		}
 		if len(d.calls)+len(d.reasoning) >= maxOutputItem {
-			return d.p.streamError("too many output items in one response")
+			return d.p.client.StreamError("too many output items in one response")
 		}
-		if d.bytes += len(ev.Item); d.bytes > maxItemBytes {
-			return d.p.streamError(fmt.Sprintf("reasoning exceeds %d bytes", maxItemBytes))
+		if d.reasoned += len(ev.Item); d.reasoned > maxReasoningBytes {
+			return d.p.client.StreamError(fmt.Sprintf("reasoning exceeds %d bytes", maxReasoningBytes))
 		}
 		d.reasoning = append(d.reasoning, slices.Clone(ev.Item))
 	}
+	return nil
+}
+
+// setArgs replaces the arguments of c with a whole value the server
+// repeated, counting only what it adds to those streamed before.
+func (d *decoder) setArgs(c *call, args string) *agent.ProviderError {
+	if pe := d.p.client.CountOutput(&d.bytes, max(len(args)-c.args.Len(), 0)); pe != nil {
+		return pe
+	}
+	c.args.Reset()
+	c.args.WriteString(args)
 	return nil
 }
 
@@ -237,7 +254,7 @@ func (d *decoder) complete(ev event, emit func(agent.Chunk) bool) (agent.Chunk, 
 	calls := make([]agent.ToolCall, 0, len(d.calls))
 	for _, c := range d.calls {
 		if c.name == "" || c.callID == "" {
-			return d.fail(d.p.streamError(fmt.Sprintf("function call %d arrived without a call id or name", c.index)))
+			return d.fail(d.p.client.StreamError(fmt.Sprintf("function call %d arrived without a call id or name", c.index)))
 		}
 		args := c.args.String()
 		if strings.TrimSpace(args) == "" {

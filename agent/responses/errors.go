@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"reasonix/agent"
-	"reasonix/agent/httpstream"
 )
 
 // apiError is OpenAI's error object: the body of a failed response
@@ -90,13 +89,4 @@ func isContextTooLong(e apiError) bool {
 	}
 	msg := strings.ToLower(e.Message)
 	return strings.Contains(msg, "context window") || strings.Contains(msg, "maximum context length")
-}
-
-// safeMessage removes the key from server text and bounds its length, so
-// it can go into an error that is logged.
-func (p *Provider) safeMessage(s string) string { return httpstream.SafeMessage(p.key, s) }
-
-// streamError is a failure of the stream after the response started.
-func (p *Provider) streamError(msg string) *agent.ProviderError {
-	return &agent.ProviderError{Class: agent.ErrStream, Message: p.safeMessage(msg)}
 }

@@ -15,30 +15,18 @@ package responses
 
 import (
 	"cmp"
-	"context"
-	"errors"
-	"fmt"
-	"net/http"
-	"strings"
 	"sync/atomic"
-	"time"
 
 	"reasonix/agent"
 	"reasonix/agent/httpstream"
-	"reasonix/internal/backoff"
 )
 
 // Kind is the registry kind of this provider.
 const Kind = "responses"
 
-// Defaults applied by New to zero configuration fields.
-const (
-	DefaultBaseURL     = "https://api.openai.com/v1"
-	DefaultIdleTimeout = 300 * time.Second
-	DefaultMaxRetries  = 4
-	// DefaultMaxStreamBytes bounds the raw response body of one attempt.
-	DefaultMaxStreamBytes = httpstream.DefaultMaxStreamBytes
-)
+// DefaultBaseURL is the endpoint requests go to when the configuration
+// names none.
+const DefaultBaseURL = "https://api.openai.com/v1"
 
 func init() {
 	agent.RegisterProvider(Kind, func(cfg agent.ProviderConfig) (agent.Provider, error) {
@@ -53,55 +41,25 @@ func init() {
 // Provider streams responses from one Responses API endpoint. It is safe
 // for concurrent use; requests share a pool of kept-alive connections.
 type Provider struct {
-	name       string
-	target     string
-	model      string
-	key        string
-	idle       time.Duration
-	maxRetries int
-	maxStream  int          // bytes of response body per attempt
-	client     *http.Client // no Timeout: the idle watchdog bounds every wait
+	name   string
+	model  string
+	client *httpstream.Client // endpoint, key, bounds, retries
 	// plainReasoning is set once the endpoint refused encrypted reasoning
 	// (a model without reasoning): requests then stop asking for it.
 	plainReasoning atomic.Bool
-
-	// Seams for tests: how retries wait, how delays are drawn, what time it is.
-	backoff backoff.Policy
-	sleep   func(ctx context.Context, d time.Duration) error
-	now     func() time.Time
 }
 
 var _ agent.Provider = (*Provider)(nil)
 
-// New validates cfg and returns a provider. Model is required. Requests go
-// to BaseURL (default DefaultBaseURL) + "/responses" unless RequestURL names
-// the exact target. IdleTimeout defaults to DefaultIdleTimeout,
-// MaxRetries to DefaultMaxRetries (negative: no retries) and MaxStreamBytes
-// to DefaultMaxStreamBytes.
+// New validates cfg and returns a provider. Requests go to BaseURL
+// (default DefaultBaseURL) + "/responses" unless RequestURL names the exact
+// target; httpstream.New says what else is checked and defaulted.
 func New(cfg agent.ProviderConfig) (*Provider, error) {
-	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("responses: model is required")
-	}
-	target, err := httpstream.Target(Kind, cfg, DefaultBaseURL, "/responses")
+	client, err := httpstream.New(Kind, cfg, DefaultBaseURL, "/responses")
 	if err != nil {
 		return nil, err
 	}
-	if cfg.MaxStreamBytes < 0 {
-		return nil, fmt.Errorf("%s: max stream bytes must not be negative, got %d", Kind, cfg.MaxStreamBytes)
-	}
-	return &Provider{
-		name:       cmp.Or(cfg.Name, Kind),
-		target:     target,
-		model:      cfg.Model,
-		key:        cfg.APIKey,
-		idle:       cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
-		maxRetries: max(cmp.Or(cfg.MaxRetries, DefaultMaxRetries), 0),
-		maxStream:  cmp.Or(cfg.MaxStreamBytes, DefaultMaxStreamBytes),
-		client:     httpstream.NewHTTPClient(),
-		backoff:    backoff.Policy{Base: 500 * time.Millisecond, Cap: 30 * time.Second},
-		sleep:      backoff.Sleep,
-		now:        time.Now,
-	}, nil
+	return &Provider{name: cmp.Or(cfg.Name, Kind), model: cfg.Model, client: client}, nil
 }
 
 // Name returns the configured instance name, or "responses".

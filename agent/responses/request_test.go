@@ -63,7 +63,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		}
 	}
 	p, err := agent.Providers.New(agent.ProviderConfig{Kind: Kind, Name: "oai", Model: "m"})
-	if err != nil || p.Name() != "oai" || p.(*Provider).target != "https://api.openai.com/v1/responses" {
+	if err != nil || p.Name() != "oai" || p.(*Provider).client.URL != "https://api.openai.com/v1/responses" {
 		t.Fatalf("registry: %v, %+v", err, p)
 	}
 }

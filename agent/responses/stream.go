@@ -13,7 +13,9 @@ import (
 // Stream sends req and streams the answer. It fails only when req cannot be
 // encoded; everything else arrives on the channel: text as it is generated,
 // then the complete function calls in output order, then one usage chunk, then
-// exactly one ChunkDone or ChunkError; then the channel is closed.
+// exactly one ChunkDone or ChunkError; then the channel is closed. An
+// answer whose text and function calls pass MaxOutputBytes, or whose body passes
+// MaxStreamBytes, ends in agent.ErrOutputTooLarge; reading stops there.
 //
 // Transient failures (connection errors, 408, 409, 5xx, 429 with a
 // Retry-After of at most two minutes, a server error or cut stream, one
@@ -27,7 +29,7 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 	if err != nil {
 		return nil, err
 	}
-	return p.transport().Stream(ctx, httpstream.Request{
+	return p.client.Stream(ctx, httpstream.Request{
 		Body:    body,
 		Header:  p.header,
 		Failure: failureClass,
@@ -44,27 +46,10 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 	}), nil
 }
 
-// transport is the shared HTTP client with this provider's settings, read
-// at each call so tests may replace the retry seams after New.
-func (p *Provider) transport() *httpstream.Client {
-	return &httpstream.Client{
-		Prefix:         Kind,
-		URL:            p.target,
-		Key:            p.key,
-		Idle:           p.idle,
-		MaxRetries:     p.maxRetries,
-		MaxStreamBytes: p.maxStream,
-		HTTP:           p.client,
-		Backoff:        p.backoff,
-		Sleep:          p.sleep,
-		Now:            p.now,
-	}
-}
-
 // header authenticates with a bearer token.
 func (p *Provider) header(h http.Header) {
-	if p.key != "" {
-		h.Set("Authorization", "Bearer "+p.key)
+	if p.client.Key != "" {
+		h.Set("Authorization", "Bearer "+p.client.Key)
 	}
 }
 
