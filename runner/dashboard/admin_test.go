@@ -1,13 +1,19 @@
 package dashboard_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"reasonix/agent"
 	"reasonix/agent/agenttest"
 	"reasonix/config"
+	"reasonix/runner"
+	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
 )
 
@@ -76,4 +82,60 @@ func TestNodesAndWebhooksPages(t *testing.T) {
 	if strings.Contains(p.Body, "<img src=x>") {
 		t.Error("a delivery's reason is not escaped")
 	}
+}
+
+// TestNodesPageCountsWaitingApart: a task waiting for approval holds no
+// worker, so the node's running list has only the task that runs, and the
+// page counts the waiting one on its own; a node started without a version
+// shows one ("dev" in a test binary), not a blank.
+func TestNodesPageCountsWaitingApart(t *testing.T) {
+	p := &holdAfterFirst{Provider: bashThenDone(), hold: make(chan struct{})}
+	e := newEnv(t, p)
+	t.Cleanup(func() { close(p.hold) })
+	waiting, _ := e.parked("token:alice", "needs a decision")
+	task, _, err := e.svc.Submit(t.Context(), runner.TaskRequest{Source: store.SourceAPI, Requester: "token:alice", Prompt: "runs a while"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, e.svc, task.ID, 0, store.StateRunning)
+
+	nodes, err := e.svc.Nodes(t.Context())
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("nodes = %+v, %v", nodes, err)
+	}
+	if n := nodes[0]; !slices.Equal(n.Running, []string{task.ID}) || n.Version != "dev" {
+		t.Fatalf("node = running %v, version %q; want only %s running (not the waiting %s) and version dev", n.Running, n.Version, task.ID, waiting)
+	}
+
+	b := e.browser()
+	b.signIn(e.token("erin", store.RoleSubmit))
+	pg := b.get("/nodes")
+	for _, want := range []string{`data-work="running">1 running</a>`, `data-work="waiting_approval">1 waiting for approval</a>`,
+		`data-work="queued">0 queued</a>`, `data-label="Version">dev</td>`, `data-running>1/2 <a href="/tasks/` + task.ID + `">`} {
+		if !strings.Contains(pg.Body, want) {
+			t.Errorf("nodes page lacks %q:\n%s", want, pg.Body)
+		}
+	}
+	if strings.Contains(pg.Body, `href="/tasks/`+waiting+`"`) {
+		t.Error("the waiting task is listed as running on the node")
+	}
+}
+
+// holdAfterFirst answers the first model call and holds every later one
+// until hold closes (or the run ends), so a second task stays running.
+type holdAfterFirst struct {
+	agent.Provider
+	hold  chan struct{}
+	calls atomic.Int32
+}
+
+func (p *holdAfterFirst) Stream(ctx context.Context, req agent.Request) (<-chan agent.Chunk, error) {
+	if p.calls.Add(1) > 1 {
+		select {
+		case <-p.hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return p.Provider.Stream(ctx, req)
 }

@@ -107,6 +107,9 @@ try {
   await page.goto(base + "/nodes");
   const self = page.locator("tbody tr", { hasText: node });
   check(await self.isVisible() && (await self.textContent()).includes("(this one)"), "this node is listed as this one");
+  check((await self.locator("td[data-label=Version]").textContent()) === "dev", "with a version, not a blank");
+  check((await self.locator("td[data-running]").textContent()).startsWith("0/"), "the waiting task holds no worker on it");
+  check((await page.locator("[data-work=waiting_approval]").textContent()) === "1 waiting for approval", "it is counted as waiting instead");
   await page.screenshot({ path: join(shots, "nodes.png"), fullPage: true });
   await page.goto(base + "/");
 
