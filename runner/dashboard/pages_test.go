@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -225,5 +226,56 @@ func TestTaskPageWeight(t *testing.T) {
 	}
 	if n := strings.Count(p.Body, `class="ev `); n != 500 {
 		t.Errorf("%d steps on the first page, want 500", n)
+	}
+}
+
+// TestLiveStreamEndsWithTheSession: an open live stream stops once its
+// session is signed out (from another tab) or its token revoked, within
+// a keep-alive, rather than go on showing the task until the tab closes.
+func TestLiveStreamEndsWithTheSession(t *testing.T) {
+	e := newEnv(t, bashThenDone())
+	taskID, _ := e.parked("token:alice", "stream me")
+	for _, end := range []string{"sign-out", "revoke"} {
+		t.Run(end, func(t *testing.T) {
+			b := e.browser()
+			name := "bob-" + end
+			b.signIn(e.token(name, store.RoleApprove))
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/tasks/"+taskID+"/live?after=0", nil)
+			res, err := b.c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Fatalf("live = %d", res.StatusCode)
+			}
+			ended := make(chan error, 1)
+			go func() { _, err := io.Copy(io.Discard, res.Body); ended <- err }()
+			select {
+			case err := <-ended:
+				t.Fatalf("the stream ended before the session did: %v", err)
+			case <-time.After(300 * time.Millisecond): // six keep-alives: still open
+			}
+			switch end {
+			case "sign-out":
+				if p := b.post("/logout", url.Values{"csrf": {b.csrf()}}); p.StatusCode != http.StatusSeeOther {
+					t.Fatalf("sign-out = %d", p.StatusCode)
+				}
+			case "revoke":
+				if _, err := e.st.RevokeToken(t.Context(), name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case err := <-ended:
+				if err != nil {
+					t.Fatalf("the stream broke instead of ending: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("after %s the stream is still open 10s later", end)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -114,6 +115,14 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 		case <-ended.C:
 			return
 		case <-keep.C:
+			// A session signed out (in another tab) or whose token was
+			// revoked ends its streams too, within a keep-alive: the
+			// check at connect alone would let an open tab go on showing
+			// the task's steps for as long as it stays open. A store that
+			// cannot answer just now is asked again at the next tick.
+			if _, err := d.st.WebSessionBySecret(ctx, s.secret); errors.Is(err, store.ErrNotFound) {
+				return
+			}
 			_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return
