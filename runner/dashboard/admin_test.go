@@ -2,12 +2,14 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
@@ -138,4 +140,38 @@ func (p *holdAfterFirst) Stream(ctx context.Context, req agent.Request) (<-chan 
 		}
 	}
 	return p.Provider.Stream(ctx, req)
+}
+
+// TestApprovalsPageShowsTheLatestDecisions: decisions show latest first,
+// whatever order the calls were asked in. The page used to list each state
+// oldest first, capped at 1,000, so past that the newest decisions never
+// appeared; the store now answers newest first (its TestRecentDecisions
+// covers the cap; 1,000 approvals here would take half a minute).
+func TestApprovalsPageShowsTheLatestDecisions(t *testing.T) {
+	e := newEnv(t, bashThenDone())
+	taskID, _ := e.parked("token:alice", "many asks")
+	ctx := t.Context()
+	var ids []string
+	for i := range 3 {
+		a, err := e.st.CreateApproval(ctx, store.NewApproval{TaskID: taskID, Tool: "bash", CallHash: fmt.Sprint("h-", i),
+			Subject: fmt.Sprintf("call-%d-of-3", i), Requester: "token:alice", ExpiresAt: time.Now().Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+	}
+	for _, i := range []int{2, 0, 1} {
+		e.clk.Advance(time.Second) // decided_at is the store's clock
+		if _, err := e.st.Decide(ctx, ids[i], store.DecideOpts{Decision: store.Deny, Approver: "token:carol"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := e.browser()
+	b.signIn(e.token("erin", store.RoleApprove))
+	p := b.get("/approvals")
+	decided := p.Body[strings.Index(p.Body, "<h2>Decided</h2>"):]
+	at := func(i int) int { return strings.Index(decided, fmt.Sprintf("call-%d-of-3", i)) }
+	if !(at(1) >= 0 && at(1) < at(0) && at(0) < at(2)) {
+		t.Fatalf("decisions shown at %d, %d, %d; want call 1 (decided last), then 0, then 2", at(1), at(0), at(2))
+	}
 }
