@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -128,7 +129,7 @@ func TestPagesEscapeAndFilter(t *testing.T) {
 }
 
 // TestPagination: the list pages by cursor, newest first, with no task
-// shown twice or skipped.
+// shown twice or skipped; the way back to the first page keeps the search.
 func TestPagination(t *testing.T) {
 	e := newEnv(t, nil)
 	for i := range 120 {
@@ -145,6 +146,9 @@ func TestPagination(t *testing.T) {
 			t.Fatal("the pager does not end")
 		}
 		body := b.get(path).Body
+		if pages > 0 && !strings.Contains(body, `<a href="/?q=task&#43;number" rel="first">Newest</a>`) {
+			t.Errorf("page %d: the Newest link does not keep the search: %s", pages+1, body[strings.Index(body, `<nav class="pager"`):])
+		}
 		for i := range 120 {
 			if strings.Contains(body, fmt.Sprintf("task number %03d<", i)) {
 				if seen[fmt.Sprint(i)] {
@@ -156,7 +160,7 @@ func TestPagination(t *testing.T) {
 		path = ""
 		if i := strings.Index(body, `rel="next"`); i >= 0 {
 			start := strings.LastIndex(body[:i], `href="`) + len(`href="`)
-			path = strings.ReplaceAll(body[start:strings.Index(body[start:], `"`)+start], "&amp;", "&")
+			path = html.UnescapeString(body[start : strings.Index(body[start:], `"`)+start])
 		}
 	}
 	if len(seen) != 120 {
