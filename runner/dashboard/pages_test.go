@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -281,5 +282,59 @@ func TestLiveStreamEndsWithTheSession(t *testing.T) {
 				t.Fatalf("after %s the stream is still open 10s later", end)
 			}
 		})
+	}
+}
+
+// TestLiveStreamOfAnEarlierPage: the first page of a task with more steps
+// than a page holds follows the task's state, plan and fleet live, but
+// not its later steps, which belong on the next page (the stream used to
+// replay every one of them into the first page at once).
+func TestLiveStreamOfAnEarlierPage(t *testing.T) {
+	e := newEnv(t, bashThenDone())
+	taskID, _ := e.parked("token:alice", "long and waiting")
+	for i := range 500 { // with the parked run's own, more than a page holds
+		if _, err := e.st.AppendEvent(t.Context(), taskID, "tool_finished", fmt.Appendf(nil, `{"tool":"bash","result":"line %d"}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.st.AppendEvent(t.Context(), taskID, "plan_updated", []byte(`{"plan":[{"content":"the latest plan","status":"in_progress"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.signIn(e.token("erin", store.RoleAdmin))
+	p := b.get("/tasks/" + taskID)
+	m := regexp.MustCompile(`data-last="(\d+)" data-live data-more>`).FindStringSubmatch(p.Body)
+	if m == nil {
+		t.Fatalf("the first page is not marked as having later steps:\n%.600s", p.Body)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/tasks/"+taskID+"/live?steps=0&after="+m[1], nil)
+	res, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if _, err := e.svc.Cancel(ctx, taskID); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var got []string
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			got = append(got, line)
+			if strings.Contains(line, `"state":"cancelled"`) {
+				break
+			}
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0], "the latest plan") || !strings.Contains(got[1], `"state":"cancelled"`) {
+		t.Fatalf("stream = %d messages, want the plan, then the state:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	for _, line := range got {
+		if strings.Contains(line, `"html"`) {
+			t.Errorf("a step was sent to a page that does not show it: %.200s", line)
+		}
 	}
 }
