@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -126,4 +127,16 @@ func (s *Service) leads(ctx context.Context) bool {
 		return false
 	}
 	return id == s.node
+}
+
+// buildVersion is the version a node reports when its Config names none:
+// the main module's version as the Go toolchain recorded it (a tagged
+// `go install`, or a VCS-derived one), else "dev", as a binary built
+// without `-X main.version` calls itself. A test binary's is "(devel)",
+// so tests and embedders that pass no version show "dev", never a blank.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
 }

@@ -46,6 +46,8 @@ type Config struct {
 	Node string
 	// Version and Addr describe this node in `reasonix nodes`: the
 	// binary's version and the address its API listens on; both optional.
+	// An empty Version is the main module's version from the build info
+	// (`go install ...@v1.2.3`), else "dev", so a node never shows none.
 	Version string
 	Addr    string
 	// Logger receives the service's logs; nil uses slog.Default().
@@ -144,6 +146,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Node == "" {
 		cfg.Node = "node-" + newRef() + newRef()
+	}
+	if cfg.Version == "" {
+		cfg.Version = buildVersion()
 	}
 	defaultPoll := 50 * time.Millisecond
 	if cfg.Store.Driver() == store.DriverPostgres {

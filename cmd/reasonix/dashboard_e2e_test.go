@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +12,9 @@ import (
 )
 
 // TestDashboardOnTheBinary: `reasonix serve` serves the dashboard at / on
-// its API address; `reasonix login-link` prints a link that signs a browser
-// in once, as the service's admin token, and lands on a URL without the
-// code.
+// its API address; `reasonix login-link` prints a link whose page's Sign in
+// button signs a browser in once, as the service's admin token, and lands
+// on a URL without the code.
 func TestDashboardOnTheBinary(t *testing.T) {
 	e := newE2E(t)
 	s := e.serve(t)
@@ -40,14 +41,29 @@ func TestDashboardOnTheBinary(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(link, s.url+"/login/link?code=rxl_") || !strings.Contains(stderr, "token:admin") {
 		t.Fatalf("login-link = %d %q %s", code, link, stderr)
 	}
-	if st, _, h := get(link); st != http.StatusSeeOther || h.Get("Location") != "/" {
-		t.Fatalf("the link = %d %q", st, h.Get("Location"))
+	// Opening the link (as a chat's link preview would, too) spends
+	// nothing; its page's Sign in button posts the code.
+	if st, body, _ := get(link); st != http.StatusOK || !strings.Contains(body, `action="/login/link"`) {
+		t.Fatalf("the link = %d:\n%s", st, body)
+	}
+	linkCode := strings.TrimPrefix(link, s.url+"/login/link?code=")
+	post := func() (int, string) {
+		t.Helper()
+		res, err := c.PostForm(s.url+"/login/link", url.Values{"code": {linkCode}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode, res.Header.Get("Location")
+	}
+	if st, loc := post(); st != http.StatusSeeOther || loc != "/" {
+		t.Fatalf("the link's Sign in = %d %q", st, loc)
 	}
 	st, body, h := get(s.url + "/")
 	if st != http.StatusOK || !strings.Contains(body, "token:admin · admin") || !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") {
 		t.Fatalf("/ after the link = %d:\n%s", st, body)
 	}
-	if st, _, _ := get(link); st != http.StatusUnauthorized {
+	if st, _ := post(); st != http.StatusUnauthorized {
 		t.Errorf("the link's second use = %d, want 401", st)
 	}
 
@@ -97,8 +113,19 @@ func TestDashboardSecureCookiesBehindProxy(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(link, "https://reasonix.example/login/link?code=rxl_") {
 		t.Fatalf("login-link with public_url = %d %q %s", code, link, stderr)
 	}
-	if ck := cookie(s.url+strings.TrimPrefix(link, "https://reasonix.example"), "rx_session"); !ck.Secure || !ck.HttpOnly || ck.Value == "" {
-		t.Errorf("the session cookie over plain HTTP = %+v, want Secure", ck)
+	res, err := c.PostForm(s.url+"/login/link", url.Values{"code": {strings.TrimPrefix(link, "https://reasonix.example/login/link?code=")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var session *http.Cookie
+	for _, ck := range res.Cookies() {
+		if ck.Name == "rx_session" {
+			session = ck
+		}
+	}
+	if session == nil || !session.Secure || !session.HttpOnly || session.Value == "" {
+		t.Errorf("the session cookie over plain HTTP = %+v (status %d), want Secure", session, res.StatusCode)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"reasonix/runner/store"
 	"reasonix/runner/webhook"
 )
 
@@ -45,13 +46,39 @@ func (d *Dashboard) scheduleAction(w http.ResponseWriter, r *http.Request, s *se
 	http.Redirect(w, r, "/schedules", http.StatusSeeOther)
 }
 
+// stateCount is how many tasks are in one unfinished state, across nodes.
+type stateCount struct {
+	State store.State
+	Label string
+	N     int
+}
+
+// nodesPage lists the nodes with the tasks each runs, and how many tasks
+// run, wait for a decision or are queued across all of them. A task
+// waiting for approval holds no worker (its job sleeps until the decision
+// wakes it), so it is on no node's running list; the page counts it on
+// its own rather than leave it unseen or count it as running.
 func (d *Dashboard) nodesPage(w http.ResponseWriter, r *http.Request, s *session) {
 	nodes, err := d.svc.Nodes(r.Context())
 	if err != nil {
 		d.fail(w, r, s, err)
 		return
 	}
-	d.render(w, r, http.StatusOK, "nodes", s, map[string]any{"Nodes": nodes, "Self": d.svc.Node()})
+	counts, err := d.st.CountTasks(r.Context())
+	if err != nil {
+		d.problem(w, r, s, http.StatusInternalServerError, d.logRef(r, err))
+		return
+	}
+	work := []stateCount{{State: store.StateRunning, Label: "running"},
+		{State: store.StateWaitingApproval, Label: "waiting for approval"}, {State: store.StateQueued, Label: "queued"}}
+	for _, c := range counts {
+		for i := range work {
+			if work[i].State == c.State {
+				work[i].N += c.N
+			}
+		}
+	}
+	d.render(w, r, http.StatusOK, "nodes", s, map[string]any{"Nodes": nodes, "Self": d.svc.Node(), "Work": work})
 }
 
 // webhooksPage shows each configured webhook with its last 20 deliveries:

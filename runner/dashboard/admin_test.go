@@ -1,13 +1,21 @@
 package dashboard_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"reasonix/agent"
 	"reasonix/agent/agenttest"
 	"reasonix/config"
+	"reasonix/runner"
+	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
 )
 
@@ -75,5 +83,95 @@ func TestNodesAndWebhooksPages(t *testing.T) {
 	}
 	if strings.Contains(p.Body, "<img src=x>") {
 		t.Error("a delivery's reason is not escaped")
+	}
+}
+
+// TestNodesPageCountsWaitingApart: a task waiting for approval holds no
+// worker, so the node's running list has only the task that runs, and the
+// page counts the waiting one on its own; a node started without a version
+// shows one ("dev" in a test binary), not a blank.
+func TestNodesPageCountsWaitingApart(t *testing.T) {
+	p := &holdAfterFirst{Provider: bashThenDone(), hold: make(chan struct{})}
+	e := newEnv(t, p)
+	t.Cleanup(func() { close(p.hold) })
+	waiting, _ := e.parked("token:alice", "needs a decision")
+	task, _, err := e.svc.Submit(t.Context(), runner.TaskRequest{Source: store.SourceAPI, Requester: "token:alice", Prompt: "runs a while"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, e.svc, task.ID, 0, store.StateRunning)
+
+	nodes, err := e.svc.Nodes(t.Context())
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("nodes = %+v, %v", nodes, err)
+	}
+	if n := nodes[0]; !slices.Equal(n.Running, []string{task.ID}) || n.Version != "dev" {
+		t.Fatalf("node = running %v, version %q; want only %s running (not the waiting %s) and version dev", n.Running, n.Version, task.ID, waiting)
+	}
+
+	b := e.browser()
+	b.signIn(e.token("erin", store.RoleSubmit))
+	pg := b.get("/nodes")
+	for _, want := range []string{`data-work="running">1 running</a>`, `data-work="waiting_approval">1 waiting for approval</a>`,
+		`data-work="queued">0 queued</a>`, `data-label="Version">dev</td>`, `data-running>1/2 <a href="/tasks/` + task.ID + `">`} {
+		if !strings.Contains(pg.Body, want) {
+			t.Errorf("nodes page lacks %q:\n%s", want, pg.Body)
+		}
+	}
+	if strings.Contains(pg.Body, `href="/tasks/`+waiting+`"`) {
+		t.Error("the waiting task is listed as running on the node")
+	}
+}
+
+// holdAfterFirst answers the first model call and holds every later one
+// until hold closes (or the run ends), so a second task stays running.
+type holdAfterFirst struct {
+	agent.Provider
+	hold  chan struct{}
+	calls atomic.Int32
+}
+
+func (p *holdAfterFirst) Stream(ctx context.Context, req agent.Request) (<-chan agent.Chunk, error) {
+	if p.calls.Add(1) > 1 {
+		select {
+		case <-p.hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return p.Provider.Stream(ctx, req)
+}
+
+// TestApprovalsPageShowsTheLatestDecisions: decisions show latest first,
+// whatever order the calls were asked in. The page used to list each state
+// oldest first, capped at 1,000, so past that the newest decisions never
+// appeared; the store now answers newest first (its TestRecentDecisions
+// covers the cap; 1,000 approvals here would take half a minute).
+func TestApprovalsPageShowsTheLatestDecisions(t *testing.T) {
+	e := newEnv(t, bashThenDone())
+	taskID, _ := e.parked("token:alice", "many asks")
+	ctx := t.Context()
+	var ids []string
+	for i := range 3 {
+		a, err := e.st.CreateApproval(ctx, store.NewApproval{TaskID: taskID, Tool: "bash", CallHash: fmt.Sprint("h-", i),
+			Subject: fmt.Sprintf("call-%d-of-3", i), Requester: "token:alice", ExpiresAt: time.Now().Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+	}
+	for _, i := range []int{2, 0, 1} {
+		e.clk.Advance(time.Second) // decided_at is the store's clock
+		if _, err := e.st.Decide(ctx, ids[i], store.DecideOpts{Decision: store.Deny, Approver: "token:carol"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := e.browser()
+	b.signIn(e.token("erin", store.RoleApprove))
+	p := b.get("/approvals")
+	decided := p.Body[strings.Index(p.Body, "<h2>Decided</h2>"):]
+	at := func(i int) int { return strings.Index(decided, fmt.Sprintf("call-%d-of-3", i)) }
+	if !(at(1) >= 0 && at(1) < at(0) && at(0) < at(2)) {
+		t.Fatalf("decisions shown at %d, %d, %d; want call 1 (decided last), then 0, then 2", at(1), at(0), at(2))
 	}
 }

@@ -48,18 +48,14 @@ func (d *Dashboard) approvalsPage(w http.ResponseWriter, r *http.Request, s *ses
 		return
 	}
 	slices.SortStableFunc(pending, func(a, b store.Approval) int { return a.ExpiresAt.Compare(b.ExpiresAt) })
-	var decided []store.Approval
-	for _, st := range []store.ApprovalState{store.ApprovalAllowed, store.ApprovalDenied, store.ApprovalExpired} {
-		list, err := d.svc.Approvals(r.Context(), runner.ApprovalFilter{State: st, Limit: 1000})
-		if err != nil {
-			d.fail(w, r, s, err)
-			return
-		}
-		decided = append(decided, list...)
+	// The latest decisions, asked of the store newest first: the service's
+	// list runs oldest first and is capped, so past the cap it would show
+	// old decisions and never the new ones.
+	decided, err := d.st.RecentDecisions(r.Context(), 50)
+	if err != nil {
+		d.problem(w, r, s, http.StatusInternalServerError, d.logRef(r, err))
+		return
 	}
-	// The store lists oldest first; the page wants the latest decisions.
-	slices.SortFunc(decided, func(a, b store.Approval) int { return b.DecidedAt.Compare(a.DecidedAt) })
-	decided = decided[:min(len(decided), 50)]
 	d.render(w, r, http.StatusOK, "approvals", s, map[string]any{
 		"Pending": approvalViews(pending, s.principal), "Decided": approvalViews(decided, s.principal),
 		"Now": time.Now(),

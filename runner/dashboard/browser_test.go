@@ -22,7 +22,8 @@ import (
 )
 
 // TestBrowser drives the dashboard in Debian's Chromium with playwright-core
-// (e2e/browser.mjs): the requester signs in with a one-time link and cannot
+// (e2e/browser.mjs): a link preview fetching the requester's one-time link
+// leaves it unspent; she opens it, presses Sign in, and cannot
 // approve her own call, sees the fleet graph, signs out and is sent to sign in,
 // and her old session cookie and CSRF token replayed are refused (401); a page
 // on another loopback origin posting the approver's valid token with his
@@ -95,7 +96,7 @@ func TestBrowser(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
 		t.Fatal("the browser script did not finish")
 	}
-	for _, f := range []string{"fleet.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-dark.png",
+	for _, f := range []string{"login-link.png", "fleet.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-dark.png",
 		"schedules.png", "webhooks.png", "nodes.png"} {
 		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("screenshot %s: %v", f, err)

@@ -6,7 +6,8 @@
 // time and the browser loads nothing from elsewhere.
 //
 // Sign-in takes an API token (typed into a form) or a one-time link from
-// `reasonix login-link`. Either starts a session kept server-side as a
+// `reasonix login-link`, whose page spends the code only when its Sign in
+// button is pressed (a POST), never on the GET. Either starts a session kept server-side as a
 // hash, named by an HttpOnly, SameSite=Strict cookie, bound to the token:
 // revoking the token ends its sessions, and its current role is what the
 // session may do. Every state-changing request carries the session's CSRF
@@ -106,7 +107,8 @@ func New(cfg Config) (*Dashboard, error) {
 	d.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	d.mux.HandleFunc("GET /login", d.loginPage)
 	d.mux.HandleFunc("POST /login", d.loginWithToken)
-	d.mux.HandleFunc("GET /login/link", d.loginWithCode)
+	d.mux.HandleFunc("GET /login/link", d.loginLinkPage)
+	d.mux.HandleFunc("POST /login/link", d.loginWithCode)
 	page := func(pattern string, h func(http.ResponseWriter, *http.Request, *session)) {
 		d.mux.Handle(pattern, d.signedIn(h))
 	}

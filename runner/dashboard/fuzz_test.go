@@ -63,3 +63,21 @@ func FuzzFleetLayout(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoginCode: only a code of the form store.CreateLoginCode gives ("rxl_"
+// and 64 lowercase hex digits) is echoed into the link's page or looked up.
+func FuzzLoginCode(f *testing.F) {
+	for _, s := range []string{"", "rxl_", "rxl_" + strings.Repeat("a", 64), "rxl_" + strings.Repeat("A", 64),
+		"rxl_" + strings.Repeat("0", 63) + "\"", "rxt_" + strings.Repeat("0", 64), "rxl_" + strings.Repeat("f", 65)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, code string) {
+		if !looksLikeLoginCode(code) {
+			return
+		}
+		if len(code) != len(store.LoginCodePrefix)+64 || !strings.HasPrefix(code, store.LoginCodePrefix) ||
+			strings.Trim(code[len(store.LoginCodePrefix):], "0123456789abcdef") != "" {
+			t.Fatalf("looksLikeLoginCode(%q) = true", code)
+		}
+	})
+}

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"html"
+	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -127,7 +130,7 @@ func TestPagesEscapeAndFilter(t *testing.T) {
 }
 
 // TestPagination: the list pages by cursor, newest first, with no task
-// shown twice or skipped.
+// shown twice or skipped; the way back to the first page keeps the search.
 func TestPagination(t *testing.T) {
 	e := newEnv(t, nil)
 	for i := range 120 {
@@ -144,6 +147,9 @@ func TestPagination(t *testing.T) {
 			t.Fatal("the pager does not end")
 		}
 		body := b.get(path).Body
+		if pages > 0 && !strings.Contains(body, `<a href="/?q=task&#43;number" rel="first">Newest</a>`) {
+			t.Errorf("page %d: the Newest link does not keep the search: %s", pages+1, body[strings.Index(body, `<nav class="pager"`):])
+		}
 		for i := range 120 {
 			if strings.Contains(body, fmt.Sprintf("task number %03d<", i)) {
 				if seen[fmt.Sprint(i)] {
@@ -155,7 +161,7 @@ func TestPagination(t *testing.T) {
 		path = ""
 		if i := strings.Index(body, `rel="next"`); i >= 0 {
 			start := strings.LastIndex(body[:i], `href="`) + len(`href="`)
-			path = strings.ReplaceAll(body[start:strings.Index(body[start:], `"`)+start], "&amp;", "&")
+			path = html.UnescapeString(body[start : strings.Index(body[start:], `"`)+start])
 		}
 	}
 	if len(seen) != 120 {
@@ -225,5 +231,110 @@ func TestTaskPageWeight(t *testing.T) {
 	}
 	if n := strings.Count(p.Body, `class="ev `); n != 500 {
 		t.Errorf("%d steps on the first page, want 500", n)
+	}
+}
+
+// TestLiveStreamEndsWithTheSession: an open live stream stops once its
+// session is signed out (from another tab) or its token revoked, within
+// a keep-alive, rather than go on showing the task until the tab closes.
+func TestLiveStreamEndsWithTheSession(t *testing.T) {
+	e := newEnv(t, bashThenDone())
+	taskID, _ := e.parked("token:alice", "stream me")
+	for _, end := range []string{"sign-out", "revoke"} {
+		t.Run(end, func(t *testing.T) {
+			b := e.browser()
+			name := "bob-" + end
+			b.signIn(e.token(name, store.RoleApprove))
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/tasks/"+taskID+"/live?after=0", nil)
+			res, err := b.c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Fatalf("live = %d", res.StatusCode)
+			}
+			ended := make(chan error, 1)
+			go func() { _, err := io.Copy(io.Discard, res.Body); ended <- err }()
+			select {
+			case err := <-ended:
+				t.Fatalf("the stream ended before the session did: %v", err)
+			case <-time.After(300 * time.Millisecond): // six keep-alives: still open
+			}
+			switch end {
+			case "sign-out":
+				if p := b.post("/logout", url.Values{"csrf": {b.csrf()}}); p.StatusCode != http.StatusSeeOther {
+					t.Fatalf("sign-out = %d", p.StatusCode)
+				}
+			case "revoke":
+				if _, err := e.st.RevokeToken(t.Context(), name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case err := <-ended:
+				if err != nil {
+					t.Fatalf("the stream broke instead of ending: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("after %s the stream is still open 10s later", end)
+			}
+		})
+	}
+}
+
+// TestLiveStreamOfAnEarlierPage: the first page of a task with more steps
+// than a page holds follows the task's state, plan and fleet live, but
+// not its later steps, which belong on the next page (the stream used to
+// replay every one of them into the first page at once).
+func TestLiveStreamOfAnEarlierPage(t *testing.T) {
+	e := newEnv(t, bashThenDone())
+	taskID, _ := e.parked("token:alice", "long and waiting")
+	for i := range 500 { // with the parked run's own, more than a page holds
+		if _, err := e.st.AppendEvent(t.Context(), taskID, "tool_finished", fmt.Appendf(nil, `{"tool":"bash","result":"line %d"}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.st.AppendEvent(t.Context(), taskID, "plan_updated", []byte(`{"plan":[{"content":"the latest plan","status":"in_progress"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.signIn(e.token("erin", store.RoleAdmin))
+	p := b.get("/tasks/" + taskID)
+	m := regexp.MustCompile(`data-last="(\d+)" data-live data-more>`).FindStringSubmatch(p.Body)
+	if m == nil {
+		t.Fatalf("the first page is not marked as having later steps:\n%.600s", p.Body)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/tasks/"+taskID+"/live?steps=0&after="+m[1], nil)
+	res, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if _, err := e.svc.Cancel(ctx, taskID); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var got []string
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			got = append(got, line)
+			if strings.Contains(line, `"state":"cancelled"`) {
+				break
+			}
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0], "the latest plan") || !strings.Contains(got[1], `"state":"cancelled"`) {
+		t.Fatalf("stream = %d messages, want the plan, then the state:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	for _, line := range got {
+		if strings.Contains(line, `"html"`) {
+			t.Errorf("a step was sent to a page that does not show it: %.200s", line)
+		}
 	}
 }

@@ -50,7 +50,7 @@ var funcs = template.FuncMap{
 
 func (d *Dashboard) parseTemplates() error {
 	d.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "problem", "tasks", "task", "approvals", "schedules", "nodes", "webhooks", "step"} {
+	for _, name := range []string{"login", "loginlink", "problem", "tasks", "task", "approvals", "schedules", "nodes", "webhooks", "step"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("dashboard: template %s: %w", name, err)

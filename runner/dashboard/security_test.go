@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"reasonix/runner/store"
 )
@@ -17,8 +18,12 @@ func TestSecurityHeaders(t *testing.T) {
 	b := e.browser()
 	taskID, _ := e.parked("token:alice", "look")
 	b.signIn(e.token("erin", store.RoleAdmin))
+	code, err := e.st.CreateLoginCode(t.Context(), "erin", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
 	inline := regexp.MustCompile(`(?i)<script(?:\s[^>]*)?>[^<]|<script>|\son[a-z]+=`)
-	for _, path := range []string{"/login", "/", "/tasks/" + taskID, "/approvals", "/schedules", "/nodes", "/nope", "/static/app.js", "/static/app.css"} {
+	for _, path := range []string{"/login", "/login/link?code=" + code, "/", "/tasks/" + taskID, "/approvals", "/schedules", "/nodes", "/nope", "/static/app.js", "/static/app.css"} {
 		p := b.get(path)
 		csp := p.Header.Get("Content-Security-Policy")
 		if !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "default-src 'none'") ||

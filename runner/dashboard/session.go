@@ -146,13 +146,39 @@ func (d *Dashboard) loginWithToken(w http.ResponseWriter, r *http.Request) {
 	d.startSession(w, r, t, nextPage(r.PostFormValue("next")))
 }
 
-// loginWithCode signs in with a one-time code from `reasonix login-link`
-// and sends the browser on to a URL without it.
+// loginLinkPage is where a link from `reasonix login-link` lands: a page
+// whose Sign in button posts the code. Opening the link spends nothing,
+// because chat link previews and mail scanners fetch the URLs they see,
+// and one of them must not use up a person's link before the person does.
+func (d *Dashboard) loginLinkPage(w http.ResponseWriter, r *http.Request) {
+	code := r.URL.Query().Get("code")
+	if !looksLikeLoginCode(code) {
+		d.badLoginLink(w, r)
+		return
+	}
+	d.render(w, r, http.StatusOK, "loginlink", nil, map[string]any{"Code": code})
+}
+
+// loginWithCode spends a one-time code posted by the link's page and signs
+// in as its token, sending the browser on to a URL without the code. The
+// code itself is the form's secret; the origin check keeps a page
+// elsewhere that holds a code from signing this browser in as someone
+// else, and refuses before anything is spent.
 func (d *Dashboard) loginWithCode(w http.ResponseWriter, r *http.Request) {
-	t, err := d.st.ConsumeLoginCode(r.Context(), r.URL.Query().Get("code"))
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if !sameOrigin(r) {
+		d.problem(w, r, nil, http.StatusForbidden, "This sign-in did not come from this dashboard's own page, so the link was not used. "+
+			"Open the link again and press Sign in.")
+		return
+	}
+	code := r.PostFormValue("code")
+	if !looksLikeLoginCode(code) {
+		d.badLoginLink(w, r)
+		return
+	}
+	t, err := d.st.ConsumeLoginCode(r.Context(), code)
 	if errors.Is(err, store.ErrNotFound) {
-		d.problem(w, r, nil, http.StatusUnauthorized, "This sign-in link is unknown, used already or expired. "+
-			"Print a new one with `reasonix login-link`, or sign in with a token.")
+		d.badLoginLink(w, r)
 		return
 	}
 	if err != nil {
@@ -160,6 +186,18 @@ func (d *Dashboard) loginWithCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.startSession(w, r, t, "/")
+}
+
+func (d *Dashboard) badLoginLink(w http.ResponseWriter, r *http.Request) {
+	d.problem(w, r, nil, http.StatusUnauthorized, "This sign-in link is unknown, used already or expired. "+
+		"Print a new one with `reasonix login-link`, or sign in with a token.")
+}
+
+// looksLikeLoginCode is the form store.CreateLoginCode gives a code, so
+// nothing else is echoed into a page or looked up.
+func looksLikeLoginCode(code string) bool {
+	digits, ok := strings.CutPrefix(code, store.LoginCodePrefix)
+	return ok && len(digits) == 64 && strings.Trim(digits, "0123456789abcdef") == ""
 }
 
 func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, t store.Token, next string) {

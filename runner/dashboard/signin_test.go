@@ -70,9 +70,11 @@ func TestSignInWithToken(t *testing.T) {
 	}
 }
 
-// TestLoginLink: a code from `reasonix login-link` signs in once; the
-// second use and an expired code are refused; the browser lands on a URL
-// without the code.
+// TestLoginLink: opening a code from `reasonix login-link` (a GET, as a
+// chat's link preview or a mail scanner does too) spends nothing and shows
+// a Sign in button; its same-origin POST signs in once and lands on a URL
+// without the code; a cross-origin POST is refused with the code unspent;
+// the second use and an expired code are refused.
 func TestLoginLink(t *testing.T) {
 	e := newEnv(t, nil)
 	e.token("erin", store.RoleSubmit)
@@ -81,28 +83,68 @@ func TestLoginLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	link := "/login/link?code=" + url.QueryEscape(code)
+	for i := range 2 {
+		p := e.browser().get(link)
+		if p.StatusCode != http.StatusOK || !strings.Contains(p.Body, `action="/login/link"`) ||
+			!strings.Contains(p.Body, `name="code" value="`+code+`"`) || !strings.Contains(p.Body, ">Sign in</button>") {
+			t.Fatalf("GET %d of the link = %d:\n%s", i+1, p.StatusCode, p.Body)
+		}
+		noSession(t, p)
+	}
+	if res, err := e.browser().c.Head(e.srv.URL + link); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("HEAD of the link = %v, %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+
 	b := e.browser()
-	p := b.get("/login/link?code=" + url.QueryEscape(code))
+	for _, origin := range []string{"http://evil.example", "null"} {
+		p := b.postFrom(origin, "/login/link", url.Values{"code": {code}})
+		if p.StatusCode != http.StatusForbidden || !strings.Contains(p.Body, "the link was not used") {
+			t.Fatalf("a POST from %s = %d:\n%s", origin, p.StatusCode, p.Body)
+		}
+		noSession(t, p)
+	}
+	p := b.post("/login/link", url.Values{"code": {code}})
 	if p.StatusCode != http.StatusSeeOther || p.Header.Get("Location") != "/" {
-		t.Fatalf("first use = %d %q", p.StatusCode, p.Header.Get("Location"))
+		t.Fatalf("the button's POST = %d %q:\n%s", p.StatusCode, p.Header.Get("Location"), p.Body)
 	}
 	sessionCookie(t, p.Response)
 	if home := b.get("/"); home.StatusCode != 200 || !strings.Contains(home.Body, "token:erin · submit") {
 		t.Fatalf("/ after the link = %d", home.StatusCode)
 	}
-	again := e.browser().get("/login/link?code=" + url.QueryEscape(code))
+	again := e.browser().post("/login/link", url.Values{"code": {code}})
 	if again.StatusCode != http.StatusUnauthorized || !strings.Contains(again.Body, "used already or expired") {
-		t.Fatalf("second use = %d:\n%s", again.StatusCode, again.Body)
+		t.Fatalf("second POST = %d:\n%s", again.StatusCode, again.Body)
 	}
-	for _, c := range again.Cookies() {
-		if c.Name == "rx_session" && c.Value != "" {
-			t.Error("the second use set a session cookie")
-		}
-	}
+	noSession(t, again)
+
 	late, _ := e.st.CreateLoginCode(ctx, "erin", time.Minute)
 	e.clk.Advance(2 * time.Minute)
-	if p := e.browser().get("/login/link?code=" + url.QueryEscape(late)); p.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("expired code = %d, want 401", p.StatusCode)
+	lateBrowser := e.browser()
+	if p := lateBrowser.get("/login/link?code=" + url.QueryEscape(late)); p.StatusCode != http.StatusOK {
+		t.Fatalf("GET of an expired link = %d, want the page (a GET looks nothing up)", p.StatusCode)
+	}
+	if p := lateBrowser.post("/login/link", url.Values{"code": {late}}); p.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("POST of an expired code = %d, want 401", p.StatusCode)
+	}
+
+	// Anything but a code's shape is neither echoed nor looked up.
+	for _, bad := range []string{"", "rxl_", "rxl_" + strings.Repeat("G", 64), `rxl_"><script>`, strings.ToUpper(code)} {
+		if p := e.browser().get("/login/link?code=" + url.QueryEscape(bad)); p.StatusCode != http.StatusUnauthorized || strings.Contains(p.Body, "<script>") {
+			t.Errorf("GET with code %q = %d", bad, p.StatusCode)
+		}
+	}
+}
+
+// noSession fails when res set a session cookie.
+func noSession(t *testing.T, p page) {
+	t.Helper()
+	for _, c := range p.Cookies() {
+		if c.Name == "rx_session" && c.Value != "" {
+			t.Fatalf("a session cookie was set: %+v", c)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -68,11 +69,15 @@ func terminal(s store.State) bool {
 // live streams the task's events after ?after=N as server-sent events, each
 // a JSON object with the event's rendered HTML (the page's own template,
 // so escaped the same way) and, for a state change, the new state.
+// With steps=0 it sends only the state, plan and fleet: a page that is not
+// the task's last (its later steps are on the next page) must not grow by
+// every later step, the replayed ones at once.
 func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 	after, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
 	if err != nil || after < 0 {
 		after = 0
 	}
+	steps := r.URL.Query().Get("steps") != "0"
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		if n, err := strconv.ParseInt(id, 10, 64); err == nil && n >= 0 {
 			after = n
@@ -114,6 +119,14 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 		case <-ended.C:
 			return
 		case <-keep.C:
+			// A session signed out (in another tab) or whose token was
+			// revoked ends its streams too, within a keep-alive: the
+			// check at connect alone would let an open tab go on showing
+			// the task's steps for as long as it stays open. A store that
+			// cannot answer just now is asked again at the next tick.
+			if _, err := d.st.WebSessionBySecret(ctx, s.secret); errors.Is(err, store.ErrNotFound) {
+				return
+			}
 			_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return
@@ -122,7 +135,10 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 			if !ok {
 				return
 			}
-			data, err := d.liveEvent(ev)
+			data, err := d.liveEvent(ev, steps)
+			if data == nil && err == nil {
+				continue
+			}
 			if err != nil {
 				d.log.Warn("dashboard: render live event", "task", ev.TaskID, "seq", ev.Seq, "err", err)
 				continue
@@ -138,7 +154,9 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 }
 
-func (d *Dashboard) liveEvent(ev store.Event) ([]byte, error) {
+// liveEvent is ev as the stream sends it; nil when steps is false and ev
+// is a step, which the page does not show.
+func (d *Dashboard) liveEvent(ev store.Event, steps bool) ([]byte, error) {
 	var buf bytes.Buffer
 	msg := map[string]any{"seq": ev.Seq, "type": ev.Type}
 	if s, ok := fleetOf(ev); ok {
@@ -151,11 +169,13 @@ func (d *Dashboard) liveEvent(ev store.Event) ([]byte, error) {
 			return nil, err
 		}
 		msg["plan"] = buf.String()
-	} else {
+	} else if steps {
 		if err := d.eventTmpl.ExecuteTemplate(&buf, "event", itemOf(ev)); err != nil {
 			return nil, err
 		}
 		msg["html"] = buf.String()
+	} else if ev.Type != "task_state" {
+		return nil, nil
 	}
 	if ev.Type == "task_state" {
 		msg["state"] = stateOf(ev)

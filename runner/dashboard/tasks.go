@@ -112,14 +112,20 @@ func (d *Dashboard) tasksPage(w http.ResponseWriter, r *http.Request, s *session
 	for i, t := range page.Tasks {
 		rows[i] = rowOf(t, now)
 	}
+	// Both pager links keep the filters: "Newest" is the first page of
+	// the same list, not of all tasks.
+	nq := url.Values{}
+	for k, v := range q {
+		if k != "cursor" {
+			nq[k] = v
+		}
+	}
+	newest := "/"
+	if len(nq) > 0 {
+		newest = "/?" + nq.Encode()
+	}
 	next := ""
 	if page.Next != "" {
-		nq := url.Values{}
-		for k, v := range q {
-			if k != "cursor" {
-				nq[k] = v
-			}
-		}
 		nq.Set("cursor", page.Next)
 		next = "/?" + nq.Encode()
 	}
@@ -128,7 +134,7 @@ func (d *Dashboard) tasksPage(w http.ResponseWriter, r *http.Request, s *session
 		state = string(f.States[0])
 	}
 	d.render(w, r, http.StatusOK, "tasks", s, map[string]any{
-		"Rows": rows, "Next": next, "States": allStates, "Sources": allSources, "First": f.Cursor == "",
+		"Rows": rows, "Next": next, "Newest": newest, "States": allStates, "Sources": allSources, "First": f.Cursor == "",
 		"State": state, "Source": string(f.Source), "Workspace": f.Workspace, "Requester": f.Requester, "Q": f.Search,
 	})
 }

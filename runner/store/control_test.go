@@ -3,8 +3,10 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
@@ -136,5 +138,64 @@ func testRunnerSupport(t *testing.T, open storetest.Opener) {
 	}
 	if err := s.Ping(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRecentDecisions: decided and expired approvals come latest decision
+// first, capped; pending ones never; on both databases.
+func TestRecentDecisions(t *testing.T) {
+	for name, open := range storetest.Openers {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := newClock()
+			s := open(t, store.Config{Now: clk.Now})
+			task := mustCreate(t, s, newTask("decisions"), "")
+			var ids []string
+			for i := range 4 {
+				a, err := s.CreateApproval(ctx, store.NewApproval{TaskID: task.ID, Tool: "bash", CallHash: fmt.Sprint("h", i),
+					Requester: "slack:U1", ExpiresAt: clk.Now().Add(time.Hour)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, a.ID)
+			}
+			// Decided in another order than created: 2, then 0; 1 expires
+			// last; 3 stays pending.
+			for _, i := range []int{2, 0} {
+				clk.Advance(time.Minute)
+				if _, err := s.Decide(ctx, ids[i], store.DecideOpts{Decision: store.Deny, Approver: "slack:U3"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.Advance(time.Minute)
+			if _, err := s.Decide(ctx, ids[1], store.DecideOpts{Decision: store.AllowOnce, Approver: "slack:U3"}); err != nil {
+				t.Fatal(err)
+			}
+			got := func(limit int) []string {
+				t.Helper()
+				list, err := s.RecentDecisions(ctx, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, a := range list {
+					out = append(out, a.ID)
+				}
+				return out
+			}
+			if all := got(0); !slices.Equal(all, []string{ids[1], ids[0], ids[2]}) {
+				t.Fatalf("RecentDecisions = %v, want %v", all, []string{ids[1], ids[0], ids[2]})
+			}
+			if two := got(2); !slices.Equal(two, []string{ids[1], ids[0]}) {
+				t.Fatalf("RecentDecisions(2) = %v", two)
+			}
+			clk.Advance(2 * time.Hour)
+			if _, err := s.ExpireApprovals(ctx, clk.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if first := got(1); !slices.Equal(first, []string{ids[3]}) {
+				t.Fatalf("after expiry, RecentDecisions(1) = %v, want the expired %s", first, ids[3])
+			}
+		})
 	}
 }

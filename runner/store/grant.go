@@ -69,6 +69,18 @@ func (s *Store) ListApprovals(ctx context.Context, state ApprovalState, taskID s
 	return s.approvals(ctx, q+" ORDER BY created_at, id LIMIT ?", args...)
 }
 
+// RecentDecisions lists the approvals no longer pending (allowed, denied
+// or expired), the latest decision first, at most limit (default 50, max
+// 1000): ListApprovals lists oldest first, so its capped pages would stop
+// showing new decisions once there are more than the cap.
+func (s *Store) RecentDecisions(ctx context.Context, limit int) ([]Approval, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	return s.approvals(ctx, "SELECT "+approvalCols+" FROM approvals WHERE state <> ? ORDER BY decided_at DESC, id DESC LIMIT ?",
+		string(ApprovalPending), min(limit, 1000))
+}
+
 // ConsumeApproval marks a decided (or expired) approval as acted upon,
 // exactly once: it reports false when it was consumed before, so an
 // allow-once decision lets its call run a single time.

@@ -37,8 +37,18 @@ try {
   page.on("pageerror", (e) => problems.push(String(e)));
   page.on("request", (r) => { if (!r.url().startsWith(base)) problems.push("third-party request " + r.url()); });
 
-  step("the requester signs in with a one-time link and may not approve her own call");
+  step("a link preview fetching the requester's one-time link twice does not use it up");
+  for (let i = 0; i < 2; i++) {
+    const preview = await fetch(requesterLink, { redirect: "manual", headers: { "User-Agent": "Slackbot-LinkExpanding 1.0" } });
+    check(preview.status === 200 && !preview.headers.get("set-cookie")?.includes("rx_session="),
+      "a preview's GET shows the page and signs nothing in, got " + preview.status);
+  }
+
+  step("the requester opens the link, presses Sign in, and may not approve her own call");
   await page.goto(requesterLink);
+  check((await ctx.cookies(base)).every((c) => c.name !== "rx_session"), "opening the link alone signs nothing in");
+  await page.screenshot({ path: join(shots, "login-link.png"), fullPage: true });
+  await Promise.all([page.waitForURL(base + "/"), page.getByRole("button", { name: "Sign in" }).click()]);
   check(new URL(page.url()).search === "", "the link's code is gone from the URL: " + page.url());
   await page.goto(base + "/tasks/" + taskID);
   check((await page.locator("h1 [data-state]").textContent()) === "waiting_approval", "task waits");
@@ -97,6 +107,9 @@ try {
   await page.goto(base + "/nodes");
   const self = page.locator("tbody tr", { hasText: node });
   check(await self.isVisible() && (await self.textContent()).includes("(this one)"), "this node is listed as this one");
+  check((await self.locator("td[data-label=Version]").textContent()) === "dev", "with a version, not a blank");
+  check((await self.locator("td[data-running]").textContent()).startsWith("0/"), "the waiting task holds no worker on it");
+  check((await page.locator("[data-work=waiting_approval]").textContent()) === "1 waiting for approval", "it is counted as waiting instead");
   await page.screenshot({ path: join(shots, "nodes.png"), fullPage: true });
   await page.goto(base + "/");
 

@@ -54,7 +54,10 @@ function followState(task, state) {
 function live(task) {
   if (!task.hasAttribute("data-live") || !window.EventSource) return;
   var list = document.getElementById("events"), dot = document.getElementById("live");
-  var src = new EventSource("/tasks/" + encodeURIComponent(task.dataset.task) + "/live?after=" + task.dataset.last);
+  // A page whose later steps are on the next page follows only the state,
+  // plan and fleet; its step list stays as it is.
+  var src = new EventSource("/tasks/" + encodeURIComponent(task.dataset.task) + "/live?after=" + task.dataset.last +
+    (task.hasAttribute("data-more") ? "&steps=0" : ""));
   src.onopen = function () { dot.hidden = false; };
   src.onerror = function () { dot.hidden = true; };
   src.onmessage = function (m) {
