@@ -164,4 +164,3 @@ func TestSpendKeptAcrossResume(t *testing.T) {
 	}
 	wantSpend(t, "after the resume", done.Result, "fake/big", 3, true)
 }
-
