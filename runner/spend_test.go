@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -163,4 +165,41 @@ func TestSpendKeptAcrossResume(t *testing.T) {
 		t.Fatalf("after the resume: %s %+v", done.State, done.Result)
 	}
 	wantSpend(t, "after the resume", done.Result, "fake/big", 3, true)
+}
+
+// TestSpendOfDeadRunCounts: a node died after two priced calls (its usage
+// events are in the log; it never recorded an end). A live node takes the
+// task over once the heartbeat is stale and makes one more call: the
+// result counts all three, at the prices they were made at.
+func TestSpendOfDeadRunCounts(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	st := storetest.SQLite(t, store.Config{Now: clk.Now})
+	task, _, err := st.CreateTask(ctx, store.NewTask{Source: store.SourceAPI, Prompt: "died twice priced"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "dead-node"
+	if _, err := st.SetTaskState(ctx, task.ID, []store.State{store.StateQueued}, store.StateRunning, &store.StateOpts{LeaseOwner: &dead}); err != nil {
+		t.Fatal(err)
+	}
+	for step := 1; step <= 2; step++ {
+		p := fmt.Sprintf(`{"step":%d,"model":"fake/big","prompt":%d,"completion":%d,"cached":0,"cost":%v}`,
+			step, perCall.Prompt, perCall.Completion, perCallUSD)
+		if _, err := st.AppendEvent(ctx, task.ID, "usage", json.RawMessage(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Heartbeat(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	rt := newRouter()
+	rt.script("died twice priced", withUsage(answer("taken over"), perCall))
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Now: clk.Now, Provider: rt, Settings: pricedSettings(), Configure: pricedModels(rt)})
+	clk.Advance(2 * time.Minute)
+	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateInterrupted)
+	if done.State != store.StateSucceeded || done.LeaseOwner != svc.Node() {
+		t.Fatalf("dead node's task: %s on %s %+v", done.State, done.LeaseOwner, done.Result)
+	}
+	wantSpend(t, "after the take-over", done.Result, "fake/big", 3, true)
 }
