@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,4 +203,8 @@ func TestSpendOfDeadRunCounts(t *testing.T) {
 		t.Fatalf("dead node's task: %s on %s %+v", done.State, done.LeaseOwner, done.Result)
 	}
 	wantSpend(t, "after the take-over", done.Result, "fake/big", 3, true)
+	// Its scratch directory died with the node, and the events say so.
+	if evs := runnertest.Events(t, svc, task.ID, "scratch_not_moved"); len(evs) != 1 || !strings.Contains(string(evs[0].Payload), "node dead-node stopped responding") {
+		t.Fatalf("scratch_not_moved events = %v", evs)
+	}
 }

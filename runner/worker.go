@@ -163,6 +163,7 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		}
 		return s.finish(context.WithoutCancel(ctx), r, nil, outcome{state: store.StateFailed, code: "workspace", ref: ref}, start)
 	}
+	s.restoreScratch(ctx, task, ws) // a scratch task handed over by another node
 	o, err := s.runSession(ctx, r, ws)
 	stopControl() // before finish, which continues the task if messages remain
 	if err != nil {
