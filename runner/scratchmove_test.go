@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/internal/eventually"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -93,5 +94,56 @@ func TestScratchTooLargeStays(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(scratchA, task.ID, "big.bin")); err != nil {
 		t.Fatalf("node a dropped the files it could not move: %v", err)
+	}
+}
+
+// TestScratchMovesBetweenPostgresNodes: two live nodes share Postgres;
+// whichever runs the scratch task is stopped mid-step, and the other
+// continues it with its files.
+func TestScratchMovesBetweenPostgresNodes(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	rt := newRouter()
+	p := rt.script("scratch between live nodes",
+		calls(bashCall("c1", "echo kept > notes.txt && touch started && sleep 30")),
+		calls(bashCall("c2", "cat notes.txt")),
+		answer("done"))
+	nodes := map[string]*runner.Service{}
+	scratch := map[string]string{}
+	for _, name := range []string{"pa", "pb"} {
+		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		nodes[name] = runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) {
+			c.Node, scratch[name] = name, c.ScratchDir
+		}})
+	}
+	task, _, err := nodes["pa"].Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "scratch between live nodes", Posture: "yolo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, second string
+	eventually.NoError(t, 0, func() error {
+		for name, other := range map[string]string{"pa": "pb", "pb": "pa"} {
+			if _, err := os.Stat(filepath.Join(scratch[name], task.ID, "started")); err == nil {
+				first, second = name, other
+				return nil
+			}
+		}
+		return errors.New("the task has not started on either node")
+	})
+	stopCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := nodes[first].Stop(stopCtx); err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, nodes[second], task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateInterrupted)
+	if done.State != store.StateSucceeded || done.LeaseOwner != second {
+		t.Fatalf("handed over: %s on %s (first %s) %+v", done.State, done.LeaseOwner, first, done.Result)
+	}
+	if res := toolResult(p, "c2"); !strings.Contains(res, "kept") {
+		t.Fatalf("on node %s the file is missing: %q", second, res)
 	}
 }
