@@ -123,3 +123,32 @@ func FuzzUnpackScratch(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkScratchMove packs and unpacks a scratch directory of 200 source
+// files of 4 KiB (800 KiB), what a hand-over adds besides one store write
+// and one read.
+func BenchmarkScratchMove(b *testing.B) {
+	src := b.TempDir()
+	line := bytes.Repeat([]byte("func f() int { return 42 } // some source text\n"), 85)
+	for i := range 200 {
+		dir := filepath.Join(src, "pkg", string(rune('a'+i%20)))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "f"+string(rune('a'+i/20))+".go"), line, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var size int
+	for i := 0; b.Loop(); i++ {
+		archive, _, err := packScratch(src, defaultScratchMoveLimit)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(archive)
+		if err := unpackScratch(archive, filepath.Join(b.TempDir(), "task")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(size), "archive-bytes")
+}
