@@ -43,6 +43,9 @@ type Webhook struct {
 	Args      []string `toml:"args"`
 	Workspace string   `toml:"workspace"` // a [[workspaces]] name; "" is a scratch directory
 	Goal      bool     `toml:"goal"`      // run as a goal
+	// BudgetUSD is, with Goal, the goal's cost budget per slice; 0 means
+	// [agent] goal_budget_usd. Fixed here: a payload cannot raise it.
+	BudgetUSD float64 `toml:"budget_usd"`
 	// Posture is the posture of the webhook's tasks: ask (default) or auto.
 	// yolo is refused: whoever holds the secret would control the host.
 	Posture posture.Posture `toml:"posture"`
@@ -89,6 +92,13 @@ func (w *Webhook) validate(c *Config, label string, p *problems) {
 	checkCommand(p, src, label, w.Command, w.Args)
 	if w.Workspace != "" && !c.hasWorkspace(w.Workspace) {
 		p.add(src, label+".workspace", "%q is not a [[workspaces]] name", w.Workspace)
+	}
+	checkUSD(p, src, label+".budget_usd", w.BudgetUSD)
+	if w.BudgetUSD > 1e6 { // the runner takes no task budget above this
+		p.add(src, label+".budget_usd", "must be at most 1000000 USD (got %g)", w.BudgetUSD)
+	}
+	if w.BudgetUSD > 0 && !w.Goal {
+		p.add(src, label+".budget_usd", "is a goal's cost budget; set goal = true (or bound every task with [runner] max_cost_per_task)")
 	}
 	switch w.Posture {
 	case posture.Ask, posture.Auto:

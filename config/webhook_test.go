@@ -22,6 +22,9 @@ func TestValidateWebhooks(t *testing.T) {
 		{"events", okHook + "events = [\"check run\"]", `webhooks[ci].events: entry 0 must be an event name`},
 		{"notify", okHook + "notify = [{ transport = \"slack\" }]", `webhooks[ci].notify: entry 0 needs a transport and a channel`},
 		{"name", strings.Replace(okHook, `"ci"`, `"a/b"`, 1), `webhooks[0].name: "a/b" must start`},
+		{"budget without goal", okHook + "budget_usd = 2.5", `webhooks[ci].budget_usd: is a goal's cost budget; set goal = true`},
+		{"negative budget", okHook + "goal = true\nbudget_usd = -1", `webhooks[ci].budget_usd: must be a non-negative amount of USD`},
+		{"huge budget", okHook + "goal = true\nbudget_usd = 2e6", `webhooks[ci].budget_usd: must be at most 1000000 USD`},
 		{"twice", okHook + okHook, `webhooks[ci].name: "ci" is declared twice in this file`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

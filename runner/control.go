@@ -23,8 +23,12 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 		}
 		switch t.State {
 		case store.StateQueued, store.StateWaitingApproval:
+			// The spend of earlier runs (a continued, resumed or waiting
+			// task) stays with it.
+			res := s.keptSpend(ctx, id, t.Result)
+			res.Error = "cancelled"
 			nt, err := s.st.SetTaskState(ctx, id, []store.State{t.State}, store.StateCancelled,
-				&store.StateOpts{Result: &store.Result{Error: "cancelled"}})
+				&store.StateOpts{Result: &res})
 			if errors.Is(err, store.ErrStateConflict) {
 				continue
 			}

@@ -21,8 +21,8 @@ const maxAutoResumes = 5
 // WorkspaceReleaser is the optional part of Workspaces that hands a task's
 // directory over to another node: it checkpoints the changes on the task's
 // branch where the next node finds them and gives the directory up. A
-// Workspaces without it moves tasks without their files (scratch
-// directories are node-local).
+// Workspaces without it moves workspace tasks without their files; scratch
+// directories travel through the store either way (moveScratch).
 type WorkspaceReleaser interface {
 	Release(ctx context.Context, w *Workdir, message string) error
 }
@@ -53,7 +53,9 @@ func (s *Service) drain(ctx context.Context, done <-chan struct{}) {
 // completed step. Nobody has to resume it.
 func (s *Service) release(ctx context.Context, r *run, ws *Workdir, reason string) error {
 	id := r.task.ID
-	if ws != nil {
+	if isScratch(ws) {
+		s.moveScratch(ctx, id, ws)
+	} else if ws != nil {
 		if rel, ok := s.cfg.Workspaces.(WorkspaceReleaser); ok {
 			if err := rel.Release(ctx, ws, "reasonix: checkpoint of task "+id+" (moved from node "+s.node+")"); err != nil {
 				// Without the checkpoint the next node would continue
@@ -106,5 +108,8 @@ func (s *Service) handOver(ctx context.Context, id, reason string, requeue func(
 	s.log.Info("runner: task handed over", "task", id, "reason", reason)
 	s.emitLogged(ctx, id, "task_released", map[string]any{"node": s.node, "reason": reason, "attempt": t.Attempt})
 	s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "released"})
+	if t.Workspace == "" && t.LeaseOwner != s.node {
+		s.noteScratchLost(ctx, id, t.LeaseOwner)
+	}
 	return nil
 }

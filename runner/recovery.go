@@ -130,8 +130,14 @@ func (s *Service) staleTask(ctx context.Context, id string) (store.RunningTask, 
 // interruptStale moves a running task whose run is gone to interrupted,
 // with an event saying why; Resume continues it.
 func (s *Service) interruptStale(ctx context.Context, id, reason string) {
+	var prev *store.Result
+	if cur, err := s.st.Task(ctx, id); err == nil {
+		prev = cur.Result
+	}
+	res := s.keptSpend(ctx, id, prev) // the dead run's calls count too
+	res.Error = "interrupted"
 	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateInterrupted,
-		&store.StateOpts{Result: &store.Result{Error: "interrupted"}})
+		&store.StateOpts{Result: &res})
 	if err != nil {
 		if !errors.Is(err, store.ErrStateConflict) {
 			s.log.Error("runner: mark interrupted", "task", id, "err", err)

@@ -88,6 +88,10 @@ type Config struct {
 	// hands the remaining tasks to another node; default 20s, negative =
 	// hand them over at once.
 	DrainTimeout time.Duration
+	// ScratchMoveLimit bounds a scratch task's directory, packed, when a
+	// drain hands the task to another node (see moveScratch); default
+	// 16 MiB.
+	ScratchMoveLimit int64
 	// ScheduleInterval is how often the schedule loop looks for due
 	// occurrences; default 1s. It bounds how late a run starts, not
 	// whether it does: firing is decided in the store.
@@ -160,6 +164,7 @@ func New(cfg Config) (*Service, error) {
 	cfg.StaleAfter = cmp.Or(cfg.StaleAfter, 60*time.Second)
 	cfg.SweepInterval = cmp.Or(cfg.SweepInterval, 2*time.Second)
 	cfg.DrainTimeout = cmp.Or(cfg.DrainTimeout, 20*time.Second)
+	cfg.ScratchMoveLimit = cmp.Or(cfg.ScratchMoveLimit, defaultScratchMoveLimit)
 	cfg.ScheduleInterval = cmp.Or(cfg.ScheduleInterval, time.Second)
 	if cfg.Workspaces == nil {
 		dir := cfg.ScratchDir

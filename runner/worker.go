@@ -167,6 +167,7 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		}
 		return s.finish(context.WithoutCancel(ctx), r, nil, outcome{state: store.StateFailed, code: "workspace", ref: ref}, start)
 	}
+	s.restoreScratch(ctx, task, ws) // a scratch task handed over by another node
 	o, err := s.runSession(ctx, r, ws)
 	stopControl() // before finish, which continues the task if messages remain
 	if err != nil {
@@ -321,7 +322,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	case store.StateWaitingApproval:
 		// The spend so far is kept, so the run that continues after the
 		// decision adds to it.
-		spent := r.spendSoFar()
+		spent := r.spendSoFar(ctx)
 		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateWaitingApproval,
 			&store.StateOpts{Result: &spent}); err != nil {
 			return s.lostState(ctx, id, err)
@@ -334,7 +335,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		if o.release {
 			return s.release(ctx, r, ws, o.reason)
 		}
-		spent := r.spendSoFar()
+		spent := r.spendSoFar(ctx)
 		spent.Error = "interrupted"
 		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateInterrupted,
 			&store.StateOpts{Result: &spent}); err != nil {
@@ -347,7 +348,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	}
 
 	result := new(store.Result)
-	*result = r.spendSoFar()
+	*result = r.spendSoFar(ctx)
 	result.FinalAnswer = s.redact.String(o.result.FinalAnswer)
 	result.Summary = s.redact.String(cmpStr(o.goal.summary(), summary(o.result.FinalAnswer)))
 	result.DurationMS = s.now().Sub(start).Milliseconds()
@@ -449,13 +450,18 @@ func cmpStr(a, b string) string {
 	return b
 }
 
-// spendSoFar is what the task has used over all its runs: this run's
-// tokens and priced calls on top of what the earlier runs recorded in the
-// task's result (a continued, resumed or approved task), so the task's
-// cost is its whole cost. The budgets still count each run on its own.
-func (r *run) spendSoFar() store.Result {
+// spendSoFar is what the task has used over all its runs (see spent). If
+// its usage events cannot be read, it is this run's tokens and priced
+// calls on top of what the earlier runs recorded in the task's result.
+// The budgets still count each run on its own.
+func (r *run) spendSoFar(ctx context.Context) store.Result {
+	res, err := r.s.spent(ctx, r.task.ID)
+	if err == nil {
+		return res
+	}
+	r.s.log.Error("runner: the task's spend is summed from this run and the last recorded result", "task", r.task.ID, "err", err)
 	r.mu.Lock()
-	res := store.Result{Tokens: r.usage}
+	res = store.Result{Tokens: r.usage}
 	r.mu.Unlock()
 	r.tally.Fill(&res)
 	prev := r.task.Result

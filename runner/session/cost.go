@@ -79,6 +79,13 @@ func NewTally(prices *Prices) *Tally {
 // Add counts one call's usage on model and returns what it cost.
 func (t *Tally) Add(model string, u agent.Usage) (usd float64, priced bool) {
 	usd, priced = t.prices.Cost(model, u)
+	t.Record(model, u, usd, priced)
+	return usd, priced
+}
+
+// Record counts one call already priced (usd, or unpriced): a call read
+// back from the task's usage events keeps the price it was made at.
+func (t *Tally) Record(model string, u agent.Usage, usd float64, priced bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	m := t.models[model]
@@ -88,7 +95,6 @@ func (t *Tally) Add(model string, u agent.Usage) (usd float64, priced bool) {
 	m.Priced = priced
 	t.models[model] = m
 	t.usd += usd
-	return usd, priced
 }
 
 // Cost is the USD of the priced calls so far.

@@ -262,6 +262,22 @@ func testEventsConcurrent(t *testing.T, open storetest.Opener) {
 	if len(page) != 5 || page[0].Seq != 101 || page[4].Seq != 105 {
 		t.Errorf("Events(after 100, limit 5) = %d events from %d", len(page), page[0].Seq)
 	}
+	// EventsOfType picks one kind out of the whole log, in order.
+	for i := range 3 {
+		if _, err := s.AppendEvent(ctx, task.ID, "usage", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	usage, err := s.EventsOfType(ctx, task.ID, "usage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(usage) != 3 || usage[0].Seq != writers*each+1 || string(usage[2].Payload) != `{"i":2}` || usage[1].Type != "usage" {
+		t.Errorf("EventsOfType(usage) = %+v", usage)
+	}
+	if none, err := s.EventsOfType(ctx, "t_missing", "usage"); err != nil || len(none) != 0 {
+		t.Errorf("EventsOfType(missing task) = %v, %v", none, err)
+	}
 	if _, err := s.AppendEvents(ctx, "t_missing", store.EventInput{Type: "x"}, store.EventInput{Type: "y"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("AppendEvents(missing task) = %v, want ErrNotFound", err)
 	}

@@ -296,4 +296,22 @@ CREATE TABLE login_codes (
 	used_at    BIGINT
 );
 `},
+	// 12: a scratch task's files on their way to another node: a node
+	// handing the task over stores its directory as a bounded gzipped tar,
+	// and the node that runs it next unpacks and deletes it.
+	{version: 12, sql: `
+CREATE TABLE task_scratch (
+	task_id    TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	node       TEXT NOT NULL,
+	archive    BLOB NOT NULL,
+	created_at BIGINT NOT NULL
+);
+`, postgres: `
+CREATE TABLE task_scratch (
+	task_id    TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	node       TEXT NOT NULL,
+	archive    BYTEA NOT NULL,
+	created_at BIGINT NOT NULL
+);
+`},
 }

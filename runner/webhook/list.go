@@ -19,6 +19,7 @@ type Summary struct {
 	Filter    string           `json:"filter,omitempty"`
 	Workspace string           `json:"workspace,omitempty"`
 	Goal      bool             `json:"goal"`
+	BudgetUSD float64          `json:"budget_usd,omitempty"`
 	Posture   policy.Posture   `json:"posture"`
 	Recent    []store.Delivery `json:"recent"`
 }
@@ -41,7 +42,7 @@ func List(ctx context.Context, st *store.Store, entries []config.Webhook, recent
 			events = []string{}
 		}
 		out = append(out, Summary{Name: e.Name, Kind: e.Kind, Path: "/hooks/" + e.Name, Events: events,
-			Filter: e.Filter, Workspace: e.Workspace, Goal: e.Goal, Posture: e.Posture, Recent: ds})
+			Filter: e.Filter, Workspace: e.Workspace, Goal: e.Goal, BudgetUSD: e.BudgetUSD, Posture: e.Posture, Recent: ds})
 	}
 	return out, nil
 }
