@@ -12,10 +12,12 @@ import (
 
 // A task's spend is the sum of its "usage" events: every model call's
 // event is written as the call returns (it is the write that already
-// happens per call), so a run that dies without recording its end — a node
-// killed mid-run, whose task another node takes over — still counts, and so
-// does every run before it. Whoever records a result folds the events
-// again; nothing adds up runs in memory.
+// happens per call; the run's event queue sends it moments later, so a node
+// killed outright loses at most the calls of that last moment), so a run
+// that dies without recording its end — a node killed mid-run, whose task
+// another node takes over — still counts, and so does every run before it.
+// Whoever records a result folds the events again; nothing adds up runs in
+// memory.
 
 // usagePayload is the part of a usage event (see addUsage) that is spend.
 type usagePayload struct {
@@ -30,6 +32,9 @@ type usagePayload struct {
 // complete, the unpriced tokens and the breakdown by model. Only those
 // fields of the result are set.
 func (s *Service) spent(ctx context.Context, id string) (store.Result, error) {
+	if r := s.runFor(id); r != nil && r.events != nil {
+		r.events.flush() // its latest calls may still be queued
+	}
 	evs, err := s.st.EventsOfType(ctx, id, "usage")
 	if err != nil {
 		return store.Result{}, fmt.Errorf("runner: read the spend of task %s: %w", id, err)
