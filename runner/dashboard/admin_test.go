@@ -175,3 +175,35 @@ func TestApprovalsPageShowsTheLatestDecisions(t *testing.T) {
 		t.Fatalf("decisions shown at %d, %d, %d; want call 1 (decided last), then 0, then 2", at(1), at(0), at(2))
 	}
 }
+
+// A task page lists every pending approval of the task, even one that came
+// after more decided ones than the page shows.
+func TestTaskPageShowsAPendingApprovalAfterManyDecided(t *testing.T) {
+	e := newEnv(t, bashThenDone())
+	taskID, _ := e.parked("token:alice", "many asks")
+	ctx := t.Context()
+	for i := range 200 { // the decided approvals a task page shows
+		a, err := e.st.CreateApproval(ctx, store.NewApproval{TaskID: taskID, Tool: "bash", CallHash: fmt.Sprint("h-", i),
+			Subject: fmt.Sprintf("old-call-%d", i), Requester: "token:alice", ExpiresAt: time.Now().Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.st.Decide(ctx, a.ID, store.DecideOpts{Decision: store.Deny, Approver: "token:carol"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clk.Advance(time.Second)
+	if _, err := e.st.CreateApproval(ctx, store.NewApproval{TaskID: taskID, Tool: "bash", CallHash: "h-new",
+		Subject: "the-newest-ask", Requester: "token:alice", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.signIn(e.token("erin", store.RoleApprove))
+	p := b.get("/tasks/" + taskID)
+	if !strings.Contains(p.Body, "the-newest-ask") {
+		t.Fatal("the task page does not show the newest pending approval")
+	}
+	if !strings.Contains(p.Body, "old-call-0") {
+		t.Error("the task page dropped the decided approvals")
+	}
+}

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,7 +47,7 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 	if len(evs) > 0 {
 		last = evs[len(evs)-1].Seq
 	}
-	aps, err := d.svc.Approvals(r.Context(), runner.ApprovalFilter{TaskID: id, Limit: 200})
+	aps, err := d.taskApprovals(r.Context(), id)
 	if err != nil {
 		d.fail(w, r, s, err)
 		return
@@ -57,6 +58,30 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 		"Terminal": terminal(t.State),
 	})
 }
+
+// taskApprovals is what a task page lists: every pending approval of the
+// task first — the one a visitor came to decide must be there however many
+// came before it — then up to taskDecisionsShown of its others, oldest
+// first.
+func (d *Dashboard) taskApprovals(ctx context.Context, id string) ([]store.Approval, error) {
+	pending, err := d.svc.Approvals(ctx, runner.ApprovalFilter{TaskID: id, State: store.ApprovalPending, Limit: 1000})
+	if err != nil {
+		return nil, err
+	}
+	all, err := d.svc.Approvals(ctx, runner.ApprovalFilter{TaskID: id, Limit: taskDecisionsShown + len(pending)})
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range all {
+		if a.State != store.ApprovalPending {
+			pending = append(pending, a)
+		}
+	}
+	return pending, nil
+}
+
+// taskDecisionsShown bounds the decided approvals on a task page.
+const taskDecisionsShown = 200
 
 func terminal(s store.State) bool {
 	switch s {
