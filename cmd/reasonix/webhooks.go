@@ -80,8 +80,15 @@ func webhooksList(file string, recent int, asJSON bool, stdout, stderr io.Writer
 		if events == "" {
 			events = "(all)"
 		}
-		fmt.Fprintf(stdout, "%s  %s  POST %s  events %s  posture %s  workspace %s\n", h.Name, h.Kind, h.Path, events,
-			h.Posture, cmpString(h.Workspace, "(scratch)"))
+		goal := ""
+		switch {
+		case h.Goal && h.BudgetUSD > 0:
+			goal = fmt.Sprintf("  goal (budget $%.2f)", h.BudgetUSD)
+		case h.Goal:
+			goal = "  goal"
+		}
+		fmt.Fprintf(stdout, "%s  %s  POST %s  events %s  posture %s%s  workspace %s\n", h.Name, h.Kind, h.Path, events,
+			h.Posture, goal, cmpString(h.Workspace, "(scratch)"))
 		if recent == 0 {
 			continue
 		}

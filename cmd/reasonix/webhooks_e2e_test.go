@@ -74,7 +74,15 @@ func TestServeRefusesUnusableWebhooks(t *testing.T) {
 func TestServeWebhookDelivery(t *testing.T) {
 	const secret = "e2e-webhook-secret-value"
 	e := newE2E(t, agenttest.Turn{Text: "looked at it"})
-	e.configure(hookConfig)
+	e.configure(hookConfig + `
+[[webhooks]]
+name = "deps"
+kind = "hmac"
+secret_env = "CI_HOOK_SECRET"
+prompt = "update the dependencies"
+goal = true
+budget_usd = 1.25
+`)
 	e.extra = append(e.extra, "CI_HOOK_SECRET="+secret)
 	s := e.serve(t, "CI_HOOK_SECRET="+secret)
 
@@ -101,7 +109,8 @@ func TestServeWebhookDelivery(t *testing.T) {
 	}
 	out, errOut, code := e.run("webhooks", "list")
 	if code != 0 || !strings.Contains(out, "/hooks/ci") || !regexp.MustCompile(`accepted +202`).MatchString(out) ||
-		!regexp.MustCompile(`rejected +401`).MatchString(out) || !strings.Contains(out, "the signature does not match") {
+		!regexp.MustCompile(`rejected +401`).MatchString(out) || !strings.Contains(out, "the signature does not match") ||
+		!strings.Contains(out, "deps  hmac  POST /hooks/deps  events (all)  posture ask  goal (budget $1.25)") {
 		t.Fatalf("webhooks list (exit %d):\n%s%s", code, out, errOut)
 	}
 	t.Logf("webhooks list:\n%s", out)
