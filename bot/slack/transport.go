@@ -31,10 +31,18 @@ type Config struct {
 	// AckReaction is the emoji a taken request gets; default "eyes".
 	AckReaction string
 	// Workers bound how many deliveries are handled at once; default 8.
-	// Envelopes are acknowledged before they queue, so a slow store never
-	// makes Slack retry.
+	// An envelope is acknowledged as soon as it is queued for a worker,
+	// before it is handled, so a slow store never makes Slack retry.
 	Workers int
-	Logger  *slog.Logger
+	// QueueSize bounds the deliveries waiting for a worker; default 1024.
+	QueueSize int
+	// QueueWait is how long a delivery waits for room in a full queue.
+	// One that gets none is refused, never taken and dropped: left
+	// unacknowledged in Socket Mode, answered 503 in HTTP mode, so that
+	// Slack redelivers an event (a click or a command is not redelivered;
+	// Slack tells the user it failed). Default 2s, inside Slack's 3 s.
+	QueueWait time.Duration
+	Logger    *slog.Logger
 }
 
 // Transport is Slack over Socket Mode and the Web API.
@@ -63,6 +71,8 @@ func New(cfg Config) (*Transport, error) {
 	}
 	cfg.AckReaction = cmp.Or(cfg.AckReaction, "eyes")
 	cfg.Workers = cmp.Or(cfg.Workers, 8)
+	cfg.QueueSize = cmp.Or(cfg.QueueSize, 1024)
+	cfg.QueueWait = cmp.Or(cfg.QueueWait, 2*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -91,7 +101,7 @@ func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
 		return errors.New("slack: socket mode needs the app token, http mode the signing secret")
 	}
 	ctx, t.cancel = context.WithCancel(ctx)
-	t.work = make(chan func(context.Context), 1024)
+	t.work = make(chan func(context.Context), t.cfg.QueueSize)
 	for range t.cfg.Workers {
 		t.wg.Go(func() {
 			for {
@@ -139,7 +149,10 @@ func (t *Transport) connect(ctx context.Context) {
 	}
 }
 
-// receive acknowledges each envelope at once and queues its handling.
+// receive queues the handling of each envelope and acknowledges it once
+// queued. An acknowledged delivery is never dropped: when the queue stays
+// full for QueueWait the envelope is left unacknowledged, so Slack sends
+// an event again (with the same event_id, which the relay dedupes).
 func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 	for {
 		var evt socketmode.Event
@@ -156,7 +169,7 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 					EnvelopeID string `json:"envelope_id"`
 				}
 				if json.Unmarshal(bad.Message, &env) == nil && env.EnvelopeID != "" {
-					_ = t.sm.AckCtx(ctx, env.EnvelopeID, nil)
+					t.ack(ctx, env.EnvelopeID)
 				}
 			}
 			continue
@@ -165,43 +178,77 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 		if req == nil || req.EnvelopeID == "" {
 			continue // hello, connecting, connected, …
 		}
-		_ = t.sm.Ack(*req)
-		payload := req.Payload
-		var job func(context.Context)
-		switch req.Type {
-		case socketmode.RequestTypeEventsAPI:
-			in, err := parseEvent(payload, t.botUser)
-			if err != nil {
-				t.ignore(req.Type, err)
-				continue
-			}
-			job = func(ctx context.Context) { h.HandleMessage(ctx, in) }
-		case socketmode.RequestTypeSlashCommands:
-			in, err := parseSlash(payload)
-			if err != nil {
-				t.ignore(req.Type, err)
-				continue
-			}
-			job = func(ctx context.Context) { h.HandleMessage(ctx, in) }
-		case socketmode.RequestTypeInteractive:
-			c, err := parseInteraction(payload)
-			if err != nil {
-				t.ignore(req.Type, err)
-				continue
-			}
-			job = func(ctx context.Context) {
-				if answer := h.HandleClick(ctx, c); answer != "" {
-					t.ephemeral(ctx, c.Channel, c.User, answer)
-				}
-			}
-		default:
+		job := t.job(req, h)
+		if job == nil {
+			t.ack(ctx, req.EnvelopeID) // nothing for us: a redelivery would not change that
 			continue
 		}
-		select {
-		case t.work <- job:
-		default:
-			t.log.Warn("slack: intake queue full; dropping a delivery", "type", req.Type)
+		if !t.enqueue(ctx, job) {
+			if ctx.Err() == nil {
+				t.log.Warn("slack: intake queue full; leaving the envelope unacknowledged for Slack to redeliver",
+					"type", req.Type, "envelope", req.EnvelopeID, "retry_attempt", req.RetryAttempt)
+			}
+			continue
 		}
+		t.ack(ctx, req.EnvelopeID)
+	}
+}
+
+// job is the handling of req, nil when it is not for the bot or cannot be
+// read.
+func (t *Transport) job(req *socketmode.Request, h bot.Handler) func(context.Context) {
+	switch req.Type {
+	case socketmode.RequestTypeEventsAPI:
+		in, err := parseEvent(req.Payload, t.botUser)
+		if err != nil {
+			t.ignore(req.Type, err)
+			return nil
+		}
+		return func(ctx context.Context) { h.HandleMessage(ctx, in) }
+	case socketmode.RequestTypeSlashCommands:
+		in, err := parseSlash(req.Payload)
+		if err != nil {
+			t.ignore(req.Type, err)
+			return nil
+		}
+		return func(ctx context.Context) { h.HandleMessage(ctx, in) }
+	case socketmode.RequestTypeInteractive:
+		c, err := parseInteraction(req.Payload)
+		if err != nil {
+			t.ignore(req.Type, err)
+			return nil
+		}
+		return func(ctx context.Context) {
+			if answer := h.HandleClick(ctx, c); answer != "" {
+				t.ephemeral(ctx, c.Channel, c.User, answer)
+			}
+		}
+	}
+	return nil
+}
+
+// enqueue hands job to the workers, waiting up to QueueWait for room in a
+// full queue; false means it was not queued.
+func (t *Transport) enqueue(ctx context.Context, job func(context.Context)) bool {
+	select {
+	case t.work <- job:
+		return true
+	default:
+	}
+	wait := time.NewTimer(t.cfg.QueueWait)
+	defer wait.Stop()
+	select {
+	case t.work <- job:
+		return true
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (t *Transport) ack(ctx context.Context, envelopeID string) {
+	if err := t.sm.AckCtx(ctx, envelopeID, nil); err != nil && ctx.Err() == nil {
+		t.log.Warn("slack: acknowledging an envelope", "envelope", envelopeID, "err", err)
 	}
 }
 
