@@ -29,6 +29,13 @@ type Cursor interface {
 	SetChatCursor(ctx context.Context, key string, value int64) error
 }
 
+// PollLease is the lease, in the store the serve nodes share, on polling
+// Telegram; *store.Store is one.
+type PollLease interface {
+	ClaimPollLease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error)
+	ReleasePollLease(ctx context.Context, name, owner string) error
+}
+
 // Config configures a Transport.
 type Config struct {
 	Token string // required
@@ -44,14 +51,25 @@ type Config struct {
 	WebhookURL string
 	// PollTimeout is the long poll's wait; default 25s.
 	PollTimeout time.Duration
-	Workers     int // default 8
-	Logger      *slog.Logger
+	// Lease lets several serve nodes share the bot token: Telegram serves
+	// one getUpdates per token at a time, so a node polls only while it
+	// holds the lease (Node names it). When the holder dies another node
+	// takes over once the lease has run out, from the stored offset. nil:
+	// this node always polls. Webhook mode does not use it.
+	Lease PollLease
+	Node  string
+	// LeaseTTL is how long the poll lease lasts unrenewed (renewed every
+	// third of it); default 15s.
+	LeaseTTL time.Duration
+	Workers  int // default 8
+	Logger   *slog.Logger
 }
 
 // Transport is Telegram over long polling.
 type Transport struct {
 	cfg    Config
 	api    *tgbotapi.BotAPI
+	httpc  *http.Client
 	self   me
 	log    *slog.Logger
 	ctx    context.Context
@@ -79,9 +97,13 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.Token == "" || cfg.Cursor == nil {
 		return nil, errors.New("telegram: the token and a cursor are required")
 	}
+	if cfg.Lease != nil && strings.TrimSpace(cfg.Node) == "" {
+		return nil, errors.New("telegram: a poll lease needs the node's name")
+	}
 	cfg.APIEndpoint = cmp.Or(cfg.APIEndpoint, tgbotapi.APIEndpoint)
 	cfg.PollTimeout = cmp.Or(cfg.PollTimeout, 25*time.Second)
 	cfg.Workers = cmp.Or(cfg.Workers, 8)
+	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, 15*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -106,7 +128,8 @@ func (*Transport) Interval(channel string) time.Duration {
 // Start learns who the bot is (getMe) and starts polling.
 func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
 	t.ctx, t.cancel = context.WithCancel(ctx)
-	client := ctxClient{c: &http.Client{Timeout: t.cfg.PollTimeout + 30*time.Second}, ctx: func() context.Context { return t.ctx }}
+	t.httpc = &http.Client{Timeout: t.cfg.PollTimeout + 30*time.Second}
+	client := ctxClient{c: t.httpc, ctx: func() context.Context { return t.ctx }}
 	api, err := tgbotapi.NewBotAPIWithClient(t.cfg.Token, t.cfg.APIEndpoint, client)
 	if err != nil {
 		t.cancel()
@@ -147,27 +170,77 @@ func (t *Transport) Stop(ctx context.Context) error {
 	}
 }
 
-const offsetKey = "telegram:offset"
+const (
+	offsetKey = "telegram:offset"
+	// leaseName is the poll lease's name in the store.
+	leaseName = "telegram"
+)
 
-// poll fetches updates from the stored offset, handles a batch, and only
-// then moves the offset past it: an update is acknowledged once handled,
-// and the relay's dedupe makes a redelivery harmless.
+// pollLease is the poll lease as this node sees it.
+type pollLease struct {
+	l    PollLease
+	node string
+}
+
+func (p pollLease) Claim(ctx context.Context, ttl time.Duration) (bool, error) {
+	return p.l.ClaimPollLease(ctx, leaseName, p.node, ttl)
+}
+
+func (p pollLease) Release(ctx context.Context) error {
+	return p.l.ReleasePollLease(ctx, leaseName, p.node)
+}
+
+// poll polls for as long as ctx lasts: always on its own, and with a lease
+// only while this node holds it, trying again every third of its ttl.
 func (t *Transport) poll(ctx context.Context, h bot.Handler) {
+	if t.cfg.Lease == nil {
+		t.pollHeld(ctx, ctx, h)
+		return
+	}
+	lease := pollLease{l: t.cfg.Lease, node: t.cfg.Node}
+	for ctx.Err() == nil {
+		err := bot.Hold(ctx, lease, t.cfg.LeaseTTL, t.log, "telegram polling", func(held context.Context) error {
+			t.log.Info("telegram: this node polls", "node", t.cfg.Node)
+			t.pollHeld(ctx, held, h)
+			return nil
+		})
+		if err != nil && !errors.Is(err, bot.ErrLeaseHeld) && ctx.Err() == nil {
+			t.log.Warn("telegram: claiming the poll lease", "err", err)
+		}
+		if backoff.Sleep(ctx, t.cfg.LeaseTTL/3) != nil {
+			return
+		}
+	}
+}
+
+// pollHeld fetches updates from the stored offset while held lasts,
+// handles a batch, and only then moves the offset past it: an update is
+// acknowledged once handled, and the relay's dedupe makes a redelivery
+// harmless. A batch fetched is handled to its end under ctx even when the
+// lease is lost meanwhile; the next holder may fetch it again (the offset
+// had not moved), and the dedupe drops what was handled. Nothing is
+// skipped: the offset only ever moves past handled updates.
+func (t *Transport) pollHeld(ctx, held context.Context, h bot.Handler) {
 	policy := backoff.Policy{Base: time.Second, Cap: time.Minute}
 	failures := 0
-	for ctx.Err() == nil {
-		offset, err := t.cfg.Cursor.ChatCursor(ctx, offsetKey)
+	for held.Err() == nil {
+		offset, err := t.cfg.Cursor.ChatCursor(held, offsetKey)
 		var raws []json.RawMessage
 		if err == nil {
-			raws, err = t.getUpdates(offset)
+			raws, err = t.getUpdates(held, offset)
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if held.Err() != nil {
 				return
 			}
 			d, _ := bot.RetryAfter(err)
-			t.log.Warn("telegram: polling failed; retrying", "err", redactToken(err.Error(), t.cfg.Token))
-			if backoff.Sleep(ctx, policy.Delay(failures, d)) != nil {
+			var te *tgbotapi.Error
+			if errors.As(err, &te) && te.Code == http.StatusConflict {
+				t.log.Warn("telegram: another getUpdates with this token conflicts: another process polls it (give every node the same store), or a webhook is set", "err", te.Message)
+			} else {
+				t.log.Warn("telegram: polling failed; retrying", "err", redactToken(err.Error(), t.cfg.Token))
+			}
+			if backoff.Sleep(held, policy.Delay(failures, d)) != nil {
 				return
 			}
 			failures++
@@ -195,7 +268,7 @@ func (t *Transport) poll(ctx context.Context, h bot.Handler) {
 			})
 		}
 		batch.Wait()
-		if next > offset {
+		if next > offset && ctx.Err() == nil {
 			if err := t.cfg.Cursor.SetChatCursor(ctx, offsetKey, next); err != nil && ctx.Err() == nil {
 				t.log.Warn("telegram: saving the offset", "err", err)
 			}
@@ -220,8 +293,13 @@ func (t *Transport) handle(ctx context.Context, h bot.Handler, p parsed) {
 	}
 }
 
-func (t *Transport) getUpdates(offset int64) ([]json.RawMessage, error) {
-	resp, err := t.call("getUpdates", tgbotapi.Params{
+// getUpdates long-polls from offset; ctx cuts the poll (Stop, or the lease
+// lost), since the library's requests take no context of their own.
+func (t *Transport) getUpdates(ctx context.Context, offset int64) ([]json.RawMessage, error) {
+	api := &tgbotapi.BotAPI{Token: t.cfg.Token, Self: t.api.Self, Buffer: 100,
+		Client: ctxClient{c: t.httpc, ctx: func() context.Context { return ctx }}}
+	api.SetAPIEndpoint(t.cfg.APIEndpoint)
+	resp, err := t.callWith(api, "getUpdates", tgbotapi.Params{
 		"offset": strconv.FormatInt(offset, 10), "timeout": strconv.Itoa(int(t.cfg.PollTimeout / time.Second)),
 		"allowed_updates": `["message","callback_query"]`,
 	})
@@ -237,7 +315,11 @@ func (t *Transport) getUpdates(offset int64) ([]json.RawMessage, error) {
 
 // call makes a raw method call and maps "too many requests".
 func (t *Transport) call(method string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {
-	resp, err := t.api.MakeRequest(method, params)
+	return t.callWith(t.api, method, params)
+}
+
+func (t *Transport) callWith(api *tgbotapi.BotAPI, method string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {
+	resp, err := api.MakeRequest(method, params)
 	var te *tgbotapi.Error
 	switch {
 	case errors.As(err, &te) && te.Code == http.StatusTooManyRequests:
