@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -221,6 +222,54 @@ func TestHTTPModeFullQueueAnswers503(t *testing.T) {
 	for _, id := range []string{"Ev1", "Ev2", "Ev3"} {
 		if n := g.times(id); n != 1 {
 			t.Errorf("%s handled %d times", id, n)
+		}
+	}
+}
+
+// Stop lets the workers handle every delivery already acknowledged and
+// queued before it returns: a rolling restart drops none of them.
+func TestStopHandlesWhatWasQueued(t *testing.T) {
+	fake := bottest.NewSlack(t, bottest.SlackLimits{})
+	tr, err := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: fake.APIURL(), Workers: 1, QueueSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGated()
+	if err := tr.Start(context.Background(), g); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, 5*time.Second, func() bool { open, _ := fake.Connected(); return open == 1 }, "the socket to connect")
+	var events []bottest.Event
+	for i := range 3 {
+		events = append(events, fake.DM("U1", "D1", "msg "+strconv.Itoa(i)))
+	}
+	eventually.True(t, 5*time.Second, func() bool {
+		for _, e := range events {
+			if _, acked := fake.Envelopes(e.ID); acked != 1 {
+				return false
+			}
+		}
+		return true
+	}, "all three to be acknowledged")
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stopped <- tr.Stop(ctx)
+	}()
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) while acknowledged deliveries were queued", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	eventually.True(t, 5*time.Second, func() bool { open, _ := fake.Connected(); return open == 0 }, "Stop to close the socket")
+	close(g.open)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if n := g.times(e.ID); n != 1 {
+			t.Errorf("%s handled %d times, want once", e.ID, n)
 		}
 	}
 }

@@ -55,8 +55,16 @@ type Transport struct {
 
 	work   chan func(context.Context)
 	h      atomic.Pointer[bot.Handler]
-	cancel context.CancelFunc
+	intake context.Context    // ends when Stop begins
+	cancel context.CancelFunc // ends intake
+	cut    context.CancelFunc // ends the handlers' context, when Stop gives up
 	wg     sync.WaitGroup
+
+	// mu orders Stop after every enqueue in flight: once closed is set no
+	// delivery is queued any more, and the workers drain what was.
+	mu       sync.RWMutex
+	closed   bool
+	draining chan struct{}
 }
 
 var (
@@ -100,19 +108,13 @@ func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
 	if t.cfg.AppToken == "" && t.cfg.SigningSecret == "" {
 		return errors.New("slack: socket mode needs the app token, http mode the signing secret")
 	}
-	ctx, t.cancel = context.WithCancel(ctx)
+	work, cut := context.WithCancel(ctx)
+	ctx, t.cancel = context.WithCancel(work)
+	t.intake, t.cut = ctx, cut
 	t.work = make(chan func(context.Context), t.cfg.QueueSize)
+	t.draining = make(chan struct{})
 	for range t.cfg.Workers {
-		t.wg.Go(func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case fn := <-t.work:
-					fn(ctx)
-				}
-			}
-		})
+		t.wg.Go(func() { t.serve(work) })
 	}
 	if t.cfg.AppToken == "" { // HTTP mode: Handler takes deliveries from now on
 		t.h.Store(&h)
@@ -227,9 +229,39 @@ func (t *Transport) job(req *socketmode.Request, h bot.Handler) func(context.Con
 	return nil
 }
 
+// serve runs queued deliveries; once Stop has begun it runs those still
+// queued and returns. Each was acknowledged, so none is left behind
+// unless Stop gives up waiting (and then says so).
+func (t *Transport) serve(ctx context.Context) {
+	for {
+		select {
+		case fn := <-t.work:
+			fn(ctx)
+			continue
+		case <-t.draining:
+		}
+		for {
+			select {
+			case fn := <-t.work:
+				if ctx.Err() != nil {
+					return
+				}
+				fn(ctx)
+			default:
+				return
+			}
+		}
+	}
+}
+
 // enqueue hands job to the workers, waiting up to QueueWait for room in a
-// full queue; false means it was not queued.
+// full queue; false means it was not queued (also once Stop has begun).
 func (t *Transport) enqueue(ctx context.Context, job func(context.Context)) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
+		return false
+	}
 	select {
 	case t.work <- job:
 		return true
@@ -242,6 +274,7 @@ func (t *Transport) enqueue(ctx context.Context, job func(context.Context)) bool
 		return true
 	case <-wait.C:
 	case <-ctx.Done():
+	case <-t.intake.Done():
 	}
 	return false
 }
@@ -258,18 +291,32 @@ func (t *Transport) ignore(typ string, err error) {
 	}
 }
 
-// Stop closes the Socket Mode connection and waits for the workers.
+// Stop closes the Socket Mode connection (HTTP mode refuses requests
+// with 503 from now on) and waits for the workers to handle what is
+// queued. When ctx ends first, the handlers' context is cut and the
+// deliveries still queued are counted in the log.
 func (t *Transport) Stop(ctx context.Context) error {
 	if t.cancel == nil {
 		return nil
 	}
-	t.cancel()
+	t.cancel() // no more intake; enqueues waiting for room give up
+	t.mu.Lock()
+	if !t.closed {
+		t.closed = true
+		close(t.draining)
+	}
+	t.mu.Unlock()
 	done := make(chan struct{})
 	go func() { t.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		t.cut()
 		return nil
 	case <-ctx.Done():
+		t.cut()
+		if n := len(t.work); n > 0 {
+			t.log.Warn("slack: stopped before handling acknowledged deliveries", "count", n)
+		}
 		return ctx.Err()
 	}
 }
