@@ -32,6 +32,10 @@ type node struct {
 	tr   *telegram.Transport
 	log  *processed
 	hold atomic.Bool // a "slow" message blocks its handler until the node stops
+	// gate, when set, holds a "slow" message's handler until closed, as
+	// a handler busy with slow work would be, whatever the node does.
+	gate chan struct{}
+	over chan struct{}
 }
 
 // processed records, for every update, which node acted on it.
@@ -49,6 +53,12 @@ func (n *node) HandleMessage(ctx context.Context, in bot.Inbound) {
 	if n.hold.Load() && strings.Contains(in.Text, "slow") {
 		<-ctx.Done() // the node dies before it gets to act
 		return
+	}
+	if n.gate != nil && strings.Contains(in.Text, "slow") {
+		select {
+		case <-n.gate:
+		case <-n.over: // the test ended (failed) without opening it
+		}
 	}
 	first, err := n.st.ClaimChatEvent(ctx, "telegram:"+in.EventID)
 	if err != nil || !first {
@@ -221,4 +231,86 @@ func TestTwoPollersWithoutALeaseConflict(t *testing.T) {
 		t.Cleanup(func() { tr.Stop(context.Background()) })
 	}
 	eventually.True(t, 10*time.Second, func() bool { return fake.Conflicts() > 0 }, "a 409")
+}
+
+// A node that stops cleanly finishes the batch it is handling, saves the
+// offset and gives the lease up: the other node takes over at once and
+// gets none of that batch again.
+func TestAStoppingPollerFinishesItsBatchAndHandsOver(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	open := func() *store.Store {
+		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		return st
+	}
+	fake := bottest.NewTelegram(t, token, bottest.SlackLimits{})
+	log := &processed{by: map[string][]string{}, text: map[string]string{}, seen: map[string]int{}}
+	const ttl = 3 * time.Second
+	start := func(name string) *node {
+		n := &node{name: name, st: open(), log: log, gate: make(chan struct{}), over: make(chan struct{})}
+		tr, err := telegram.New(telegram.Config{Token: token, APIEndpoint: fake.Endpoint(), Cursor: n.st,
+			Lease: n.st, Node: name, LeaseTTL: ttl, PollTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.tr = tr
+		if err := tr.Start(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			close(n.over)
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_ = tr.Stop(sctx)
+		})
+		return n
+	}
+	a := start("A")
+	eventually.True(t, 10*time.Second, func() bool { h, _ := a.st.PollLeaseHolder(ctx, "telegram"); return h == "A" }, "A to poll")
+	fake.Send(tgChat, tgUser, "slow work", 0)
+	eventually.True(t, 10*time.Second, func() bool {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return len(log.seen) == 1
+	}, "A to take the slow update")
+	start("B")
+	stopped := make(chan error, 1)
+	go func() {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		stopped <- a.tr.Stop(sctx)
+	}()
+	select {
+	case err := <-stopped:
+		t.Fatalf("A stopped (%v) in the middle of its batch", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(a.gate)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	handedOver := time.Now()
+	fake.Send(tgChat, tgUser, "next", 0)
+	eventually.True(t, 10*time.Second, func() bool { return len(log.texts(t)) == 2 }, "B to act on the next update")
+	if d := time.Since(handedOver); d > ttl {
+		t.Errorf("B took %v to take over a released lease (ttl %v)", d, ttl)
+	}
+	by, text := log.snapshot()
+	for id, ns := range by {
+		want := map[string]string{"slow work": "A", "next": "B"}[text[id]]
+		if ns[0] != want {
+			t.Errorf("%q acted on by %s, want %s", text[id], ns[0], want)
+		}
+	}
+	log.mu.Lock()
+	for id, n := range log.seen {
+		if n != 1 {
+			t.Errorf("update %s delivered %d times; the stopped node's offset was not saved", id, n)
+		}
+	}
+	log.mu.Unlock()
 }
