@@ -68,7 +68,11 @@ type Slack struct {
 	violations int
 	limited    int // 429s answered
 	writes     map[string][]time.Time
-	slow       atomic.Int64 // delay of every Web API write, in ns
+	slow       atomic.Int64      // delay of every Web API write, in ns
+	retries    []time.Duration   // see RetryUnacked
+	timers     []*time.Timer     // pending redeliveries
+	closed     bool              // no more redeliveries
+	envEvent   map[string]string // envelope id -> event id, for Events API envelopes
 }
 
 type bucket struct {
@@ -87,7 +91,7 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 		limits.Burst = 3
 	}
 	s := &Slack{t: t, messages: map[string]*SlackMessage{}, conns: map[*websocket.Conn]bool{},
-		acks: map[string]time.Time{}, sent: map[string]time.Time{}, limits: limits,
+		acks: map[string]time.Time{}, sent: map[string]time.Time{}, envEvent: map[string]string{}, limits: limits,
 		buckets: map[string]*bucket{}, writes: map[string][]time.Time{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/auth.test", func(w http.ResponseWriter, r *http.Request) {
@@ -139,6 +143,12 @@ func (s *Slack) APIURL() string { return s.srv.URL + "/api/" }
 
 // Close drops every connection and stops the server.
 func (s *Slack) Close() {
+	s.mu.Lock()
+	s.closed = true
+	for _, tm := range s.timers {
+		tm.Stop()
+	}
+	s.mu.Unlock()
 	s.DropConnections()
 	s.srv.Close()
 }
@@ -285,6 +295,10 @@ func (s *Slack) send(env map[string]any) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return // the test is over
+		}
 		var c *websocket.Conn
 		for k := range s.conns {
 			c = k
@@ -353,9 +367,59 @@ func (s *Slack) Redeliver(e Event, retry int) {
 	for k, v := range e.env {
 		env[k] = v
 	}
-	env["envelope_id"] = s.next("env-")
+	envID := s.next("env-")
+	env["envelope_id"] = envID
 	env["retry_attempt"] = retry
+	if retry > 0 {
+		env["retry_reason"] = "timeout"
+	}
+	s.mu.Lock()
+	s.envEvent[envID] = e.ID
+	if retry < len(s.retries) && !s.closed {
+		s.timers = append(s.timers, time.AfterFunc(s.retries[retry], func() { s.retryUnacked(e, envID, retry+1) }))
+	}
+	s.mu.Unlock()
 	s.send(env)
+}
+
+// RetryUnacked makes the fake redeliver an Events API envelope that is not
+// acknowledged in time, as Slack does: after each of delays in turn
+// (Slack's are 3 s, 1 min and 5 min), in a new envelope with retry_attempt
+// counting up. Clicks and slash commands are never redelivered (Slack
+// shows the user an error instead).
+func (s *Slack) RetryUnacked(delays ...time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.retries = delays
+}
+
+func (s *Slack) retryUnacked(e Event, envID string, retry int) {
+	s.mu.Lock()
+	_, acked := s.acks[envID]
+	closed := s.closed
+	s.mu.Unlock()
+	if !acked && !closed {
+		s.Redeliver(e, retry)
+	}
+}
+
+// Envelopes counts the envelopes that carried Events API event eventID,
+// and how many of them were acknowledged.
+func (s *Slack) Envelopes(eventID string) (sent, acked int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for env, ev := range s.envEvent {
+		if ev != eventID {
+			continue
+		}
+		if _, ok := s.sent[env]; ok {
+			sent++
+		}
+		if _, ok := s.acks[env]; ok {
+			acked++
+		}
+	}
+	return sent, acked
 }
 
 // Slash sends the /reasonix command.
@@ -366,14 +430,16 @@ func (s *Slack) Slash(user, channel, text string) {
 }
 
 // Click presses the button carrying value under message ts, as user, seen
-// in channel.
-func (s *Slack) Click(user, channel, ts, value string) {
-	s.send(map[string]any{"type": "interactive", "envelope_id": s.next("env-"), "payload": map[string]any{
+// in channel. It returns the envelope's id.
+func (s *Slack) Click(user, channel, ts, value string) string {
+	env := s.next("env-")
+	s.send(map[string]any{"type": "interactive", "envelope_id": env, "payload": map[string]any{
 		"type": "block_actions", "team": map[string]any{"id": SlackTeam}, "user": map[string]any{"id": user},
 		"channel": map[string]any{"id": channel}, "trigger_id": s.next("trig-"),
 		"container": map[string]any{"type": "message", "message_ts": ts, "channel_id": channel},
 		"actions":   []map[string]any{{"action_id": "reasonix_0", "value": value, "type": "button", "action_ts": "1.1"}},
 	}})
+	return env
 }
 
 // Disconnect asks every client to reconnect, as Slack does before it

@@ -49,7 +49,9 @@ type Telegram struct {
 	updates    []map[string]any
 	nextUpdate int64
 	nextMsg    int64
-	confirmed  int64 // the highest offset a poll asked for
+	confirmed  int64         // the highest offset a poll asked for
+	polling    chan struct{} // closed to end the getUpdates in flight, as a newer one does
+	conflicts  int           // getUpdates ended by a concurrent one (Telegram's 409)
 	messages   map[int64]*TelegramMessage
 	order      []int64
 	answers    []TelegramAnswer
@@ -133,10 +135,28 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// getUpdates long-polls. As Telegram does, a second getUpdates for the
+// same bot while one is in flight ends the first with 409 Conflict: two
+// processes polling one token fight over the updates.
 func (f *Telegram) getUpdates(w http.ResponseWriter, r *http.Request) {
 	offset, _ := strconv.ParseInt(r.Form.Get("offset"), 10, 64)
 	timeout, _ := strconv.Atoi(r.Form.Get("timeout"))
 	deadline := time.After(time.Duration(timeout) * time.Second)
+	mine := make(chan struct{})
+	f.mu.Lock()
+	if f.polling != nil {
+		close(f.polling)
+		f.conflicts++
+	}
+	f.polling = mine
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		if f.polling == mine {
+			f.polling = nil
+		}
+		f.mu.Unlock()
+	}()
 	for {
 		f.mu.Lock()
 		f.confirmed = max(f.confirmed, offset)
@@ -154,6 +174,9 @@ func (f *Telegram) getUpdates(w http.ResponseWriter, r *http.Request) {
 		}
 		select {
 		case <-wake:
+		case <-mine:
+			f.fail(w, http.StatusConflict, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running", 0)
+			return
 		case <-deadline:
 			f.reply(w, []any{})
 			return
@@ -161,6 +184,14 @@ func (f *Telegram) getUpdates(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// Conflicts counts the polls ended by another poll in flight at the same
+// time (Telegram's 409): zero when polling took turns.
+func (f *Telegram) Conflicts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.conflicts
 }
 
 var allowedTag = regexp.MustCompile(`^</?(b|i|u|s|code|pre|a)( [^>]*)?>$`)

@@ -2,8 +2,10 @@ package relay
 
 import (
 	"context"
-	"errors"
 	"time"
+
+	"reasonix/bot"
+	"reasonix/runner/store"
 )
 
 // Several serve nodes on one store each run a relay, and every one of
@@ -13,65 +15,25 @@ import (
 // re-rendering from the log (its posts are found by their keys, so
 // nothing is posted twice).
 
-// errLeaseHeld: another node relays the task.
-var errLeaseHeld = errors.New("relay: another node relays the task")
-
-// leased runs fn while this node holds taskID's lease, and gives the
-// lease up after. fn's context ends when the relay stops or the lease is
-// lost (this node could not renew it in time, so another may have taken
-// over).
-func (r *Relay) leased(taskID string, fn func(context.Context) error) error {
-	ok, err := r.st.ClaimChatLease(r.ctx, taskID, r.cfg.Node, r.cfg.LeaseTTL)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errLeaseHeld
-	}
-	ctx, cancel := context.WithCancel(r.ctx)
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		r.renew(ctx, cancel, taskID)
-	}()
-	err = fn(ctx)
-	cancel()
-	<-renewed
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(r.ctx), 5*time.Second)
-	defer rcancel()
-	if rerr := r.st.ReleaseChatLease(rctx, taskID, r.cfg.Node); rerr != nil {
-		r.log.Warn("relay: releasing a task's lease", "task", taskID, "err", rerr)
-	}
-	return err
+// taskLease is the lease of one task's relay, seen by this node.
+type taskLease struct {
+	st         *store.Store
+	task, node string
 }
 
-// renew renews the lease every third of its ttl and cancels the watcher
-// when the lease is lost or could not be renewed for half of it.
-func (r *Relay) renew(ctx context.Context, cancel context.CancelFunc, taskID string) {
-	t := time.NewTicker(r.cfg.LeaseTTL / 3)
-	defer t.Stop()
-	lastOK := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		ok, err := r.st.ClaimChatLease(ctx, taskID, r.cfg.Node, r.cfg.LeaseTTL)
-		switch {
-		case err == nil && ok:
-			lastOK = time.Now()
-			continue
-		case err == nil:
-			r.log.Warn("relay: another node took over a task's relay", "task", taskID)
-		case time.Since(lastOK) < r.cfg.LeaseTTL/2:
-			continue // a blip: the lease still runs
-		default:
-			r.log.Warn("relay: could not renew a task's lease; stopping its relay", "task", taskID, "err", err)
-		}
-		cancel()
-		return
-	}
+func (l taskLease) Claim(ctx context.Context, ttl time.Duration) (bool, error) {
+	return l.st.ClaimChatLease(ctx, l.task, l.node, ttl)
+}
+
+func (l taskLease) Release(ctx context.Context) error {
+	return l.st.ReleaseChatLease(ctx, l.task, l.node)
+}
+
+// leased runs fn while this node holds taskID's lease (bot.ErrLeaseHeld
+// when another node does), and gives the lease up after. fn's context
+// ends when the relay stops or the lease is lost.
+func (r *Relay) leased(taskID string, fn func(context.Context) error) error {
+	return bot.Hold(r.ctx, taskLease{st: r.st, task: taskID, node: r.cfg.Node}, r.cfg.LeaseTTL, r.log, "relay of "+taskID, fn)
 }
 
 // relayedSomewhere reports whether a watcher — here or on another node —

@@ -299,7 +299,9 @@ func TestAReplyAfterTheEndContinuesTheTask(t *testing.T) {
 		}
 	}()
 	eventually(t, "the second report", func() bool { return strings.Count(r.threadText(m.TS), "finished: ran") == 2 })
-	if got, _ := r.svc.Task(context.Background(), id); got.State != store.StateSucceeded {
+	// The report goes out on the final_report event, a moment before the
+	// task's state changes: wait for the state rather than read it.
+	if got := runnertest.WaitState(t, r.svc, id, 10*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked); got.State != store.StateSucceeded {
 		t.Errorf("continued task = %s", got.State)
 	}
 	approvals := 0

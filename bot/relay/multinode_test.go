@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"reasonix/bot/bottest"
 	"reasonix/bot/relay"
 	"reasonix/bot/slack"
+	"reasonix/bot/telegram"
 	"reasonix/config"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
@@ -145,4 +147,100 @@ func threadText(fake *bottest.Slack, thread string) string {
 		b.WriteString(m.Text + "\n---\n")
 	}
 	return b.String()
+}
+
+// TestTwoNodesShareOneTelegramBot: two serve nodes on one Postgres, each
+// with a relay long-polling the same Telegram bot. One polls at a time
+// (Telegram never sees two getUpdates at once) and each DM becomes one
+// task with one acknowledgement and one report; when the polling node
+// dies, the other takes polling over and the next DM is served the same.
+func TestTwoNodesShareOneTelegramBot(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	open := func() *store.Store {
+		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		return st
+	}
+	turns := make([]agenttest.Turn, 10)
+	for i := range turns {
+		turns[i] = agenttest.Turn{Text: "tg-report-text"}
+	}
+	prov := agenttest.NewScriptedProvider(turns...)
+	const tgToken = "42:two-node-token"
+	fake := bottest.NewTelegram(t, tgToken, bottest.SlackLimits{})
+	cfg := config.Bot{Telegram: config.TelegramBot{Enabled: true, AllowUsers: []string{"111"}, Approvers: []string{"222"}}}
+	type node struct {
+		st    *store.Store
+		relay *relay.Relay
+	}
+	start := func(name string) node {
+		svc := runnertest.Start(t, runnertest.Options{Provider: prov, Store: open(), Configure: func(c *runner.Config) { c.Node = name }})
+		st := open()
+		tr, err := telegram.New(telegram.Config{Token: tgToken, APIEndpoint: fake.Endpoint(), Cursor: st,
+			Lease: st, Node: name, LeaseTTL: 2 * time.Second, PollTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
+			EditInterval: 100 * time.Millisecond, ScanInterval: 50 * time.Millisecond, LeaseTTL: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_ = r.Stop(sctx)
+		})
+		return node{st: st, relay: r}
+	}
+	nodes := map[string]node{"A": start("A"), "B": start("B")}
+	look := open()
+	count := func(substr string) int {
+		n := 0
+		for _, m := range fake.Messages(tgAlice) {
+			if strings.Contains(m.Text, substr) {
+				n++
+			}
+		}
+		return n
+	}
+	ask := func(text string, reports int) {
+		t.Helper()
+		fake.Send(tgAlice, tgAlice, text, 0)
+		eventually(t, "report "+strconv.Itoa(reports), func() bool { return count("tg-report-text") >= reports })
+	}
+
+	ask("first task", 1)
+	time.Sleep(2 * time.Second) // more polls and renewals go by
+	poller, err := look.PollLeaseHolder(ctx, "telegram")
+	if err != nil || (poller != "A" && poller != "B") {
+		t.Fatalf("poll lease holder %q, %v", poller, err)
+	}
+	t.Logf("node %s polls; it dies", poller)
+	nodes[poller].st.Close()
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_ = nodes[poller].relay.Stop(sctx)
+	cancel()
+
+	ask("second task", 2)
+	time.Sleep(time.Second)
+	if n := count("queued t_"); n != 2 {
+		t.Errorf("%d acknowledgements, want one per DM", n)
+	}
+	if n := count("tg-report-text"); n != 2 {
+		t.Errorf("%d reports, want one per DM", n)
+	}
+	if h, _ := look.PollLeaseHolder(ctx, "telegram"); h == poller || h == "" {
+		t.Errorf("poll lease holder %q after %s died", h, poller)
+	}
+	if n := fake.Conflicts(); n != 0 {
+		t.Errorf("Telegram saw %d concurrent getUpdates", n)
+	}
 }

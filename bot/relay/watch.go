@@ -36,7 +36,7 @@ func (r *Relay) watch(taskID string, target store.NotifyTarget) {
 		r.mu.Lock()
 		delete(r.watching, taskID)
 		r.mu.Unlock()
-		if errors.Is(err, errLeaseHeld) {
+		if errors.Is(err, bot.ErrLeaseHeld) {
 			return // another node relays it; the scan looks again later
 		}
 		if err != nil {

@@ -103,7 +103,10 @@ func (t *Transport) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := t.handler()
-	t.within(func(ctx context.Context) { h.HandleMessage(ctx, in) })
+	if !t.within(r.Context(), func(ctx context.Context) { h.HandleMessage(ctx, in) }) {
+		busy(w)
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -124,11 +127,14 @@ func (t *Transport) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := t.handler()
-	t.within(func(ctx context.Context) {
+	if !t.within(r.Context(), func(ctx context.Context) {
 		if answer := h.HandleClick(ctx, c); answer != "" {
 			t.ephemeral(ctx, c.Channel, c.User, answer)
 		}
-	})
+	}) {
+		busy(w)
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -150,26 +156,34 @@ func (t *Transport) serveCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := t.handler()
-	t.within(func(ctx context.Context) { h.HandleMessage(ctx, in) })
+	if !t.within(r.Context(), func(ctx context.Context) { h.HandleMessage(ctx, in) }) {
+		busy(w)
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 }
 
 // within runs fn on a worker and waits for it up to answerWithin: the
 // task is persisted before the answer in the usual case, and a slow store
-// never makes Slack give up on us.
-func (t *Transport) within(fn func(context.Context)) {
+// never makes Slack give up on us. It reports false, having run nothing,
+// when the queue stayed full: the caller answers 503 so Slack sends the
+// request again, rather than 200 for a request nobody will handle.
+func (t *Transport) within(ctx context.Context, fn func(context.Context)) bool {
+	deadline := time.NewTimer(answerWithin)
+	defer deadline.Stop()
 	done := make(chan struct{})
-	job := func(ctx context.Context) { defer close(done); fn(ctx) }
-	select {
-	case t.work <- job:
-	default:
-		t.log.Warn("slack: intake queue full; dropping a request")
-		return
+	if !t.enqueue(ctx, func(ctx context.Context) { defer close(done); fn(ctx) }) {
+		t.log.Warn("slack: intake queue full; refusing a request for Slack to retry")
+		return false
 	}
 	select {
 	case <-done:
-	case <-time.After(answerWithin):
+	case <-deadline.C:
 	}
+	return true
 }
+
+// busy answers a request the queue could not take.
+func busy(w http.ResponseWriter) { http.Error(w, "busy; retry", http.StatusServiceUnavailable) }
 
 func parseForm(body []byte) (url.Values, error) { return url.ParseQuery(string(body)) }

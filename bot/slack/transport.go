@@ -31,10 +31,18 @@ type Config struct {
 	// AckReaction is the emoji a taken request gets; default "eyes".
 	AckReaction string
 	// Workers bound how many deliveries are handled at once; default 8.
-	// Envelopes are acknowledged before they queue, so a slow store never
-	// makes Slack retry.
+	// An envelope is acknowledged as soon as it is queued for a worker,
+	// before it is handled, so a slow store never makes Slack retry.
 	Workers int
-	Logger  *slog.Logger
+	// QueueSize bounds the deliveries waiting for a worker; default 1024.
+	QueueSize int
+	// QueueWait is how long a delivery waits for room in a full queue.
+	// One that gets none is refused, never taken and dropped: left
+	// unacknowledged in Socket Mode, answered 503 in HTTP mode, so that
+	// Slack redelivers an event (a click or a command is not redelivered;
+	// Slack tells the user it failed). Default 2s, inside Slack's 3 s.
+	QueueWait time.Duration
+	Logger    *slog.Logger
 }
 
 // Transport is Slack over Socket Mode and the Web API.
@@ -47,8 +55,16 @@ type Transport struct {
 
 	work   chan func(context.Context)
 	h      atomic.Pointer[bot.Handler]
-	cancel context.CancelFunc
+	intake context.Context    // ends when Stop begins
+	cancel context.CancelFunc // ends intake
+	cut    context.CancelFunc // ends the handlers' context, when Stop gives up
 	wg     sync.WaitGroup
+
+	// mu orders Stop after every enqueue in flight: once closed is set no
+	// delivery is queued any more, and the workers drain what was.
+	mu       sync.RWMutex
+	closed   bool
+	draining chan struct{}
 }
 
 var (
@@ -63,6 +79,8 @@ func New(cfg Config) (*Transport, error) {
 	}
 	cfg.AckReaction = cmp.Or(cfg.AckReaction, "eyes")
 	cfg.Workers = cmp.Or(cfg.Workers, 8)
+	cfg.QueueSize = cmp.Or(cfg.QueueSize, 1024)
+	cfg.QueueWait = cmp.Or(cfg.QueueWait, 2*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -90,19 +108,13 @@ func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
 	if t.cfg.AppToken == "" && t.cfg.SigningSecret == "" {
 		return errors.New("slack: socket mode needs the app token, http mode the signing secret")
 	}
-	ctx, t.cancel = context.WithCancel(ctx)
-	t.work = make(chan func(context.Context), 1024)
+	work, cut := context.WithCancel(ctx)
+	ctx, t.cancel = context.WithCancel(work)
+	t.intake, t.cut = ctx, cut
+	t.work = make(chan func(context.Context), t.cfg.QueueSize)
+	t.draining = make(chan struct{})
 	for range t.cfg.Workers {
-		t.wg.Go(func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case fn := <-t.work:
-					fn(ctx)
-				}
-			}
-		})
+		t.wg.Go(func() { t.serve(work) })
 	}
 	if t.cfg.AppToken == "" { // HTTP mode: Handler takes deliveries from now on
 		t.h.Store(&h)
@@ -139,7 +151,10 @@ func (t *Transport) connect(ctx context.Context) {
 	}
 }
 
-// receive acknowledges each envelope at once and queues its handling.
+// receive queues the handling of each envelope and acknowledges it once
+// queued. An acknowledged delivery is never dropped: when the queue stays
+// full for QueueWait the envelope is left unacknowledged, so Slack sends
+// an event again (with the same event_id, which the relay dedupes).
 func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 	for {
 		var evt socketmode.Event
@@ -156,7 +171,7 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 					EnvelopeID string `json:"envelope_id"`
 				}
 				if json.Unmarshal(bad.Message, &env) == nil && env.EnvelopeID != "" {
-					_ = t.sm.AckCtx(ctx, env.EnvelopeID, nil)
+					t.ack(ctx, env.EnvelopeID)
 				}
 			}
 			continue
@@ -165,43 +180,108 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 		if req == nil || req.EnvelopeID == "" {
 			continue // hello, connecting, connected, …
 		}
-		_ = t.sm.Ack(*req)
-		payload := req.Payload
-		var job func(context.Context)
-		switch req.Type {
-		case socketmode.RequestTypeEventsAPI:
-			in, err := parseEvent(payload, t.botUser)
-			if err != nil {
-				t.ignore(req.Type, err)
-				continue
-			}
-			job = func(ctx context.Context) { h.HandleMessage(ctx, in) }
-		case socketmode.RequestTypeSlashCommands:
-			in, err := parseSlash(payload)
-			if err != nil {
-				t.ignore(req.Type, err)
-				continue
-			}
-			job = func(ctx context.Context) { h.HandleMessage(ctx, in) }
-		case socketmode.RequestTypeInteractive:
-			c, err := parseInteraction(payload)
-			if err != nil {
-				t.ignore(req.Type, err)
-				continue
-			}
-			job = func(ctx context.Context) {
-				if answer := h.HandleClick(ctx, c); answer != "" {
-					t.ephemeral(ctx, c.Channel, c.User, answer)
-				}
-			}
-		default:
+		job := t.job(req, h)
+		if job == nil {
+			t.ack(ctx, req.EnvelopeID) // nothing for us: a redelivery would not change that
 			continue
 		}
-		select {
-		case t.work <- job:
-		default:
-			t.log.Warn("slack: intake queue full; dropping a delivery", "type", req.Type)
+		if !t.enqueue(ctx, job) {
+			if ctx.Err() == nil {
+				t.log.Warn("slack: intake queue full; leaving the envelope unacknowledged for Slack to redeliver",
+					"type", req.Type, "envelope", req.EnvelopeID, "retry_attempt", req.RetryAttempt)
+			}
+			continue
 		}
+		t.ack(ctx, req.EnvelopeID)
+	}
+}
+
+// job is the handling of req, nil when it is not for the bot or cannot be
+// read.
+func (t *Transport) job(req *socketmode.Request, h bot.Handler) func(context.Context) {
+	switch req.Type {
+	case socketmode.RequestTypeEventsAPI:
+		in, err := parseEvent(req.Payload, t.botUser)
+		if err != nil {
+			t.ignore(req.Type, err)
+			return nil
+		}
+		return func(ctx context.Context) { h.HandleMessage(ctx, in) }
+	case socketmode.RequestTypeSlashCommands:
+		in, err := parseSlash(req.Payload)
+		if err != nil {
+			t.ignore(req.Type, err)
+			return nil
+		}
+		return func(ctx context.Context) { h.HandleMessage(ctx, in) }
+	case socketmode.RequestTypeInteractive:
+		c, err := parseInteraction(req.Payload)
+		if err != nil {
+			t.ignore(req.Type, err)
+			return nil
+		}
+		return func(ctx context.Context) {
+			if answer := h.HandleClick(ctx, c); answer != "" {
+				t.ephemeral(ctx, c.Channel, c.User, answer)
+			}
+		}
+	}
+	return nil
+}
+
+// serve runs queued deliveries; once Stop has begun it runs those still
+// queued and returns. Each was acknowledged, so none is left behind
+// unless Stop gives up waiting (and then says so).
+func (t *Transport) serve(ctx context.Context) {
+	for {
+		select {
+		case fn := <-t.work:
+			fn(ctx)
+			continue
+		case <-t.draining:
+		}
+		for {
+			select {
+			case fn := <-t.work:
+				if ctx.Err() != nil {
+					return
+				}
+				fn(ctx)
+			default:
+				return
+			}
+		}
+	}
+}
+
+// enqueue hands job to the workers, waiting up to QueueWait for room in a
+// full queue; false means it was not queued (also once Stop has begun).
+func (t *Transport) enqueue(ctx context.Context, job func(context.Context)) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
+		return false
+	}
+	select {
+	case t.work <- job:
+		return true
+	default:
+	}
+	wait := time.NewTimer(t.cfg.QueueWait)
+	defer wait.Stop()
+	select {
+	case t.work <- job:
+		return true
+	case <-wait.C:
+	case <-ctx.Done():
+	case <-t.intake.Done():
+	}
+	return false
+}
+
+func (t *Transport) ack(ctx context.Context, envelopeID string) {
+	if err := t.sm.AckCtx(ctx, envelopeID, nil); err != nil && ctx.Err() == nil {
+		t.log.Warn("slack: acknowledging an envelope", "envelope", envelopeID, "err", err)
 	}
 }
 
@@ -211,18 +291,32 @@ func (t *Transport) ignore(typ string, err error) {
 	}
 }
 
-// Stop closes the Socket Mode connection and waits for the workers.
+// Stop closes the Socket Mode connection (HTTP mode refuses requests
+// with 503 from now on) and waits for the workers to handle what is
+// queued. When ctx ends first, the handlers' context is cut and the
+// deliveries still queued are counted in the log.
 func (t *Transport) Stop(ctx context.Context) error {
 	if t.cancel == nil {
 		return nil
 	}
-	t.cancel()
+	t.cancel() // no more intake; enqueues waiting for room give up
+	t.mu.Lock()
+	if !t.closed {
+		t.closed = true
+		close(t.draining)
+	}
+	t.mu.Unlock()
 	done := make(chan struct{})
 	go func() { t.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		t.cut()
 		return nil
 	case <-ctx.Done():
+		t.cut()
+		if n := len(t.work); n > 0 {
+			t.log.Warn("slack: stopped before handling acknowledged deliveries", "count", n)
+		}
 		return ctx.Err()
 	}
 }

@@ -22,7 +22,7 @@ func (t *Transport) registerWebhook(ctx context.Context) {
 	}
 	policy := backoff.Policy{Base: time.Second, Cap: time.Minute}
 	for attempt := 0; ; attempt++ {
-		_, err := t.call("setWebhook", params)
+		_, err := t.call(ctx, "setWebhook", params)
 		if err == nil {
 			t.log.Info("telegram: webhook registered", "url", t.cfg.WebhookURL)
 			return

@@ -29,6 +29,13 @@ type Cursor interface {
 	SetChatCursor(ctx context.Context, key string, value int64) error
 }
 
+// PollLease is the lease, in the store the serve nodes share, on polling
+// Telegram; *store.Store is one.
+type PollLease interface {
+	ClaimPollLease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error)
+	ReleasePollLease(ctx context.Context, name, owner string) error
+}
+
 // Config configures a Transport.
 type Config struct {
 	Token string // required
@@ -44,19 +51,32 @@ type Config struct {
 	WebhookURL string
 	// PollTimeout is the long poll's wait; default 25s.
 	PollTimeout time.Duration
-	Workers     int // default 8
-	Logger      *slog.Logger
+	// Lease lets several serve nodes share the bot token: Telegram serves
+	// one getUpdates per token at a time, so a node polls only while it
+	// holds the lease (Node names it). When the holder dies another node
+	// takes over once the lease has run out, from the stored offset. nil:
+	// this node always polls. Webhook mode does not use it.
+	Lease PollLease
+	Node  string
+	// LeaseTTL is how long the poll lease lasts unrenewed (renewed every
+	// third of it); default 15s.
+	LeaseTTL time.Duration
+	Workers  int // default 8
+	Logger   *slog.Logger
 }
 
 // Transport is Telegram over long polling.
 type Transport struct {
 	cfg    Config
 	api    *tgbotapi.BotAPI
+	httpc  *http.Client
 	self   me
 	log    *slog.Logger
-	ctx    context.Context
+	ctx    context.Context    // the handlers': cut only when Stop gives up
+	cut    context.CancelFunc // ends ctx
+	intake context.Context    // polling, webhook intake; ends when Stop begins
+	cancel context.CancelFunc // ends intake
 	h      atomic.Pointer[bot.Handler]
-	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
@@ -65,8 +85,9 @@ var (
 	_ bot.Pacer     = (*Transport)(nil)
 )
 
-// ctxClient binds the library's requests, which take no context, to the
-// transport's lifetime, so Stop ends a long poll at once.
+// ctxClient binds the library's requests, which take no context, to one:
+// a call's own, so Stop (or a lost lease) ends a long poll at once and a
+// post honours its caller's deadline.
 type ctxClient struct {
 	c   *http.Client
 	ctx func() context.Context
@@ -79,9 +100,13 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.Token == "" || cfg.Cursor == nil {
 		return nil, errors.New("telegram: the token and a cursor are required")
 	}
+	if cfg.Lease != nil && strings.TrimSpace(cfg.Node) == "" {
+		return nil, errors.New("telegram: a poll lease needs the node's name")
+	}
 	cfg.APIEndpoint = cmp.Or(cfg.APIEndpoint, tgbotapi.APIEndpoint)
 	cfg.PollTimeout = cmp.Or(cfg.PollTimeout, 25*time.Second)
 	cfg.Workers = cmp.Or(cfg.Workers, 8)
+	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, 15*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -105,22 +130,23 @@ func (*Transport) Interval(channel string) time.Duration {
 
 // Start learns who the bot is (getMe) and starts polling.
 func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
-	t.ctx, t.cancel = context.WithCancel(ctx)
-	client := ctxClient{c: &http.Client{Timeout: t.cfg.PollTimeout + 30*time.Second}, ctx: func() context.Context { return t.ctx }}
-	api, err := tgbotapi.NewBotAPIWithClient(t.cfg.Token, t.cfg.APIEndpoint, client)
+	t.httpc = &http.Client{Timeout: t.cfg.PollTimeout + 30*time.Second}
+	api, err := tgbotapi.NewBotAPIWithClient(t.cfg.Token, t.cfg.APIEndpoint, ctxClient{c: t.httpc, ctx: func() context.Context { return ctx }})
 	if err != nil {
-		t.cancel()
 		return fmt.Errorf("telegram: getMe: %s", redactToken(err.Error(), t.cfg.Token))
 	}
 	t.api, t.self = api, me{ID: api.Self.ID, Username: api.Self.UserName}
+	t.ctx, t.cut = context.WithCancel(ctx)
+	intake, cancel := context.WithCancel(t.ctx)
+	t.intake, t.cancel = intake, cancel
 	if t.cfg.WebhookSecret != "" {
 		t.h.Store(&h)
 		if t.cfg.WebhookURL != "" {
-			t.wg.Go(func() { t.registerWebhook(t.ctx) })
+			t.wg.Go(func() { t.registerWebhook(intake) })
 		}
 		return nil
 	}
-	t.wg.Go(func() { t.poll(t.ctx, h) })
+	t.wg.Go(func() { t.poll(intake, h) })
 	return nil
 }
 
@@ -131,7 +157,10 @@ func (t *Transport) handlerLoaded() bot.Handler {
 	return nil
 }
 
-// Stop ends polling; a long poll in flight is cut.
+// Stop ends polling at once (a long poll in flight is cut) and waits for
+// the batch being handled, so its offset is saved and the poll lease given
+// up after it; when ctx ends first, the handlers' context is cut.
+// Posting keeps working.
 func (t *Transport) Stop(ctx context.Context) error {
 	if t.cancel == nil {
 		return nil
@@ -139,6 +168,7 @@ func (t *Transport) Stop(ctx context.Context) error {
 	t.cancel()
 	done := make(chan struct{})
 	go func() { t.wg.Wait(); close(done) }()
+	defer t.cut()
 	select {
 	case <-done:
 		return nil
@@ -147,27 +177,80 @@ func (t *Transport) Stop(ctx context.Context) error {
 	}
 }
 
-const offsetKey = "telegram:offset"
+const (
+	offsetKey = "telegram:offset"
+	// leaseName is the poll lease's name in the store.
+	leaseName = "telegram"
+)
 
-// poll fetches updates from the stored offset, handles a batch, and only
-// then moves the offset past it: an update is acknowledged once handled,
-// and the relay's dedupe makes a redelivery harmless.
+// pollLease is the poll lease as this node sees it.
+type pollLease struct {
+	l    PollLease
+	node string
+}
+
+func (p pollLease) Claim(ctx context.Context, ttl time.Duration) (bool, error) {
+	return p.l.ClaimPollLease(ctx, leaseName, p.node, ttl)
+}
+
+func (p pollLease) Release(ctx context.Context) error {
+	return p.l.ReleasePollLease(ctx, leaseName, p.node)
+}
+
+// poll polls for as long as intake lasts: always on its own, and with a
+// lease only while this node holds it, trying again every third of its
+// ttl.
 func (t *Transport) poll(ctx context.Context, h bot.Handler) {
+	if t.cfg.Lease == nil {
+		t.pollHeld(ctx, h)
+		return
+	}
+	lease := pollLease{l: t.cfg.Lease, node: t.cfg.Node}
+	for ctx.Err() == nil {
+		err := bot.Hold(ctx, lease, t.cfg.LeaseTTL, t.log, "telegram polling", func(held context.Context) error {
+			t.log.Info("telegram: this node polls", "node", t.cfg.Node)
+			t.pollHeld(held, h)
+			return nil
+		})
+		if err != nil && !errors.Is(err, bot.ErrLeaseHeld) && ctx.Err() == nil {
+			t.log.Warn("telegram: claiming the poll lease", "err", err)
+		}
+		if backoff.Sleep(ctx, t.cfg.LeaseTTL/3) != nil {
+			return
+		}
+	}
+}
+
+// pollHeld fetches updates from the stored offset while held lasts,
+// handles a batch, and only then moves the offset past it: an update is
+// acknowledged once handled, and the relay's dedupe makes a redelivery
+// harmless. A batch fetched is handled to its end (under the handlers'
+// context) even when Stop begins or the lease is lost meanwhile; the next
+// holder may fetch it again if the offset had not moved yet, and the
+// dedupe drops what was handled. Nothing is skipped: the offset only ever
+// moves past handled updates.
+func (t *Transport) pollHeld(held context.Context, h bot.Handler) {
+	ctx := t.ctx
 	policy := backoff.Policy{Base: time.Second, Cap: time.Minute}
 	failures := 0
-	for ctx.Err() == nil {
-		offset, err := t.cfg.Cursor.ChatCursor(ctx, offsetKey)
+	for held.Err() == nil {
+		offset, err := t.cfg.Cursor.ChatCursor(held, offsetKey)
 		var raws []json.RawMessage
 		if err == nil {
-			raws, err = t.getUpdates(offset)
+			raws, err = t.getUpdates(held, offset)
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if held.Err() != nil {
 				return
 			}
 			d, _ := bot.RetryAfter(err)
-			t.log.Warn("telegram: polling failed; retrying", "err", redactToken(err.Error(), t.cfg.Token))
-			if backoff.Sleep(ctx, policy.Delay(failures, d)) != nil {
+			var te *tgbotapi.Error
+			if errors.As(err, &te) && te.Code == http.StatusConflict {
+				t.log.Warn("telegram: another getUpdates with this token conflicts: another process polls it (give every node the same store), or a webhook is set", "err", te.Message)
+			} else {
+				t.log.Warn("telegram: polling failed; retrying", "err", redactToken(err.Error(), t.cfg.Token))
+			}
+			if backoff.Sleep(held, policy.Delay(failures, d)) != nil {
 				return
 			}
 			failures++
@@ -195,7 +278,7 @@ func (t *Transport) poll(ctx context.Context, h bot.Handler) {
 			})
 		}
 		batch.Wait()
-		if next > offset {
+		if next > offset && ctx.Err() == nil {
 			if err := t.cfg.Cursor.SetChatCursor(ctx, offsetKey, next); err != nil && ctx.Err() == nil {
 				t.log.Warn("telegram: saving the offset", "err", err)
 			}
@@ -214,14 +297,16 @@ func (t *Transport) handle(ctx context.Context, h bot.Handler, p parsed) {
 			params["text"] = answer
 			params["show_alert"] = "true"
 		}
-		if _, err := t.call("answerCallbackQuery", params); err != nil {
+		if _, err := t.call(ctx, "answerCallbackQuery", params); err != nil {
 			t.log.Warn("telegram: answering a click", "err", err)
 		}
 	}
 }
 
-func (t *Transport) getUpdates(offset int64) ([]json.RawMessage, error) {
-	resp, err := t.call("getUpdates", tgbotapi.Params{
+// getUpdates long-polls from offset; ctx cuts the poll (Stop, or the lease
+// lost).
+func (t *Transport) getUpdates(ctx context.Context, offset int64) ([]json.RawMessage, error) {
+	resp, err := t.call(ctx, "getUpdates", tgbotapi.Params{
 		"offset": strconv.FormatInt(offset, 10), "timeout": strconv.Itoa(int(t.cfg.PollTimeout / time.Second)),
 		"allowed_updates": `["message","callback_query"]`,
 	})
@@ -235,9 +320,14 @@ func (t *Transport) getUpdates(offset int64) ([]json.RawMessage, error) {
 	return raws, nil
 }
 
-// call makes a raw method call and maps "too many requests".
-func (t *Transport) call(method string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {
-	resp, err := t.api.MakeRequest(method, params)
+// call makes a raw method call bound to ctx and maps "too many requests".
+// The library's requests take no context, so each call gets a client of
+// its own that puts ctx on them.
+func (t *Transport) call(ctx context.Context, method string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {
+	api := &tgbotapi.BotAPI{Token: t.cfg.Token, Self: t.api.Self, Buffer: 100,
+		Client: ctxClient{c: t.httpc, ctx: func() context.Context { return ctx }}}
+	api.SetAPIEndpoint(t.cfg.APIEndpoint)
+	resp, err := api.MakeRequest(method, params)
 	var te *tgbotapi.Error
 	switch {
 	case errors.As(err, &te) && te.Code == http.StatusTooManyRequests:
@@ -258,7 +348,7 @@ func (t *Transport) Post(ctx context.Context, m bot.Message) (string, error) {
 		params["reply_to_message_id"] = m.Thread
 		params["allow_sending_without_reply"] = "true"
 	}
-	resp, err := t.withPlainFallback("sendMessage", params)
+	resp, err := t.withPlainFallback(ctx, "sendMessage", params)
 	if err != nil {
 		return "", err
 	}
@@ -278,7 +368,7 @@ func (t *Transport) Edit(ctx context.Context, id string, m bot.Message) error {
 	if _, ok := params["reply_markup"]; !ok {
 		params["reply_markup"] = `{"inline_keyboard":[]}` // an edit without buttons removes them
 	}
-	_, err := t.withPlainFallback("editMessageText", params)
+	_, err := t.withPlainFallback(ctx, "editMessageText", params)
 	var te *tgbotapi.Error
 	if errors.As(err, &te) && strings.Contains(te.Message, "message is not modified") {
 		return nil
@@ -303,13 +393,13 @@ var tags = regexp.MustCompile(`</?(b|pre)>`)
 
 // withPlainFallback retries a message Telegram could not parse (a split
 // that cut an HTML tag pair) as plain text: the words still arrive.
-func (t *Transport) withPlainFallback(method string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {
-	resp, err := t.call(method, params)
+func (t *Transport) withPlainFallback(ctx context.Context, method string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {
+	resp, err := t.call(ctx, method, params)
 	var te *tgbotapi.Error
 	if errors.As(err, &te) && te.Code == http.StatusBadRequest && strings.Contains(te.Message, "can't parse entities") {
 		params["text"] = html.UnescapeString(tags.ReplaceAllString(params["text"], ""))
 		delete(params, "parse_mode")
-		return t.call(method, params)
+		return t.call(ctx, method, params)
 	}
 	return resp, err
 }

@@ -28,7 +28,7 @@ func (t *Transport) Handler() http.Handler {
 			return
 		}
 		h := t.handlerLoaded()
-		if h == nil {
+		if h == nil || t.intake.Err() != nil { // not started, or stopping: Telegram retries
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}

@@ -96,8 +96,9 @@ func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *stor
 		if base := cfg.Serve.BaseURL(); base != "" && tok.telegramWebhook != "" {
 			hookURL = base + path
 		}
+		// Nodes sharing the store take turns at long polling by lease.
 		t, err := telegram.New(telegram.Config{Token: tok.telegram, APIEndpoint: tg.APIEndpoint, Cursor: st,
-			WebhookSecret: tok.telegramWebhook, WebhookURL: hookURL, Logger: log})
+			Lease: st, Node: svc.Node(), WebhookSecret: tok.telegramWebhook, WebhookURL: hookURL, Logger: log})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -314,4 +314,15 @@ CREATE TABLE task_scratch (
 	created_at BIGINT NOT NULL
 );
 `},
+	// 13: which node long-polls a chat platform. Telegram serves one
+	// getUpdates per bot token at a time (a second gets 409), so several
+	// serve nodes take turns by lease, as chat_leases does for a task's
+	// relay; that table's rows belong to tasks, so polls get their own.
+	{version: 13, sql: `
+CREATE TABLE chat_poll_leases (
+	name       TEXT PRIMARY KEY,
+	owner      TEXT NOT NULL,
+	expires_at BIGINT NOT NULL
+);
+`},
 }
