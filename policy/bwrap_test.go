@@ -34,6 +34,17 @@ func hostDirs(t *testing.T) (ws, outside string) {
 
 func runSandboxed(t *testing.T, c *Confinement, script string) (string, error) {
 	t.Helper()
+	if l, ok := c.Shell().(*landlockShell); ok && viaThread {
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir = c.Root()
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := l.StartShell(cmd); err != nil {
+			t.Fatalf("StartShell: %v", err)
+		}
+		err := cmd.Wait()
+		return out.String(), err
+	}
 	argv, err := c.Shell().WrapShell(c.Root(), script)
 	if err != nil {
 		t.Fatalf("WrapShell: %v", err)

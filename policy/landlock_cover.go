@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // cover is a grant of everything beneath root except the hidden paths,
@@ -14,6 +15,11 @@ type cover struct {
 	dirs   []string
 	files  []string
 	walked []string
+	// stamps are the walked directories' modification times, taken
+	// before they were listed: while none changed, the cover still
+	// describes the tree (an entry added or removed changes its
+	// directory's time).
+	stamps []time.Time
 }
 
 // coverOf computes the cover of root minus hidden (absolute, resolved).
@@ -24,6 +30,18 @@ func coverOf(root string, hidden []string) cover {
 	var c cover
 	c.add(root, hidden, true)
 	return c
+}
+
+// current reports whether no walked directory changed since the cover was
+// computed.
+func (c *cover) current() bool {
+	for i, p := range c.walked {
+		fi, err := os.Stat(p)
+		if err != nil || c.stamps[i].IsZero() || !fi.ModTime().Equal(c.stamps[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *cover) add(p string, hidden []string, isDir bool) {
@@ -42,7 +60,12 @@ func (c *cover) add(p string, hidden []string, isDir bool) {
 	case !below:
 		c.files = append(c.files, p)
 	default:
+		var stamp time.Time
+		if fi, err := os.Stat(p); err == nil {
+			stamp = fi.ModTime()
+		}
 		c.walked = append(c.walked, p)
+		c.stamps = append(c.stamps, stamp)
 		entries, err := os.ReadDir(p)
 		if err != nil {
 			return

@@ -70,16 +70,25 @@ func restrictAndExec(s execSpec) error {
 
 // landlockRules grants reading everywhere but the hidden paths, and
 // writing in the writable roots (minus hidden paths), the private tmp and
-// the devices above.
+// the devices: readRules and writeRules in one ruleset.
 func landlockRules(s execSpec) []landlock.Rule {
-	read := coverOf("/", s.hide)
-	rules := []landlock.Rule{
+	return append(readRules(coverOf("/", s.hide)), writeRules(s)...)
+}
+
+// readRules grants reading the cover of / minus the hidden paths.
+func readRules(read cover) []landlock.Rule {
+	return []landlock.Rule{
 		// A listed entry may vanish before its rule is added.
 		landlock.RODirs(read.dirs...).IgnoreIfMissing(),
 		landlock.ROFiles(read.files...).IgnoreIfMissing(),
 		landlock.PathAccess(ll.AccessFSReadDir, read.walked...).IgnoreIfMissing(),
-		landlock.RWFiles(devices...).IgnoreIfMissing(),
 	}
+}
+
+// writeRules grants writing (and reading) in the writable roots minus the
+// hidden paths, the private tmp and the devices above.
+func writeRules(s execSpec) []landlock.Rule {
+	rules := []landlock.Rule{landlock.RWFiles(devices...).IgnoreIfMissing()}
 	rw := s.rw
 	if s.tmp != "" {
 		rw = append(slices.Clip(rw), s.tmp)

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,26 +58,16 @@ func (sp *spawner) run(s execSpec, ready chan struct{}) {
 	}
 }
 
+// restrictThread applies the sandbox of s to the calling thread in two
+// layers (see readLayer): the shared read layer, then s's write layer.
 func restrictThread(s execSpec) error {
-	cfg := landlock.V10
-	if s.network {
-		cfg.HandledAccessNet = 0
-	}
-	fd, flags, err := cfg.BestEffort().NewRulesetFD(landlockRules(s)...)
-	if err != nil {
-		return fmt.Errorf("building the Landlock ruleset: %w", err)
-	}
-	if fd < 0 {
-		return errors.New("the kernel does not offer Landlock")
-	}
-	defer unix.Close(fd)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
-	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("applying Landlock: %w", err)
+	if err := restrictReads(s.hide); err != nil {
+		return err
 	}
-	return nil
+	return restrictWrites(s)
 }
 
 // start runs cmd.Start on the restricted thread.

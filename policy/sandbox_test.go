@@ -21,11 +21,24 @@ func needLandlock(t *testing.T) {
 	}
 }
 
-// eachSandbox runs f once per OS sandbox this host offers.
+// eachSandbox runs f once per OS sandbox this host offers, Landlock
+// twice: through the sandbox-exec helper (one ruleset) and from a
+// restricted thread of this process (StartShell: the shared read layer
+// and the call's write layer).
 func eachSandbox(t *testing.T, f func(t *testing.T, kind string)) {
 	t.Run(SandboxLandlock, func(t *testing.T) { needLandlock(t); f(t, SandboxLandlock) })
+	t.Run(SandboxLandlock+"-thread", func(t *testing.T) {
+		needLandlock(t)
+		viaThread = true
+		t.Cleanup(func() { viaThread = false })
+		f(t, SandboxLandlock)
+	})
 	t.Run(SandboxBwrap, func(t *testing.T) { needBwrap(t); f(t, SandboxBwrap) })
 }
+
+// viaThread makes runSandboxed start Landlock-sandboxed bash with
+// StartShell instead of the helper.
+var viaThread bool
 
 func confined(t *testing.T, c SandboxConfig) *Confinement {
 	t.Helper()
@@ -330,5 +343,78 @@ func TestLandlockStartShellConfinesOnlyTheChild(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(outside, "parent"), []byte("p"), 0o644); err != nil {
 			t.Fatalf("the parent process was restricted: %v", err)
 		}
+	}
+}
+
+// Sandboxes that hide the same paths share one read layer, and each still
+// writes only its own workspace; a directory listed entry by entry (beside
+// a hidden path) that gains an entry afterwards is listed again, so the
+// new entry is readable and the hidden path still is not.
+func TestLandlockReadLayerShared(t *testing.T) {
+	needLandlock(t)
+	base, err := os.MkdirTemp("/var/tmp", "policy-layers-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws1, ws2 := filepath.Join(base, "ws1"), filepath.Join(base, "ws2")
+	secret := filepath.Join(base, "secret")
+	for _, d := range []string{ws1, ws2} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(secret, []byte("SECRET"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	viaThread = true
+	t.Cleanup(func() { viaThread = false })
+	c1 := confined(t, SandboxConfig{WorkspaceRoot: ws1, ForbidRead: []string{secret}, force: SandboxLandlock})
+	c2 := confined(t, SandboxConfig{WorkspaceRoot: ws2, ForbidRead: []string{secret}, force: SandboxLandlock})
+	key := strings.Join(c1.forbidden, "\x00")
+	layer := func() *readLayer {
+		readLayers.mu.Lock()
+		defer readLayers.mu.Unlock()
+		return readLayers.byKey[key]
+	}
+	var first *readLayer
+	for i, c := range []*Confinement{c1, c2} {
+		own, other := []string{ws1, ws2}[i], []string{ws2, ws1}[i]
+		if out, err := runSandboxed(t, c, "echo mine > "+own+"/f && cat "+own+"/f"); err != nil || out != "mine\n" {
+			t.Fatalf("sandbox %d cannot write its workspace: %v: %q", i+1, err, out)
+		}
+		if out, err := runSandboxed(t, c, "echo theirs > "+other+"/g"); err == nil {
+			t.Errorf("sandbox %d wrote the other workspace: %q", i+1, out)
+		}
+		if out, _ := runSandboxed(t, c, "cat "+secret); strings.Contains(out, "SECRET") {
+			t.Errorf("sandbox %d read the hidden file", i+1)
+		}
+		if i == 0 {
+			first = layer()
+		}
+	}
+	shared := layer()
+	if shared == nil || shared != first {
+		t.Fatalf("the two sandboxes did not share one read layer (%p, %p)", first, shared)
+	}
+
+	// base is listed entry by entry (it holds the hidden file): a new
+	// entry there makes the next sandbox list it again.
+	late := filepath.Join(base, "late")
+	if err := os.Mkdir(late, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(late, "note"), []byte("NOTE"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c3 := confined(t, SandboxConfig{WorkspaceRoot: ws1, ForbidRead: []string{secret}, force: SandboxLandlock})
+	if out, err := runSandboxed(t, c3, "cat "+late+"/note"); err != nil || out != "NOTE" {
+		t.Errorf("an entry made after the read layer was built is unreadable: %v: %q", err, out)
+	}
+	if out, _ := runSandboxed(t, c3, "cat "+secret); strings.Contains(out, "SECRET") {
+		t.Error("the rebuilt read layer lets the hidden file be read")
+	}
+	if rebuilt := layer(); rebuilt == shared {
+		t.Error("the read layer was not rebuilt after its directory changed")
 	}
 }
