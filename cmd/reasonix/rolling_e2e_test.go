@@ -65,10 +65,15 @@ func newCluster(t testing.TB, n int, steps map[string]int, think time.Duration, 
 	t.Helper()
 	c := &cluster{t: t, dsn: storetest.PostgresDSN(t)}
 	first := newE2E(t, goalScript(4000, stepper(steps, think))...)
+	homes := dataDirs(t)
 	for i := range n {
 		e := first
 		if i > 0 {
-			e = &e2e{t: t, home: t.TempDir(), work: t.TempDir(), srv: first.srv}
+			e = &e2e{t: t, work: t.TempDir(), srv: first.srv}
+		}
+		e.home = filepath.Join(homes, fmt.Sprint("node", i))
+		if err := os.Mkdir(e.home, 0o700); err != nil {
+			t.Fatal(err)
 		}
 		e.configure("\n[store]\ndriver = \"postgres\"\ndsn_env = \"RX_TEST_DSN\"\n" + extraConfig)
 		c.nodes = append(c.nodes, e)
@@ -77,6 +82,22 @@ func newCluster(t testing.TB, n int, steps map[string]int, think time.Duration, 
 		c.live = append(c.live, c.start(i))
 	}
 	return c
+}
+
+// dataDirs is where a cluster keeps its nodes' data dirs: a directory of
+// its own outside the shared /tmp, as a deployment has (/var/lib/reasonix,
+// a container's /data). The bash sandbox hides the data dir's secrets and
+// grants the entries beside each hidden path one by one: among the
+// hundreds of entries of a test machine's /tmp that costs every sandbox
+// milliseconds, and /tmp changes with every task's private tmp dir, so
+// the sandbox's shared read layer would be rebuilt for each task.
+func dataDirs(t testing.TB) string {
+	base, err := os.MkdirTemp("/var/tmp", "reasonix-nodes-")
+	if err != nil {
+		return t.TempDir() // no /var/tmp: the shared tmp dir will do
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	return base
 }
 
 func (c *cluster) start(i int) *service { return c.nodes[i].serve(c.t, "RX_TEST_DSN="+c.dsn) }
