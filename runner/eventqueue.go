@@ -20,7 +20,8 @@ import (
 // every other event of the task (a state change, an approval) is written
 // only after the queue is flushed (Service.emitLogged), so the log reads as
 // the run happened. The run closes its queue before it ends; events still
-// queued when the process dies are lost, as events being written are now.
+// queued when the process dies are lost, like an event whose write was
+// under way.
 type eventQueue struct {
 	s      *Service
 	taskID string
