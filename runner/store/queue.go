@@ -73,6 +73,8 @@ type Queue struct {
 	handler Handler
 	wakeInt time.Duration
 
+	freed   chan struct{} // a worker finished a job (capacity 1)
+
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	swept   chan struct{}
@@ -90,7 +92,12 @@ func (w *taskWorker) Work(ctx context.Context, job *river.Job[TaskArgs]) error {
 	if _, err := w.q.s.db.exec(ctx, "UPDATE tasks SET wake_pending = 0 WHERE id = ? AND wake_pending = 1", job.Args.TaskID); err != nil {
 		return fmt.Errorf("store: clear wake: %w", err)
 	}
-	return w.q.handler.RunTask(ctx, Job{ID: job.ID, TaskID: job.Args.TaskID, Attempt: job.Attempt})
+	err := w.q.handler.RunTask(ctx, Job{ID: job.ID, TaskID: job.Args.TaskID, Attempt: job.Attempt})
+	select { // see Queue.sweep
+	case w.q.freed <- struct{}{}:
+	default:
+	}
+	return err
 }
 
 // NewQueue builds the workers of this node. Nothing runs until Start.
@@ -112,7 +119,7 @@ func (s *Store) NewQueue(cfg QueueConfig) (*Queue, error) {
 	case cfg.WakeInterval < time.Millisecond:
 		return nil, invalid("wake interval must be at least 1ms (got %s)", cfg.WakeInterval)
 	}
-	q := &Queue{s: s, handler: cfg.Handler, wakeInt: cfg.WakeInterval}
+	q := &Queue{s: s, handler: cfg.Handler, wakeInt: cfg.WakeInterval, freed: make(chan struct{}, 1)}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &taskWorker{q: q}); err != nil {
 		return nil, fmt.Errorf("store: register worker: %w", err)
@@ -175,6 +182,15 @@ func (q *Queue) Stop(ctx context.Context) error {
 	return nil
 }
 
+// sweep retries pending wakes, and after a worker finished a job tells the
+// nodes' queues that a job may be waiting. River fetches for a freed
+// worker only when its last fetch came back full, and not at all for one
+// freed while a fetch was under way: such a worker sat idle until the next
+// poll (a second on Postgres) while jobs waited — up to 0.77 s measured
+// between a task's end and the next start. The notice goes out one fetch
+// cooldown later, so River's own fetch for the freed worker, when it makes
+// one, comes first and is not pushed back by the cooldown; bursts of ends
+// share one notice.
 func (q *Queue) sweep(ctx context.Context) {
 	defer close(q.swept)
 	t := time.NewTicker(q.wakeInt)
@@ -183,6 +199,16 @@ func (q *Queue) sweep(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-q.freed:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(fetchCooldown):
+			}
+			if err := q.s.notifyAvailable(ctx); err != nil && ctx.Err() == nil {
+				q.s.log.Warn("store: telling the queues a worker is free failed; they find the next job at their next poll", "err", err)
+			}
+			continue
 		case <-t.C:
 		}
 		if err := q.s.retryPendingWakes(ctx); err != nil && ctx.Err() == nil {
