@@ -61,7 +61,8 @@ func TestSchedulesPage(t *testing.T) {
 // TestNodesAndWebhooksPages: the node serving the page is listed; each
 // webhook shows its deliveries with their outcome and reason, escaped.
 func TestNodesAndWebhooksPages(t *testing.T) {
-	e := newEnvWith(t, nil, nil, []config.Webhook{{Name: "ci", Kind: "github"}, {Name: "quiet", Kind: "generic"}})
+	e := newEnvWith(t, nil, nil, []config.Webhook{{Name: "ci", Kind: "github"}, {Name: "quiet", Kind: "generic"},
+		{Name: "deps", Kind: "hmac", Goal: true, BudgetUSD: 1.25, Posture: "auto"}})
 	for _, d := range []store.Delivery{
 		{Webhook: "ci", DeliveryID: "d-1", Event: "check_run.completed", Outcome: store.DeliveryAccepted, Status: 202},
 		{Webhook: "ci", DeliveryID: "d-2", Outcome: store.DeliveryRejected, Status: 401, Reason: `bad signature <img src=x>`},
@@ -76,7 +77,8 @@ func TestNodesAndWebhooksPages(t *testing.T) {
 		t.Errorf("nodes page = %d:\n%s", p.StatusCode, p.Body)
 	}
 	p := b.get("/webhooks")
-	for _, want := range []string{"d-accepted", "check_run.completed", "d-rejected", "bad signature &lt;img src=x&gt;", "No deliveries yet."} {
+	for _, want := range []string{"d-accepted", "check_run.completed", "d-rejected", "bad signature &lt;img src=x&gt;", "No deliveries yet.",
+		"goal (budget $1.25) · posture auto"} {
 		if !strings.Contains(p.Body, want) {
 			t.Errorf("webhooks page lacks %q", want)
 		}
