@@ -27,24 +27,33 @@ const thinkTime = 200 * time.Millisecond
 // "step-k" to progress.txt), then answers; every call takes think.
 // The step is counted from the successful tool results in the request, so
 // a task that moved to another node continues where its transcript stands;
-// like a real model, it tries a step again whose command a drain cut short
-// (its result is an error) instead of taking it as done.
+// like a careful model, it tries a step again whose command a drain cut
+// short (its result is an error) instead of taking it as done — checking
+// first whether the step already had its effect, since a command killed
+// after its write but before it exited did write. A step tried for the
+// first time is never checked, so a step done twice because a result was
+// lost still shows twice.
 func stepper(steps map[string]int, think time.Duration) func(agenttest.Request) agenttest.Turn {
 	return func(req agenttest.Request) agenttest.Turn {
-		prompt, done := "", 0
+		prompt, done, retry := "", 0, false
 		for _, m := range req.Messages {
 			switch {
 			case m.Role == "user" && prompt == "":
 				prompt = m.Content
 			case m.Role == "tool" && !strings.Contains(m.Content, "error: ") && !strings.HasPrefix(m.Content, "not run"):
-				done++
+				done, retry = done+1, false
+			case m.Role == "tool":
+				retry = true
 			}
 		}
 		kind, _, _ := strings.Cut(prompt, " ")
 		var turn agenttest.Turn
 		if done < steps[kind] {
-			turn = toolTurn(call(fmt.Sprintf("s%d", done+1), "bash",
-				fmt.Sprintf(`{"command":"echo step-%d >> progress.txt"}`, done+1)))
+			step := fmt.Sprintf("echo step-%d >> progress.txt", done+1)
+			if retry {
+				step = fmt.Sprintf("grep -qx step-%d progress.txt || %s", done+1, step)
+			}
+			turn = toolTurn(call(fmt.Sprintf("s%d", done+1), "bash", fmt.Sprintf(`{"command":%q}`, step)))
 		} else {
 			turn = answer("finished " + prompt)
 		}
