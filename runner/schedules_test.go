@@ -161,7 +161,7 @@ func TestScheduleOverlapSkip(t *testing.T) {
 	}
 }
 
-// TestScheduleCatchUp: six hours of downtime give exactly one catch-up run
+// TestScheduleCatchUp: six to seven hours of downtime give exactly one catch-up run
 // (the latest occurrence) with catch_up = "latest", and none with "none".
 func TestScheduleCatchUp(t *testing.T) {
 	for _, c := range []struct {
@@ -172,12 +172,16 @@ func TestScheduleCatchUp(t *testing.T) {
 			clk := newClock()
 			svc := runnertest.Start(t, runnertest.Options{Provider: echoProvider{}, Now: clk.Now, Configure: quietLoop,
 				Settings: scheduleSettings(config.Schedule{Name: "hourly", Cron: "0 * * * *", CatchUp: c.catchUp})})
-			clk.Advance(6*time.Hour + 10*time.Minute)
+			// Six to seven hours down, ending at half past an hour: the
+			// clock starts at the wall clock's time, and a gap ending just
+			// after an hour would make that occurrence due, not missed.
+			end := clk.Now().Truncate(time.Hour).Add(7*time.Hour + 30*time.Minute)
+			clk.Advance(end.Sub(clk.Now()))
 			tick(t, svc)
 			tick(t, svc)
 			tasks := scheduleTasks(t, svc, "hourly")
 			if len(tasks) != c.runs {
-				t.Fatalf("%d runs after a six-hour gap, want %d", len(tasks), c.runs)
+				t.Fatalf("%d runs after a gap of over six hours, want %d", len(tasks), c.runs)
 			}
 			s := scheduleNamed(t, svc, "hourly")
 			if c.runs == 1 {
