@@ -73,7 +73,7 @@ type Queue struct {
 	handler Handler
 	wakeInt time.Duration
 
-	freed   chan struct{} // a worker finished a job (capacity 1)
+	freed chan struct{} // a worker finished a job (capacity 1)
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
