@@ -30,15 +30,7 @@ func (echoProvider) Stream(ctx context.Context, req agent.Request) (<-chan agent
 // the task on either.
 func TestTwoNodesPostgres(t *testing.T) {
 	ctx := context.Background()
-	dsn := storetest.PostgresDSN(t)
-	open := func() *store.Store {
-		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		return st
-	}
+	open := storetest.SharedPostgres(t)
 	rt := newRouter()
 	rt.script("approve on the other node", calls(bashCall("c1", "echo hi > f")), answer("done"))
 	prov := &fallback{rt: rt}
@@ -110,15 +102,7 @@ func (f *fallback) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 // when it stops the other takes over. Nodes lists both, the leader marked.
 func TestLeaderSweepsAlone(t *testing.T) {
 	ctx := context.Background()
-	dsn := storetest.PostgresDSN(t)
-	open := func() *store.Store {
-		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		return st
-	}
+	open := storetest.SharedPostgres(t)
 	start := func(node string) *runner.Service {
 		return runnertest.Start(t, runnertest.Options{Provider: echoProvider{}, Store: open(), Configure: func(c *runner.Config) {
 			c.Node, c.Version = node, "test-"+node

@@ -102,7 +102,7 @@ func TestScratchTooLargeStays(t *testing.T) {
 // continues it with its files.
 func TestScratchMovesBetweenPostgresNodes(t *testing.T) {
 	ctx := context.Background()
-	dsn := storetest.PostgresDSN(t)
+	open := storetest.SharedPostgres(t)
 	rt := newRouter()
 	p := rt.script("scratch between live nodes",
 		calls(bashCall("c1", "echo kept > notes.txt && touch started && sleep 30")),
@@ -111,12 +111,7 @@ func TestScratchMovesBetweenPostgresNodes(t *testing.T) {
 	nodes := map[string]*runner.Service{}
 	scratch := map[string]string{}
 	for _, name := range []string{"pa", "pb"} {
-		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		nodes[name] = runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) {
+		nodes[name] = runnertest.Start(t, runnertest.Options{Provider: rt, Store: open(), Configure: func(c *runner.Config) {
 			c.Node, scratch[name] = name, c.ScratchDir
 		}})
 	}

@@ -28,15 +28,7 @@ import (
 // one status message, and one report.
 func TestTwoNodesRelayATaskOnce(t *testing.T) {
 	ctx := context.Background()
-	dsn := storetest.PostgresDSN(t)
-	open := func() *store.Store {
-		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		return st
-	}
+	open := storetest.SharedPostgres(t)
 	turns := make([]agenttest.Turn, 20)
 	for i := range turns {
 		turns[i] = agenttest.Respond(approvalScript)
@@ -156,15 +148,7 @@ func threadText(fake *bottest.Slack, thread string) string {
 // dies, the other takes polling over and the next DM is served the same.
 func TestTwoNodesShareOneTelegramBot(t *testing.T) {
 	ctx := context.Background()
-	dsn := storetest.PostgresDSN(t)
-	open := func() *store.Store {
-		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		return st
-	}
+	open := storetest.SharedPostgres(t)
 	turns := make([]agenttest.Turn, 10)
 	for i := range turns {
 		turns[i] = agenttest.Turn{Text: "tg-report-text"}

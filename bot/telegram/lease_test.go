@@ -105,15 +105,7 @@ func (p *processed) texts(t *testing.T) map[string]bool {
 // the stored offset: every update is acted on exactly once.
 func TestTwoNodesPollOneTokenInTurn(t *testing.T) {
 	ctx := context.Background()
-	dsn := storetest.PostgresDSN(t)
-	open := func() *store.Store {
-		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		return st
-	}
+	open := storetest.SharedPostgres(t)
 	fake := bottest.NewTelegram(t, token, bottest.SlackLimits{})
 	log := &processed{by: map[string][]string{}, text: map[string]string{}, seen: map[string]int{}}
 	const ttl = 2 * time.Second
@@ -238,15 +230,7 @@ func TestTwoPollersWithoutALeaseConflict(t *testing.T) {
 // gets none of that batch again.
 func TestAStoppingPollerFinishesItsBatchAndHandsOver(t *testing.T) {
 	ctx := context.Background()
-	dsn := storetest.PostgresDSN(t)
-	open := func() *store.Store {
-		st, err := store.Open(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn, Logger: storetest.Quiet()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		return st
-	}
+	open := storetest.SharedPostgres(t)
 	fake := bottest.NewTelegram(t, token, bottest.SlackLimits{})
 	log := &processed{by: map[string][]string{}, text: map[string]string{}, seen: map[string]int{}}
 	const ttl = 3 * time.Second

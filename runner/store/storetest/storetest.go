@@ -45,6 +45,19 @@ func Postgres(t testing.TB, cfg store.Config) *store.Store {
 	return open(t, cfg)
 }
 
+// SharedPostgres makes a fresh schema in the test Postgres database (see
+// PostgresDSN) and returns an opener of stores on it: the stores share one
+// database, as the nodes of a cluster do. Each is closed when the test
+// ends.
+func SharedPostgres(t testing.TB) func() *store.Store {
+	t.Helper()
+	dsn := PostgresDSN(t)
+	return func() *store.Store {
+		t.Helper()
+		return open(t, store.Config{Driver: store.DriverPostgres, DSN: dsn})
+	}
+}
+
 // Openers are both databases by name, for running one suite on each.
 var Openers = map[string]Opener{store.DriverSQLite: SQLite, store.DriverPostgres: Postgres}
 
