@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"reasonix/runner/store"
 )
@@ -15,6 +16,11 @@ import (
 // write is in flight goes in the next one, as one statement. The transcript
 // and the tool journal, which a resumed run is rebuilt from, are still
 // written before the step goes on; these events only report it.
+//
+// A write waits eventLinger after the first event of a batch, so a step's
+// events (its usage, the tool's start and finish) share one statement and
+// one commit instead of taking one each: on a busy database the commits,
+// not the rows, are the cost. flush and close do not wait.
 //
 // Order holds: one writer per run, in the order the events were queued, and
 // every other event of the task (a state change, an approval) is written
@@ -31,16 +37,23 @@ type eventQueue struct {
 	writing bool       // a batch is being written
 	idle    *sync.Cond // broadcast when pending is empty and nothing is being written
 	closed  bool
+	waiting int // flush calls waiting: the writer must not linger
 
-	kick chan struct{} // capacity 1: there is something to write
-	done chan struct{}
+	kick  chan struct{} // capacity 1: there is something to write
+	hurry chan struct{} // capacity 1: write now, do not linger
+	done  chan struct{}
 }
+
+// eventLinger is how long the writer gathers events before writing them:
+// longer than one step's tool call takes, short enough that a chat thread
+// or a live stream does not notice.
+const eventLinger = 50 * time.Millisecond
 
 // maxEventBatch bounds one write; a busier queue takes several.
 const maxEventBatch = 64
 
 func newEventQueue(s *Service, taskID string) *eventQueue {
-	q := &eventQueue{s: s, taskID: taskID, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	q := &eventQueue{s: s, taskID: taskID, kick: make(chan struct{}, 1), hurry: make(chan struct{}, 1), done: make(chan struct{})}
 	q.idle = sync.NewCond(&q.mu)
 	go q.loop()
 	return q
@@ -73,6 +86,9 @@ func (q *eventQueue) add(typ string, payload any) {
 func (q *eventQueue) flush() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.waiting++
+	defer func() { q.waiting-- }()
+	q.hasten()
 	for len(q.pending) > 0 || q.writing {
 		q.idle.Wait()
 	}
@@ -86,13 +102,46 @@ func (q *eventQueue) close() {
 		q.closed = true
 		close(q.kick)
 	}
+	q.hasten()
 	q.mu.Unlock()
 	<-q.done
+}
+
+// hasten ends the writer's current linger.
+func (q *eventQueue) hasten() {
+	select {
+	case q.hurry <- struct{}{}:
+	default:
+	}
+}
+
+// linger waits eventLinger for more events, or not at all when a flush is
+// waiting or the queue is closing. A hurry left over from a flush that
+// found nothing to wait for is dropped first; one sent after the check
+// below ends the wait.
+func (q *eventQueue) linger() {
+	select {
+	case <-q.hurry:
+	default:
+	}
+	q.mu.Lock()
+	urgent := q.waiting > 0 || q.closed
+	q.mu.Unlock()
+	if urgent {
+		return
+	}
+	t := time.NewTimer(eventLinger)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-q.hurry:
+	}
 }
 
 func (q *eventQueue) loop() {
 	defer close(q.done)
 	for range q.kick {
+		q.linger()
 		for {
 			q.mu.Lock()
 			n := min(len(q.pending), maxEventBatch)
