@@ -114,10 +114,58 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 			content = out + "\n" + content
 		}
 	}
-	if err := s.st.JournalFinish(context.WithoutCancel(ctx), r.task.ID, key, agent.BoundResult(content, agent.MaxToolResult), runErr != nil); err != nil {
-		s.log.Error("runner: journal finish", "task", r.task.ID, "call", key, "err", err)
+	outcome := store.CallOutcome{CallID: key, Result: agent.BoundResult(content, agent.MaxToolResult), IsError: runErr != nil}
+	if j.key == nil {
+		// The run's own conversation: the outcome is written with the tool
+		// message that reports it, the observer's next write, in one
+		// commit. A crash in between leaves the call unfinished, as a
+		// crash just before JournalFinish would; once the message is
+		// written the transcript answers the call anyway.
+		r.mu.Lock()
+		if r.outcomes == nil {
+			r.outcomes = map[string]store.CallOutcome{}
+		}
+		r.outcomes[key] = outcome
+		r.mu.Unlock()
+		return out, runErr
 	}
+	r.finishCalls(context.WithoutCancel(ctx), outcome)
 	return out, runErr
+}
+
+// finishCalls records outcomes in the journal on their own.
+func (r *run) finishCalls(ctx context.Context, outcomes ...store.CallOutcome) {
+	for _, o := range outcomes {
+		if err := r.s.st.JournalFinish(ctx, r.task.ID, o.CallID, o.Result, o.IsError); err != nil {
+			r.s.log.Error("runner: journal finish", "task", r.task.ID, "call", o.CallID, "err", err)
+		}
+	}
+}
+
+// takeOutcome removes and returns the waiting outcome of the call the
+// tool message answers, if any.
+func (r *run) takeOutcome(m agent.Message) []store.CallOutcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := journalKey(r.lastAsst, m.ToolCallID)
+	o, ok := r.outcomes[key]
+	if !ok {
+		return nil
+	}
+	delete(r.outcomes, key)
+	return []store.CallOutcome{o}
+}
+
+// settleOutcomes writes the outcomes no tool message took, when the
+// conversation stops: one whose message could not be saved, say.
+func (r *run) settleOutcomes(ctx context.Context) {
+	r.mu.Lock()
+	left := r.outcomes
+	r.outcomes = nil
+	r.mu.Unlock()
+	for _, o := range left {
+		r.finishCalls(ctx, o)
+	}
 }
 
 // journaled wraps every tool of inner in the journal.

@@ -5,6 +5,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/goals"
+	"reasonix/runner/store"
 )
 
 // maxEventText bounds tool arguments and results copied into events; the
@@ -26,11 +27,19 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 			return
 		case agent.EventMessage:
 			m := redactMessage(s.redact, *e.Message)
-			seq, err := s.st.AppendMessages(pctx, id, m)
+			var done []store.CallOutcome
+			if m.Role == agent.RoleTool {
+				done = r.takeOutcome(m)
+			}
+			seq, missed, err := s.st.AppendMessagesFinishing(pctx, id, done, m)
 			if err != nil {
 				s.log.Error("runner: saving a message failed", "task", id, "err", err)
 				r.cancel(errPersist)
+				r.finishCalls(pctx, done...)
 				return
+			}
+			for _, key := range missed {
+				s.log.Error("runner: journal finish: no unfinished entry", "task", id, "call", key)
 			}
 			if e.Message.Role == agent.RoleUser {
 				r.sawUserMessage(e.Message.Content)

@@ -38,6 +38,9 @@ type run struct {
 	tally     *session.Tally // cost by model
 	toolCalls int
 	lastAsst  int64 // message seq of the latest assistant message
+	// outcomes are the conversation's finished calls whose journal entry
+	// waits for their tool message, to be written with it (journaledTool).
+	outcomes map[string]store.CallOutcome
 
 	events *eventQueue // the step events, written behind the run
 }
@@ -169,6 +172,7 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 	}
 	s.restoreScratch(ctx, task, ws) // a scratch task handed over by another node
 	o, err := s.runSession(ctx, r, ws)
+	r.settleOutcomes(context.WithoutCancel(ctx))
 	stopControl() // before finish, which continues the task if messages remain
 	if err != nil {
 		ref := newRef()

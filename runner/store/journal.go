@@ -66,13 +66,16 @@ func (s *Store) JournalStart(ctx context.Context, taskID, callID, tool, argsHash
 	return nil
 }
 
+// journalFinishSQL finishes an unfinished entry: finished_at, result,
+// is_error, task_id, call_id.
+const journalFinishSQL = `UPDATE tool_journal SET finished_at = ?, result = ?, is_error = ?
+	WHERE task_id = ? AND call_id = ? AND finished_at IS NULL`
+
 // JournalFinish records the outcome of a started call. It returns an error
 // wrapping ErrNotFound when there is no unfinished entry for the call (never
 // started, or finished already), so an outcome is never overwritten.
 func (s *Store) JournalFinish(ctx context.Context, taskID, callID, result string, isError bool) error {
-	n, err := s.db.exec(ctx, `UPDATE tool_journal SET finished_at = ?, result = ?, is_error = ?
-		WHERE task_id = ? AND call_id = ? AND finished_at IS NULL`,
-		micros(s.now()), result, boolInt(isError), taskID, callID)
+	n, err := s.db.exec(ctx, journalFinishSQL, micros(s.now()), result, boolInt(isError), taskID, callID)
 	if err != nil {
 		return fmt.Errorf("store: journal finish %s/%s: %w", taskID, callID, err)
 	}
