@@ -78,6 +78,11 @@ type Transport struct {
 	cancel context.CancelFunc // ends intake
 	h      atomic.Pointer[bot.Handler]
 	wg     sync.WaitGroup
+	// stopMu orders a webhook request's wg.Add before Stop's wg.Wait: a
+	// request that comes after Stop began is refused, not added to a
+	// WaitGroup being waited on.
+	stopMu   sync.Mutex
+	stopping bool
 }
 
 var (
@@ -165,6 +170,9 @@ func (t *Transport) Stop(ctx context.Context) error {
 	if t.cancel == nil {
 		return nil
 	}
+	t.stopMu.Lock()
+	t.stopping = true
+	t.stopMu.Unlock()
 	t.cancel()
 	done := make(chan struct{})
 	go func() { t.wg.Wait(); close(done) }()

@@ -14,6 +14,17 @@ import (
 
 const secretHeader = "X-Telegram-Bot-Api-Secret-Token"
 
+// admit counts a webhook request in t.wg unless Stop has begun.
+func (t *Transport) admit() bool {
+	t.stopMu.Lock()
+	defer t.stopMu.Unlock()
+	if t.stopping {
+		return false
+	}
+	t.wg.Add(1)
+	return true
+}
+
 // Handler serves webhook updates; it answers 503 until Start. Telegram
 // retries a non-2xx answer, and the relay's dedupe makes that harmless.
 func (t *Transport) Handler() http.Handler {
@@ -28,10 +39,11 @@ func (t *Transport) Handler() http.Handler {
 			return
 		}
 		h := t.handlerLoaded()
-		if h == nil || t.intake.Err() != nil { // not started, or stopping: Telegram retries
+		if h == nil || !t.admit() { // not started, or stopping: Telegram retries
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
+		defer t.wg.Done() // unless handed to the handling goroutine below
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
 		if err != nil {
 			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
@@ -43,10 +55,12 @@ func (t *Transport) Handler() http.Handler {
 			return
 		}
 		done := make(chan struct{})
-		t.wg.Go(func() {
+		t.wg.Add(1) // the handling goroutine's own, added while the request's holds Stop
+		go func() {
+			defer t.wg.Done()
 			defer close(done)
 			t.handle(t.ctx, h, p)
-		})
+		}()
 		select { // answer within Telegram's patience; handling goes on
 		case <-done:
 		case <-time.After(2500 * time.Millisecond):

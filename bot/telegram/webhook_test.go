@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,5 +118,78 @@ func TestWebhookRegistersItself(t *testing.T) {
 	}
 	if n := len(plain.Webhooks()); n != 0 {
 		t.Errorf("registered %d webhooks without a URL", n)
+	}
+}
+
+// A webhook request under way when Stop begins (its body still arriving)
+// is handled before Stop returns, not after, when the relay may be gone;
+// a request after Stop began is refused with 503 for Telegram to retry.
+func TestWebhookRequestDuringStop(t *testing.T) {
+	fake := bottest.NewTelegram(t, "7:tok", bottest.SlackLimits{})
+	tr, err := New(Config{Token: "7:tok", APIEndpoint: fake.Endpoint(), Cursor: memCursor{}, WebhookSecret: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	if err := tr.Start(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(tr.Handler())
+	defer srv.Close()
+	// With "Expect: 100-continue" the client sends the body only once the
+	// handler reads it, so the first write below returning means the
+	// request is being handled.
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
+	post := func(body io.Reader) (int, error) {
+		req, _ := http.NewRequest("POST", srv.URL, body)
+		req.Header.Set(secretHeader, "s3cret")
+		req.Header.Set("Expect", "100-continue")
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	update := `{"update_id":1,"message":{"message_id":1,"from":{"id":11},"chat":{"id":11,"type":"private"},"text":"hi"}}`
+	pr, pw := io.Pipe()
+	defer pw.Close() // a failed test must not leave the request, and srv.Close, hanging
+	answered := make(chan int, 1)
+	go func() {
+		code, err := post(pr)
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- code
+	}()
+	if _, err := pw.Write([]byte(update[:20])); err != nil { // the handler reads the body now
+		t.Fatal(err)
+	}
+	stopped := make(chan int, 1) // how many updates were handled when Stop returned
+	go func() {
+		if err := tr.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+		rec.mu.Lock()
+		stopped <- len(rec.in)
+		rec.mu.Unlock()
+	}()
+	select {
+	case n := <-stopped:
+		t.Fatalf("Stop returned (%d handled) while a request was under way", n)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if code, err := post(strings.NewReader(update)); err != nil || code != http.StatusServiceUnavailable {
+		t.Errorf("a request after Stop began: %d, %v; want 503", code, err)
+	}
+	if _, err := pw.Write([]byte(update[20:])); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if n := <-stopped; n != 1 {
+		t.Errorf("Stop returned with %d updates handled, want 1", n)
+	}
+	if code := <-answered; code != http.StatusOK {
+		t.Errorf("the request under way was answered %d, want 200", code)
 	}
 }
