@@ -298,3 +298,37 @@ func TestRedeliveryWithinTheWindowIsDropped(t *testing.T) {
 		t.Errorf("claim after the given-up wait = %v, %v; want in flight", c, err)
 	}
 }
+
+// A decision in a direct message is taken once by the store: handled again
+// after a crash, it decides nothing twice and says so.
+func TestRedeliveredDecisionInADMDecidesOnce(t *testing.T) {
+	r := newRigOpts(t, rigOpts{model: approvalScript, editInterval: 50 * time.Millisecond,
+		tune: func(c *relay.Config) { c.ClaimWindow = testWindow }})
+	ctx := context.Background()
+	m := r.slack.Mention(alice, channel, "", "decide me twice")
+	r.approvalMessage(t, m.TS)
+	id := r.taskOf(t, m.TS)
+	pending, err := r.svc.Approvals(ctx, runner.ApprovalFilter{TaskID: id, State: store.ApprovalPending})
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending = %+v, %v", pending, err)
+	}
+	dm := bot.Inbound{Transport: "slack", EventID: "EvDecide", Team: bottest.SlackTeam, User: bob,
+		Channel: "DBOB", MessageID: "1700000400.000001", Text: "approve " + pending[0].ID, DM: true, Addressed: true}
+	r.relay.HandleMessage(ctx, dm)
+	// Handled again, as a node that died after deciding and before
+	// finishing has it handled again by a redelivery (under another event
+	// id here, the first being finished; a decision does not key on it).
+	deadClaim(t, r.st, "slack:EvDecide2")
+	dm.EventID = "EvDecide2"
+	r.relay.HandleMessage(ctx, dm)
+	if got := runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked); got.State != store.StateSucceeded {
+		t.Fatalf("task = %s %+v", got.State, got.Result)
+	}
+	if decided := runnertest.Events(t, r.svc, id, "approval_decided"); len(decided) != 1 {
+		t.Errorf("decisions = %d, want 1", len(decided))
+	}
+	answers := r.slack.Thread("DBOB", dm.MessageID)
+	if len(answers) != 2 || !strings.Contains(answers[0].Text, "Allowed once") || !strings.Contains(answers[1].Text, "decided already") {
+		t.Errorf("answers = %+v; want the decision, then that it was decided already", answers)
+	}
+}

@@ -91,9 +91,7 @@ func (r *Relay) handle(ctx context.Context, t bot.Transport, in bot.Inbound) boo
 	acc := r.access[in.Transport]
 	if in.DM {
 		if id, choice, ok := bot.ParseDecision(in.Text); ok {
-			// Decided once by the store: a repeat is told it was decided.
-			r.decideInDM(ctx, t, in, id, choice)
-			return true
+			return r.decideInDM(ctx, t, in, id, choice)
 		}
 	}
 	if !in.Addressed {
