@@ -332,3 +332,45 @@ func TestRedeliveredDecisionInADMDecidesOnce(t *testing.T) {
 		t.Errorf("answers = %+v; want the decision, then that it was decided already", answers)
 	}
 }
+
+// A refused or ignored delivery is finished, so it is not handled again;
+// one whose action failed in a way a retry may get past is left claimed,
+// for a redelivery after the window.
+func TestRefusedDeliveriesFinishFailedOnesStayClaimed(t *testing.T) {
+	r := newClaimRig(t, testWindow)
+	ctx := context.Background()
+	state := func(key string) store.ChatClaim {
+		t.Helper()
+		c, err := r.st.ClaimChatEvent(ctx, key, "probe", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	stranger := mention("EvStranger", "1700000500.000001", "let me in")
+	stranger.User = eve
+	r.relay.HandleMessage(ctx, stranger)
+	chatter := reply("EvChatter", "1700000500.999999", "1700000500.000002", "not a task's thread")
+	r.relay.HandleMessage(ctx, chatter)
+	for _, key := range []string{"slack:EvStranger", "slack:EvChatter"} {
+		if c := state(key); c != store.ChatHandled {
+			t.Errorf("%s = %v, want handled", key, c)
+		}
+	}
+
+	// The service is shutting down: the submit fails, the user is told,
+	// and the delivery stays claimed, not finished.
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := r.svc.Stop(sctx); err != nil {
+		t.Fatal(err)
+	}
+	late := mention("EvLate", "1700000500.000003", "fix the docs while stopping")
+	r.relay.HandleMessage(ctx, late)
+	if c := state("slack:EvLate"); c != store.ChatInFlight {
+		t.Errorf("a failed delivery = %v, want still claimed (in flight)", c)
+	}
+	if got := r.threadText(late.MessageID); !strings.Contains(got, "shutting down") {
+		t.Errorf("the user was told %q", got)
+	}
+}
