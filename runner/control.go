@@ -67,6 +67,23 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 // message follows the existing conversation. It returns the task as it is
 // after the message.
 func (s *Service) Message(ctx context.Context, id, requester, text string) (store.Task, error) {
+	return s.message(ctx, id, requester, text, "")
+}
+
+// MessageOnce is Message under an idempotency key (e.g. the chat delivery
+// the message came in), for a caller that may deliver the same message
+// again after a crash: the message reaches the task once. A repeat still
+// continues a finished task whose message no run has taken yet (the first
+// delivery stopped between posting and continuing), and does nothing
+// more once one has.
+func (s *Service) MessageOnce(ctx context.Context, id, requester, text, key string) (store.Task, error) {
+	if strings.TrimSpace(key) == "" {
+		return store.Task{}, invalidf("the message's idempotency key is empty")
+	}
+	return s.message(ctx, id, requester, text, key)
+}
+
+func (s *Service) message(ctx context.Context, id, requester, text, key string) (store.Task, error) {
 	if strings.TrimSpace(text) == "" {
 		return store.Task{}, invalidf("the message is empty")
 	}
@@ -83,10 +100,21 @@ func (s *Service) Message(ctx context.Context, id, requester, text string) (stor
 	if t.State == store.StateCancelled {
 		return store.Task{}, failf(ErrConflict, "task %s was cancelled", id)
 	}
-	if _, err := s.st.PostMessage(ctx, id, requester, text); err != nil {
+	var (
+		m      store.InboxMessage
+		posted = true
+	)
+	if key == "" {
+		_, err = s.st.PostMessage(ctx, id, requester, text)
+	} else {
+		m, posted, err = s.st.PostMessageOnce(ctx, id, requester, text, key)
+	}
+	if err != nil {
 		return store.Task{}, mapStoreErr(err, "task "+id)
 	}
-	s.emitLogged(ctx, id, "message", map[string]any{"role": "user", "requester": requester, "text": text})
+	if posted {
+		s.emitLogged(ctx, id, "message", map[string]any{"role": "user", "requester": requester, "text": text})
+	}
 	// Read the state again after posting: a run that ends after this read
 	// finds the message in its final inbox check, one that ended before it
 	// is continued here, so the message is never left unread.
@@ -101,6 +129,9 @@ func (s *Service) Message(ctx context.Context, id, requester, text string) (stor
 	}
 	if t.State == store.StateCancelled {
 		return t, nil
+	}
+	if !m.TakenAt.IsZero() {
+		return t, nil // a repeat: a run took the message and has ended since
 	}
 	nt, err := s.st.Requeue(ctx, id, []store.State{t.State})
 	if err != nil {

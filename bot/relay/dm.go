@@ -14,12 +14,15 @@ import (
 // decide as the approval's own message: the same checks apply (an
 // approver, not the requester, pending and unexpired, the first decision
 // wins, audited under the approver's principal). The approval id is
-// opaque and grants nothing by itself.
-func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound, id, choice string) {
+// opaque and grants nothing by itself. It reports false when reading the
+// store failed before anything was decided, for a redelivery to retry; a
+// decision is taken once by the store, so a repeat only hears that it
+// was decided already.
+func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound, id, choice string) bool {
 	ok, err := r.mayApprove(ctx, in.Transport, in.Team, in.User)
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "checking who may decide"))
-		return
+		return false
 	}
 	if !ok {
 		if !r.access[in.Transport].userAllowed(in.User) {
@@ -27,24 +30,25 @@ func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound,
 			if r.firstRefusal(in.Transport + ":" + in.User) {
 				r.reply(ctx, t, in.Channel, in.Home(), "Sorry, I only take requests from people on my allow list.")
 			}
-			return
+			return true
 		}
 		r.reply(ctx, t, in.Channel, in.Home(), "Only approvers may decide approvals; nothing changed.")
-		return
+		return true
 	}
 	a, err := r.st.Approval(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		r.reply(ctx, t, in.Channel, in.Home(), "There is no approval "+id+"; nothing changed. Say approvals to list the ones waiting for you.")
-		return
+		return true
 	} else if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the approval"))
-		return
+		return false
 	}
 	if answer := r.decide(ctx, in.Transport, in.Team, in.User, a, choice, nil); answer != "" {
 		r.reply(ctx, t, in.Channel, in.Home(), answer)
-		return
+		return true
 	}
 	r.log.Info("relay: approval decided in a direct message", "approval", a.ID, "task", a.TaskID, "approver", in.Requester(), "decision", choice)
 	what := map[string]string{bot.AllowOnce: "Allowed once", bot.AllowTask: "Allowed for the task", bot.Deny: "Denied"}[choice]
 	r.reply(ctx, t, in.Channel, in.Home(), what+": "+a.Tool+" "+firstLine(a.Subject, 120)+" (approval "+a.ID+", task "+a.TaskID+").")
+	return true
 }

@@ -16,60 +16,119 @@ import (
 // HandleMessage turns a message for the bot into a task, a steer, or a
 // command's answer. The transport has already acknowledged the delivery,
 // so this may take its time; it never returns an error to the platform.
+//
+// A delivery with an event id is claimed in the store before it is
+// handled and finished after, so a retry or a redelivery, on any node and
+// after any restart, is handled at most once to its end, and one whose
+// first handler died mid-way is handled again (see claim). Handling it
+// again is harmless: a task is submitted under the delivery's dedupe key,
+// a steer is posted under it, the acknowledgement is a keyed chat post,
+// and a decision is taken once by the store. A command's answer (help,
+// status, tasks, approvals) may be sent a second time; that is only a
+// repeated answer.
 func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
 	t, ok := r.transports[in.Transport]
 	if !ok {
 		return
 	}
-	acc := r.access[in.Transport]
-	if !acc.channelAllowed(in) {
+	if !r.access[in.Transport].channelAllowed(in) {
 		return // an unknown group or channel: say nothing
 	}
-	if in.EventID != "" {
-		first, err := r.st.ClaimChatEvent(ctx, in.Transport+":"+in.EventID)
+	if in.EventID == "" {
+		r.handle(ctx, t, in)
+		return
+	}
+	key := in.Transport + ":" + in.EventID
+	if !r.claim(ctx, key) {
+		return
+	}
+	if !r.handle(ctx, t, in) {
+		// Left claimed: a redelivery after the reclaim window tries again.
+		r.log.Warn("relay: handling a delivery failed; a redelivery will retry it", "transport", in.Transport, "event", in.EventID)
+		return
+	}
+	if err := r.st.FinishChatEvent(context.WithoutCancel(ctx), key); err != nil {
+		r.log.Warn("relay: marking a delivery handled", "transport", in.Transport, "event", in.EventID, "err", err)
+	}
+}
+
+// claim claims the handling of delivery key, and reports whether this
+// call is to handle it. A delivery handled before is dropped. One claimed
+// by a handler that has not finished it is waited for, not dropped: it
+// is dropped once that handler finishes, and claimed here once the claim
+// is older than ClaimWindow (its handler died). Dropping it at once would
+// lose it: Telegram moves its offset past a handled batch, and Slack
+// retries no further after an answered retry.
+func (r *Relay) claim(ctx context.Context, key string) bool {
+	poll := min(max(r.cfg.ClaimWindow/5, 10*time.Millisecond), time.Second)
+	for {
+		c, err := r.st.ClaimChatEvent(ctx, key, r.cfg.Node, r.cfg.ClaimWindow)
 		if err != nil {
-			r.log.Error("relay: dedupe failed; dropping the delivery", "transport", in.Transport, "event", in.EventID, "err", err)
-			return
+			// Not acting is the safe side: a delivery is never handled
+			// without a claim, and an unclaimed one can be redelivered.
+			r.log.Error("relay: claiming a delivery failed; not handling it", "event", key, "err", err)
+			return false
 		}
-		if !first {
-			return // a retry or a redelivery: handled already
+		switch c {
+		case store.ChatClaimed:
+			return true
+		case store.ChatHandled:
+			return false // a retry or a redelivery: handled already
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(poll):
 		}
 	}
+}
+
+// handle acts on in and reports whether it is done with it: false only
+// when the action failed in a way a redelivery may get past (the store or
+// the service failed), true also when the message was refused or ignored,
+// so such a message is not handled over and over.
+func (r *Relay) handle(ctx context.Context, t bot.Transport, in bot.Inbound) bool {
+	acc := r.access[in.Transport]
 	if in.DM {
 		if id, choice, ok := bot.ParseDecision(in.Text); ok {
-			r.decideInDM(ctx, t, in, id, choice)
-			return
+			return r.decideInDM(ctx, t, in, id, choice)
 		}
 	}
 	if !in.Addressed {
 		// Chatter in a thread: a steer when the thread is a task's home and
 		// the author may give the bot work, else none of our business.
 		if in.Thread == "" || !acc.userAllowed(in.User) {
-			return
+			return true
 		}
-		if id, err := r.st.ThreadTask(ctx, in.Transport, in.Channel, in.Thread); err == nil {
-			r.steer(ctx, t, in, id)
+		id, err := r.st.ThreadTask(ctx, in.Transport, in.Channel, in.Thread)
+		if errors.Is(err, store.ErrNotFound) {
+			return true
 		}
-		return
+		if err != nil {
+			r.log.Warn("relay: looking up a thread's task", "err", err)
+			return false
+		}
+		return r.steer(ctx, t, in, id)
 	}
 	if !acc.userAllowed(in.User) {
 		if r.firstRefusal(in.Transport + ":" + in.User) {
 			r.reply(ctx, t, in.Channel, in.Home(), "Sorry, I only take requests from people on my allow list. Ask an admin to add your user id ("+in.User+") if you need me.")
 		}
-		return
+		return true
 	}
 	cmd := bot.ParseCommand(in.Text)
 	if in.Thread != "" && (cmd.Verb == bot.VerbTask || cmd.Verb == bot.VerbGoal || cmd.Verb == bot.VerbPlan) {
 		if id, err := r.st.ThreadTask(ctx, in.Transport, in.Channel, in.Thread); err == nil {
-			if !r.steerCommand(ctx, t, in, cmd.Text, id) {
-				r.steer(ctx, t, in, id)
+			if ok, done := r.steerCommand(ctx, t, in, cmd.Text, id); ok {
+				return done
 			}
-			return
+			return r.steer(ctx, t, in, id)
 		} else if !errors.Is(err, store.ErrNotFound) {
 			r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "looking up this thread's task"))
-			return
+			return false
 		}
 	}
+	// The answers to commands may be sent again by a redelivery.
 	switch cmd.Verb {
 	case bot.VerbHelp:
 		r.reply(ctx, t, in.Channel, in.Home(), r.help(ctx, in, cmd))
@@ -82,12 +141,24 @@ func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
 	case bot.VerbApprovals:
 		r.listApprovals(ctx, t, in)
 	default:
-		r.submit(ctx, t, in, cmd)
+		return r.submit(ctx, t, in, cmd)
 	}
+	return true
 }
 
-// submit starts a task whose home is the message's thread.
-func (r *Relay) submit(ctx context.Context, t bot.Transport, in bot.Inbound, cmd bot.Command) {
+// transient reports whether err may pass when tried again: the service
+// was unavailable, or something other than the request failed.
+func transient(err error) bool {
+	var re *runner.Error
+	if errors.As(err, &re) {
+		return errors.Is(re.Kind, runner.ErrUnavailable)
+	}
+	return true
+}
+
+// submit starts a task whose home is the message's thread. It reports
+// false when a redelivery may succeed where this failed.
+func (r *Relay) submit(ctx context.Context, t bot.Transport, in bot.Inbound, cmd bot.Command) bool {
 	home := in.Home()
 	target := store.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: home}
 	req := runner.TaskRequest{
@@ -113,26 +184,50 @@ func (r *Relay) submit(ctx context.Context, t bot.Transport, in bot.Inbound, cmd
 		req.PlanFirst = req.PlanFirst || route.PlanFirst
 	}
 	asCommand(&req)
-	task, created, err := r.svc.Submit(ctx, req)
+	task, _, err := r.svc.Submit(ctx, req)
 	if err != nil {
 		r.reply(ctx, t, in.Channel, home, r.safeMessage(err, "starting the task"))
-		return
+		return !transient(err)
 	}
 	if err := r.st.BindThread(ctx, in.Transport, in.Channel, home, task.ID); err != nil {
 		r.log.Error("relay: binding the thread", "task", task.ID, "err", err)
+		return false
 	}
-	if !created {
-		return
-	}
+	// An existing task (not created) is this very message's, submitted by
+	// a handler that stopped before it was done (the dedupe key is the
+	// event id): the acknowledgement is keyed and watching is idempotent,
+	// so what that handler did not get to is done now, and nothing twice.
 	r.ack(ctx, t, in, task.ID)
 	r.watch(task.ID, target)
+	return true
 }
 
 // ack shows at once that the request was taken: a reaction where the
-// platform has them, else a short reply.
+// platform has them, else a short reply. It is recorded as the task's chat
+// post under the delivery, so a redelivery handled again (after a crash)
+// does not acknowledge it twice.
 func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID string) {
+	key := ""
+	if in.EventID != "" {
+		key = "ack:" + in.Transport + ":" + in.EventID
+		if _, err := r.st.ChatPost(ctx, taskID, key); err == nil {
+			return
+		} else if !errors.Is(err, store.ErrNotFound) {
+			r.log.Warn("relay: reading an acknowledgement", "task", taskID, "err", err)
+		}
+	}
+	saved := func(id string) {
+		if key == "" {
+			return
+		}
+		p := store.ChatPost{TaskID: taskID, Key: key, Transport: in.Transport, Channel: in.Channel, MessageID: id}
+		if err := r.st.SaveChatPost(context.WithoutCancel(ctx), p); err != nil {
+			r.log.Warn("relay: recording an acknowledgement", "task", taskID, "err", err)
+		}
+	}
 	if rt, ok := t.(bot.Reactor); ok && in.MessageID != "" {
 		if err := rt.React(ctx, in.Channel, in.MessageID); err == nil {
+			saved(in.MessageID)
 			return
 		}
 	}
@@ -142,6 +237,7 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 		r.log.Warn("relay: acknowledging a request", "task", taskID, "err", err)
 		return
 	}
+	saved(id)
 	// A reply to the acknowledgement is a reply to the task.
 	if err := r.st.BindThread(context.WithoutCancel(ctx), in.Transport, in.Channel, id, taskID); err != nil {
 		r.log.Warn("relay: binding the acknowledgement", "task", taskID, "err", err)
@@ -149,26 +245,37 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 }
 
 // steer delivers a reply in a task's thread: it steers a running task and
-// continues a finished one.
-func (r *Relay) steer(ctx context.Context, t bot.Transport, in bot.Inbound, taskID string) {
-	task, err := r.svc.Message(ctx, taskID, in.Requester(), in.Text)
+// continues a finished one. The delivery's event id keys the message, so
+// a redelivery handled again steers nothing twice. It reports false when
+// a redelivery may succeed where this failed.
+func (r *Relay) steer(ctx context.Context, t bot.Transport, in bot.Inbound, taskID string) bool {
+	var (
+		task store.Task
+		err  error
+	)
+	if in.EventID != "" {
+		task, err = r.svc.MessageOnce(ctx, taskID, in.Requester(), in.Text, in.Transport+":"+in.EventID)
+	} else {
+		task, err = r.svc.Message(ctx, taskID, in.Requester(), in.Text)
+	}
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "passing your reply on"))
-		return
+		return !transient(err)
 	}
 	r.ack(ctx, t, in, task.ID)
 	if task.State.Terminal() {
-		return
+		return true
 	}
 	// Relay to the task's own home, which on Telegram is not the message
 	// replied to.
 	for _, n := range task.Notify {
 		if n.Transport == in.Transport && n.Channel == in.Channel {
 			r.watch(task.ID, n)
-			return
+			return true
 		}
 	}
 	r.watch(task.ID, store.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: in.Thread})
+	return true
 }
 
 // threadTask is the task named by arg, else the thread's own.

@@ -20,37 +20,36 @@ func asCommand(req *runner.TaskRequest) {
 }
 
 // steerCommand handles a /command reply in a task's thread: the command's
-// text, rendered, is the reply. It reports false when text names no
-// command.
-func (r *Relay) steerCommand(ctx context.Context, t bot.Transport, in bot.Inbound, text, taskID string) bool {
-	name, args, ok := bot.CommandOf(text)
-	if !ok {
-		return false
+// text, rendered, is the reply. ok is false when text names no command;
+// done is false when a redelivery may succeed where this failed.
+func (r *Relay) steerCommand(ctx context.Context, t bot.Transport, in bot.Inbound, text, taskID string) (ok, done bool) {
+	name, args, isCmd := bot.CommandOf(text)
+	if !isCmd {
+		return false, true
 	}
 	task, err := r.svc.Task(ctx, taskID)
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the task"))
-		return true
+		return true, !transient(err)
 	}
 	// The plugins are asked only for a name of the MCP form.
 	cs, err := r.svc.Commands(ctx, task.Workspace, strings.HasPrefix(name, "mcp__"))
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the workspace's commands"))
-		return true
+		return true, !transient(err)
 	}
 	c, found := cs.Lookup(name)
 	if !found {
 		r.reply(ctx, t, in.Channel, in.Home(), runner.UnknownCommand(name, cs.Names()))
-		return true
+		return true, true
 	}
 	text, err = r.svc.RenderCommand(ctx, c, recipe.SplitArgs(args))
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "rendering the command"))
-		return true
+		return true, !transient(err)
 	}
 	in.Text = text
-	r.steer(ctx, t, in, taskID)
-	return true
+	return true, r.steer(ctx, t, in, taskID)
 }
 
 // help is the chat help with the commands of the workspace the message

@@ -51,11 +51,23 @@ type Config struct {
 	// RefreshInterval is how often a running task's status message is
 	// edited only to move its elapsed time; default 10s.
 	RefreshInterval time.Duration
+	// ClaimWindow is how long a delivery claimed by a handler that has
+	// not finished it is left to that handler; a redelivery after it
+	// handles it again (the first handler is taken to have died). Default
+	// 15s: far longer than handling takes (a store write and a paced
+	// post or two), as long as the Telegram poll lease's default ttl, so a
+	// node taking a dead node's polling over waits little or not at all
+	// for the dead node's claims, and short enough that a message caught
+	// in a crash is late by seconds, not minutes.
+	ClaimWindow time.Duration
 	// PublicURL is [serve] public_url without its trailing slash: when
 	// set, status messages and reports link to the task under it.
 	PublicURL string
 	Now       func() time.Time
 }
+
+// DefaultClaimWindow is Config.ClaimWindow's default.
+const DefaultClaimWindow = 15 * time.Second
 
 // Relay connects transports to the runner. Start it after the service and
 // stop it before.
@@ -91,6 +103,7 @@ func New(cfg Config) (*Relay, error) {
 	cfg.Node = cmp.Or(cfg.Node, cfg.Service.Node())
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, 15*time.Second)
 	cfg.RefreshInterval = cmp.Or(cfg.RefreshInterval, 10*time.Second)
+	cfg.ClaimWindow = cmp.Or(cfg.ClaimWindow, DefaultClaimWindow)
 	cfg.MaxPostsPerTask = cmp.Or(cfg.MaxPostsPerTask, cfg.Bot.MaxPostsPerTask, config.DefaultMaxPostsPerTask)
 	if cfg.Now == nil {
 		cfg.Now = time.Now

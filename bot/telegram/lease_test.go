@@ -44,6 +44,7 @@ type processed struct {
 	by   map[string][]string // event id -> nodes that acted on it
 	text map[string]string
 	seen map[string]int // deliveries, before the dedupe
+	errs []error        // from finishing a claim
 }
 
 func (n *node) HandleMessage(ctx context.Context, in bot.Inbound) {
@@ -60,14 +61,19 @@ func (n *node) HandleMessage(ctx context.Context, in bot.Inbound) {
 		case <-n.over: // the test ended (failed) without opening it
 		}
 	}
-	first, err := n.st.ClaimChatEvent(ctx, "telegram:"+in.EventID)
-	if err != nil || !first {
+	c, err := n.st.ClaimChatEvent(ctx, "telegram:"+in.EventID, n.name, time.Minute)
+	if err != nil || c != store.ChatClaimed {
 		return
 	}
 	n.log.mu.Lock()
-	defer n.log.mu.Unlock()
 	n.log.by[in.EventID] = append(n.log.by[in.EventID], n.name)
 	n.log.text[in.EventID] = in.Text
+	n.log.mu.Unlock()
+	if err := n.st.FinishChatEvent(ctx, "telegram:"+in.EventID); err != nil {
+		n.log.mu.Lock()
+		n.log.errs = append(n.log.errs, err)
+		n.log.mu.Unlock()
+	}
 }
 
 func (n *node) HandleClick(context.Context, bot.Click) string { return "" }
@@ -89,6 +95,11 @@ func (p *processed) snapshot() (map[string][]string, map[string]string) {
 func (p *processed) texts(t *testing.T) map[string]bool {
 	t.Helper()
 	by, text := p.snapshot()
+	p.mu.Lock()
+	for _, err := range p.errs {
+		t.Errorf("finishing a claim: %v", err)
+	}
+	p.mu.Unlock()
 	out := map[string]bool{}
 	for id, nodes := range by {
 		if len(nodes) != 1 {

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // The chat relay's durable memory: which platform deliveries were seen,
@@ -21,19 +23,87 @@ type ChatPost struct {
 	MessageID string
 }
 
-// ClaimChatEvent records key (e.g. "slack:Ev123") as seen and reports
-// whether this call was the first to do so. A redelivery, on any node and
-// after any restart, gets false.
-func (s *Store) ClaimChatEvent(ctx context.Context, key string) (bool, error) {
+// ChatClaim is what ClaimChatEvent found.
+type ChatClaim int
+
+const (
+	// ChatClaimed: this caller handles the event now and calls
+	// FinishChatEvent once it has acted on it.
+	ChatClaimed ChatClaim = iota + 1
+	// ChatHandled: the event was handled to its end; drop the delivery.
+	ChatHandled
+	// ChatInFlight: another claim was taken less than the reclaim window
+	// ago and is not finished; its handler is presumably still at work.
+	// Ask again later: the claim is handed over once it is older than the
+	// window, so a handler that died mid-way loses nothing.
+	ChatInFlight
+)
+
+func (c ChatClaim) String() string {
+	switch c {
+	case ChatClaimed:
+		return "claimed"
+	case ChatHandled:
+		return "handled"
+	case ChatInFlight:
+		return "in flight"
+	}
+	return fmt.Sprintf("ChatClaim(%d)", int(c))
+}
+
+// ClaimChatEvent claims the handling of key (e.g. "slack:Ev123") for owner
+// (a node name, for the record). The claim is two-phase: it is taken here
+// and finished by FinishChatEvent after the action, so a delivery claimed
+// by a handler that died before acting is not lost: once the claim is
+// older than window, a redelivery, on any node, claims it again (exactly
+// one of several racing claimers wins). A finished event is never claimed
+// again. Rows from before claims were two-phase count as finished.
+func (s *Store) ClaimChatEvent(ctx context.Context, key, owner string, window time.Duration) (ChatClaim, error) {
 	if strings.TrimSpace(key) == "" {
-		return false, invalid("chat event key is empty")
+		return 0, invalid("chat event key is empty")
 	}
-	n, err := s.db.exec(ctx, "INSERT INTO chat_events (key, created_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
-		key, micros(s.now()))
+	now := s.now()
+	// One statement on both dialects: the conflict branch updates only a
+	// stale unfinished claim, so the affected row count says who won. On
+	// Postgres a racing upsert waits for the row lock and re-checks the
+	// WHERE against the claim just taken; SQLite serialises writers.
+	n, err := s.db.exec(ctx, `INSERT INTO chat_events (key, created_at, claimed_at, claimed_by) VALUES (?, ?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET claimed_at = excluded.claimed_at, claimed_by = excluded.claimed_by
+		WHERE chat_events.done_at IS NULL AND chat_events.claimed_at IS NOT NULL AND chat_events.claimed_at <= ?`,
+		key, micros(now), micros(now), owner, micros(now.Add(-window)))
 	if err != nil {
-		return false, fmt.Errorf("store: claim chat event: %w", err)
+		return 0, fmt.Errorf("store: claim chat event %s: %w", key, err)
 	}
-	return n == 1, nil
+	if n == 1 {
+		return ChatClaimed, nil
+	}
+	// Lost: finished, or claimed by someone else and still fresh. Reading
+	// it after the fact is safe: a finished event stays finished, and
+	// "in flight" only makes the caller ask again.
+	var claimed, done sql.NullInt64
+	err = s.db.queryRow(ctx, "SELECT claimed_at, done_at FROM chat_events WHERE key = ?", key).Scan(&claimed, &done)
+	if isNoRows(err) {
+		return ChatInFlight, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: claim chat event %s: %w", key, err)
+	}
+	if done.Valid || !claimed.Valid {
+		return ChatHandled, nil
+	}
+	return ChatInFlight, nil
+}
+
+// FinishChatEvent marks key handled: no delivery of it is claimed again.
+// Whoever finishes first finishes it (a reclaimed event may be finished
+// by its first, slow handler too; either way it was handled).
+func (s *Store) FinishChatEvent(ctx context.Context, key string) error {
+	_, err := s.db.exec(ctx, "UPDATE chat_events SET done_at = ? WHERE key = ? AND done_at IS NULL AND claimed_at IS NOT NULL",
+		micros(s.now()), key)
+	if err != nil {
+		return fmt.Errorf("store: finish chat event %s: %w", key, err)
+	}
+	return nil
 }
 
 // BindThread makes the thread (transport, channel, thread) the home of

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,23 +17,62 @@ type InboxMessage struct {
 	Requester string
 	Text      string
 	CreatedAt time.Time
+	// TakenAt is when a run took the message; zero while it waits. Only
+	// PostMessageOnce fills it in (for a message posted before).
+	TakenAt time.Time
 }
 
 // PostMessage puts text into task taskID's inbox. The worker running the task,
 // on whichever node, takes it between steps (TakeInbox); a task that is not
 // running takes it when it runs next.
 func (s *Store) PostMessage(ctx context.Context, taskID, requester, text string) (InboxMessage, error) {
+	m, _, err := s.postMessage(ctx, taskID, requester, text, "")
+	return m, err
+}
+
+// PostMessageOnce is PostMessage under an idempotency key (e.g. the chat
+// delivery the message came in): the first call posts the message; a
+// repeat posts nothing and returns the message posted under key, with
+// posted=false and TakenAt set once a run took it.
+func (s *Store) PostMessageOnce(ctx context.Context, taskID, requester, text, key string) (m InboxMessage, posted bool, err error) {
+	if strings.TrimSpace(key) == "" {
+		return InboxMessage{}, false, invalid("message idempotency key is empty")
+	}
+	return s.postMessage(ctx, taskID, requester, text, key)
+}
+
+func (s *Store) postMessage(ctx context.Context, taskID, requester, text, key string) (InboxMessage, bool, error) {
 	if strings.TrimSpace(text) == "" {
-		return InboxMessage{}, invalid("message text is empty")
+		return InboxMessage{}, false, invalid("message text is empty")
 	}
 	now := s.now()
 	m := InboxMessage{ID: newID("m_", now), TaskID: taskID, Requester: requester, Text: text, CreatedAt: fromMicros(micros(now))}
-	_, err := s.db.exec(ctx, "INSERT INTO task_inbox (id, task_id, requester, body, created_at) VALUES (?, ?, ?, ?, ?)",
-		m.ID, taskID, requester, text, micros(now))
-	if err != nil {
-		return InboxMessage{}, fmt.Errorf("store: post message to %s: %w", taskID, err)
+	var dedupe any // NULL: no key, never a conflict
+	if key != "" {
+		dedupe = key
 	}
-	return m, nil
+	n, err := s.db.exec(ctx, `INSERT INTO task_inbox (id, task_id, requester, body, created_at, dedupe_key) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (task_id, dedupe_key) DO NOTHING`,
+		m.ID, taskID, requester, text, micros(now), dedupe)
+	if err != nil {
+		return InboxMessage{}, false, fmt.Errorf("store: post message to %s: %w", taskID, err)
+	}
+	if n == 1 {
+		return m, true, nil
+	}
+	old := InboxMessage{TaskID: taskID}
+	var at int64
+	var taken sql.NullInt64
+	err = s.db.queryRow(ctx, "SELECT id, requester, body, created_at, consumed_at FROM task_inbox WHERE task_id = ? AND dedupe_key = ?",
+		taskID, key).Scan(&old.ID, &old.Requester, &old.Text, &at, &taken)
+	if err != nil {
+		return InboxMessage{}, false, fmt.Errorf("store: message %s to %s posted before: %w", key, taskID, err)
+	}
+	old.CreatedAt = fromMicros(at)
+	if taken.Valid {
+		old.TakenAt = fromMicros(taken.Int64)
+	}
+	return old, false, nil
 }
 
 // TakeInbox returns the task's untaken messages, oldest first, and marks

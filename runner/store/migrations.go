@@ -325,4 +325,20 @@ CREATE TABLE chat_poll_leases (
 	expires_at BIGINT NOT NULL
 );
 `},
+	// 14: two-phase chat event claims. A delivery is claimed (claimed_at,
+	// claimed_by) before it is handled and finished (done_at) after, so a
+	// node that dies in between does not make the platform's redelivery a
+	// "duplicate": a claim older than the relay's reclaim window is taken
+	// again. Rows from before this (claimed_at NULL) count as finished.
+	// A handler that redoes its work must not steer a task twice, so an
+	// inbox message may carry an idempotency key (NULL: none; NULLs never
+	// conflict in a unique index, on either dialect).
+	{version: 14, sql: `
+ALTER TABLE chat_events ADD COLUMN claimed_at BIGINT;
+ALTER TABLE chat_events ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE chat_events ADD COLUMN done_at BIGINT;
+
+ALTER TABLE task_inbox ADD COLUMN dedupe_key TEXT;
+CREATE UNIQUE INDEX task_inbox_dedupe ON task_inbox (task_id, dedupe_key);
+`},
 }
