@@ -16,16 +16,15 @@ import (
 
 // HTTP mode: Slack POSTs events, interactions and slash commands to the
 // service's address. Every request is verified with the signing secret
-// before it is read further, and answered within Slack's three seconds.
+// before it is read further, and answered within Slack's three seconds:
+// an event 200 once handled, 503 when it is still being handled at
+// AckWithin, so that Slack retries it (X-Slack-Retry-Num counts the
+// retries; see deliver.go for why the retry is safe).
 
 const (
 	maxBody = 1 << 20
 	// maxSkew is how old a signed request may be; older ones are replays.
 	maxSkew = 5 * time.Minute
-	// answerWithin leaves Slack's 3 s deadline a margin; handling goes on
-	// after the answer when it takes longer (the dedupe makes Slack's
-	// retry harmless).
-	answerWithin = 2500 * time.Millisecond
 )
 
 var errSignature = errors.New("slack: bad request signature")
@@ -103,11 +102,17 @@ func (t *Transport) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := t.handler()
-	if !t.within(r.Context(), func(ctx context.Context) { h.HandleMessage(ctx, in) }) {
+	switch t.within(r.Context(), in.EventID, func(ctx context.Context) { h.HandleMessage(ctx, in) }) {
+	case refused:
 		busy(w)
-		return
+	case pending:
+		// Not 200: an event acknowledged now would be lost with this node.
+		t.log.Info("slack: still handling an event at the acknowledgement bound; answering 503 for Slack to retry",
+			"event", in.EventID, "retry_num", r.Header.Get("X-Slack-Retry-Num"), "retry_reason", r.Header.Get("X-Slack-Retry-Reason"))
+		http.Error(w, "still handling; retry", http.StatusServiceUnavailable)
+	default:
+		w.WriteHeader(http.StatusOK)
 	}
-	w.WriteHeader(http.StatusOK)
 }
 
 func (t *Transport) serveInteraction(w http.ResponseWriter, r *http.Request) {
@@ -127,11 +132,13 @@ func (t *Transport) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := t.handler()
-	if !t.within(r.Context(), func(ctx context.Context) {
+	// A click is not retried by Slack: one still being handled at the
+	// bound is answered 200 (the handling goes on), not a false error.
+	if t.within(r.Context(), "", func(ctx context.Context) {
 		if answer := h.HandleClick(ctx, c); answer != "" {
 			t.ephemeral(ctx, c.Channel, c.User, answer)
 		}
-	}) {
+	}) == refused {
 		busy(w)
 		return
 	}
@@ -156,31 +163,38 @@ func (t *Transport) serveCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := t.handler()
-	if !t.within(r.Context(), func(ctx context.Context) { h.HandleMessage(ctx, in) }) {
+	// Nor is a command retried; as a click.
+	if t.within(r.Context(), "", func(ctx context.Context) { h.HandleMessage(ctx, in) }) == refused {
 		busy(w)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
 }
 
-// within runs fn on a worker and waits for it up to answerWithin: the
-// task is persisted before the answer in the usual case, and a slow store
-// never makes Slack give up on us. It reports false, having run nothing,
-// when the queue stayed full: the caller answers 503 so Slack sends the
-// request again, rather than 200 for a request nobody will handle.
-func (t *Transport) within(ctx context.Context, fn func(context.Context)) bool {
-	deadline := time.NewTimer(answerWithin)
-	defer deadline.Stop()
-	done := make(chan struct{})
-	if !t.enqueue(ctx, func(ctx context.Context) { defer close(done); fn(ctx) }) {
+// outcome is how a request stands at the acknowledgement bound.
+type outcome int
+
+const (
+	handled outcome = iota // fn returned
+	pending                // fn is queued or running; it goes on
+	refused                // the queue stayed full: nothing was run
+)
+
+// within runs fn (the handling of event key, "" when Slack does not
+// retry it) on a worker and waits for it up to AckWithin. A refused
+// request is answered 503 so Slack sends it again, rather than 200 for a
+// request nobody will handle.
+func (t *Transport) within(ctx context.Context, key string, fn func(context.Context)) outcome {
+	deadline := time.Now().Add(t.cfg.AckWithin)
+	done := t.deliver(ctx, key, deadline, fn)
+	if done == nil {
 		t.log.Warn("slack: intake queue full; refusing a request for Slack to retry")
-		return false
+		return refused
 	}
-	select {
-	case <-done:
-	case <-deadline.C:
+	if handledBy(done, deadline) {
+		return handled
 	}
-	return true
+	return pending
 }
 
 // busy answers a request the queue could not take.

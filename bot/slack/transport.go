@@ -31,16 +31,20 @@ type Config struct {
 	// AckReaction is the emoji a taken request gets; default "eyes".
 	AckReaction string
 	// Workers bound how many deliveries are handled at once; default 8.
-	// An envelope is acknowledged as soon as it is queued for a worker,
-	// before it is handled, so a slow store never makes Slack retry.
 	Workers int
+	// AckWithin bounds how long a delivery may take, from its arrival
+	// through the queue to the end of its handling, to be acknowledged:
+	// an event is acknowledged only once handled, and one still being
+	// handled at the bound is left for Slack to retry (see deliver.go).
+	// Default 2s, inside Slack's 3 s with a margin for the network.
+	AckWithin time.Duration
 	// QueueSize bounds the deliveries waiting for a worker; default 1024.
 	QueueSize int
-	// QueueWait is how long a delivery waits for room in a full queue.
-	// One that gets none is refused, never taken and dropped: left
-	// unacknowledged in Socket Mode, answered 503 in HTTP mode, so that
-	// Slack redelivers an event (a click or a command is not redelivered;
-	// Slack tells the user it failed). Default 2s, inside Slack's 3 s.
+	// QueueWait is how long a delivery waits for room in a full queue
+	// (never past AckWithin). One that gets none is refused, never taken
+	// and dropped: left unacknowledged in Socket Mode, answered 503 in
+	// HTTP mode, so that Slack redelivers an event (a click or a command
+	// is not redelivered; Slack tells the user it failed). Default 2s.
 	QueueWait time.Duration
 	Logger    *slog.Logger
 }
@@ -65,6 +69,9 @@ type Transport struct {
 	mu       sync.RWMutex
 	closed   bool
 	draining chan struct{}
+
+	flightMu sync.Mutex
+	flights  map[string]*flight // events being handled here, by event id
 }
 
 var (
@@ -81,6 +88,7 @@ func New(cfg Config) (*Transport, error) {
 	cfg.Workers = cmp.Or(cfg.Workers, 8)
 	cfg.QueueSize = cmp.Or(cfg.QueueSize, 1024)
 	cfg.QueueWait = cmp.Or(cfg.QueueWait, 2*time.Second)
+	cfg.AckWithin = cmp.Or(cfg.AckWithin, 2*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -88,7 +96,7 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.APIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
 	}
-	return &Transport{cfg: cfg, api: slack.New(cfg.BotToken, opts...), log: cfg.Logger}, nil
+	return &Transport{cfg: cfg, api: slack.New(cfg.BotToken, opts...), log: cfg.Logger, flights: map[string]*flight{}}, nil
 }
 
 // Name is "slack".
@@ -151,10 +159,13 @@ func (t *Transport) connect(ctx context.Context) {
 	}
 }
 
-// receive queues the handling of each envelope and acknowledges it once
-// queued. An acknowledged delivery is never dropped: when the queue stays
-// full for QueueWait the envelope is left unacknowledged, so Slack sends
-// an event again (with the same event_id, which the relay dedupes).
+// receive queues the handling of each envelope, in arrival order, and
+// acknowledges it once handled (see deliver.go). An envelope the queue
+// cannot take, or whose event is still being handled at AckWithin, is
+// left unacknowledged, so Slack sends the event again (with the same
+// event_id, which the relay dedupes). A click or a command, which Slack
+// never sends again, is acknowledged at AckWithin even when its handling
+// goes on: withholding it would only show the user a false error.
 func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 	for {
 		var evt socketmode.Event
@@ -171,7 +182,7 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 					EnvelopeID string `json:"envelope_id"`
 				}
 				if json.Unmarshal(bad.Message, &env) == nil && env.EnvelopeID != "" {
-					t.ack(ctx, env.EnvelopeID)
+					t.ack(env.EnvelopeID)
 				}
 			}
 			continue
@@ -180,58 +191,70 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 		if req == nil || req.EnvelopeID == "" {
 			continue // hello, connecting, connected, …
 		}
-		job := t.job(req, h)
+		deadline := time.Now().Add(t.cfg.AckWithin)
+		job, key := t.job(req, h)
 		if job == nil {
-			t.ack(ctx, req.EnvelopeID) // nothing for us: a redelivery would not change that
+			t.ack(req.EnvelopeID) // nothing for us: a redelivery would not change that
 			continue
 		}
-		if !t.enqueue(ctx, job) {
+		done := t.deliver(ctx, key, deadline, job)
+		if done == nil {
 			if ctx.Err() == nil {
 				t.log.Warn("slack: intake queue full; leaving the envelope unacknowledged for Slack to redeliver",
 					"type", req.Type, "envelope", req.EnvelopeID, "retry_attempt", req.RetryAttempt)
 			}
 			continue
 		}
-		t.ack(ctx, req.EnvelopeID)
+		retried := req.Type == socketmode.RequestTypeEventsAPI
+		env, attempt := req.EnvelopeID, req.RetryAttempt
+		t.wg.Go(func() {
+			if handledBy(done, deadline) || !retried {
+				t.ack(env)
+				return
+			}
+			t.log.Info("slack: still handling an event at the acknowledgement bound; leaving the envelope unacknowledged for Slack to retry",
+				"envelope", env, "retry_attempt", attempt)
+		})
 	}
 }
 
 // job is the handling of req, nil when it is not for the bot or cannot be
-// read.
-func (t *Transport) job(req *socketmode.Request, h bot.Handler) func(context.Context) {
+// read, and the key a retry of it shares (its event id; "" for a click or
+// a command, which Slack does not retry).
+func (t *Transport) job(req *socketmode.Request, h bot.Handler) (func(context.Context), string) {
 	switch req.Type {
 	case socketmode.RequestTypeEventsAPI:
 		in, err := parseEvent(req.Payload, t.botUser)
 		if err != nil {
 			t.ignore(req.Type, err)
-			return nil
+			return nil, ""
 		}
-		return func(ctx context.Context) { h.HandleMessage(ctx, in) }
+		return func(ctx context.Context) { h.HandleMessage(ctx, in) }, in.EventID
 	case socketmode.RequestTypeSlashCommands:
 		in, err := parseSlash(req.Payload)
 		if err != nil {
 			t.ignore(req.Type, err)
-			return nil
+			return nil, ""
 		}
-		return func(ctx context.Context) { h.HandleMessage(ctx, in) }
+		return func(ctx context.Context) { h.HandleMessage(ctx, in) }, ""
 	case socketmode.RequestTypeInteractive:
 		c, err := parseInteraction(req.Payload)
 		if err != nil {
 			t.ignore(req.Type, err)
-			return nil
+			return nil, ""
 		}
 		return func(ctx context.Context) {
 			if answer := h.HandleClick(ctx, c); answer != "" {
 				t.ephemeral(ctx, c.Channel, c.User, answer)
 			}
-		}
+		}, ""
 	}
-	return nil
+	return nil, ""
 }
 
 // serve runs queued deliveries; once Stop has begun it runs those still
-// queued and returns. Each was acknowledged, so none is left behind
-// unless Stop gives up waiting (and then says so).
+// queued and returns: none taken is left behind unless Stop gives up
+// waiting (and then says so; Slack retries those it was not told of).
 func (t *Transport) serve(ctx context.Context) {
 	for {
 		select {
@@ -254,9 +277,10 @@ func (t *Transport) serve(ctx context.Context) {
 	}
 }
 
-// enqueue hands job to the workers, waiting up to QueueWait for room in a
-// full queue; false means it was not queued (also once Stop has begun).
-func (t *Transport) enqueue(ctx context.Context, job func(context.Context)) bool {
+// enqueue hands job to the workers, waiting up to QueueWait (and not past
+// deadline) for room in a full queue; false means it was not queued (also
+// once Stop has begun).
+func (t *Transport) enqueue(ctx context.Context, deadline time.Time, job func(context.Context)) bool {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.closed {
@@ -267,7 +291,7 @@ func (t *Transport) enqueue(ctx context.Context, job func(context.Context)) bool
 		return true
 	default:
 	}
-	wait := time.NewTimer(t.cfg.QueueWait)
+	wait := time.NewTimer(min(t.cfg.QueueWait, time.Until(deadline)))
 	defer wait.Stop()
 	select {
 	case t.work <- job:
@@ -279,8 +303,21 @@ func (t *Transport) enqueue(ctx context.Context, job func(context.Context)) bool
 	return false
 }
 
-func (t *Transport) ack(ctx context.Context, envelopeID string) {
-	if err := t.sm.AckCtx(ctx, envelopeID, nil); err != nil && ctx.Err() == nil {
+// ackTimeout bounds an acknowledgement's wait for the socket's writer (it
+// waits while the link reconnects); one that late is moot anyway.
+const ackTimeout = time.Second
+
+// ack acknowledges an envelope, until Stop begins: after that the link is
+// closing and Slack redelivers what it was not told of.
+func (t *Transport) ack(envelopeID string) {
+	if t.intake.Err() != nil {
+		// Stopping: a handler may have returned because Stop cut it
+		// short, not because it was done; Slack retries the envelope.
+		return
+	}
+	ctx, cancel := context.WithTimeout(t.intake, ackTimeout)
+	defer cancel()
+	if err := t.sm.AckCtx(ctx, envelopeID, nil); err != nil && t.intake.Err() == nil {
 		t.log.Warn("slack: acknowledging an envelope", "envelope", envelopeID, "err", err)
 	}
 }
@@ -315,7 +352,7 @@ func (t *Transport) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		t.cut()
 		if n := len(t.work); n > 0 {
-			t.log.Warn("slack: stopped before handling acknowledged deliveries", "count", n)
+			t.log.Warn("slack: stopped before handling queued deliveries; Slack retries the events among them", "count", n)
 		}
 		return ctx.Err()
 	}
