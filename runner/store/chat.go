@@ -106,6 +106,19 @@ func (s *Store) FinishChatEvent(ctx context.Context, key string) error {
 	return nil
 }
 
+// PruneChatEvents deletes the deliveries whose last mark — finished,
+// else claimed, else (a row from before two-phase claims) seen — is older
+// than before, and returns how many it deleted. Such a row only matters
+// while the platform may still send the delivery again; the runner picks
+// before (see the runner's chat event retention).
+func (s *Store) PruneChatEvents(ctx context.Context, before time.Time) (int64, error) {
+	n, err := s.db.exec(ctx, "DELETE FROM chat_events WHERE COALESCE(done_at, claimed_at, created_at) < ?", micros(before))
+	if err != nil {
+		return 0, fmt.Errorf("store: prune chat events: %w", err)
+	}
+	return n, nil
+}
+
 // BindThread makes the thread (transport, channel, thread) the home of
 // task taskID. A thread already bound keeps its first task.
 func (s *Store) BindThread(ctx context.Context, transport, channel, thread, taskID string) error {
