@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -57,9 +58,10 @@ func TestSocketModeLeavesASlowEventForSlackToRetry(t *testing.T) {
 	// shortened here.
 	fake.RetryUnacked(ackBound+100*time.Millisecond, time.Minute)
 	g := newGated()
-	startSocketWith(t, fake, g, Config{AckWithin: ackBound})
+	_, log := startSocketWith(t, fake, g, Config{AckWithin: ackBound})
 	ev := fake.DM("U1", "D1", "slow")
 	eventually.True(t, 5*time.Second, func() bool { sent, _ := fake.Envelopes(ev.ID); return sent == 2 }, "Slack to retry the event")
+	eventually.True(t, 5*time.Second, func() bool { return log.logged("a retry waits") }, "the retry to wait for the first handling")
 	if _, acked := fake.Envelopes(ev.ID); acked != 0 {
 		t.Fatalf("an event still being handled was acknowledged (%d envelopes)", acked)
 	}
@@ -88,10 +90,11 @@ func TestSocketModeAcknowledgesASlowClickAtTheBound(t *testing.T) {
 }
 
 // startHTTP starts an HTTP mode transport and serves it.
-func startHTTP(t *testing.T, h bot.Handler) *httptest.Server {
+func startHTTP(t *testing.T, h bot.Handler) (*httptest.Server, *refusals) {
 	t.Helper()
 	fake := bottest.NewSlack(t, bottest.SlackLimits{})
-	tr, err := New(Config{BotToken: "xoxb-1", SigningSecret: "shh", APIURL: fake.APIURL(), AckWithin: ackBound})
+	log := &refusals{}
+	tr, err := New(Config{BotToken: "xoxb-1", SigningSecret: "shh", APIURL: fake.APIURL(), AckWithin: ackBound, Logger: slog.New(log)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +104,7 @@ func startHTTP(t *testing.T, h bot.Handler) *httptest.Server {
 	t.Cleanup(func() { tr.Stop(context.Background()) })
 	srv := httptest.NewServer(tr.Handler())
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, log
 }
 
 // postEvent posts event id as Slack does; retry > 0 adds Slack's retry
@@ -131,7 +134,7 @@ func postEvent(t *testing.T, srv *httptest.Server, id string, retry int) int {
 func TestHTTPModeAnswersAHandledEvent200(t *testing.T) {
 	const took = 100 * time.Millisecond
 	p := pause{d: took, gated: newGated()}
-	srv := startHTTP(t, p)
+	srv, _ := startHTTP(t, p)
 	start := time.Now()
 	if code := postEvent(t, srv, "EvQuick", 0); code != http.StatusOK {
 		t.Fatalf("a quickly handled event: %d, want 200", code)
@@ -149,7 +152,7 @@ func TestHTTPModeAnswersAHandledEvent200(t *testing.T) {
 // one after it was is answered 200.
 func TestHTTPModeAnswersASlowEvent503(t *testing.T) {
 	g := newGated()
-	srv := startHTTP(t, g)
+	srv, log := startHTTP(t, g)
 	start := time.Now()
 	if code := postEvent(t, srv, "EvSlow", 0); code != http.StatusServiceUnavailable {
 		t.Fatalf("an event still being handled: %d, want 503", code)
@@ -162,7 +165,7 @@ func TestHTTPModeAnswersASlowEvent503(t *testing.T) {
 	}
 	codes := make(chan int, 1)
 	go func() { codes <- postEvent(t, srv, "EvSlow", 2) }()
-	time.Sleep(ackBound / 3)
+	eventually.True(t, 5*time.Second, func() bool { return log.count("a retry waits") == 2 }, "the second retry to wait for the first handling")
 	close(g.open)
 	if code := <-codes; code != http.StatusOK {
 		t.Errorf("a retry answered as the first handling ends: %d, want 200", code)

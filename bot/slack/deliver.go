@@ -44,6 +44,7 @@ func (t *Transport) deliver(ctx context.Context, key string, deadline time.Time,
 		t.flightMu.Lock()
 		if f, ok := t.flights[key]; ok && time.Since(f.started) < joinFor {
 			t.flightMu.Unlock()
+			t.log.Debug("slack: a retry waits for its event's handling under way", "event", key)
 			return f.done
 		}
 		f := &flight{done: make(chan struct{}), started: time.Now()}

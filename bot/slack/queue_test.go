@@ -83,14 +83,18 @@ func startSocketWith(t *testing.T, fake *bottest.Slack, h bot.Handler, cfg Confi
 // refusals records the envelopes the transport left unacknowledged, from
 // its log.
 type refusals struct {
-	mu  sync.Mutex
-	ids []string
+	mu   sync.Mutex
+	ids  []string
+	msgs []string // every message logged
 }
 
 func (r *refusals) Enabled(context.Context, slog.Level) bool { return true }
 func (r *refusals) WithAttrs([]slog.Attr) slog.Handler       { return r }
 func (r *refusals) WithGroup(string) slog.Handler            { return r }
 func (r *refusals) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	r.msgs = append(r.msgs, rec.Message)
+	r.mu.Unlock()
 	rec.Attrs(func(a slog.Attr) bool {
 		if a.Key == "envelope" && strings.Contains(rec.Message, "unacknowledged") {
 			r.mu.Lock()
@@ -100,6 +104,22 @@ func (r *refusals) Handle(_ context.Context, rec slog.Record) error {
 		return true
 	})
 	return nil
+}
+
+// logged reports whether a message containing substr was logged.
+func (r *refusals) logged(substr string) bool { return r.count(substr) > 0 }
+
+// count counts the messages logged that contain substr.
+func (r *refusals) count(substr string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, m := range r.msgs {
+		if strings.Contains(m, substr) {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *refusals) refused(envelope string) bool {
