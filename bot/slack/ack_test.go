@@ -174,3 +174,36 @@ func TestHTTPModeAnswersASlowEvent503(t *testing.T) {
 		t.Errorf("the event was handled %d times, want once", n)
 	}
 }
+
+// failing is a relay whose store fails: it is not done with any message
+// (it left the delivery claimed for a redelivery).
+type failing struct{ *gated }
+
+func (f failing) HandleDelivery(ctx context.Context, in bot.Inbound) bool {
+	f.gated.mu.Lock()
+	f.seen[in.EventID]++
+	f.gated.mu.Unlock()
+	return false
+}
+
+// An event the handler is not done with is left for Slack to retry, in
+// both modes: handled quickly, but not acknowledged.
+func TestAnEventLeftForARetryIsNotAcknowledged(t *testing.T) {
+	fake := bottest.NewSlack(t, bottest.SlackLimits{})
+	fake.RetryUnacked(ackBound+100*time.Millisecond, time.Minute)
+	f := failing{newGated()}
+	startSocketWith(t, fake, f, Config{AckWithin: ackBound})
+	ev := fake.DM("U1", "D1", "store down")
+	eventually.True(t, 5*time.Second, func() bool { return f.times(ev.ID) == 2 }, "Slack's retry to be handled")
+	if sent, acked := fake.Envelopes(ev.ID); acked != 0 {
+		t.Errorf("%d of %d envelopes acknowledged; want none", acked, sent)
+	}
+
+	srv, _ := startHTTP(t, f)
+	if code := postEvent(t, srv, "EvDown", 0); code != http.StatusServiceUnavailable {
+		t.Errorf("HTTP mode: %d, want 503", code)
+	}
+	if n := f.times("EvDown"); n != 1 {
+		t.Errorf("HTTP mode: handled %d times, want once", n)
+	}
+}

@@ -3,6 +3,8 @@ package slack
 import (
 	"context"
 	"time"
+
+	"reasonix/bot"
 )
 
 // A delivery is acknowledged to Slack only once the relay has handled it
@@ -16,11 +18,30 @@ import (
 // arriving after that handler died is handled again once its claim is
 // stale.
 
-// flight is an event being handled on this node; done closes when its
-// handler has returned.
+// flight is a delivery being handled on this node; done closes when its
+// handler has returned, ok then says whether the handler is done with it
+// (see finisher).
 type flight struct {
 	done    chan struct{}
+	ok      bool
 	started time.Time
+}
+
+// finisher is a handler that says whether it is done with a message: the
+// relay is one. A message it is not done with (its store failed; it left
+// the delivery claimed for a redelivery) is left for Slack to retry, as
+// one still being handled is.
+type finisher interface {
+	HandleDelivery(ctx context.Context, in bot.Inbound) bool
+}
+
+// handleMessage is h's handling of in, which reports whether h is done
+// with it (a plain bot.Handler always is once it returns).
+func handleMessage(h bot.Handler, in bot.Inbound) func(context.Context) bool {
+	if f, ok := h.(finisher); ok {
+		return func(ctx context.Context) bool { return f.HandleDelivery(ctx, in) }
+	}
+	return func(ctx context.Context) bool { h.HandleMessage(ctx, in); return true }
 }
 
 // joinFor is how long a retry may wait on a handler at work here rather
@@ -31,68 +52,66 @@ type flight struct {
 const joinFor = 30 * time.Second
 
 // deliver queues fn (the handling of event key) for a worker, waiting for
-// room in a full queue no later than deadline, and returns a channel that
-// closes once fn has returned; nil when it was not queued.
+// room in a full queue no later than deadline, and returns its flight;
+// nil when it was not queued.
 //
 // A retry of an event this node is still handling (same key, for up to
-// joinFor) is not queued again: it shares the first delivery's channel,
+// joinFor) is not queued again: it shares the first delivery's flight,
 // so it holds no worker while it waits (the relay's claim would make it
 // wait anyway), and a slow event retried by Slack cannot take up the
 // pool. An empty key (a click, a command) is never shared.
-func (t *Transport) deliver(ctx context.Context, key string, deadline time.Time, fn func(context.Context)) <-chan struct{} {
+func (t *Transport) deliver(ctx context.Context, key string, deadline time.Time, fn func(context.Context) bool) *flight {
+	f := &flight{done: make(chan struct{}), started: time.Now()}
 	if key != "" {
 		t.flightMu.Lock()
-		if f, ok := t.flights[key]; ok && time.Since(f.started) < joinFor {
+		if g, ok := t.flights[key]; ok && time.Since(g.started) < joinFor {
 			t.flightMu.Unlock()
 			t.log.Debug("slack: a retry waits for its event's handling under way", "event", key)
-			return f.done
+			return g
 		}
-		f := &flight{done: make(chan struct{}), started: time.Now()}
 		t.flights[key] = f
 		t.flightMu.Unlock()
-		job := func(ctx context.Context) {
-			defer t.land(key, f, true)
-			fn(ctx)
-		}
-		if !t.enqueue(ctx, deadline, job) {
-			t.land(key, f, false)
-			return nil
-		}
-		return f.done
 	}
-	done := make(chan struct{})
-	if !t.enqueue(ctx, deadline, func(ctx context.Context) { defer close(done); fn(ctx) }) {
+	job := func(ctx context.Context) {
+		ok := fn(ctx)
+		t.land(key, f)
+		f.ok = ok
+		close(f.done)
+	}
+	if !t.enqueue(ctx, deadline, job) {
+		// Never closed: a retry that joined it is not acknowledged.
+		t.land(key, f)
 		return nil
 	}
-	return done
+	return f
 }
 
 // land ends key's flight: a later delivery of it is queued afresh (and
-// the relay drops it if it was handled). A flight that was never queued
-// leaves done open, so a retry that joined it is not acknowledged.
-func (t *Transport) land(key string, f *flight, handled bool) {
+// the relay drops it if it was handled).
+func (t *Transport) land(key string, f *flight) {
+	if key == "" {
+		return
+	}
 	t.flightMu.Lock()
 	if t.flights[key] == f {
 		delete(t.flights, key)
 	}
 	t.flightMu.Unlock()
-	if handled {
-		close(f.done)
-	}
 }
 
-// handledBy reports whether done closes before deadline.
-func handledBy(done <-chan struct{}, deadline time.Time) bool {
+// handledBy reports whether f's handler returned before deadline and is
+// done with the delivery.
+func handledBy(f *flight, deadline time.Time) bool {
 	wait := time.NewTimer(time.Until(deadline))
 	defer wait.Stop()
 	select {
-	case <-done:
-		return true
+	case <-f.done:
+		return f.ok
 	case <-wait.C:
 		// A handler finishing just as the timer fires still counts.
 		select {
-		case <-done:
-			return true
+		case <-f.done:
+			return f.ok
 		default:
 			return false
 		}

@@ -102,12 +102,12 @@ func (t *Transport) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := t.handler()
-	switch t.within(r.Context(), in.EventID, func(ctx context.Context) { h.HandleMessage(ctx, in) }) {
+	switch t.within(r.Context(), in.EventID, handleMessage(h, in)) {
 	case refused:
 		busy(w)
 	case pending:
 		// Not 200: an event acknowledged now would be lost with this node.
-		t.log.Info("slack: still handling an event at the acknowledgement bound; answering 503 for Slack to retry",
+		t.log.Info("slack: an event not handled within the acknowledgement bound (slow, or left for a retry); answering 503 for Slack to retry",
 			"event", in.EventID, "retry_num", r.Header.Get("X-Slack-Retry-Num"), "retry_reason", r.Header.Get("X-Slack-Retry-Reason"))
 		http.Error(w, "still handling; retry", http.StatusServiceUnavailable)
 	default:
@@ -134,10 +134,11 @@ func (t *Transport) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	h := t.handler()
 	// A click is not retried by Slack: one still being handled at the
 	// bound is answered 200 (the handling goes on), not a false error.
-	if t.within(r.Context(), "", func(ctx context.Context) {
+	if t.within(r.Context(), "", func(ctx context.Context) bool {
 		if answer := h.HandleClick(ctx, c); answer != "" {
 			t.ephemeral(ctx, c.Channel, c.User, answer)
 		}
+		return true
 	}) == refused {
 		busy(w)
 		return
@@ -164,7 +165,7 @@ func (t *Transport) serveCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	h := t.handler()
 	// Nor is a command retried; as a click.
-	if t.within(r.Context(), "", func(ctx context.Context) { h.HandleMessage(ctx, in) }) == refused {
+	if t.within(r.Context(), "", handleMessage(h, in)) == refused {
 		busy(w)
 		return
 	}
@@ -175,8 +176,8 @@ func (t *Transport) serveCommand(w http.ResponseWriter, r *http.Request) {
 type outcome int
 
 const (
-	handled outcome = iota // fn returned
-	pending                // fn is queued or running; it goes on
+	handled outcome = iota // fn returned, done with the request
+	pending                // fn is queued or running (it goes on), or left the request for a retry
 	refused                // the queue stayed full: nothing was run
 )
 
@@ -184,14 +185,14 @@ const (
 // retry it) on a worker and waits for it up to AckWithin. A refused
 // request is answered 503 so Slack sends it again, rather than 200 for a
 // request nobody will handle.
-func (t *Transport) within(ctx context.Context, key string, fn func(context.Context)) outcome {
+func (t *Transport) within(ctx context.Context, key string, fn func(context.Context) bool) outcome {
 	deadline := time.Now().Add(t.cfg.AckWithin)
-	done := t.deliver(ctx, key, deadline, fn)
-	if done == nil {
+	f := t.deliver(ctx, key, deadline, fn)
+	if f == nil {
 		t.log.Warn("slack: intake queue full; refusing a request for Slack to retry")
 		return refused
 	}
-	if handledBy(done, deadline) {
+	if handledBy(f, deadline) {
 		return handled
 	}
 	return pending

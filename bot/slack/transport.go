@@ -197,8 +197,8 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 			t.ack(req.EnvelopeID) // nothing for us: a redelivery would not change that
 			continue
 		}
-		done := t.deliver(ctx, key, deadline, job)
-		if done == nil {
+		f := t.deliver(ctx, key, deadline, job)
+		if f == nil {
 			if ctx.Err() == nil {
 				t.log.Warn("slack: intake queue full; leaving the envelope unacknowledged for Slack to redeliver",
 					"type", req.Type, "envelope", req.EnvelopeID, "retry_attempt", req.RetryAttempt)
@@ -208,11 +208,11 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 		retried := req.Type == socketmode.RequestTypeEventsAPI
 		env, attempt := req.EnvelopeID, req.RetryAttempt
 		t.wg.Go(func() {
-			if handledBy(done, deadline) || !retried {
+			if handledBy(f, deadline) || !retried {
 				t.ack(env)
 				return
 			}
-			t.log.Info("slack: still handling an event at the acknowledgement bound; leaving the envelope unacknowledged for Slack to retry",
+			t.log.Info("slack: an event not handled within the acknowledgement bound (slow, or left for a retry); leaving the envelope unacknowledged for Slack to retry",
 				"envelope", env, "retry_attempt", attempt)
 		})
 	}
@@ -221,7 +221,7 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 // job is the handling of req, nil when it is not for the bot or cannot be
 // read, and the key a retry of it shares (its event id; "" for a click or
 // a command, which Slack does not retry).
-func (t *Transport) job(req *socketmode.Request, h bot.Handler) (func(context.Context), string) {
+func (t *Transport) job(req *socketmode.Request, h bot.Handler) (func(context.Context) bool, string) {
 	switch req.Type {
 	case socketmode.RequestTypeEventsAPI:
 		in, err := parseEvent(req.Payload, t.botUser)
@@ -229,24 +229,25 @@ func (t *Transport) job(req *socketmode.Request, h bot.Handler) (func(context.Co
 			t.ignore(req.Type, err)
 			return nil, ""
 		}
-		return func(ctx context.Context) { h.HandleMessage(ctx, in) }, in.EventID
+		return handleMessage(h, in), in.EventID
 	case socketmode.RequestTypeSlashCommands:
 		in, err := parseSlash(req.Payload)
 		if err != nil {
 			t.ignore(req.Type, err)
 			return nil, ""
 		}
-		return func(ctx context.Context) { h.HandleMessage(ctx, in) }, ""
+		return handleMessage(h, in), ""
 	case socketmode.RequestTypeInteractive:
 		c, err := parseInteraction(req.Payload)
 		if err != nil {
 			t.ignore(req.Type, err)
 			return nil, ""
 		}
-		return func(ctx context.Context) {
+		return func(ctx context.Context) bool {
 			if answer := h.HandleClick(ctx, c); answer != "" {
 				t.ephemeral(ctx, c.Channel, c.User, answer)
 			}
+			return true
 		}, ""
 	}
 	return nil, ""
