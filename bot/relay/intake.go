@@ -18,10 +18,10 @@ import (
 func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) { r.HandleDelivery(ctx, in) }
 
 // HandleDelivery handles in as HandleMessage does, and reports whether
-// the relay is done with the delivery: false when it left it for the
-// platform to send again (the store or the service failed, or ctx ended
-// while another handler held it). A transport that acknowledges a
-// delivery only once handled (Slack) leaves such a one unacknowledged.
+// the relay is done with the delivery: false when it left it for a
+// redelivery (the store or the service failed, or ctx ended while another
+// handler held it). Slack does not come through here: it records each
+// delivery on receipt (see Receive), so it can be acknowledged at once.
 //
 // A delivery with an event id is claimed in the store before it is
 // handled and finished after, so a retry or a redelivery, on any node and
@@ -50,17 +50,7 @@ func (r *Relay) HandleDelivery(ctx context.Context, in bot.Inbound) bool {
 	case claimLeave:
 		return false
 	}
-	if !r.handle(ctx, t, in) {
-		// Left claimed: a redelivery after the reclaim window tries again.
-		r.log.Warn("relay: handling a delivery failed; a redelivery will retry it", "transport", in.Transport, "event", in.EventID)
-		return false
-	}
-	if err := r.st.FinishChatEvent(context.WithoutCancel(ctx), key); err != nil {
-		// Handled all the same; a redelivery is handled again harmlessly
-		// once the claim is stale.
-		r.log.Warn("relay: marking a delivery handled", "transport", in.Transport, "event", in.EventID, "err", err)
-	}
-	return true
+	return r.run(ctx, t, in, key)
 }
 
 // claimOutcome is what claim decided about a delivery.
