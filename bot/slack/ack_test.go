@@ -2,11 +2,13 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,60 +20,90 @@ import (
 // ackBound is a short AckWithin, so the tests need not wait Slack's 2 s.
 const ackBound = 300 * time.Millisecond
 
-// pause handles every delivery in d, as a relay on a sluggish store would.
-type pause struct {
-	d time.Duration
+// receipts is a handler that keeps receipts, as the relay does: Receive
+// records an event (once per event id; a repeat gets nothing to run) or
+// fails as a store that is down would; the handling it returns holds its
+// worker until open is closed.
+type receipts struct {
 	*gated
+	fail bool
+
+	mu       sync.Mutex
+	recorded map[string]int
 }
 
-func (p pause) HandleMessage(ctx context.Context, in bot.Inbound) {
-	p.gated.mu.Lock()
-	p.seen[in.EventID]++
-	p.gated.mu.Unlock()
-	time.Sleep(p.d)
-}
+func newReceipts() *receipts { return &receipts{gated: newGated(), recorded: map[string]int{}} }
 
-// An event handled within the bound is acknowledged, and only after its
-// handler returned.
-func TestSocketModeAcknowledgesAnEventOnceHandled(t *testing.T) {
-	fake := bottest.NewSlack(t, bottest.SlackLimits{})
-	const took = 100 * time.Millisecond
-	startSocketWith(t, fake, pause{d: took, gated: newGated()}, Config{AckWithin: ackBound})
-	ev := fake.DM("U1", "D1", "quick")
-	eventually.True(t, 5*time.Second, func() bool { _, acked := fake.Envelopes(ev.ID); return acked == 1 }, "the acknowledgement")
-	if sent, _ := fake.Envelopes(ev.ID); sent != 1 {
-		t.Errorf("%d envelopes, want 1", sent)
+func (r *receipts) Receive(ctx context.Context, in bot.Inbound) (func(context.Context), error) {
+	if r.fail {
+		return nil, errors.New("store down")
 	}
-	for env, d := range fake.AckLatencies() {
-		if d < took {
-			t.Errorf("envelope %s acknowledged %v after it was sent, before its %v handling ended", env, d, took)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recorded[in.EventID]++
+	if r.recorded[in.EventID] > 1 {
+		return nil, nil
+	}
+	return func(ctx context.Context) { r.HandleMessage(ctx, in) }, nil
+}
+
+func (r *receipts) records(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.recorded[id]
+}
+
+// An event is acknowledged once recorded, at once, while the only worker
+// is busy and the queue is full: its handling has not started. Every one
+// is handled once the worker is free (the receipts hands out the
+// handling of each recorded event once).
+func TestSocketModeAcknowledgesARecordedEventBeforeHandling(t *testing.T) {
+	fake := bottest.NewSlack(t, bottest.SlackLimits{})
+	rec := newReceipts()
+	startSocketWith(t, fake, rec, Config{AckWithin: ackBound, Workers: 1, QueueSize: 1})
+	var evs []bottest.Event
+	for i := range 4 {
+		evs = append(evs, fake.DM("U1", "D"+strconv.Itoa(i), "work"))
+	}
+	for _, ev := range evs {
+		eventually.True(t, 5*time.Second, func() bool { _, acked := fake.Envelopes(ev.ID); return acked == 1 }, "the acknowledgement of %s", ev.ID)
+	}
+	handled := 0
+	for _, ev := range evs {
+		handled += rec.times(ev.ID)
+		if n := rec.records(ev.ID); n != 1 {
+			t.Errorf("event %s recorded %d times, want 1", ev.ID, n)
 		}
 	}
+	if handled > 1 {
+		t.Errorf("%d events handled while the only worker was held, want at most 1", handled)
+	}
+	for env, d := range fake.AckLatencies() {
+		if d >= ackBound/2 {
+			t.Errorf("envelope %s acknowledged %v after it was sent; the recording is all it waits for", env, d)
+		}
+	}
+	close(rec.open)
+	// Two fit (the worker and the queue's slot); the others were left to
+	// the relay's recovery pass, which this receipts does not have.
+	eventually.True(t, 5*time.Second, func() bool { return rec.times(evs[0].ID)+rec.times(evs[1].ID) == 2 }, "the queued events handled")
 }
 
-// An event still being handled at the bound is not acknowledged: Slack
-// retries it, the retry waits for the first handling instead of being
-// handled again, and is acknowledged once that is done.
-func TestSocketModeLeavesASlowEventForSlackToRetry(t *testing.T) {
+// An event that cannot be recorded is not acknowledged (Slack sends it
+// again) and not handled.
+func TestSocketModeLeavesAnUnrecordedEventUnacknowledged(t *testing.T) {
 	fake := bottest.NewSlack(t, bottest.SlackLimits{})
-	// Slack retries an unacknowledged event after 3 s, 1 min and 5 min;
-	// shortened here.
-	fake.RetryUnacked(ackBound+100*time.Millisecond, time.Minute)
-	g := newGated()
-	_, log := startSocketWith(t, fake, g, Config{AckWithin: ackBound})
-	ev := fake.DM("U1", "D1", "slow")
-	eventually.True(t, 5*time.Second, func() bool { sent, _ := fake.Envelopes(ev.ID); return sent == 2 }, "Slack to retry the event")
-	eventually.True(t, 5*time.Second, func() bool { return log.logged("a retry waits") }, "the retry to wait for the first handling")
+	rec := newReceipts()
+	rec.fail = true
+	_, log := startSocketWith(t, fake, rec, Config{AckWithin: ackBound})
+	ev := fake.DM("U1", "D1", "lost?")
+	eventually.True(t, 5*time.Second, func() bool { return log.logged("recording an event failed") }, "the refusal")
+	time.Sleep(100 * time.Millisecond)
 	if _, acked := fake.Envelopes(ev.ID); acked != 0 {
-		t.Fatalf("an event still being handled was acknowledged (%d envelopes)", acked)
+		t.Error("an event that was not recorded was acknowledged")
 	}
-	close(g.open)
-	eventually.True(t, 5*time.Second, func() bool { _, acked := fake.Envelopes(ev.ID); return acked == 1 }, "the retry's acknowledgement")
-	if n := g.times(ev.ID); n != 1 {
-		t.Errorf("the event was handled %d times, want once", n)
-	}
-	if u := fake.Unacked(); len(u) != 1 {
-		t.Errorf("unacknowledged envelopes %v, want only the first", u)
+	if rec.times(ev.ID) != 0 {
+		t.Error("an event that was not recorded was handled")
 	}
 }
 
@@ -129,81 +161,41 @@ func postEvent(t *testing.T, srv *httptest.Server, id string, retry int) int {
 	return resp.StatusCode
 }
 
-// HTTP mode answers 200 to an event handled within the bound, after its
-// handler returned.
-func TestHTTPModeAnswersAHandledEvent200(t *testing.T) {
-	const took = 100 * time.Millisecond
-	p := pause{d: took, gated: newGated()}
-	srv, _ := startHTTP(t, p)
-	start := time.Now()
-	if code := postEvent(t, srv, "EvQuick", 0); code != http.StatusOK {
-		t.Fatalf("a quickly handled event: %d, want 200", code)
+// HTTP mode answers 200 once an event is recorded, while its handling is
+// held; a retry is answered 200 and not handled again.
+func TestHTTPModeAnswersARecordedEvent200BeforeHandling(t *testing.T) {
+	rec := newReceipts()
+	srv, _ := startHTTP(t, rec)
+	begin := time.Now()
+	if code := postEvent(t, srv, "Ev1", 0); code != http.StatusOK {
+		t.Fatalf("status %d, want 200", code)
 	}
-	if d := time.Since(start); d < took {
-		t.Errorf("answered after %v, before the %v handling ended", d, took)
+	if d := time.Since(begin); d >= ackBound/2 {
+		t.Errorf("answered after %v; the recording is all it waits for", d)
 	}
-	if n := p.times("EvQuick"); n != 1 {
-		t.Errorf("handled %d times", n)
+	if code := postEvent(t, srv, "Ev1", 1); code != http.StatusOK {
+		t.Fatalf("retry: status %d, want 200", code)
 	}
-}
-
-// HTTP mode answers 503 to an event still being handled at the bound, so
-// Slack retries it; a retry while it is handled is not handled again, and
-// one after it was is answered 200.
-func TestHTTPModeAnswersASlowEvent503(t *testing.T) {
-	g := newGated()
-	srv, log := startHTTP(t, g)
-	start := time.Now()
-	if code := postEvent(t, srv, "EvSlow", 0); code != http.StatusServiceUnavailable {
-		t.Fatalf("an event still being handled: %d, want 503", code)
-	}
-	if d := time.Since(start); d < ackBound || d > ackBound+time.Second {
-		t.Errorf("answered after %v; the bound is %v", d, ackBound)
-	}
-	if code := postEvent(t, srv, "EvSlow", 1); code != http.StatusServiceUnavailable {
-		t.Errorf("a retry while the first is handled: %d, want 503", code)
-	}
-	codes := make(chan int, 1)
-	go func() { codes <- postEvent(t, srv, "EvSlow", 2) }()
-	eventually.True(t, 5*time.Second, func() bool { return log.count("a retry waits") == 2 }, "the second retry to wait for the first handling")
-	close(g.open)
-	if code := <-codes; code != http.StatusOK {
-		t.Errorf("a retry answered as the first handling ends: %d, want 200", code)
-	}
-	if n := g.times("EvSlow"); n != 1 {
-		t.Errorf("the event was handled %d times, want once", n)
+	close(rec.open)
+	eventually.True(t, 5*time.Second, func() bool { return rec.times("Ev1") == 1 }, "the handling")
+	time.Sleep(100 * time.Millisecond)
+	if n := rec.times("Ev1"); n != 1 {
+		t.Errorf("handled %d times, want 1", n)
 	}
 }
 
-// failing is a relay whose store fails: it is not done with any message
-// (it left the delivery claimed for a redelivery).
-type failing struct{ *gated }
-
-func (f failing) HandleDelivery(ctx context.Context, in bot.Inbound) bool {
-	f.gated.mu.Lock()
-	f.seen[in.EventID]++
-	f.gated.mu.Unlock()
-	return false
-}
-
-// An event the handler is not done with is left for Slack to retry, in
-// both modes: handled quickly, but not acknowledged.
-func TestAnEventLeftForARetryIsNotAcknowledged(t *testing.T) {
-	fake := bottest.NewSlack(t, bottest.SlackLimits{})
-	fake.RetryUnacked(ackBound+100*time.Millisecond, time.Minute)
-	f := failing{newGated()}
-	startSocketWith(t, fake, f, Config{AckWithin: ackBound})
-	ev := fake.DM("U1", "D1", "store down")
-	eventually.True(t, 5*time.Second, func() bool { return f.times(ev.ID) == 2 }, "Slack's retry to be handled")
-	if sent, acked := fake.Envelopes(ev.ID); acked != 0 {
-		t.Errorf("%d of %d envelopes acknowledged; want none", acked, sent)
+// HTTP mode answers 503 to an event that cannot be recorded, so Slack
+// retries it, and does not handle it.
+func TestHTTPModeAnswersAnUnrecordedEvent503(t *testing.T) {
+	rec := newReceipts()
+	rec.fail = true
+	srv, _ := startHTTP(t, rec)
+	if code := postEvent(t, srv, "Ev1", 0); code != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503", code)
 	}
-
-	srv, _ := startHTTP(t, f)
-	if code := postEvent(t, srv, "EvDown", 0); code != http.StatusServiceUnavailable {
-		t.Errorf("HTTP mode: %d, want 503", code)
-	}
-	if n := f.times("EvDown"); n != 1 {
-		t.Errorf("HTTP mode: handled %d times, want once", n)
+	close(rec.open)
+	time.Sleep(100 * time.Millisecond)
+	if rec.times("Ev1") != 0 {
+		t.Error("an event that was not recorded was handled")
 	}
 }

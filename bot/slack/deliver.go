@@ -7,113 +7,91 @@ import (
 	"reasonix/bot"
 )
 
-// A delivery is acknowledged to Slack only once the relay has handled it
-// (HandleMessage returned), never merely because it was queued or
-// claimed: Slack does not send an acknowledged event again, so a node
-// killed between an early acknowledgement and the relay's action would
-// lose it. When handling takes longer than AckWithin the delivery is left
-// unacknowledged (Socket Mode) or answered 503 (HTTP mode), and Slack
-// retries it; the relay's two-phase claim makes that retry safe: one
-// arriving while the first handler works is dropped once it finishes, one
-// arriving after that handler died is handled again once its claim is
-// stale.
-
-// flight is a delivery being handled on this node; done closes when its
-// handler has returned, ok then says whether the handler is done with it
-// (see finisher).
-type flight struct {
-	done    chan struct{}
-	ok      bool
-	started time.Time
-}
-
-// finisher is a handler that says whether it is done with a message: the
-// relay is one. A message it is not done with (its store failed; it left
-// the delivery claimed for a redelivery) is left for Slack to retry, as
-// one still being handled is.
-type finisher interface {
-	HandleDelivery(ctx context.Context, in bot.Inbound) bool
-}
-
-// handleMessage is h's handling of in, which reports whether h is done
-// with it (a plain bot.Handler always is once it returns).
-func handleMessage(h bot.Handler, in bot.Inbound) func(context.Context) bool {
-	if f, ok := h.(finisher); ok {
-		return func(ctx context.Context) bool { return f.HandleDelivery(ctx, in) }
-	}
-	return func(ctx context.Context) bool { h.HandleMessage(ctx, in); return true }
-}
-
-// joinFor is how long a retry may wait on a handler at work here rather
-// than go to the relay: long enough for Slack's first retry (it comes
-// seconds after the timeout), short of its later ones (1 and 5 minutes),
-// so a handler that hangs here holds back only the first retry, and a
-// later one reaches the relay, whose claim then hands the event over.
-const joinFor = 30 * time.Second
-
-// deliver queues fn (the handling of event key) for a worker, waiting for
-// room in a full queue no later than deadline, and returns its flight;
-// nil when it was not queued.
+// An event (a message or a mention) is acknowledged to Slack as soon as
+// it is recorded durably, before it is handled: Slack wants an answer
+// within 3 s whatever the relay's workers are doing, and never sends an
+// acknowledged event again, so what makes an acknowledged event handled
+// is the record, not this process. The relay is the receiver: it records
+// the delivery in the store (one INSERT, claimed by this node, the
+// inbound message stored with the claim) in the receive path, and hands
+// back the handling, which a worker runs afterwards. Should this node die
+// or its queue be full, the relay's recovery pass on any node handles the
+// recorded delivery once its claim is stale. A delivery that cannot be
+// recorded is not acknowledged (Socket Mode) or answered 503 (HTTP), so
+// Slack sends it again.
 //
-// A retry of an event this node is still handling (same key, for up to
-// joinFor) is not queued again: it shares the first delivery's flight,
-// so it holds no worker while it waits (the relay's claim would make it
-// wait anyway), and a slow event retried by Slack cannot take up the
-// pool. An empty key (a click, a command) is never shared.
-func (t *Transport) deliver(ctx context.Context, key string, deadline time.Time, fn func(context.Context) bool) *flight {
-	f := &flight{done: make(chan struct{}), started: time.Now()}
-	if key != "" {
-		t.flightMu.Lock()
-		if g, ok := t.flights[key]; ok && time.Since(g.started) < joinFor {
-			t.flightMu.Unlock()
-			t.log.Debug("slack: a retry waits for its event's handling under way", "event", key)
-			return g
+// A click or a slash command is not retried by Slack: it is queued and
+// acknowledged when handled, or at AckWithin even when its handling goes
+// on (withholding the answer would only show the user a false error).
+
+// receiver is a handler that records a delivery before it is
+// acknowledged (the relay is one). Receive returns the handling to run
+// once acknowledged (nil: nothing to do) or, when nothing was recorded,
+// an error.
+type receiver interface {
+	Receive(ctx context.Context, in bot.Inbound) (func(context.Context), error)
+}
+
+// receive records event in through h when h keeps receipts; a plain
+// handler keeps none, and its handling is returned as it is.
+func receive(ctx context.Context, h bot.Handler, in bot.Inbound) (func(context.Context), bool, error) {
+	if rc, ok := h.(receiver); ok {
+		run, err := rc.Receive(ctx, in)
+		return run, true, err
+	}
+	return func(ctx context.Context) { h.HandleMessage(ctx, in) }, false, nil
+}
+
+// accept records event in and queues its handling, without waiting for
+// room in a full queue when the delivery is recorded (the recovery pass
+// handles one left over), and reports whether it may be acknowledged:
+// once recorded, or, for a handler that keeps no receipts, once queued.
+func (t *Transport) accept(ctx context.Context, h bot.Handler, in bot.Inbound, deadline time.Time) bool {
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	run, recorded, err := receive(rctx, h, in)
+	cancel()
+	if err != nil {
+		t.log.Warn("slack: recording an event failed; leaving it unacknowledged for Slack to retry", "event", in.EventID, "err", err)
+		return false
+	}
+	if run == nil {
+		return true // handled already, or under way elsewhere
+	}
+	if recorded {
+		deadline = time.Now() // do not hold the acknowledgement for room
+	}
+	if !t.enqueue(ctx, deadline, func(ctx context.Context) { run(ctx) }) {
+		if recorded {
+			t.log.Warn("slack: intake queue full; an event recorded and acknowledged is left to the relay's recovery pass", "event", in.EventID)
+			return true
 		}
-		t.flights[key] = f
-		t.flightMu.Unlock()
+		t.log.Warn("slack: intake queue full; leaving the event unacknowledged for Slack to redeliver", "event", in.EventID)
+		return false
 	}
-	job := func(ctx context.Context) {
-		ok := fn(ctx)
-		t.land(key, f)
-		f.ok = ok
-		close(f.done)
-	}
-	if !t.enqueue(ctx, deadline, job) {
-		// Never closed: a retry that joined it is not acknowledged.
-		t.land(key, f)
+	return true
+}
+
+// flight is a click or a command being handled; done closes when its
+// handler has returned.
+type flight struct{ done chan struct{} }
+
+// deliver queues fn (a click's or a command's handling) for a worker,
+// waiting for room in a full queue no later than deadline, and returns
+// its flight; nil when it was not queued.
+func (t *Transport) deliver(ctx context.Context, deadline time.Time, fn func(context.Context)) *flight {
+	f := &flight{done: make(chan struct{})}
+	if !t.enqueue(ctx, deadline, func(ctx context.Context) { fn(ctx); close(f.done) }) {
 		return nil
 	}
 	return f
 }
 
-// land ends key's flight: a later delivery of it is queued afresh (and
-// the relay drops it if it was handled).
-func (t *Transport) land(key string, f *flight) {
-	if key == "" {
-		return
-	}
-	t.flightMu.Lock()
-	if t.flights[key] == f {
-		delete(t.flights, key)
-	}
-	t.flightMu.Unlock()
-}
-
-// handledBy reports whether f's handler returned before deadline and is
-// done with the delivery.
-func handledBy(f *flight, deadline time.Time) bool {
-	wait := time.NewTimer(time.Until(deadline))
-	defer wait.Stop()
+// wait waits for f's handler to return, no later than deadline.
+func (f *flight) wait(deadline time.Time) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
 	select {
 	case <-f.done:
-		return f.ok
-	case <-wait.C:
-		// A handler finishing just as the timer fires still counts.
-		select {
-		case <-f.done:
-			return f.ok
-		default:
-			return false
-		}
+	case <-timer.C:
 	}
 }

@@ -17,9 +17,10 @@ import (
 // HTTP mode: Slack POSTs events, interactions and slash commands to the
 // service's address. Every request is verified with the signing secret
 // before it is read further, and answered within Slack's three seconds:
-// an event 200 once handled, 503 when it is still being handled at
-// AckWithin, so that Slack retries it (X-Slack-Retry-Num counts the
-// retries; see deliver.go for why the retry is safe).
+// an event 200 once recorded in the store (its handling follows), 503
+// when it could not be recorded, so that Slack retries it
+// (X-Slack-Retry-Num counts the retries; the relay dedupes them by
+// event_id). See deliver.go.
 
 const (
 	maxBody = 1 << 20
@@ -101,18 +102,12 @@ func (t *Transport) serveEvents(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK) // nothing to retry
 		return
 	}
-	h := t.handler()
-	switch t.within(r.Context(), in.EventID, handleMessage(h, in)) {
-	case refused:
-		busy(w)
-	case pending:
-		// Not 200: an event acknowledged now would be lost with this node.
-		t.log.Info("slack: an event not handled within the acknowledgement bound (slow, or left for a retry); answering 503 for Slack to retry",
-			"event", in.EventID, "retry_num", r.Header.Get("X-Slack-Retry-Num"), "retry_reason", r.Header.Get("X-Slack-Retry-Reason"))
-		http.Error(w, "still handling; retry", http.StatusServiceUnavailable)
-	default:
-		w.WriteHeader(http.StatusOK)
+	if !t.accept(r.Context(), t.handler(), in, time.Now().Add(t.cfg.AckWithin)) {
+		// Not 200: Slack does not send an acknowledged event again.
+		http.Error(w, "not recorded; retry", http.StatusServiceUnavailable)
+		return
 	}
+	w.WriteHeader(http.StatusOK)
 }
 
 func (t *Transport) serveInteraction(w http.ResponseWriter, r *http.Request) {
@@ -134,12 +129,11 @@ func (t *Transport) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	h := t.handler()
 	// A click is not retried by Slack: one still being handled at the
 	// bound is answered 200 (the handling goes on), not a false error.
-	if t.within(r.Context(), "", func(ctx context.Context) bool {
+	if !t.within(r.Context(), func(ctx context.Context) {
 		if answer := h.HandleClick(ctx, c); answer != "" {
 			t.ephemeral(ctx, c.Channel, c.User, answer)
 		}
-		return true
-	}) == refused {
+	}) {
 		busy(w)
 		return
 	}
@@ -165,37 +159,26 @@ func (t *Transport) serveCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	h := t.handler()
 	// Nor is a command retried; as a click.
-	if t.within(r.Context(), "", handleMessage(h, in)) == refused {
+	if !t.within(r.Context(), func(ctx context.Context) { h.HandleMessage(ctx, in) }) {
 		busy(w)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
 }
 
-// outcome is how a request stands at the acknowledgement bound.
-type outcome int
-
-const (
-	handled outcome = iota // fn returned, done with the request
-	pending                // fn is queued or running (it goes on), or left the request for a retry
-	refused                // the queue stayed full: nothing was run
-)
-
-// within runs fn (the handling of event key, "" when Slack does not
-// retry it) on a worker and waits for it up to AckWithin. A refused
-// request is answered 503 so Slack sends it again, rather than 200 for a
+// within runs fn (a click's or a command's handling) on a worker and
+// waits for it up to AckWithin; false when the queue stayed full and
+// nothing was run: the request is answered 503 rather than 200 for a
 // request nobody will handle.
-func (t *Transport) within(ctx context.Context, key string, fn func(context.Context) bool) outcome {
+func (t *Transport) within(ctx context.Context, fn func(context.Context)) bool {
 	deadline := time.Now().Add(t.cfg.AckWithin)
-	f := t.deliver(ctx, key, deadline, fn)
+	f := t.deliver(ctx, deadline, fn)
 	if f == nil {
-		t.log.Warn("slack: intake queue full; refusing a request for Slack to retry")
-		return refused
+		t.log.Warn("slack: intake queue full; refusing a request")
+		return false
 	}
-	if handledBy(f, deadline) {
-		return handled
-	}
-	return pending
+	f.wait(deadline)
+	return true
 }
 
 // busy answers a request the queue could not take.

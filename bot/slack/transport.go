@@ -32,19 +32,20 @@ type Config struct {
 	AckReaction string
 	// Workers bound how many deliveries are handled at once; default 8.
 	Workers int
-	// AckWithin bounds how long a delivery may take, from its arrival
-	// through the queue to the end of its handling, to be acknowledged:
-	// an event is acknowledged only once handled, and one still being
-	// handled at the bound is left for Slack to retry (see deliver.go).
+	// AckWithin bounds the wait before a delivery is acknowledged: an
+	// event's recording in the store (one not recorded by then is left
+	// for Slack to retry), a click's or a command's handling (one still
+	// being handled is acknowledged at the bound; see deliver.go).
 	// Default 2s, inside Slack's 3 s with a margin for the network.
 	AckWithin time.Duration
 	// QueueSize bounds the deliveries waiting for a worker; default 1024.
 	QueueSize int
-	// QueueWait is how long a delivery waits for room in a full queue
-	// (never past AckWithin). One that gets none is refused, never taken
-	// and dropped: left unacknowledged in Socket Mode, answered 503 in
-	// HTTP mode, so that Slack redelivers an event (a click or a command
-	// is not redelivered; Slack tells the user it failed). Default 2s.
+	// QueueWait is how long a click or a command waits for room in a
+	// full queue (never past AckWithin). One that gets none is refused:
+	// left unacknowledged in Socket Mode, answered 503 in HTTP mode (Slack
+	// tells the user it failed). An event recorded by the relay waits for
+	// no room: it is acknowledged, and one the queue cannot take is left
+	// to the relay's recovery pass. Default 2s.
 	QueueWait time.Duration
 	Logger    *slog.Logger
 }
@@ -69,9 +70,6 @@ type Transport struct {
 	mu       sync.RWMutex
 	closed   bool
 	draining chan struct{}
-
-	flightMu sync.Mutex
-	flights  map[string]*flight // events being handled here, by event id
 }
 
 var (
@@ -96,7 +94,7 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.APIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(cfg.APIURL))
 	}
-	return &Transport{cfg: cfg, api: slack.New(cfg.BotToken, opts...), log: cfg.Logger, flights: map[string]*flight{}}, nil
+	return &Transport{cfg: cfg, api: slack.New(cfg.BotToken, opts...), log: cfg.Logger}, nil
 }
 
 // Name is "slack".
@@ -159,13 +157,12 @@ func (t *Transport) connect(ctx context.Context) {
 	}
 }
 
-// receive queues the handling of each envelope, in arrival order, and
-// acknowledges it once handled (see deliver.go). An envelope the queue
-// cannot take, or whose event is still being handled at AckWithin, is
-// left unacknowledged, so Slack sends the event again (with the same
-// event_id, which the relay dedupes). A click or a command, which Slack
-// never sends again, is acknowledged at AckWithin even when its handling
-// goes on: withholding it would only show the user a false error.
+// receive takes each envelope in arrival order. An event is recorded and
+// then acknowledged at once, its handling queued (see deliver.go); one
+// that cannot be recorded is left unacknowledged, so Slack sends it again
+// (with the same event_id, which the relay dedupes). A click or a command
+// is queued and acknowledged once handled or at AckWithin; one the queue
+// cannot take is left unacknowledged.
 func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 	for {
 		var evt socketmode.Event
@@ -192,65 +189,63 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 			continue // hello, connecting, connected, …
 		}
 		deadline := time.Now().Add(t.cfg.AckWithin)
-		job, key := t.job(req, h)
-		if job == nil {
-			t.ack(req.EnvelopeID) // nothing for us: a redelivery would not change that
+		if req.Type == socketmode.RequestTypeEventsAPI {
+			in, err := parseEvent(req.Payload, t.botUser)
+			if err != nil {
+				t.ignore(req.Type, err)
+				t.ack(req.EnvelopeID) // nothing for us: a redelivery would not change that
+				continue
+			}
+			if t.accept(ctx, h, in, deadline) {
+				t.ack(req.EnvelopeID)
+			}
 			continue
 		}
-		f := t.deliver(ctx, key, deadline, job)
+		job := t.job(req, h)
+		if job == nil {
+			t.ack(req.EnvelopeID)
+			continue
+		}
+		f := t.deliver(ctx, deadline, job)
 		if f == nil {
 			if ctx.Err() == nil {
-				t.log.Warn("slack: intake queue full; leaving the envelope unacknowledged for Slack to redeliver",
+				t.log.Warn("slack: intake queue full; leaving the envelope unacknowledged",
 					"type", req.Type, "envelope", req.EnvelopeID, "retry_attempt", req.RetryAttempt)
 			}
 			continue
 		}
-		retried := req.Type == socketmode.RequestTypeEventsAPI
-		env, attempt := req.EnvelopeID, req.RetryAttempt
+		env := req.EnvelopeID
 		t.wg.Go(func() {
-			if handledBy(f, deadline) || !retried {
-				t.ack(env)
-				return
-			}
-			t.log.Info("slack: an event not handled within the acknowledgement bound (slow, or left for a retry); leaving the envelope unacknowledged for Slack to retry",
-				"envelope", env, "retry_attempt", attempt)
+			f.wait(deadline)
+			t.ack(env)
 		})
 	}
 }
 
-// job is the handling of req, nil when it is not for the bot or cannot be
-// read, and the key a retry of it shares (its event id; "" for a click or
-// a command, which Slack does not retry).
-func (t *Transport) job(req *socketmode.Request, h bot.Handler) (func(context.Context) bool, string) {
+// job is the handling of a click or a slash command, nil when req is
+// neither or cannot be read.
+func (t *Transport) job(req *socketmode.Request, h bot.Handler) func(context.Context) {
 	switch req.Type {
-	case socketmode.RequestTypeEventsAPI:
-		in, err := parseEvent(req.Payload, t.botUser)
-		if err != nil {
-			t.ignore(req.Type, err)
-			return nil, ""
-		}
-		return handleMessage(h, in), in.EventID
 	case socketmode.RequestTypeSlashCommands:
 		in, err := parseSlash(req.Payload)
 		if err != nil {
 			t.ignore(req.Type, err)
-			return nil, ""
+			return nil
 		}
-		return handleMessage(h, in), ""
+		return func(ctx context.Context) { h.HandleMessage(ctx, in) }
 	case socketmode.RequestTypeInteractive:
 		c, err := parseInteraction(req.Payload)
 		if err != nil {
 			t.ignore(req.Type, err)
-			return nil, ""
+			return nil
 		}
-		return func(ctx context.Context) bool {
+		return func(ctx context.Context) {
 			if answer := h.HandleClick(ctx, c); answer != "" {
 				t.ephemeral(ctx, c.Channel, c.User, answer)
 			}
-			return true
-		}, ""
+		}
 	}
-	return nil, ""
+	return nil
 }
 
 // serve runs queued deliveries; once Stop has begun it runs those still
