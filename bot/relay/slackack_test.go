@@ -85,3 +85,34 @@ func TestSlackReceiptRecoveredAfterACrash(t *testing.T) {
 		t.Errorf("the delivery's claim = %v, %v; want handled", c, err)
 	}
 }
+
+// Receive records a delivery once: a retry while it is under way, and
+// one after it was handled, get nothing to run; the handling it hands
+// back runs at once, without claiming the delivery again (a second claim
+// would wait out this node's own fresh claim), and finishes it.
+func TestReceiveRecordsADeliveryOnce(t *testing.T) {
+	r := newClaimRig(t, 10*time.Second)
+	ctx := context.Background()
+	in := mention("EvRecv1", "1700000300.000001", "record me once")
+	run, err := r.relay.Receive(ctx, in)
+	if err != nil || run == nil {
+		t.Fatalf("first receipt: run %v, err %v", run != nil, err)
+	}
+	if again, err := r.relay.Receive(ctx, in); err != nil || again != nil {
+		t.Fatalf("a retry while under way: run %v, err %v; want nothing to run", again != nil, err)
+	}
+	start := time.Now()
+	run(ctx)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the handling took %v: it waited on its own claim", took)
+	}
+	if got := r.tasksWithPrompt(t, in.Text); len(got) != 1 {
+		t.Fatalf("tasks = %d, want 1", len(got))
+	}
+	if c, err := r.st.ClaimChatEvent(ctx, "slack:EvRecv1", "probe", 0); err != nil || c != store.ChatHandled {
+		t.Errorf("the delivery's claim = %v, %v; want handled", c, err)
+	}
+	if again, err := r.relay.Receive(ctx, in); err != nil || again != nil {
+		t.Fatalf("a retry after handling: run %v, err %v; want nothing to run", again != nil, err)
+	}
+}
