@@ -110,7 +110,8 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 
 // sweep expires unanswered approvals every SweepInterval and wakes their
 // tasks, whose runs then refuse the calls with code expired — on River's
-// elected leader only. Every quarter of StaleAfter every node also takes
+// elected leader only, which also prunes old chat deliveries hourly (see
+// chatretention.go). Every quarter of StaleAfter every node also takes
 // over the running tasks whose node stopped sending heartbeats (see
 // takeOverStale): the dead node may have been the leader, and River takes
 // up to 20 s to elect another.
@@ -119,6 +120,7 @@ func (s *Service) sweep(ctx context.Context) {
 	t := time.NewTicker(s.cfg.SweepInterval)
 	defer t.Stop()
 	lastStale := s.now()
+	var lastPrune time.Time // zero: the first leading pass prunes
 	for {
 		select {
 		case <-ctx.Done():
@@ -134,6 +136,10 @@ func (s *Service) sweep(ctx context.Context) {
 		}
 		s.life.sweeps.Add(1)
 		s.expireNow(ctx)
+		if now := s.now(); now.Sub(lastPrune) >= chatEventPruneEvery {
+			lastPrune = now
+			s.pruneChatEvents(ctx)
+		}
 	}
 }
 

@@ -127,8 +127,9 @@ func BenchmarkRelayFinalReport(b *testing.B) {
 // BenchmarkRelayEnvelopeAck: every worker is busy — the runner's only one
 // with a long task, and the relay's handlers, each stuck on a Slack that
 // takes half a second per write — while b.N DMs arrive back to back, each
-// to become a queued task. Metric: envelope sent → ack received by the
-// fake Socket Mode server.
+// to become a queued task. An envelope is acknowledged once its DM is
+// recorded in the store, before it is handled. Metric: envelope sent →
+// ack received by the fake Socket Mode server.
 func BenchmarkRelayEnvelopeAck(b *testing.B) {
 	set := config.Default()
 	set.Runner.MaxConcurrentTasks = 1

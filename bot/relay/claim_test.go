@@ -281,7 +281,9 @@ func TestRedeliveryWithinTheWindowIsDropped(t *testing.T) {
 	in2 := mention("EvBusy2", "1700000300.000002", "rename the package")
 	deadClaim(t, r.st, "slack:EvBusy2")
 	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	r.relay.HandleMessage(cctx, in2) // returns when its context ends
+	if r.relay.HandleDelivery(cctx, in2) { // returns when its context ends
+		t.Error("done with a delivery it gave up waiting for")
+	}
 	cancel()
 	settle()
 	for _, x := range []bot.Inbound{in, in2} {
@@ -349,9 +351,12 @@ func TestRefusedDeliveriesFinishFailedOnesStayClaimed(t *testing.T) {
 	}
 	stranger := mention("EvStranger", "1700000500.000001", "let me in")
 	stranger.User = eve
-	r.relay.HandleMessage(ctx, stranger)
 	chatter := reply("EvChatter", "1700000500.999999", "1700000500.000002", "not a task's thread")
-	r.relay.HandleMessage(ctx, chatter)
+	for _, in := range []bot.Inbound{stranger, chatter} {
+		if !r.relay.HandleDelivery(ctx, in) {
+			t.Errorf("%s: not done with a refused or ignored delivery; Slack would retry it", in.EventID)
+		}
+	}
 	for _, key := range []string{"slack:EvStranger", "slack:EvChatter"} {
 		if c := state(key); c != store.ChatHandled {
 			t.Errorf("%s = %v, want handled", key, c)
@@ -366,7 +371,9 @@ func TestRefusedDeliveriesFinishFailedOnesStayClaimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := mention("EvLate", "1700000500.000003", "fix the docs while stopping")
-	r.relay.HandleMessage(ctx, late)
+	if r.relay.HandleDelivery(ctx, late) {
+		t.Error("done with a delivery whose submit failed; Slack would not retry it")
+	}
 	if c := state("slack:EvLate"); c != store.ChatInFlight {
 		t.Errorf("a failed delivery = %v, want still claimed (in flight)", c)
 	}

@@ -14,8 +14,14 @@ import (
 )
 
 // HandleMessage turns a message for the bot into a task, a steer, or a
-// command's answer. The transport has already acknowledged the delivery,
-// so this may take its time; it never returns an error to the platform.
+// command's answer (see HandleDelivery).
+func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) { r.HandleDelivery(ctx, in) }
+
+// HandleDelivery handles in as HandleMessage does, and reports whether
+// the relay is done with the delivery: false when it left it for a
+// redelivery (the store or the service failed, or ctx ended while another
+// handler held it). Slack does not come through here: it records each
+// delivery on receipt (see Receive), so it can be acknowledged at once.
 //
 // A delivery with an event id is claimed in the store before it is
 // handled and finished after, so a retry or a redelivery, on any node and
@@ -26,40 +32,44 @@ import (
 // and a decision is taken once by the store. A command's answer (help,
 // status, tasks, approvals) may be sent a second time; that is only a
 // repeated answer.
-func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
+func (r *Relay) HandleDelivery(ctx context.Context, in bot.Inbound) bool {
 	t, ok := r.transports[in.Transport]
 	if !ok {
-		return
+		return true
 	}
 	if !r.access[in.Transport].channelAllowed(in) {
-		return // an unknown group or channel: say nothing
+		return true // an unknown group or channel: say nothing
 	}
 	if in.EventID == "" {
-		r.handle(ctx, t, in)
-		return
+		return r.handle(ctx, t, in)
 	}
 	key := in.Transport + ":" + in.EventID
-	if !r.claim(ctx, key) {
-		return
+	switch r.claim(ctx, key) {
+	case claimDrop:
+		return true
+	case claimLeave:
+		return false
 	}
-	if !r.handle(ctx, t, in) {
-		// Left claimed: a redelivery after the reclaim window tries again.
-		r.log.Warn("relay: handling a delivery failed; a redelivery will retry it", "transport", in.Transport, "event", in.EventID)
-		return
-	}
-	if err := r.st.FinishChatEvent(context.WithoutCancel(ctx), key); err != nil {
-		r.log.Warn("relay: marking a delivery handled", "transport", in.Transport, "event", in.EventID, "err", err)
-	}
+	return r.run(ctx, t, in, key)
 }
 
-// claim claims the handling of delivery key, and reports whether this
-// call is to handle it. A delivery handled before is dropped. One claimed
+// claimOutcome is what claim decided about a delivery.
+type claimOutcome int
+
+const (
+	claimHandle claimOutcome = iota // this call handles it
+	claimDrop                       // handled already
+	claimLeave                      // not now: left for a redelivery
+)
+
+// claim claims the handling of delivery key, and says whether this call
+// is to handle it. A delivery handled before is dropped. One claimed
 // by a handler that has not finished it is waited for, not dropped: it
 // is dropped once that handler finishes, and claimed here once the claim
 // is older than ClaimWindow (its handler died). Dropping it at once would
 // lose it: Telegram moves its offset past a handled batch, and Slack
 // retries no further after an answered retry.
-func (r *Relay) claim(ctx context.Context, key string) bool {
+func (r *Relay) claim(ctx context.Context, key string) claimOutcome {
 	poll := min(max(r.cfg.ClaimWindow/5, 10*time.Millisecond), time.Second)
 	for {
 		c, err := r.st.ClaimChatEvent(ctx, key, r.cfg.Node, r.cfg.ClaimWindow)
@@ -67,17 +77,17 @@ func (r *Relay) claim(ctx context.Context, key string) bool {
 			// Not acting is the safe side: a delivery is never handled
 			// without a claim, and an unclaimed one can be redelivered.
 			r.log.Error("relay: claiming a delivery failed; not handling it", "event", key, "err", err)
-			return false
+			return claimLeave
 		}
 		switch c {
 		case store.ChatClaimed:
-			return true
+			return claimHandle
 		case store.ChatHandled:
-			return false // a retry or a redelivery: handled already
+			return claimDrop // a retry or a redelivery: handled already
 		}
 		select {
 		case <-ctx.Done():
-			return false
+			return claimLeave
 		case <-time.After(poll):
 		}
 	}

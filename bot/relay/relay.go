@@ -60,6 +60,10 @@ type Config struct {
 	// for the dead node's claims, and short enough that a message caught
 	// in a crash is late by seconds, not minutes.
 	ClaimWindow time.Duration
+	// RecoverInterval is how often the relay looks for deliveries
+	// recorded on receipt whose receiver died before finishing them (see
+	// receipt.go); default 5s. Cheap: one indexed query.
+	RecoverInterval time.Duration
 	// PublicURL is [serve] public_url without its trailing slash: when
 	// set, status messages and reports link to the task under it.
 	PublicURL string
@@ -104,6 +108,7 @@ func New(cfg Config) (*Relay, error) {
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, 15*time.Second)
 	cfg.RefreshInterval = cmp.Or(cfg.RefreshInterval, 10*time.Second)
 	cfg.ClaimWindow = cmp.Or(cfg.ClaimWindow, DefaultClaimWindow)
+	cfg.RecoverInterval = cmp.Or(cfg.RecoverInterval, 5*time.Second)
 	cfg.MaxPostsPerTask = cmp.Or(cfg.MaxPostsPerTask, cfg.Bot.MaxPostsPerTask, config.DefaultMaxPostsPerTask)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -138,6 +143,7 @@ func (r *Relay) Start(ctx context.Context) error {
 	}
 	r.wg.Add(1)
 	go r.scan()
+	r.wg.Go(r.recoverLoop)
 	return nil
 }
 

@@ -16,16 +16,16 @@ import (
 
 // HTTP mode: Slack POSTs events, interactions and slash commands to the
 // service's address. Every request is verified with the signing secret
-// before it is read further, and answered within Slack's three seconds.
+// before it is read further, and answered within Slack's three seconds:
+// an event 200 once recorded in the store (its handling follows), 503
+// when it could not be recorded, so that Slack retries it
+// (X-Slack-Retry-Num counts the retries; the relay dedupes them by
+// event_id). See deliver.go.
 
 const (
 	maxBody = 1 << 20
 	// maxSkew is how old a signed request may be; older ones are replays.
 	maxSkew = 5 * time.Minute
-	// answerWithin leaves Slack's 3 s deadline a margin; handling goes on
-	// after the answer when it takes longer (the dedupe makes Slack's
-	// retry harmless).
-	answerWithin = 2500 * time.Millisecond
 )
 
 var errSignature = errors.New("slack: bad request signature")
@@ -102,9 +102,9 @@ func (t *Transport) serveEvents(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK) // nothing to retry
 		return
 	}
-	h := t.handler()
-	if !t.within(r.Context(), func(ctx context.Context) { h.HandleMessage(ctx, in) }) {
-		busy(w)
+	if !t.accept(r.Context(), t.handler(), in, time.Now().Add(t.cfg.AckWithin)) {
+		// Not 200: Slack does not send an acknowledged event again.
+		http.Error(w, "not recorded; retry", http.StatusServiceUnavailable)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
@@ -127,6 +127,8 @@ func (t *Transport) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := t.handler()
+	// A click is not retried by Slack: one still being handled at the
+	// bound is answered 200 (the handling goes on), not a false error.
 	if !t.within(r.Context(), func(ctx context.Context) {
 		if answer := h.HandleClick(ctx, c); answer != "" {
 			t.ephemeral(ctx, c.Channel, c.User, answer)
@@ -156,6 +158,7 @@ func (t *Transport) serveCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := t.handler()
+	// Nor is a command retried; as a click.
 	if !t.within(r.Context(), func(ctx context.Context) { h.HandleMessage(ctx, in) }) {
 		busy(w)
 		return
@@ -163,23 +166,18 @@ func (t *Transport) serveCommand(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// within runs fn on a worker and waits for it up to answerWithin: the
-// task is persisted before the answer in the usual case, and a slow store
-// never makes Slack give up on us. It reports false, having run nothing,
-// when the queue stayed full: the caller answers 503 so Slack sends the
-// request again, rather than 200 for a request nobody will handle.
+// within runs fn (a click's or a command's handling) on a worker and
+// waits for it up to AckWithin; false when the queue stayed full and
+// nothing was run: the request is answered 503 rather than 200 for a
+// request nobody will handle.
 func (t *Transport) within(ctx context.Context, fn func(context.Context)) bool {
-	deadline := time.NewTimer(answerWithin)
-	defer deadline.Stop()
-	done := make(chan struct{})
-	if !t.enqueue(ctx, func(ctx context.Context) { defer close(done); fn(ctx) }) {
-		t.log.Warn("slack: intake queue full; refusing a request for Slack to retry")
+	deadline := time.Now().Add(t.cfg.AckWithin)
+	f := t.deliver(ctx, deadline, fn)
+	if f == nil {
+		t.log.Warn("slack: intake queue full; refusing a request")
 		return false
 	}
-	select {
-	case <-done:
-	case <-deadline.C:
-	}
+	f.wait(deadline)
 	return true
 }
 

@@ -51,11 +51,18 @@ func (g *gated) times(id string) int {
 
 // startSocket starts a Socket Mode transport with one worker and a queue
 // of one, so two deliveries occupy it.
-func startSocket(t *testing.T, fake *bottest.Slack, h bot.Handler, wait time.Duration) *refusals {
+func startSocket(t *testing.T, fake *bottest.Slack, h bot.Handler, wait time.Duration) (*Transport, *refusals) {
+	t.Helper()
+	return startSocketWith(t, fake, h, Config{Workers: 1, QueueSize: 1, QueueWait: wait})
+}
+
+// startSocketWith starts a Socket Mode transport configured as cfg (its
+// tokens, API and logger filled in) on fake.
+func startSocketWith(t *testing.T, fake *bottest.Slack, h bot.Handler, cfg Config) (*Transport, *refusals) {
 	t.Helper()
 	log := &refusals{}
-	tr, err := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: fake.APIURL(), Workers: 1, QueueSize: 1, QueueWait: wait,
-		Logger: slog.New(log)})
+	cfg.BotToken, cfg.AppToken, cfg.APIURL, cfg.Logger = "xoxb-1", "xapp-1", fake.APIURL(), slog.New(log)
+	tr, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,20 +77,24 @@ func startSocket(t *testing.T, fake *bottest.Slack, h bot.Handler, wait time.Dur
 		}
 	})
 	eventually.True(t, 5*time.Second, func() bool { open, _ := fake.Connected(); return open == 1 }, "the socket to connect")
-	return log
+	return tr, log
 }
 
 // refusals records the envelopes the transport left unacknowledged, from
 // its log.
 type refusals struct {
-	mu  sync.Mutex
-	ids []string
+	mu   sync.Mutex
+	ids  []string
+	msgs []string // every message logged
 }
 
 func (r *refusals) Enabled(context.Context, slog.Level) bool { return true }
 func (r *refusals) WithAttrs([]slog.Attr) slog.Handler       { return r }
 func (r *refusals) WithGroup(string) slog.Handler            { return r }
 func (r *refusals) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	r.msgs = append(r.msgs, rec.Message)
+	r.mu.Unlock()
 	rec.Attrs(func(a slog.Attr) bool {
 		if a.Key == "envelope" && strings.Contains(rec.Message, "unacknowledged") {
 			r.mu.Lock()
@@ -95,6 +106,22 @@ func (r *refusals) Handle(_ context.Context, rec slog.Record) error {
 	return nil
 }
 
+// logged reports whether a message containing substr was logged.
+func (r *refusals) logged(substr string) bool { return r.count(substr) > 0 }
+
+// count counts the messages logged that contain substr.
+func (r *refusals) count(substr string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, m := range r.msgs {
+		if strings.Contains(m, substr) {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *refusals) refused(envelope string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -102,12 +129,14 @@ func (r *refusals) refused(envelope string) bool {
 }
 
 // fill occupies the only worker and the only queue slot.
-func fill(t *testing.T, fake *bottest.Slack, g *gated) (busy, queued bottest.Event) {
+func fill(t *testing.T, fake *bottest.Slack, tr *Transport, g *gated) (busy, queued bottest.Event) {
 	t.Helper()
 	busy = fake.DM("U1", "D1", "one")
 	eventually.True(t, 5*time.Second, func() bool { return g.times(busy.ID) == 1 }, "the worker to take the first")
 	queued = fake.DM("U1", "D2", "two")
-	eventually.True(t, 5*time.Second, func() bool { _, acked := fake.Envelopes(queued.ID); return acked == 1 }, "the second to be queued and acknowledged")
+	eventually.True(t, 5*time.Second, func() bool { return len(tr.work) == 1 }, "the second to be queued")
+	// A handler that keeps no receipts: queued is what acknowledges it.
+	eventually.True(t, 5*time.Second, func() bool { _, acked := fake.Envelopes(queued.ID); return acked == 1 }, "the second to be acknowledged")
 	return busy, queued
 }
 
@@ -119,8 +148,8 @@ func TestFullQueueLeavesAnEventForSlackToRedeliver(t *testing.T) {
 	// Slack's own delays are 3 s, 1 min and 5 min; shortened here.
 	fake.RetryUnacked(300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond)
 	g := newGated()
-	log := startSocket(t, fake, g, 50*time.Millisecond)
-	busy, queued := fill(t, fake, g)
+	tr, log := startSocket(t, fake, g, 50*time.Millisecond)
+	busy, queued := fill(t, fake, tr, g)
 
 	third := fake.DM("U1", "D3", "three")
 	eventually.True(t, 5*time.Second, func() bool { sent, _ := fake.Envelopes(third.ID); return sent >= 2 }, "Slack to redeliver the unacknowledged event")
@@ -139,9 +168,13 @@ func TestFullQueueLeavesAnEventForSlackToRedeliver(t *testing.T) {
 	eventually.True(t, 5*time.Second, func() bool { return g.times(third.ID) == 1 }, "a redelivery of the third to be handled")
 	eventually.True(t, 5*time.Second, func() bool { _, acked := fake.Envelopes(third.ID); return acked > 0 }, "its acknowledgement")
 	time.Sleep(700 * time.Millisecond) // any further redelivery would arrive by now
-	sent, acked := fake.Envelopes(third.ID)
-	if acked != 1 {
-		t.Errorf("the third event: %d envelopes, %d acknowledged; want exactly one acknowledged", sent, acked)
+	// Several envelopes may be acknowledged: a redelivery arriving while
+	// the third is handled waits for that handling and is acknowledged
+	// with it. What matters is that Slack stops sending it.
+	sent, _ := fake.Envelopes(third.ID)
+	time.Sleep(700 * time.Millisecond)
+	if again, _ := fake.Envelopes(third.ID); again != sent {
+		t.Errorf("Slack still redelivers the third event: %d envelopes, then %d", sent, again)
 	}
 	for _, e := range []bottest.Event{busy, queued, third} {
 		if n := g.times(e.ID); n != 1 {
@@ -158,8 +191,8 @@ func TestFullQueueLeavesAnEventForSlackToRedeliver(t *testing.T) {
 func TestFullQueueWaitsBeforeAcknowledging(t *testing.T) {
 	fake := bottest.NewSlack(t, bottest.SlackLimits{})
 	g := newGated()
-	startSocket(t, fake, g, 2*time.Second)
-	fill(t, fake, g)
+	tr, _ := startSocket(t, fake, g, 2*time.Second)
+	fill(t, fake, tr, g)
 	third := fake.DM("U1", "D3", "three")
 	time.Sleep(200 * time.Millisecond)
 	if _, acked := fake.Envelopes(third.ID); acked != 0 {
@@ -219,6 +252,8 @@ func TestHTTPModeFullQueueAnswers503(t *testing.T) {
 	if code := post("Ev3"); code != http.StatusOK {
 		t.Errorf("Slack's retry: %d", code)
 	}
+	// Answered once queued (this handler keeps no receipts), not handled.
+	eventually.True(t, 5*time.Second, func() bool { return g.times("Ev3") == 1 }, "the retry to be handled")
 	for _, id := range []string{"Ev1", "Ev2", "Ev3"} {
 		if n := g.times(id); n != 1 {
 			t.Errorf("%s handled %d times", id, n)
@@ -226,8 +261,8 @@ func TestHTTPModeFullQueueAnswers503(t *testing.T) {
 	}
 }
 
-// Stop lets the workers handle every delivery already acknowledged and
-// queued before it returns: a rolling restart drops none of them.
+// Stop lets the workers handle every delivery already queued before it
+// returns: a rolling restart drops none of them.
 func TestStopHandlesWhatWasQueued(t *testing.T) {
 	fake := bottest.NewSlack(t, bottest.SlackLimits{})
 	tr, err := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: fake.APIURL(), Workers: 1, QueueSize: 4})
@@ -243,14 +278,7 @@ func TestStopHandlesWhatWasQueued(t *testing.T) {
 	for i := range 3 {
 		events = append(events, fake.DM("U1", "D1", "msg "+strconv.Itoa(i)))
 	}
-	eventually.True(t, 5*time.Second, func() bool {
-		for _, e := range events {
-			if _, acked := fake.Envelopes(e.ID); acked != 1 {
-				return false
-			}
-		}
-		return true
-	}, "all three to be acknowledged")
+	eventually.True(t, 5*time.Second, func() bool { return g.times(events[0].ID) == 1 && len(tr.work) == 2 }, "all three to be taken")
 	stopped := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -259,7 +287,7 @@ func TestStopHandlesWhatWasQueued(t *testing.T) {
 	}()
 	select {
 	case err := <-stopped:
-		t.Fatalf("Stop returned (%v) while acknowledged deliveries were queued", err)
+		t.Fatalf("Stop returned (%v) while deliveries were queued", err)
 	case <-time.After(300 * time.Millisecond):
 	}
 	eventually.True(t, 5*time.Second, func() bool { open, _ := fake.Connected(); return open == 0 }, "Stop to close the socket")

@@ -31,16 +31,21 @@ type Config struct {
 	// AckReaction is the emoji a taken request gets; default "eyes".
 	AckReaction string
 	// Workers bound how many deliveries are handled at once; default 8.
-	// An envelope is acknowledged as soon as it is queued for a worker,
-	// before it is handled, so a slow store never makes Slack retry.
 	Workers int
+	// AckWithin bounds the wait before a delivery is acknowledged: an
+	// event's recording in the store (one not recorded by then is left
+	// for Slack to retry), a click's or a command's handling (one still
+	// being handled is acknowledged at the bound; see deliver.go).
+	// Default 2s, inside Slack's 3 s with a margin for the network.
+	AckWithin time.Duration
 	// QueueSize bounds the deliveries waiting for a worker; default 1024.
 	QueueSize int
-	// QueueWait is how long a delivery waits for room in a full queue.
-	// One that gets none is refused, never taken and dropped: left
-	// unacknowledged in Socket Mode, answered 503 in HTTP mode, so that
-	// Slack redelivers an event (a click or a command is not redelivered;
-	// Slack tells the user it failed). Default 2s, inside Slack's 3 s.
+	// QueueWait is how long a click or a command waits for room in a
+	// full queue (never past AckWithin). One that gets none is refused:
+	// left unacknowledged in Socket Mode, answered 503 in HTTP mode (Slack
+	// tells the user it failed). An event recorded by the relay waits for
+	// no room: it is acknowledged, and one the queue cannot take is left
+	// to the relay's recovery pass. Default 2s.
 	QueueWait time.Duration
 	Logger    *slog.Logger
 }
@@ -81,6 +86,7 @@ func New(cfg Config) (*Transport, error) {
 	cfg.Workers = cmp.Or(cfg.Workers, 8)
 	cfg.QueueSize = cmp.Or(cfg.QueueSize, 1024)
 	cfg.QueueWait = cmp.Or(cfg.QueueWait, 2*time.Second)
+	cfg.AckWithin = cmp.Or(cfg.AckWithin, 2*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -151,10 +157,12 @@ func (t *Transport) connect(ctx context.Context) {
 	}
 }
 
-// receive queues the handling of each envelope and acknowledges it once
-// queued. An acknowledged delivery is never dropped: when the queue stays
-// full for QueueWait the envelope is left unacknowledged, so Slack sends
-// an event again (with the same event_id, which the relay dedupes).
+// receive takes each envelope in arrival order. An event is recorded and
+// then acknowledged at once, its handling queued (see deliver.go); one
+// that cannot be recorded is left unacknowledged, so Slack sends it again
+// (with the same event_id, which the relay dedupes). A click or a command
+// is queued and acknowledged once handled or at AckWithin; one the queue
+// cannot take is left unacknowledged.
 func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 	for {
 		var evt socketmode.Event
@@ -171,7 +179,7 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 					EnvelopeID string `json:"envelope_id"`
 				}
 				if json.Unmarshal(bad.Message, &env) == nil && env.EnvelopeID != "" {
-					t.ack(ctx, env.EnvelopeID)
+					t.ack(env.EnvelopeID)
 				}
 			}
 			continue
@@ -180,33 +188,44 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 		if req == nil || req.EnvelopeID == "" {
 			continue // hello, connecting, connected, …
 		}
-		job := t.job(req, h)
-		if job == nil {
-			t.ack(ctx, req.EnvelopeID) // nothing for us: a redelivery would not change that
+		deadline := time.Now().Add(t.cfg.AckWithin)
+		if req.Type == socketmode.RequestTypeEventsAPI {
+			in, err := parseEvent(req.Payload, t.botUser)
+			if err != nil {
+				t.ignore(req.Type, err)
+				t.ack(req.EnvelopeID) // nothing for us: a redelivery would not change that
+				continue
+			}
+			if t.accept(ctx, h, in, deadline) {
+				t.ack(req.EnvelopeID)
+			}
 			continue
 		}
-		if !t.enqueue(ctx, job) {
+		job := t.job(req, h)
+		if job == nil {
+			t.ack(req.EnvelopeID)
+			continue
+		}
+		f := t.deliver(ctx, deadline, job)
+		if f == nil {
 			if ctx.Err() == nil {
-				t.log.Warn("slack: intake queue full; leaving the envelope unacknowledged for Slack to redeliver",
+				t.log.Warn("slack: intake queue full; leaving the envelope unacknowledged",
 					"type", req.Type, "envelope", req.EnvelopeID, "retry_attempt", req.RetryAttempt)
 			}
 			continue
 		}
-		t.ack(ctx, req.EnvelopeID)
+		env := req.EnvelopeID
+		t.wg.Go(func() {
+			f.wait(deadline)
+			t.ack(env)
+		})
 	}
 }
 
-// job is the handling of req, nil when it is not for the bot or cannot be
-// read.
+// job is the handling of a click or a slash command, nil when req is
+// neither or cannot be read.
 func (t *Transport) job(req *socketmode.Request, h bot.Handler) func(context.Context) {
 	switch req.Type {
-	case socketmode.RequestTypeEventsAPI:
-		in, err := parseEvent(req.Payload, t.botUser)
-		if err != nil {
-			t.ignore(req.Type, err)
-			return nil
-		}
-		return func(ctx context.Context) { h.HandleMessage(ctx, in) }
 	case socketmode.RequestTypeSlashCommands:
 		in, err := parseSlash(req.Payload)
 		if err != nil {
@@ -230,8 +249,8 @@ func (t *Transport) job(req *socketmode.Request, h bot.Handler) func(context.Con
 }
 
 // serve runs queued deliveries; once Stop has begun it runs those still
-// queued and returns. Each was acknowledged, so none is left behind
-// unless Stop gives up waiting (and then says so).
+// queued and returns: none taken is left behind unless Stop gives up
+// waiting (and then says so; Slack retries those it was not told of).
 func (t *Transport) serve(ctx context.Context) {
 	for {
 		select {
@@ -254,9 +273,10 @@ func (t *Transport) serve(ctx context.Context) {
 	}
 }
 
-// enqueue hands job to the workers, waiting up to QueueWait for room in a
-// full queue; false means it was not queued (also once Stop has begun).
-func (t *Transport) enqueue(ctx context.Context, job func(context.Context)) bool {
+// enqueue hands job to the workers, waiting up to QueueWait (and not past
+// deadline) for room in a full queue; false means it was not queued (also
+// once Stop has begun).
+func (t *Transport) enqueue(ctx context.Context, deadline time.Time, job func(context.Context)) bool {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.closed {
@@ -267,7 +287,7 @@ func (t *Transport) enqueue(ctx context.Context, job func(context.Context)) bool
 		return true
 	default:
 	}
-	wait := time.NewTimer(t.cfg.QueueWait)
+	wait := time.NewTimer(min(t.cfg.QueueWait, time.Until(deadline)))
 	defer wait.Stop()
 	select {
 	case t.work <- job:
@@ -279,8 +299,21 @@ func (t *Transport) enqueue(ctx context.Context, job func(context.Context)) bool
 	return false
 }
 
-func (t *Transport) ack(ctx context.Context, envelopeID string) {
-	if err := t.sm.AckCtx(ctx, envelopeID, nil); err != nil && ctx.Err() == nil {
+// ackTimeout bounds an acknowledgement's wait for the socket's writer (it
+// waits while the link reconnects); one that late is moot anyway.
+const ackTimeout = time.Second
+
+// ack acknowledges an envelope, until Stop begins: after that the link is
+// closing and Slack redelivers what it was not told of.
+func (t *Transport) ack(envelopeID string) {
+	if t.intake.Err() != nil {
+		// Stopping: a handler may have returned because Stop cut it
+		// short, not because it was done; Slack retries the envelope.
+		return
+	}
+	ctx, cancel := context.WithTimeout(t.intake, ackTimeout)
+	defer cancel()
+	if err := t.sm.AckCtx(ctx, envelopeID, nil); err != nil && t.intake.Err() == nil {
 		t.log.Warn("slack: acknowledging an envelope", "envelope", envelopeID, "err", err)
 	}
 }
@@ -315,7 +348,7 @@ func (t *Transport) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		t.cut()
 		if n := len(t.work); n > 0 {
-			t.log.Warn("slack: stopped before handling acknowledged deliveries", "count", n)
+			t.log.Warn("slack: stopped before handling queued deliveries; Slack retries the events among them", "count", n)
 		}
 		return ctx.Err()
 	}

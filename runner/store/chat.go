@@ -59,6 +59,12 @@ func (c ChatClaim) String() string {
 // one of several racing claimers wins). A finished event is never claimed
 // again. Rows from before claims were two-phase count as finished.
 func (s *Store) ClaimChatEvent(ctx context.Context, key, owner string, window time.Duration) (ChatClaim, error) {
+	return s.claimChatEvent(ctx, key, owner, nil, window)
+}
+
+// claimChatEvent is ClaimChatEvent, recording payload (a string, or nil
+// for none) with the claim.
+func (s *Store) claimChatEvent(ctx context.Context, key, owner string, payload any, window time.Duration) (ChatClaim, error) {
 	if strings.TrimSpace(key) == "" {
 		return 0, invalid("chat event key is empty")
 	}
@@ -66,16 +72,27 @@ func (s *Store) ClaimChatEvent(ctx context.Context, key, owner string, window ti
 	// One statement on both dialects: the conflict branch updates only a
 	// stale unfinished claim, so the affected row count says who won. On
 	// Postgres a racing upsert waits for the row lock and re-checks the
-	// WHERE against the claim just taken; SQLite serialises writers.
-	n, err := s.db.exec(ctx, `INSERT INTO chat_events (key, created_at, claimed_at, claimed_by) VALUES (?, ?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET claimed_at = excluded.claimed_at, claimed_by = excluded.claimed_by
+	// WHERE against the claim just taken; SQLite serialises writers. A
+	// stored payload is kept (COALESCE), never replaced.
+	n, err := s.db.exec(ctx, `INSERT INTO chat_events (key, created_at, claimed_at, claimed_by, payload) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET claimed_at = excluded.claimed_at, claimed_by = excluded.claimed_by,
+			payload = COALESCE(chat_events.payload, excluded.payload)
 		WHERE chat_events.done_at IS NULL AND chat_events.claimed_at IS NOT NULL AND chat_events.claimed_at <= ?`,
-		key, micros(now), micros(now), owner, micros(now.Add(-window)))
+		key, micros(now), micros(now), owner, payload, micros(now.Add(-window)))
 	if err != nil {
 		return 0, fmt.Errorf("store: claim chat event %s: %w", key, err)
 	}
 	if n == 1 {
 		return ChatClaimed, nil
+	}
+	if payload != nil {
+		// In flight under a claim taken without a payload: record this
+		// one, so the delivery is not lost should that claimer die (its
+		// claim is left as it is).
+		if _, err := s.db.exec(ctx, `UPDATE chat_events SET payload = ?
+			WHERE key = ? AND payload IS NULL AND done_at IS NULL AND claimed_at IS NOT NULL`, payload, key); err != nil {
+			return 0, fmt.Errorf("store: claim chat event %s: %w", key, err)
+		}
 	}
 	// Lost: finished, or claimed by someone else and still fresh. Reading
 	// it after the fact is safe: a finished event stays finished, and
@@ -94,6 +111,66 @@ func (s *Store) ClaimChatEvent(ctx context.Context, key, owner string, window ti
 	return ChatInFlight, nil
 }
 
+// RecordChatEvent records a delivery of key just received, with its
+// payload (what the receiver needs to handle it, e.g. the inbound message
+// as JSON), as claimed by owner: a durable receipt taken before the
+// delivery is acknowledged to the platform, so that once acknowledged it
+// is handled even if owner dies (see UnfinishedChatEvents). A new
+// delivery costs one INSERT and is ChatClaimed. A redelivery keeps the
+// two-phase claim's rules (see ClaimChatEvent): a finished one is
+// ChatHandled, one whose claim is stale is claimed again by owner, one
+// claimed less than window ago is ChatInFlight. A stored payload is never
+// overwritten; one claimed without a payload (by ClaimChatEvent) gets
+// this one, so the recovery pass can handle it should its claimer die.
+func (s *Store) RecordChatEvent(ctx context.Context, key, owner string, payload []byte, window time.Duration) (ChatClaim, error) {
+	if len(payload) == 0 {
+		return 0, invalid("chat event payload is empty")
+	}
+	return s.claimChatEvent(ctx, key, owner, string(payload), window)
+}
+
+// UnfinishedChatEvent is a recorded delivery whose claim went stale
+// before it was finished.
+type UnfinishedChatEvent struct {
+	Key       string
+	Payload   []byte
+	ClaimedBy string
+	ClaimedAt time.Time
+	CreatedAt time.Time
+}
+
+// UnfinishedChatEvents lists up to limit recorded deliveries (with a
+// payload) that are not finished and whose claim is older than window,
+// received after since, oldest claim first: the deliveries whose handler
+// died. Listing does not claim them; ClaimChatEvent does, exactly one
+// racing caller winning each.
+func (s *Store) UnfinishedChatEvents(ctx context.Context, window time.Duration, since time.Time, limit int) ([]UnfinishedChatEvent, error) {
+	rs, err := s.db.query(ctx, `SELECT key, payload, claimed_by, claimed_at, created_at FROM chat_events
+		WHERE done_at IS NULL AND payload IS NOT NULL AND claimed_at <= ? AND created_at > ?
+		ORDER BY claimed_at LIMIT ?`, micros(s.now().Add(-window)), micros(since), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: unfinished chat events: %w", err)
+	}
+	defer rs.Close()
+	var out []UnfinishedChatEvent
+	for rs.Next() {
+		var (
+			e                  UnfinishedChatEvent
+			payload            string
+			claimed, createdAt int64
+		)
+		if err := rs.Scan(&e.Key, &payload, &e.ClaimedBy, &claimed, &createdAt); err != nil {
+			return nil, fmt.Errorf("store: unfinished chat events: %w", err)
+		}
+		e.Payload, e.ClaimedAt, e.CreatedAt = []byte(payload), fromMicros(claimed), fromMicros(createdAt)
+		out = append(out, e)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("store: unfinished chat events: %w", err)
+	}
+	return out, nil
+}
+
 // FinishChatEvent marks key handled: no delivery of it is claimed again.
 // Whoever finishes first finishes it (a reclaimed event may be finished
 // by its first, slow handler too; either way it was handled).
@@ -104,6 +181,19 @@ func (s *Store) FinishChatEvent(ctx context.Context, key string) error {
 		return fmt.Errorf("store: finish chat event %s: %w", key, err)
 	}
 	return nil
+}
+
+// PruneChatEvents deletes the deliveries whose last mark — finished,
+// else claimed, else (a row from before two-phase claims) seen — is older
+// than before, and returns how many it deleted. Such a row only matters
+// while the platform may still send the delivery again; the runner picks
+// before (see the runner's chat event retention).
+func (s *Store) PruneChatEvents(ctx context.Context, before time.Time) (int64, error) {
+	n, err := s.db.exec(ctx, "DELETE FROM chat_events WHERE COALESCE(done_at, claimed_at, created_at) < ?", micros(before))
+	if err != nil {
+		return 0, fmt.Errorf("store: prune chat events: %w", err)
+	}
+	return n, nil
 }
 
 // BindThread makes the thread (transport, channel, thread) the home of

@@ -240,3 +240,76 @@ func testInboxOnce(t *testing.T, open storetest.Opener) {
 		t.Errorf("empty key: %v", err)
 	}
 }
+
+// testChatPrune: pruning deletes the deliveries finished, abandoned or
+// seen (legacy rows) before the cutoff, and keeps the rest; a pruned
+// delivery is simply new again.
+func testChatPrune(t *testing.T, open storetest.Opener) {
+	ctx := context.Background()
+	var clock atomic.Int64
+	start := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
+	clock.Store(start.UnixMicro())
+	now := func() time.Time { return time.UnixMicro(clock.Load()) }
+	advance := func(d time.Duration) { clock.Add(d.Microseconds()) }
+	s := open(t, store.Config{Now: now})
+	claim := func(key string) store.ChatClaim {
+		t.Helper()
+		c, err := s.ClaimChatEvent(ctx, key, "n", time.Minute)
+		if err != nil {
+			t.Fatalf("claim %s: %v", key, err)
+		}
+		return c
+	}
+	finish := func(key string) {
+		t.Helper()
+		if err := s.FinishChatEvent(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	legacy := func(key string) {
+		t.Helper()
+		if err := s.ExecForTest(ctx, fmt.Sprintf("INSERT INTO chat_events (key, created_at) VALUES ('%s', %d)", key, now().UnixMicro())); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Day 0: an old finished one, an old abandoned claim, an old legacy row,
+	// and one claimed now but finished only on day 5.
+	claim("slack:old-done")
+	finish("slack:old-done")
+	claim("slack:old-abandoned")
+	legacy("slack:old-legacy")
+	claim("slack:late-done")
+	advance(5 * 24 * time.Hour)
+	finish("slack:late-done")
+	// Day 5: a fresh legacy row, a fresh claim in flight.
+	legacy("slack:new-legacy")
+	claim("slack:new-inflight")
+	advance(2*24*time.Hour + time.Hour) // day 7 + 1h
+
+	n, err := s.PruneChatEvents(ctx, now().Add(-7*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("pruned %d rows, want 3", n)
+	}
+	if got := count(t, s, "SELECT COUNT(*) FROM chat_events"); got != 3 {
+		t.Errorf("%d rows left, want 3", got)
+	}
+	for _, key := range []string{"slack:late-done", "slack:new-legacy"} {
+		if c := claim(key); c != store.ChatHandled {
+			t.Errorf("kept %s: claim = %v, want handled", key, c)
+		}
+	}
+	if c := claim("slack:new-inflight"); c != store.ChatInFlight && c != store.ChatClaimed {
+		t.Errorf("kept slack:new-inflight: claim = %v", c)
+	}
+	// A pruned delivery, were it ever sent again, is new.
+	if c := claim("slack:old-done"); c != store.ChatClaimed {
+		t.Errorf("pruned slack:old-done: claim = %v, want claimed", c)
+	}
+	if n, err := s.PruneChatEvents(ctx, now().Add(-7*24*time.Hour)); err != nil || n != 0 {
+		t.Errorf("second prune = %d, %v; want nothing", n, err)
+	}
+}

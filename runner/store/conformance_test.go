@@ -47,6 +47,8 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("ScheduleStateChanges", func(t *testing.T) { testScheduleStateChanges(t, open) })
 	t.Run("Chat", func(t *testing.T) { testChat(t, open) })
 	t.Run("ChatClaim", func(t *testing.T) { testChatClaim(t, open) })
+	t.Run("ChatPrune", func(t *testing.T) { testChatPrune(t, open) })
+	t.Run("ChatReceipt", func(t *testing.T) { testChatReceipt(t, open) })
 	t.Run("InboxOnce", func(t *testing.T) { testInboxOnce(t, open) })
 	t.Run("Roles", func(t *testing.T) { testRoles(t, open) })
 	t.Run("ChatLease", func(t *testing.T) { testChatLease(t, open) })

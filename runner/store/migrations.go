@@ -341,4 +341,14 @@ ALTER TABLE chat_events ADD COLUMN done_at BIGINT;
 ALTER TABLE task_inbox ADD COLUMN dedupe_key TEXT;
 CREATE UNIQUE INDEX task_inbox_dedupe ON task_inbox (task_id, dedupe_key);
 `},
+	// 15: durable receipt of chat deliveries. A Slack delivery is recorded
+	// (claimed by the receiving node, with the inbound message as JSON in
+	// payload) before it is acknowledged, so a node that dies after the
+	// acknowledgement leaves a row another node's recovery pass handles.
+	// NULL for older rows and deliveries claimed without a receipt. The
+	// partial index keeps the recovery query to the unfinished receipts.
+	{version: 15, sql: `
+ALTER TABLE chat_events ADD COLUMN payload TEXT;
+CREATE INDEX chat_events_unfinished ON chat_events (claimed_at) WHERE done_at IS NULL AND payload IS NOT NULL;
+`},
 }
