@@ -304,7 +304,10 @@ func TestKilledNodeTaskMovesAfterStaleAfter(t *testing.T) {
 		if movedAt.IsZero() && strings.Contains(survivor.events(id), `"type":"task_released"`) {
 			movedAt = time.Now()
 		}
-		return survivor.task(id).State != "running" && survivor.task(id).State != "queued"
+		// One read: two could see "queued" and then "running" and take
+		// the hand-over for the end.
+		st := survivor.task(id).State
+		return st != "running" && st != "queued"
 	}, "the task to finish on the surviving node")
 	got := survivor.task(id)
 	evs := survivor.events(id)
