@@ -199,14 +199,15 @@ func (r *run) control(ctx context.Context) {
 		case <-tick.C:
 		case <-r.pokeCh:
 		}
-		if c, err := s.st.CancelRequested(ctx, r.task.ID); err == nil && c {
+		cancelled, inbox, err := s.st.ControlState(ctx, r.task.ID)
+		if err == nil && cancelled {
 			r.cancel(errCancelled)
 			return
 		}
 		r.mu.Lock()
 		ag := r.ag
 		r.mu.Unlock()
-		if ag != nil {
+		if ag != nil && (inbox || err != nil) { // on an error, look anyway (TakeInbox logs)
 			msgs, err := s.st.TakeInbox(ctx, r.task.ID)
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("runner: read inbox", "task", r.task.ID, "err", err)

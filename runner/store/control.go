@@ -69,18 +69,22 @@ func (s *Store) RequestCancel(ctx context.Context, id string) error {
 	return nil
 }
 
-// CancelRequested reports whether RequestCancel was called for task id since
-// it was last queued.
-func (s *Store) CancelRequested(ctx context.Context, id string) (bool, error) {
-	var v int
-	err := s.db.queryRow(ctx, "SELECT cancel_requested FROM tasks WHERE id = ?", id).Scan(&v)
+// ControlState is what a running task's control loop looks at each tick:
+// whether a cancel was requested and whether its inbox holds untaken
+// messages. One read, so a tick with nothing to do (the common case) costs
+// one round trip rather than a read plus an inbox transaction.
+func (s *Store) ControlState(ctx context.Context, id string) (cancel, inbox bool, err error) {
+	var c, n int
+	err = s.db.queryRow(ctx, `SELECT cancel_requested,
+		CASE WHEN EXISTS (SELECT 1 FROM task_inbox WHERE task_id = ? AND consumed_at IS NULL) THEN 1 ELSE 0 END
+		FROM tasks WHERE id = ?`, id, id).Scan(&c, &n)
 	if isNoRows(err) {
-		return false, fmt.Errorf("store: task %s: %w", id, ErrNotFound)
+		return false, false, fmt.Errorf("store: task %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return false, fmt.Errorf("store: read cancel flag of %s: %w", id, err)
+		return false, false, fmt.Errorf("store: read control state of %s: %w", id, err)
 	}
-	return v != 0, nil
+	return c != 0, n != 0, nil
 }
 
 // Heartbeat stamps now on the given running tasks, proving that their node

@@ -42,6 +42,9 @@ func testRunnerSupport(t *testing.T, open storetest.Opener) {
 	if err := s.RequestCancel(ctx, task.ID); err != nil {
 		t.Fatal(err)
 	}
+	if c, _, err := s.ControlState(ctx, task.ID); err != nil || !c {
+		t.Fatalf("cancel flag after RequestCancel = %v, %v; want set", c, err)
+	}
 	re, err := s.Requeue(ctx, task.ID, []store.State{store.StateInterrupted})
 	if err != nil {
 		t.Fatal(err)
@@ -49,8 +52,27 @@ func testRunnerSupport(t *testing.T, open storetest.Opener) {
 	if re.State != store.StateQueued || re.JobID == task.JobID || !re.FinishedAt.IsZero() {
 		t.Fatalf("requeued = %+v (old job %d)", re, task.JobID)
 	}
-	if c, err := s.CancelRequested(ctx, task.ID); err != nil || c {
+	if c, _, err := s.ControlState(ctx, task.ID); err != nil || c {
 		t.Fatalf("cancel flag after requeue = %v, %v; want cleared", c, err)
+	}
+	// The inbox flag: set by a posted message, cleared once it is taken.
+	for _, step := range []struct {
+		do   func() error
+		want bool
+	}{
+		{func() error { return nil }, false},
+		{func() error { _, err := s.PostMessage(ctx, task.ID, "slack:U1", "also this"); return err }, true},
+		{func() error { _, err := s.TakeInbox(ctx, task.ID); return err }, false},
+	} {
+		if err := step.do(); err != nil {
+			t.Fatal(err)
+		}
+		if _, inbox, err := s.ControlState(ctx, task.ID); err != nil || inbox != step.want {
+			t.Fatalf("inbox flag = %v, %v; want %v", inbox, err, step.want)
+		}
+	}
+	if _, _, err := s.ControlState(ctx, "t_nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("ControlState unknown: %v", err)
 	}
 	if err := s.RequestCancel(ctx, "t_nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("RequestCancel unknown: %v", err)
