@@ -11,10 +11,7 @@ import (
 	"reasonix/bot"
 	"reasonix/bot/bottest"
 	"reasonix/bot/relay"
-	"reasonix/bot/telegram"
 	"reasonix/config"
-	"reasonix/runner"
-	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
 )
@@ -72,29 +69,11 @@ func TestTelegramTakeoverHandlesADeadNodesClaim(t *testing.T) {
 	fake := bottest.NewTelegram(t, tgToken, bottest.SlackLimits{})
 	cfg := config.Bot{Telegram: config.TelegramBot{Enabled: true, AllowUsers: []string{"111"}}}
 	const window = 3 * time.Second
+	spec := tgNodeSpec{open: open, prov: prov, fake: fake, token: tgToken, cfg: cfg, window: window}
 	start := func(name string, wrap func(bot.Transport, *store.Store) bot.Transport) (*store.Store, *relay.Relay) {
-		svc := runnertest.Start(t, runnertest.Options{Provider: prov, Store: open(), Configure: func(c *runner.Config) { c.Node = name }})
-		st := open()
-		tr, err := telegram.New(telegram.Config{Token: tgToken, APIEndpoint: fake.Endpoint(), Cursor: st,
-			Lease: st, Node: name, LeaseTTL: 2 * time.Second, PollTimeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{wrap(tr, st)},
-			EditInterval: 100 * time.Millisecond, ScanInterval: 50 * time.Millisecond, LeaseTTL: 3 * time.Second,
-			ClaimWindow: window})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			_ = r.Stop(sctx) // the dead node's stop reports its closed store
-		})
-		return st, r
+		spec.wrap = wrap
+		n := startTelegramNode(t, spec, name)
+		return n.st, n.relay
 	}
 	look := open()
 	claimed := make(chan string, 1)

@@ -157,34 +157,10 @@ func TestTwoNodesShareOneTelegramBot(t *testing.T) {
 	const tgToken = "42:two-node-token"
 	fake := bottest.NewTelegram(t, tgToken, bottest.SlackLimits{})
 	cfg := config.Bot{Telegram: config.TelegramBot{Enabled: true, AllowUsers: []string{"111"}, Approvers: []string{"222"}}}
-	type node struct {
-		st    *store.Store
-		relay *relay.Relay
+	nodes := map[string]tgNode{}
+	for _, name := range []string{"A", "B"} {
+		nodes[name] = startTelegramNode(t, tgNodeSpec{open: open, prov: prov, fake: fake, token: tgToken, cfg: cfg}, name)
 	}
-	start := func(name string) node {
-		svc := runnertest.Start(t, runnertest.Options{Provider: prov, Store: open(), Configure: func(c *runner.Config) { c.Node = name }})
-		st := open()
-		tr, err := telegram.New(telegram.Config{Token: tgToken, APIEndpoint: fake.Endpoint(), Cursor: st,
-			Lease: st, Node: name, LeaseTTL: 2 * time.Second, PollTimeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
-			EditInterval: 100 * time.Millisecond, ScanInterval: 50 * time.Millisecond, LeaseTTL: 3 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			_ = r.Stop(sctx)
-		})
-		return node{st: st, relay: r}
-	}
-	nodes := map[string]node{"A": start("A"), "B": start("B")}
 	look := open()
 	count := func(substr string) int {
 		n := 0
@@ -227,4 +203,57 @@ func TestTwoNodesShareOneTelegramBot(t *testing.T) {
 	if n := fake.Conflicts(); n != 0 {
 		t.Errorf("Telegram saw %d concurrent getUpdates", n)
 	}
+}
+
+// tgNode is one serve node of a multi-node Telegram test: its store, and
+// a relay long-polling the fake bot for the runner service beside it.
+type tgNode struct {
+	st    *store.Store
+	relay *relay.Relay
+}
+
+// tgNodeSpec is what the nodes of one Telegram test share.
+type tgNodeSpec struct {
+	open  func() *store.Store
+	prov  *agenttest.ScriptedProvider
+	fake  *bottest.Telegram
+	token string
+	cfg   config.Bot
+	// window is the relay's ClaimWindow (0: its default); wrap, when set,
+	// wraps the node's transport before the relay gets it.
+	window time.Duration
+	wrap   func(bot.Transport, *store.Store) bot.Transport
+}
+
+// startTelegramNode starts node name: a runner service and a relay, each
+// on a store of its own, stopped when the test ends.
+func startTelegramNode(t *testing.T, spec tgNodeSpec, name string) tgNode {
+	t.Helper()
+	ctx := context.Background()
+	svc := runnertest.Start(t, runnertest.Options{Provider: spec.prov, Store: spec.open(), Configure: func(c *runner.Config) { c.Node = name }})
+	st := spec.open()
+	tg, err := telegram.New(telegram.Config{Token: spec.token, APIEndpoint: spec.fake.Endpoint(), Cursor: st,
+		Lease: st, Node: name, LeaseTTL: 2 * time.Second, PollTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr bot.Transport = tg
+	if spec.wrap != nil {
+		tr = spec.wrap(tg, st)
+	}
+	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: spec.cfg, Transports: []bot.Transport{tr},
+		EditInterval: 100 * time.Millisecond, ScanInterval: 50 * time.Millisecond, LeaseTTL: 3 * time.Second,
+		ClaimWindow: spec.window})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = r.Stop(sctx) // a node whose store was closed reports it
+	})
+	return tgNode{st: st, relay: r}
 }
