@@ -38,6 +38,30 @@ type node struct {
 	over chan struct{}
 }
 
+// poll starts n's transport on the fake bot, polling under a lease of ttl,
+// and stops it when the test ends (a dead node's stop cannot release its
+// lease; a node with over closes it first, ending its held handlers).
+func (n *node) poll(t *testing.T, fake *bottest.Telegram, ttl time.Duration) {
+	t.Helper()
+	tr, err := telegram.New(telegram.Config{Token: token, APIEndpoint: fake.Endpoint(), Cursor: n.st,
+		Lease: n.st, Node: n.name, LeaseTTL: ttl, PollTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.tr = tr
+	if err := tr.Start(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if n.over != nil {
+			close(n.over)
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = tr.Stop(sctx)
+	})
+}
+
 // processed records, for every update, which node acted on it.
 type processed struct {
 	mu   sync.Mutex
@@ -123,20 +147,7 @@ func TestTwoNodesPollOneTokenInTurn(t *testing.T) {
 	nodes := map[string]*node{}
 	for _, name := range []string{"A", "B"} {
 		n := &node{name: name, st: open(), log: log}
-		tr, err := telegram.New(telegram.Config{Token: token, APIEndpoint: fake.Endpoint(), Cursor: n.st,
-			Lease: n.st, Node: name, LeaseTTL: ttl, PollTimeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.tr = tr
-		if err := tr.Start(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			_ = tr.Stop(sctx) // the dead node's stop cannot release its lease
-		})
+		n.poll(t, fake, ttl)
 		nodes[name] = n
 	}
 	look := open()
@@ -247,21 +258,7 @@ func TestAStoppingPollerFinishesItsBatchAndHandsOver(t *testing.T) {
 	const ttl = 3 * time.Second
 	start := func(name string) *node {
 		n := &node{name: name, st: open(), log: log, gate: make(chan struct{}), over: make(chan struct{})}
-		tr, err := telegram.New(telegram.Config{Token: token, APIEndpoint: fake.Endpoint(), Cursor: n.st,
-			Lease: n.st, Node: name, LeaseTTL: ttl, PollTimeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.tr = tr
-		if err := tr.Start(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			close(n.over)
-			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			_ = tr.Stop(sctx)
-		})
+		n.poll(t, fake, ttl)
 		return n
 	}
 	a := start("A")

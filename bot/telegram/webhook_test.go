@@ -32,7 +32,11 @@ type memCursor struct{}
 func (memCursor) ChatCursor(context.Context, string) (int64, error)  { return 0, nil }
 func (memCursor) SetChatCursor(context.Context, string, int64) error { return nil }
 
-func TestWebhookChecksTheSecretHeader(t *testing.T) {
+// startWebhook starts a webhook-mode transport (secret "s3cret") on a
+// fake bot, handing updates to a recorder, behind a test server closed
+// when the test ends. Stopping the transport is the test's.
+func startWebhook(t *testing.T) (*Transport, *recorder, *httptest.Server) {
+	t.Helper()
 	fake := bottest.NewTelegram(t, "7:tok", bottest.SlackLimits{})
 	tr, err := New(Config{Token: "7:tok", APIEndpoint: fake.Endpoint(), Cursor: memCursor{}, WebhookSecret: "s3cret"})
 	if err != nil {
@@ -42,9 +46,14 @@ func TestWebhookChecksTheSecretHeader(t *testing.T) {
 	if err := tr.Start(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Stop(context.Background())
 	srv := httptest.NewServer(tr.Handler())
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return tr, rec, srv
+}
+
+func TestWebhookChecksTheSecretHeader(t *testing.T) {
+	tr, rec, srv := startWebhook(t)
+	defer tr.Stop(context.Background())
 	update := `{"update_id":5,"message":{"message_id":9,"from":{"id":11},"chat":{"id":11,"type":"private"},"text":"hello"}}`
 	post := func(secret *string) int {
 		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(update))
@@ -125,17 +134,7 @@ func TestWebhookRegistersItself(t *testing.T) {
 // is handled before Stop returns, not after, when the relay may be gone;
 // a request after Stop began is refused with 503 for Telegram to retry.
 func TestWebhookRequestDuringStop(t *testing.T) {
-	fake := bottest.NewTelegram(t, "7:tok", bottest.SlackLimits{})
-	tr, err := New(Config{Token: "7:tok", APIEndpoint: fake.Endpoint(), Cursor: memCursor{}, WebhookSecret: "s3cret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	if err := tr.Start(context.Background(), rec); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(tr.Handler())
-	defer srv.Close()
+	tr, rec, srv := startWebhook(t)
 	// With "Expect: 100-continue" the client sends the body only once the
 	// handler reads it, so the first write below returning means the
 	// request is being handled.
