@@ -27,16 +27,16 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 			// task) stays with it.
 			res := s.keptSpend(ctx, id, t.Result)
 			res.Error = "cancelled"
-			nt, err := s.st.SetTaskState(ctx, id, []store.State{t.State}, store.StateCancelled,
-				&store.StateOpts{Result: &res})
+			nt, err := s.st.SetTaskState(ctx, id, []store.State{t.State}, store.StateCancelled, &store.StateOpts{Result: &res,
+				Events: s.announce(id, event{"task_state", map[string]any{"state": store.StateCancelled, "reason": "cancelled"}})})
 			if errors.Is(err, store.ErrStateConflict) {
 				continue
 			}
 			if err != nil {
 				return store.Task{}, mapStoreErr(err, "task "+id)
 			}
+			s.hub.notify(id)
 			s.finishedMetrics(nt, 0)
-			s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "cancelled"})
 			// Let a parked job run once and find the task finished, rather
 			// than sit in the queue until its snooze ends (which it does
 			// anyway if this wake fails: the task is cancelled either way).
@@ -133,7 +133,8 @@ func (s *Service) message(ctx context.Context, id, requester, text, key string) 
 	if !m.TakenAt.IsZero() {
 		return t, nil // a repeat: a run took the message and has ended since
 	}
-	nt, err := s.st.Requeue(ctx, id, []store.State{t.State})
+	nt, err := s.st.Requeue(ctx, id, []store.State{t.State},
+		s.announce(id, event{"task_state", map[string]any{"state": store.StateQueued, "reason": "continued"}})...)
 	if err != nil {
 		// Lost a race with a worker that will read the inbox itself.
 		if errors.Is(err, store.ErrStateConflict) {
@@ -141,7 +142,7 @@ func (s *Service) message(ctx context.Context, id, requester, text, key string) 
 		}
 		return store.Task{}, mapStoreErr(err, "task "+id)
 	}
-	s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "continued"})
+	s.hub.notify(id)
 	return nt, nil
 }
 
@@ -158,7 +159,8 @@ func (s *Service) Resume(ctx context.Context, id string) (store.Task, error) {
 	if _, err := s.Task(ctx, id); err != nil {
 		return store.Task{}, err
 	}
-	nt, err := s.st.Requeue(ctx, id, []store.State{store.StateInterrupted, store.StateBudgetExhausted})
+	nt, err := s.st.Requeue(ctx, id, []store.State{store.StateInterrupted, store.StateBudgetExhausted},
+		s.announce(id, event{"task_state", map[string]any{"state": store.StateQueued, "reason": "resumed"}})...)
 	if err != nil {
 		var se *store.StateError
 		if errors.As(err, &se) {
@@ -166,6 +168,6 @@ func (s *Service) Resume(ctx context.Context, id string) (store.Task, error) {
 		}
 		return store.Task{}, mapStoreErr(err, "task "+id)
 	}
-	s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "resumed"})
+	s.hub.notify(id)
 	return nt, nil
 }

@@ -73,8 +73,8 @@ func (s *Service) release(ctx context.Context, r *run, ws *Workdir, reason strin
 // requeueRunning puts a running task of this node whose run a drain cut
 // short back in the queue (see handOver).
 func (s *Service) requeueRunning(ctx context.Context, id, reason string) error {
-	return s.handOver(ctx, id, reason, func() (store.Task, error) {
-		return s.st.Requeue(ctx, id, []store.State{store.StateRunning})
+	return s.handOver(ctx, id, reason, func(evs []store.EventInput) (store.Task, error) {
+		return s.st.Requeue(ctx, id, []store.State{store.StateRunning}, evs...)
 	})
 }
 
@@ -84,15 +84,17 @@ func (s *Service) requeueRunning(ctx context.Context, id, reason string) error {
 // delay the take-over until River elects another, and a task is still
 // taken over once.
 func (s *Service) takeOverStale(ctx context.Context, t store.RunningTask) error {
-	return s.handOver(ctx, t.ID, "the node running this task stopped responding", func() (store.Task, error) {
-		return s.st.RequeueStale(ctx, t.ID, t.LeaseOwner, s.now().Add(-s.cfg.StaleAfter))
+	return s.handOver(ctx, t.ID, "the node running this task stopped responding", func(evs []store.EventInput) (store.Task, error) {
+		return s.st.RequeueStale(ctx, t.ID, t.LeaseOwner, s.now().Add(-s.cfg.StaleAfter), evs...)
 	})
 }
 
 // handOver queues a running task whose run ended without an outcome
 // (drained, or its node died) again with requeue, unless it was handed
-// over maxAutoResumes times already: then it is interrupted.
-func (s *Service) handOver(ctx context.Context, id, reason string, requeue func() (store.Task, error)) error {
+// over maxAutoResumes times already: then it is interrupted. requeue
+// writes the hand-over's events with the change, so the next node's
+// events come after them.
+func (s *Service) handOver(ctx context.Context, id, reason string, requeue func([]store.EventInput) (store.Task, error)) error {
 	t, err := s.st.Task(ctx, id)
 	if err != nil {
 		return s.lostState(ctx, id, err)
@@ -101,13 +103,13 @@ func (s *Service) handOver(ctx context.Context, id, reason string, requeue func(
 		s.interruptStale(ctx, id, reason+"; it was handed over too often to continue on its own")
 		return nil
 	}
-	nt, err := requeue()
+	_, err = requeue(s.announce(id, event{"task_released", map[string]any{"node": s.node, "reason": reason, "attempt": t.Attempt}},
+		event{"task_state", map[string]any{"state": store.StateQueued, "reason": "released"}}))
 	if err != nil {
 		return s.lostState(ctx, id, err)
 	}
+	s.hub.notify(id)
 	s.log.Info("runner: task handed over", "task", id, "reason", reason)
-	s.emitLogged(ctx, id, "task_released", map[string]any{"node": s.node, "reason": reason, "attempt": t.Attempt})
-	s.emitLogged(ctx, id, "task_state", map[string]any{"state": nt.State, "reason": "released"})
 	if t.Workspace == "" && t.LeaseOwner != s.node {
 		s.noteScratchLost(ctx, id, t.LeaseOwner)
 	}

@@ -63,6 +63,40 @@ func (s *Service) emitLogged(ctx context.Context, taskID, typ string, payload an
 	s.write(context.WithoutCancel(ctx), taskID, store.EventInput{Type: typ, Payload: raw})
 }
 
+// event is one event a state change writes with itself.
+type event struct {
+	typ     string
+	payload any
+}
+
+// announce encodes evs for a state change of task id that writes them in
+// its own transaction (store.StateOpts.Events, Requeue): a change and its
+// events are never one without the other. Events the task's run queued on
+// this node are written first, to keep the log in order. An event that
+// cannot be encoded is logged and left out; the change is still made.
+// Tell subscribers with s.hub.notify once it is.
+func (s *Service) announce(id string, evs ...event) []store.EventInput {
+	if r := s.runFor(id); r != nil && r.events != nil {
+		r.events.flush()
+	}
+	return s.encodeAll(id, evs...)
+}
+
+// encodeAll encodes evs of task id (for the log: "" before it exists),
+// leaving out, and logging, what cannot be encoded.
+func (s *Service) encodeAll(id string, evs ...event) []store.EventInput {
+	out := make([]store.EventInput, 0, len(evs))
+	for _, e := range evs {
+		raw, err := s.encodeEvent(e.typ, e.payload)
+		if err != nil {
+			s.log.Error("runner: event lost", "task", id, "type", e.typ, "err", err)
+			continue
+		}
+		out = append(out, store.EventInput{Type: e.typ, Payload: raw})
+	}
+	return out
+}
+
 // write appends events to a task's log, tells local subscribers, and logs
 // what could not be written.
 func (s *Service) write(ctx context.Context, taskID string, evs ...store.EventInput) {

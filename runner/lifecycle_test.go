@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,31 @@ func waitEvent(t *testing.T, svc *runner.Service, id, typ string) {
 	t.Helper()
 	eventually.True(t, 0, func() bool { return len(runnertest.Events(t, svc, id, typ)) > 0 },
 		"task %s has no %s event", id, typ)
+}
+
+// lifecycle is the task's log reduced to its state changes and the events
+// written with them, in log order: "queued", "running n1", "released n1",
+// "report", "succeeded", …
+func lifecycle(t *testing.T, svc *runner.Service, id string) string {
+	t.Helper()
+	var out []string
+	for _, e := range runnertest.Events(t, svc, id, "task_state", "task_released", "final_report", "task_interrupted") {
+		var p struct{ State, Node string }
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		switch e.Type {
+		case "task_state":
+			out = append(out, strings.TrimSpace(p.State+" "+p.Node))
+		case "task_released":
+			out = append(out, "released "+p.Node)
+		case "final_report":
+			out = append(out, "report")
+		default:
+			out = append(out, "interrupted")
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // waitFile waits until path exists.
@@ -111,6 +137,11 @@ func TestStopHandsOver(t *testing.T) {
 	done := runnertest.WaitState(t, svc2, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked, store.StateInterrupted)
 	if done.State != store.StateSucceeded || done.Result.FinalAnswer != "resumed fine" || done.LeaseOwner != "n2" {
 		t.Fatalf("handed over: %s on %s %+v", done.State, done.LeaseOwner, done.Result)
+	}
+	// The hand-over's events are written with it, so they come before the
+	// next node's.
+	if got, want := lifecycle(t, svc2, task.ID), "queued, running n1, released n1, queued, running n2, report, succeeded"; got != want {
+		t.Fatalf("log:\n got %s\nwant %s", got, want)
 	}
 	// The shell command was killed by the drain, and the model is told so.
 	if res := toolResult(p, "c1"); !contains(res, "killed") {
@@ -302,8 +333,9 @@ func TestDeadNodeSweep(t *testing.T) {
 	if done.State != store.StateSucceeded || done.LeaseOwner != svc.Node() || done.Result.FinalAnswer != "taken over" {
 		t.Fatalf("dead node's task: %s on %s %+v", done.State, done.LeaseOwner, done.Result)
 	}
-	if len(runnertest.Events(t, svc, task.ID, "task_released")) != 1 {
-		t.Fatal("no task_released event")
+	node := svc.Node()
+	if got, want := lifecycle(t, svc, task.ID), "released "+node+", queued, running "+node+", report, succeeded"; got != want {
+		t.Fatalf("log:\n got %s\nwant %s", got, want)
 	}
 }
 

@@ -136,16 +136,16 @@ func (s *Service) interruptStale(ctx context.Context, id, reason string) {
 	}
 	res := s.keptSpend(ctx, id, prev) // the dead run's calls count too
 	res.Error = "interrupted"
-	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateInterrupted,
-		&store.StateOpts{Result: &res})
+	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateInterrupted, &store.StateOpts{Result: &res,
+		Events: s.announce(id, event{"task_interrupted", map[string]any{"reason": reason}},
+			event{"task_state", map[string]any{"state": store.StateInterrupted}})})
 	if err != nil {
 		if !errors.Is(err, store.ErrStateConflict) {
 			s.log.Error("runner: mark interrupted", "task", id, "err", err)
 		}
 		return
 	}
+	s.hub.notify(id)
 	s.log.Warn("runner: task interrupted", "task", id, "reason", reason)
 	s.metrics.finished.WithLabelValues(string(store.StateInterrupted), string(t.Source)).Inc()
-	s.emitLogged(ctx, id, "task_interrupted", map[string]any{"reason": reason})
-	s.emitLogged(ctx, id, "task_state", map[string]any{"state": store.StateInterrupted})
 }

@@ -260,12 +260,13 @@ func (s *Service) fireSchedule(ctx context.Context, sc *scheduled, anchor, occ t
 	task, fired, err := s.st.FireSchedule(ctx, store.Fire{
 		Name: c.Name, Manual: manual, Anchor: anchor, Occurrence: occ, RunAt: runAt, DedupeKey: key,
 		Task: store.NewTask{Source: req.Source, Requester: req.Requester, Prompt: req.Prompt, Goal: req.Goal,
-			Workspace: req.Workspace, Posture: req.Posture, Notify: req.Notify},
+			Workspace: req.Workspace, Posture: req.Posture, Notify: req.Notify,
+			Events: s.arrival(req.Source, map[string]string{"schedule": c.Name, "occurrence": runAt.UTC().Format(time.RFC3339)})},
 	})
 	if err != nil || !fired {
 		return store.Task{}, false, mapStoreErr(err, "schedule "+c.Name)
 	}
-	s.accepted(ctx, task, map[string]string{"schedule": c.Name, "occurrence": runAt.UTC().Format(time.RFC3339)})
+	s.accepted(task)
 	outcome := "fire"
 	if manual {
 		outcome = "manual"

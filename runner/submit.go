@@ -172,23 +172,28 @@ func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task,
 	task, created, err = s.st.CreateTask(ctx, store.NewTask{
 		Source: req.Source, Requester: req.Requester, Prompt: req.Prompt, Goal: req.Goal,
 		PlanFirst: req.PlanFirst, BudgetUSD: req.BudgetUSD, Workspace: req.Workspace, Posture: req.Posture,
-		Notify: req.Notify, Approvers: req.Approvers,
+		Notify: req.Notify, Approvers: req.Approvers, Events: s.arrival(req.Source, req.Origin),
 	}, append([]string{req.DedupeKey}, req.DedupeKeys...)...)
 	if err != nil {
 		return store.Task{}, false, mapStoreErr(err, "the task")
 	}
 	if created {
-		s.accepted(ctx, task, req.Origin)
+		s.accepted(task)
 	}
 	return task, created, nil
 }
 
-// accepted counts and announces a task an intake just created.
-func (s *Service) accepted(ctx context.Context, task store.Task, origin map[string]string) {
-	s.metrics.submitted.WithLabelValues(string(task.Source)).Inc()
-	ev := map[string]any{"state": task.State, "source": task.Source}
+// arrival is the first event of a task an intake creates, written with it.
+func (s *Service) arrival(source store.Source, origin map[string]string) []store.EventInput {
+	ev := map[string]any{"state": store.StateQueued, "source": source}
 	if len(origin) > 0 {
 		ev["origin"] = origin
 	}
-	s.emitLogged(ctx, task.ID, "task_state", ev)
+	return s.encodeAll("", event{"task_state", ev})
+}
+
+// accepted counts a task an intake just created and tells its subscribers.
+func (s *Service) accepted(task store.Task) {
+	s.metrics.submitted.WithLabelValues(string(task.Source)).Inc()
+	s.hub.notify(task.ID)
 }

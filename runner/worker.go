@@ -79,7 +79,9 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	default:
 		return nil // finished, cancelled or interrupted without a resume
 	}
-	claimed, err := s.st.ClaimTask(ctx, task.ID, []store.State{task.State}, s.node)
+	claimed, err := s.st.ClaimTask(ctx, task.ID, []store.State{task.State}, s.node, func(t store.Task) []store.EventInput {
+		return s.encodeAll(t.ID, event{"task_state", map[string]any{"state": store.StateRunning, "node": s.node, "attempt": t.Attempt}})
+	})
 	if errors.Is(err, store.ErrWorkspaceBusy) {
 		// One task changes a workspace at a time; wait without a worker.
 		return store.Snooze(workspaceWait)
@@ -96,7 +98,7 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	if task.State == store.StateQueued {
 		s.metrics.queueWait.Observe(s.now().Sub(task.UpdatedAt).Seconds())
 	}
-	s.emitLogged(ctx, task.ID, "task_state", map[string]any{"state": store.StateRunning, "node": s.node, "attempt": claimed.Attempt})
+	s.hub.notify(task.ID)
 	return s.execute(ctx, claimed)
 }
 
@@ -329,10 +331,10 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		// decision adds to it.
 		spent := r.spendSoFar(ctx)
 		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateWaitingApproval,
-			&store.StateOpts{Result: &spent}); err != nil {
+			&store.StateOpts{Result: &spent, Events: s.announce(id, event{"task_state", map[string]any{"state": store.StateWaitingApproval}})}); err != nil {
 			return s.lostState(ctx, id, err)
 		}
-		s.emitLogged(ctx, id, "task_state", map[string]any{"state": store.StateWaitingApproval})
+		s.hub.notify(id)
 		// The expiry sweeper wakes the job at the deadline; the margin only
 		// covers a sweeper that is down.
 		return store.Snooze(o.approve.Sub(s.now()) + time.Minute)
@@ -343,12 +345,13 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		spent := r.spendSoFar(ctx)
 		spent.Error = "interrupted"
 		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateInterrupted,
-			&store.StateOpts{Result: &spent}); err != nil {
+			&store.StateOpts{Result: &spent, Events: s.announce(id,
+				event{"task_interrupted", map[string]any{"reason": o.reason}},
+				event{"task_state", map[string]any{"state": store.StateInterrupted}})}); err != nil {
 			return s.lostState(ctx, id, err)
 		}
+		s.hub.notify(id)
 		s.metrics.finished.WithLabelValues(string(store.StateInterrupted), string(r.task.Source)).Inc()
-		s.emitLogged(ctx, id, "task_interrupted", map[string]any{"reason": o.reason})
-		s.emitLogged(ctx, id, "task_state", map[string]any{"state": store.StateInterrupted})
 		return nil
 	}
 
@@ -378,7 +381,8 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		}
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
 	}
-	// The report goes first, so whoever sees the terminal state finds it.
+	// The report goes just before the terminal state, with it, so whoever
+	// sees that state finds the report.
 	report := map[string]any{
 		"state": o.state, "summary": result.Summary, "final_answer": result.FinalAnswer,
 		"diff_stat": result.DiffStat, "branch": result.Branch, "tokens": result.Tokens,
@@ -389,17 +393,18 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		report["goal"] = o.goal
 		report["counters"] = o.goal.Counters
 	}
-	s.emitLogged(ctx, id, "final_report", report)
-	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, o.state, &store.StateOpts{Result: result})
+	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, o.state, &store.StateOpts{Result: result,
+		Events: s.announce(id, event{"final_report", report}, event{"task_state", map[string]any{"state": o.state}})})
 	if err != nil {
 		return s.lostState(ctx, id, err)
 	}
+	s.hub.notify(id)
 	s.finishedMetrics(t, time.Duration(result.DurationMS)*time.Millisecond)
-	s.emitLogged(ctx, id, "task_state", map[string]any{"state": t.State})
 	// A message that arrived as the run ended continues the task.
 	if has, err := s.st.HasInbox(ctx, id); err == nil && has && t.State != store.StateCancelled {
-		if _, err := s.st.Requeue(ctx, id, []store.State{t.State}); err == nil {
-			s.emitLogged(ctx, id, "task_state", map[string]any{"state": store.StateQueued, "reason": "continued"})
+		if _, err := s.st.Requeue(ctx, id, []store.State{t.State},
+			s.announce(id, event{"task_state", map[string]any{"state": store.StateQueued, "reason": "continued"}})...); err == nil {
+			s.hub.notify(id)
 		}
 	}
 	return nil

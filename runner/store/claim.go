@@ -16,8 +16,9 @@ var ErrWorkspaceBusy = errors.New("store: another task of the workspace is runni
 // is running; otherwise it returns ErrWorkspaceBusy and changes nothing.
 // Tasks without a workspace (scratch directories) are never held back. The
 // check and the change are one transaction, serialized per workspace
-// across nodes.
-func (s *Store) ClaimTask(ctx context.Context, id string, from []State, owner string) (Task, error) {
+// across nodes. announce, when not nil, gives the events to append to the
+// task's log with the claim, from the claimed task (its attempt, say).
+func (s *Store) ClaimTask(ctx context.Context, id string, from []State, owner string, announce func(Task) []EventInput) (Task, error) {
 	var claimed Task
 	err := s.inTx(ctx, func(tx txn) error {
 		t, err := getTask(ctx, tx, id)
@@ -43,7 +44,14 @@ func (s *Store) ClaimTask(ctx context.Context, id string, from []State, owner st
 			}
 		}
 		claimed, err = s.setTaskState(ctx, tx, id, from, StateRunning, &StateOpts{LeaseOwner: &owner})
-		return err
+		if err != nil || announce == nil {
+			return err
+		}
+		evs, err := s.newEvents(id, announce(claimed))
+		if err != nil {
+			return err
+		}
+		return appendEventsTx(ctx, tx, evs)
 	})
 	return claimed, err
 }

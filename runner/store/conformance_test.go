@@ -35,6 +35,7 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("JournalProcess", func(t *testing.T) { testJournalProcess(t, open) })
 	t.Run("AppendFinishing", func(t *testing.T) { testAppendFinishing(t, open) })
 	t.Run("StateCAS", func(t *testing.T) { testStateCAS(t, open) })
+	t.Run("StateEvents", func(t *testing.T) { testStateEvents(t, open) })
 	t.Run("ClaimOneTaskPerWorkspace", func(t *testing.T) { testClaimWorkspace(t, open) })
 	t.Run("Pagination", func(t *testing.T) { testPagination(t, open) })
 	t.Run("Session", func(t *testing.T) { testSession(t, open) })
@@ -681,7 +682,7 @@ func testClaimWorkspace(t *testing.T, open storetest.Opener) {
 	var won []string
 	for i, task := range same {
 		wg.Go(func() {
-			_, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, fmt.Sprint("node-", i))
+			_, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, fmt.Sprint("node-", i), nil)
 			switch {
 			case err == nil:
 				mu.Lock()
@@ -698,7 +699,7 @@ func testClaimWorkspace(t *testing.T, open storetest.Opener) {
 		t.Fatalf("%d tasks of one workspace claimed at once, want 1", len(won))
 	}
 	for _, id := range []string{ot.ID, st.ID} {
-		if _, err := s.ClaimTask(ctx, id, []store.State{store.StateQueued}, "node-x"); err != nil {
+		if _, err := s.ClaimTask(ctx, id, []store.State{store.StateQueued}, "node-x", nil); err != nil {
 			t.Errorf("a task of another workspace (or none) was held back: %v", err)
 		}
 	}
@@ -709,7 +710,7 @@ func testClaimWorkspace(t *testing.T, open storetest.Opener) {
 	if next == won[0] {
 		next = same[1].ID
 	}
-	if got, err := s.ClaimTask(ctx, next, []store.State{store.StateQueued}, "node-y"); err != nil || got.State != store.StateRunning || got.LeaseOwner != "node-y" {
+	if got, err := s.ClaimTask(ctx, next, []store.State{store.StateQueued}, "node-y", nil); err != nil || got.State != store.StateRunning || got.LeaseOwner != "node-y" {
 		t.Errorf("claim after the first ended: %+v, %v", got, err)
 	}
 }

@@ -12,13 +12,19 @@ import (
 // transaction, if and only if its state is one of from. It is how an
 // interrupted task is resumed and a finished one continued: the old job is
 // done (or will find that it is no longer the task's job), the new one runs
-// the task again. It returns the updated task, or a *StateError.
-func (s *Store) Requeue(ctx context.Context, id string, from []State) (Task, error) {
+// the task again. evs are appended to the task's log in the same
+// transaction (see StateOpts.Events). It returns the updated task, or a
+// *StateError.
+func (s *Store) Requeue(ctx context.Context, id string, from []State, evs ...EventInput) (Task, error) {
 	if len(from) == 0 {
 		return Task{}, invalid("no from states for task %s", id)
 	}
+	events, err := s.newEvents(id, evs)
+	if err != nil {
+		return Task{}, err
+	}
 	var task Task
-	err := s.inTx(ctx, func(tx txn) error {
+	err = s.inTx(ctx, func(tx txn) error {
 		cur, err := getTask(ctx, tx, id)
 		if err != nil {
 			return err
@@ -47,7 +53,7 @@ func (s *Store) Requeue(ctx context.Context, id string, from []State) (Task, err
 		if err != nil {
 			return fmt.Errorf("store: requeue task %s: %w", id, err)
 		}
-		return nil
+		return appendEventsTx(ctx, tx, events)
 	})
 	if err != nil {
 		return Task{}, err

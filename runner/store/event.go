@@ -47,36 +47,16 @@ func (s *Store) AppendEvents(ctx context.Context, taskID string, in ...EventInpu
 	if len(in) == 0 {
 		return nil, nil
 	}
-	now := micros(s.now())
-	evs := make([]Event, len(in))
-	for i, e := range in {
-		if e.Type == "" {
-			return nil, invalid("event type is empty")
-		}
-		if e.Payload == nil {
-			e.Payload = json.RawMessage("{}")
-		}
-		if !json.Valid(e.Payload) {
-			return nil, invalid("event payload is not valid JSON")
-		}
-		at := now
-		if !e.Time.IsZero() {
-			at = micros(e.Time)
-		}
-		evs[i] = Event{TaskID: taskID, Type: e.Type, Payload: e.Payload, Time: fromMicros(at)}
+	evs, err := s.newEvents(taskID, in)
+	if err != nil {
+		return nil, err
 	}
 	if s.dialect == dialectPostgres {
-		// The counter moves by len(in) at once; row i of the VALUES list
-		// takes the number n-len(in)+i, n being the counter's new value.
-		rows := make([]string, len(evs))
-		args := []any{int64(len(evs)), taskID, taskID, int64(len(evs))}
-		for i, e := range evs {
-			rows[i] = fmt.Sprintf("(%d, ?::text, ?::text, ?::bigint)", i+1)
-			args = append(args, e.Type, string(e.Payload), micros(e.Time))
-		}
+		values, vargs := eventValues(evs)
+		args := append([]any{int64(len(evs)), taskID, taskID, int64(len(evs))}, vargs...)
 		rs, err := s.db.query(ctx, `WITH c AS (UPDATE tasks SET event_seq = event_seq + ? WHERE id = ? RETURNING event_seq AS n)
 			INSERT INTO task_events (task_id, seq, type, payload, created_at)
-			SELECT ?, c.n - ? + v.i, v.t, v.p, v.at FROM c, (VALUES `+strings.Join(rows, ", ")+`) AS v (i, t, p, at)
+			SELECT ?, c.n - ? + v.i, v.t, v.p, v.at FROM c, `+values+`
 			RETURNING seq`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: append events: %w", err)
@@ -104,24 +84,72 @@ func (s *Store) AppendEvents(ctx context.Context, taskID string, in ...EventInpu
 		}
 		return evs, nil
 	}
-	err := s.inTx(ctx, func(tx txn) error {
-		end, err := bumpCounter(ctx, tx, taskID, "event_seq", int64(len(evs)))
-		if err != nil {
-			return err
-		}
-		for i := range evs {
-			evs[i].Seq = end - int64(len(evs)) + int64(i) + 1
-			if _, err := tx.exec(ctx, "INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)",
-				taskID, evs[i].Seq, evs[i].Type, string(evs[i].Payload), micros(evs[i].Time)); err != nil {
-				return fmt.Errorf("store: append event: %w", err)
-			}
-		}
-		return nil
-	})
+	err = s.inTx(ctx, func(tx txn) error { return appendEventsTx(ctx, tx, evs) })
 	if err != nil {
 		return nil, err
 	}
 	return evs, nil
+}
+
+// newEvents checks in and stamps it for taskID's log, unnumbered.
+func (s *Store) newEvents(taskID string, in []EventInput) ([]Event, error) {
+	now := micros(s.now())
+	evs := make([]Event, len(in))
+	for i, e := range in {
+		if e.Type == "" {
+			return nil, invalid("event type is empty")
+		}
+		if e.Payload == nil {
+			e.Payload = json.RawMessage("{}")
+		}
+		if !json.Valid(e.Payload) {
+			return nil, invalid("event payload is not valid JSON")
+		}
+		at := now
+		if !e.Time.IsZero() {
+			at = micros(e.Time)
+		}
+		evs[i] = Event{TaskID: taskID, Type: e.Type, Payload: e.Payload, Time: fromMicros(at)}
+	}
+	return evs, nil
+}
+
+// eventValues is evs as a VALUES list named v (i, t, p, at) for an INSERT
+// ... SELECT that numbers row i from a counter's new value, and its args.
+func eventValues(evs []Event) (string, []any) {
+	rows := make([]string, len(evs))
+	args := make([]any, 0, 3*len(evs))
+	for i, e := range evs {
+		rows[i] = fmt.Sprintf("(%d, ?::text, ?::text, ?::bigint)", i+1)
+		args = append(args, e.Type, string(e.Payload), micros(e.Time))
+	}
+	return "(VALUES " + strings.Join(rows, ", ") + ") AS v (i, t, p, at)", args
+}
+
+// appendEventsTx appends evs (of one task) to its log inside tx, numbering
+// them.
+func appendEventsTx(ctx context.Context, tx txn, evs []Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	end, err := bumpCounter(ctx, tx, evs[0].TaskID, "event_seq", int64(len(evs)))
+	if err != nil {
+		return err
+	}
+	return insertEvents(ctx, tx, evs, end)
+}
+
+// insertEvents writes evs numbered up to end, the task's event counter
+// already moved past them in the same transaction.
+func insertEvents(ctx context.Context, q querier, evs []Event, end int64) error {
+	for i := range evs {
+		evs[i].Seq = end - int64(len(evs)) + int64(i) + 1
+		if _, err := q.exec(ctx, "INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+			evs[i].TaskID, evs[i].Seq, evs[i].Type, string(evs[i].Payload), micros(evs[i].Time)); err != nil {
+			return fmt.Errorf("store: append event: %w", err)
+		}
+	}
+	return nil
 }
 
 // appendCounted bumps the task's counter column col by one and inserts a

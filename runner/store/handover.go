@@ -13,10 +13,15 @@ import (
 // any number of nodes may look for dead nodes' tasks at once and each such
 // task is taken over once; a task that another node meanwhile took over
 // (new lease, fresh heartbeat) is left alone. Otherwise the error wraps
-// ErrStateConflict.
-func (s *Store) RequeueStale(ctx context.Context, id, owner string, cutoff time.Time) (Task, error) {
+// ErrStateConflict. evs are appended to the task's log with the change
+// (see StateOpts.Events).
+func (s *Store) RequeueStale(ctx context.Context, id, owner string, cutoff time.Time, evs ...EventInput) (Task, error) {
+	events, err := s.newEvents(id, evs)
+	if err != nil {
+		return Task{}, err
+	}
 	var task Task
-	err := s.inTx(ctx, func(tx txn) error {
+	err = s.inTx(ctx, func(tx txn) error {
 		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id})
 		if err != nil {
 			return fmt.Errorf("store: insert job: %w", err)
@@ -36,7 +41,7 @@ func (s *Store) RequeueStale(ctx context.Context, id, owner string, cutoff time.
 		if err != nil {
 			return fmt.Errorf("store: requeue stale task %s: %w", id, err)
 		}
-		return nil
+		return appendEventsTx(ctx, tx, events)
 	})
 	if err != nil {
 		return Task{}, err

@@ -108,6 +108,9 @@ type NewTask struct {
 	// Approvers are the ids allowed to decide the task's approvals; empty
 	// means the runner's default (e.g. the API token holder).
 	Approvers []string
+	// Events start the task's log, written in the transaction that creates
+	// it: a worker that claims the task at once writes after them.
+	Events []EventInput
 }
 
 // Task is a stored task.
@@ -284,14 +287,21 @@ func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKeys
 	if err != nil {
 		return Task{}, false, fmt.Errorf("store: insert job: %w", err)
 	}
+	evs, err := s.newEvents(id, nt.Events)
+	if err != nil {
+		return Task{}, false, err
+	}
 	task, err = scanTask(tx.queryRow(ctx, `INSERT INTO tasks (id, source, requester, prompt, goal, plan_first,
-			workspace, posture, notify, state, job_id, created_at, updated_at, approvers, budget_usd)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
+			workspace, posture, notify, state, job_id, created_at, updated_at, approvers, budget_usd, event_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
 		id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), boolInt(nt.PlanFirst),
 		nt.Workspace, nt.Posture, string(notifyJSON), string(StateQueued), res.Job.ID, micros(now), micros(now),
-		string(approversJSON), nt.BudgetUSD))
+		string(approversJSON), nt.BudgetUSD, int64(len(evs))))
 	if err != nil {
 		return Task{}, false, fmt.Errorf("store: insert task: %w", err)
+	}
+	if err := insertEvents(ctx, tx, evs, int64(len(evs))); err != nil {
+		return Task{}, false, err
 	}
 	return task, true, nil
 }
@@ -319,6 +329,11 @@ type StateOpts struct {
 	Result *Result
 	// LeaseOwner, when set, records who runs the task (a node or worker id).
 	LeaseOwner *string
+	// Events are appended to the task's log with the change, in its
+	// transaction, and only if it happens: a state change and the events
+	// announcing it (a chat thread closes on the terminal one) are never
+	// one without the other, and come in the order the changes did.
+	Events []EventInput
 }
 
 // SetTaskState moves task id to state to if, and only if, its current state
@@ -359,7 +374,11 @@ func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []S
 	if to.Terminal() {
 		finished = sql.NullInt64{Int64: now, Valid: true}
 	}
-	args := []any{string(to), now, running, running, now, finished, result, lease, id}
+	evs, err := s.newEvents(id, opts.Events)
+	if err != nil {
+		return Task{}, err
+	}
+	args := []any{string(to), now, running, running, now, finished, result, lease, int64(len(evs)), id}
 	for _, f := range from {
 		args = append(args, string(f))
 	}
@@ -368,10 +387,26 @@ func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []S
 			started_at = CASE WHEN ? = 1 THEN COALESCE(started_at, ?) ELSE started_at END,
 			finished_at = COALESCE(?, finished_at),
 			result = COALESCE(?, result),
-			lease_owner = COALESCE(?, lease_owner)
+			lease_owner = COALESCE(?, lease_owner),
+			event_seq = event_seq + ?
 		WHERE id = ? AND state IN (?` + strings.Repeat(", ?", len(from)-1) + `)
 		RETURNING ` + taskCols
-	t, err := scanTask(q.queryRow(ctx, upd, args...))
+	var t Task
+	switch {
+	case len(evs) == 0:
+		t, err = scanTask(q.queryRow(ctx, upd, args...))
+	case s.dialect == dialectPostgres:
+		// One statement, as without events: the events are numbered from
+		// the counter the UPDATE moved.
+		values, vargs := eventValues(evs)
+		args = append(append(args, int64(len(evs))), vargs...)
+		t, err = scanTask(q.queryRow(ctx, `WITH u AS (`+upd+`, event_seq AS n),
+			e AS (INSERT INTO task_events (task_id, seq, type, payload, created_at)
+				SELECT u.id, u.n - ? + v.i, v.t, v.p, v.at FROM u, `+values+`)
+			SELECT `+taskCols+` FROM u`, args...))
+	default:
+		t, err = s.setStateWithEvents(ctx, q, upd+", event_seq", args, evs)
+	}
 	if err == nil {
 		return t, nil
 	}
@@ -384,6 +419,33 @@ func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []S
 	}
 	return Task{}, &StateError{TaskID: id, Current: cur.State}
 }
+
+// setStateWithEvents runs upd, a state change returning the task and its
+// moved event counter, and inserts evs numbered by it, in q's transaction
+// or a new one.
+func (s *Store) setStateWithEvents(ctx context.Context, q querier, upd string, args []any, evs []Event) (Task, error) {
+	var t Task
+	apply := func(tx querier) error {
+		var end int64
+		var err error
+		if t, err = scanTask(withColumn{tx.queryRow(ctx, upd, args...), &end}); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, evs, end)
+	}
+	if tx, ok := q.(txn); ok {
+		return t, apply(tx)
+	}
+	return t, s.inTx(ctx, func(tx txn) error { return apply(tx) })
+}
+
+// withColumn scans one more column after those its caller asks for.
+type withColumn struct {
+	r   row
+	end *int64
+}
+
+func (w withColumn) Scan(dest ...any) error { return w.r.Scan(append(dest, w.end)...) }
 
 // TaskFilter selects tasks for ListTasks. Zero fields do not filter.
 type TaskFilter struct {
