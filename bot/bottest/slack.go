@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -110,9 +111,14 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 	mux.HandleFunc("/api/reactions.add", func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(time.Duration(s.slow.Load()))
 		r.ParseForm()
+		reaction := r.Form.Get("channel") + "/" + r.Form.Get("timestamp") + "/" + r.Form.Get("name")
 		s.mu.Lock()
-		s.reactions = append(s.reactions, r.Form.Get("channel")+"/"+r.Form.Get("timestamp")+"/"+r.Form.Get("name"))
-		s.mu.Unlock()
+		defer s.mu.Unlock()
+		if slices.Contains(s.reactions, reaction) { // as Slack answers a repeat
+			writeJSON(w, map[string]any{"ok": false, "error": "already_reacted"})
+			return
+		}
+		s.reactions = append(s.reactions, reaction)
 		writeJSON(w, map[string]any{"ok": true})
 	})
 	mux.HandleFunc("/api/chat.postEphemeral", func(w http.ResponseWriter, r *http.Request) {

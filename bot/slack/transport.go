@@ -370,9 +370,16 @@ func (t *Transport) Edit(ctx context.Context, id string, m bot.Message) error {
 	return mapErr(err)
 }
 
-// React adds the acknowledgement reaction.
+// React adds the acknowledgement reaction. A reaction already there is
+// the acknowledgement of an earlier handling of the same delivery (its
+// record lost), not a failure to fall back from.
 func (t *Transport) React(ctx context.Context, channel, messageID string) error {
-	return mapErr(t.api.AddReactionContext(ctx, t.cfg.AckReaction, slack.NewRefToMessage(channel, messageID)))
+	err := t.api.AddReactionContext(ctx, t.cfg.AckReaction, slack.NewRefToMessage(channel, messageID))
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) && se.Err == "already_reacted" {
+		return nil
+	}
+	return mapErr(err)
 }
 
 // ephemeral answers one user; plain text, escaped here.
