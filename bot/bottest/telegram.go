@@ -433,6 +433,16 @@ func (f *Telegram) Polls() []int64 {
 	return append([]int64(nil), f.polls...)
 }
 
+// LastUpdate is the id of the newest update (Send, Click), 0 before any.
+func (f *Telegram) LastUpdate() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.updates) == 0 {
+		return 0
+	}
+	return f.nextUpdate
+}
+
 // Violations counts writes refused for exceeding the limits.
 func (f *Telegram) Violations() int {
 	f.mu.Lock()
