@@ -15,7 +15,8 @@ type Transport interface {
 	Name() string
 	// Start begins intake and returns once it is under way; deliveries go
 	// to h until Stop. Acknowledging a delivery to the platform is the
-	// transport's job and happens before h is called.
+	// transport's job; one that acknowledges after handling (Telegram)
+	// asks a DeliveryHandler whether it is done with the delivery.
 	Start(ctx context.Context, h Handler) error
 	// Stop ends intake; posting keeps working.
 	Stop(ctx context.Context) error
@@ -46,6 +47,27 @@ type Handler interface {
 	// HandleClick handles a button click and returns the short answer the
 	// clicker alone sees ("" for none).
 	HandleClick(ctx context.Context, c Click) string
+}
+
+// DeliveryHandler is the optional Handler behaviour of saying whether a
+// message was dealt with, for a transport that can leave it with the
+// platform to be delivered again (Telegram: the poll offset, a webhook's
+// answer).
+type DeliveryHandler interface {
+	// HandleDelivery handles in as HandleMessage does and reports true
+	// when done with it (handled, or dropped on purpose), false to leave
+	// it for a redelivery (the store or the service failed).
+	HandleDelivery(ctx context.Context, in Inbound) bool
+}
+
+// Deliver hands in to h and reports whether h is done with it. A handler
+// that cannot say is always done.
+func Deliver(ctx context.Context, h Handler, in Inbound) bool {
+	if d, ok := h.(DeliveryHandler); ok {
+		return d.HandleDelivery(ctx, in)
+	}
+	h.HandleMessage(ctx, in)
+	return true
 }
 
 // Message is something to post or an edit of it. Text is markup of the

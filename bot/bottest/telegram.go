@@ -50,6 +50,7 @@ type Telegram struct {
 	nextUpdate int64
 	nextMsg    int64
 	confirmed  int64         // the highest offset a poll asked for
+	polls      []int64       // the offset of every getUpdates, in order
 	polling    chan struct{} // closed to end the getUpdates in flight, as a newer one does
 	conflicts  int           // getUpdates ended by a concurrent one (Telegram's 409)
 	messages   map[int64]*TelegramMessage
@@ -144,6 +145,7 @@ func (f *Telegram) getUpdates(w http.ResponseWriter, r *http.Request) {
 	deadline := time.After(time.Duration(timeout) * time.Second)
 	mine := make(chan struct{})
 	f.mu.Lock()
+	f.polls = append(f.polls, offset)
 	if f.polling != nil {
 		close(f.polling)
 		f.conflicts++
@@ -421,6 +423,24 @@ func (f *Telegram) Confirmed() int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.confirmed
+}
+
+// Polls lists the offset each getUpdates asked for, in order: how often
+// the bot polled, and from where.
+func (f *Telegram) Polls() []int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]int64(nil), f.polls...)
+}
+
+// LastUpdate is the id of the newest update (Send, Click), 0 before any.
+func (f *Telegram) LastUpdate() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.updates) == 0 {
+		return 0
+	}
+	return f.nextUpdate
 }
 
 // Violations counts writes refused for exceeding the limits.

@@ -94,7 +94,10 @@ type Relay struct {
 	wg       sync.WaitGroup
 }
 
-var _ bot.Handler = (*Relay)(nil)
+var (
+	_ bot.Handler         = (*Relay)(nil)
+	_ bot.DeliveryHandler = (*Relay)(nil) // Telegram leaves what it could not take for a redelivery
+)
 
 // New validates cfg and returns a relay that is not started.
 func New(cfg Config) (*Relay, error) {

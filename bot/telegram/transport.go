@@ -77,7 +77,10 @@ type Transport struct {
 	intake context.Context    // polling, webhook intake; ends when Stop begins
 	cancel context.CancelFunc // ends intake
 	h      atomic.Pointer[bot.Handler]
-	wg     sync.WaitGroup
+	// retry spaces the polls after a failed one, or after a batch with an
+	// update the handler left.
+	retry backoff.Policy
+	wg    sync.WaitGroup
 	// stopMu orders a webhook request's wg.Add before Stop's wg.Wait: a
 	// request that comes after Stop began is refused, not added to a
 	// WaitGroup being waited on.
@@ -115,7 +118,8 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Transport{cfg: cfg, log: cfg.Logger, ctx: context.Background()}, nil
+	return &Transport{cfg: cfg, log: cfg.Logger, ctx: context.Background(),
+		retry: backoff.Policy{Base: time.Second, Cap: time.Minute}}, nil
 }
 
 // Name is "telegram".
@@ -230,16 +234,19 @@ func (t *Transport) poll(ctx context.Context, h bot.Handler) {
 }
 
 // pollHeld fetches updates from the stored offset while held lasts,
-// handles a batch, and only then moves the offset past it: an update is
-// acknowledged once handled, and the relay's dedupe makes a redelivery
-// harmless. A batch fetched is handled to its end (under the handlers'
-// context) even when Stop begins or the lease is lost meanwhile; the next
-// holder may fetch it again if the offset had not moved yet, and the
-// dedupe drops what was handled. Nothing is skipped: the offset only ever
-// moves past handled updates.
+// handles a batch, and only then moves the offset, past the updates the
+// handler is done with: an update is acknowledged once handled, and the
+// relay's dedupe makes a redelivery harmless. An update the handler left
+// (the store or the service failed) stops the offset there, so the next
+// poll fetches it again with those after it (which the dedupe drops); the
+// poller backs off first, so an outage is not polled in a loop. A batch
+// fetched is handled to its end (under the handlers' context) even when
+// Stop begins or the lease is lost meanwhile; the next holder may fetch it
+// again if the offset had not moved yet, and the dedupe drops what was
+// handled. Nothing is skipped: the offset only ever moves past handled
+// updates.
 func (t *Transport) pollHeld(held context.Context, h bot.Handler) {
 	ctx := t.ctx
-	policy := backoff.Policy{Base: time.Second, Cap: time.Minute}
 	failures := 0
 	for held.Err() == nil {
 		offset, err := t.cfg.Cursor.ChatCursor(held, offsetKey)
@@ -258,46 +265,78 @@ func (t *Transport) pollHeld(held context.Context, h bot.Handler) {
 			} else {
 				t.log.Warn("telegram: polling failed; retrying", "err", redactToken(err.Error(), t.cfg.Token))
 			}
-			if backoff.Sleep(held, policy.Delay(failures, d)) != nil {
+			if backoff.Sleep(held, t.retry.Delay(failures, d)) != nil {
 				return
 			}
 			failures++
 			continue
 		}
-		failures = 0
-		next := offset
-		sem := make(chan struct{}, t.cfg.Workers)
-		var batch sync.WaitGroup
-		for _, raw := range raws {
-			p, err := parseUpdate(raw, t.self)
-			if p.UpdateID >= next {
-				next = p.UpdateID + 1
-			}
-			if err != nil {
-				if !errors.Is(err, errIgnored) {
-					t.log.Warn("telegram: unreadable update", "err", err)
-				}
-				continue
-			}
-			sem <- struct{}{}
-			batch.Go(func() {
-				defer func() { <-sem }()
-				t.handle(ctx, h, p)
-			})
-		}
-		batch.Wait()
+		next, left := t.handleBatch(ctx, h, offset, raws)
 		if next > offset && ctx.Err() == nil {
 			if err := t.cfg.Cursor.SetChatCursor(ctx, offsetKey, next); err != nil && ctx.Err() == nil {
 				t.log.Warn("telegram: saving the offset", "err", err)
 			}
 		}
+		if left == 0 || ctx.Err() != nil {
+			failures = 0
+			continue
+		}
+		t.log.Warn("telegram: updates not handled (the store or the service failed); fetching them again", "updates", left, "from", next)
+		if backoff.Sleep(held, t.retry.Delay(failures, 0)) != nil {
+			return
+		}
+		failures++
 	}
 }
 
-func (t *Transport) handle(ctx context.Context, h bot.Handler, p parsed) {
+// handleBatch handles the updates of one poll, up to Workers at a time,
+// and returns the offset past the longest run of them, from the first,
+// that the handler is done with, and how many it left. Unreadable and
+// ignored updates count as done: fetching them again would not help.
+func (t *Transport) handleBatch(ctx context.Context, h bot.Handler, offset int64, raws []json.RawMessage) (next int64, left int) {
+	ids := make([]int64, len(raws))
+	done := make([]bool, len(raws))
+	sem := make(chan struct{}, t.cfg.Workers)
+	var batch sync.WaitGroup
+	for i, raw := range raws {
+		p, err := parseUpdate(raw, t.self)
+		ids[i] = p.UpdateID
+		if err != nil {
+			if !errors.Is(err, errIgnored) {
+				t.log.Warn("telegram: unreadable update", "err", err)
+			}
+			done[i] = true
+			continue
+		}
+		sem <- struct{}{}
+		batch.Go(func() {
+			defer func() { <-sem }()
+			done[i] = t.handle(ctx, h, p)
+		})
+	}
+	batch.Wait()
+	next = offset
+	for i, id := range ids { // Telegram returns updates in ascending order
+		switch {
+		case !done[i] && left == 0:
+			next = max(next, id) // fetched again from here
+			left++
+		case !done[i]:
+			left++
+		case left == 0:
+			next = max(next, id+1)
+		}
+	}
+	return next, left
+}
+
+// handle hands p to h and reports whether h is done with it. A click is
+// always done: the store takes a decision once, and the clicker can click
+// again.
+func (t *Transport) handle(ctx context.Context, h bot.Handler, p parsed) bool {
 	switch {
 	case p.In != nil:
-		h.HandleMessage(ctx, *p.In)
+		return bot.Deliver(ctx, h, *p.In)
 	case p.Click != nil:
 		answer := h.HandleClick(ctx, *p.Click)
 		params := tgbotapi.Params{"callback_query_id": p.CallbackID}
@@ -309,6 +348,7 @@ func (t *Transport) handle(ctx context.Context, h bot.Handler, p parsed) {
 			t.log.Warn("telegram: answering a click", "err", err)
 		}
 	}
+	return true
 }
 
 // getUpdates long-polls from offset; ctx cuts the poll (Stop, or the lease

@@ -25,8 +25,9 @@ func (t *Transport) admit() bool {
 	return true
 }
 
-// Handler serves webhook updates; it answers 503 until Start. Telegram
-// retries a non-2xx answer, and the relay's dedupe makes that harmless.
+// Handler serves webhook updates; it answers 503 until Start, once Stop
+// has begun, and for an update the handler left. Telegram retries a
+// non-2xx answer, and the relay's dedupe makes that harmless.
 func (t *Transport) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -54,15 +55,25 @@ func (t *Transport) Handler() http.Handler {
 			w.WriteHeader(http.StatusOK) // ignored or unreadable: a retry would not help
 			return
 		}
-		done := make(chan struct{})
-		t.wg.Add(1) // the handling goroutine's own, added while the request's holds Stop
+		done := make(chan bool, 1) // buffered: the goroutine never waits for a request that answered
+		t.wg.Add(1)                // the handling goroutine's own, added while the request's holds Stop
 		go func() {
 			defer t.wg.Done()
-			defer close(done)
-			t.handle(t.ctx, h, p)
+			done <- t.handle(t.ctx, h, p)
 		}()
-		select { // answer within Telegram's patience; handling goes on
-		case <-done:
+		// Answer within Telegram's patience; handling goes on. An update
+		// the handler left (the store or the service failed) is answered
+		// 503, so Telegram delivers it again. One still being handled
+		// when the window ends is answered 200: it is normally taken by
+		// then (the task is stored; what is slow is a paced reply, seconds
+		// in a group), and a 503 for every slow one would have Telegram
+		// send each again and report the webhook failing.
+		select {
+		case ok := <-done:
+			if !ok {
+				http.Error(w, "not handled; try again", http.StatusServiceUnavailable)
+				return
+			}
 		case <-time.After(2500 * time.Millisecond):
 		}
 		w.WriteHeader(http.StatusOK)

@@ -14,15 +14,39 @@ import (
 	"reasonix/bot/bottest"
 )
 
+// recorder records the messages handed to it. With leave set it leaves
+// each for a redelivery, as the relay does when its store fails; with
+// hold set it first waits for hold to close, as slow handling would.
 type recorder struct {
-	mu sync.Mutex
-	in []bot.Inbound
+	mu    sync.Mutex
+	in    []bot.Inbound
+	leave bool
+	hold  chan struct{}
 }
 
-func (r *recorder) HandleMessage(_ context.Context, in bot.Inbound) {
+func (r *recorder) HandleMessage(ctx context.Context, in bot.Inbound) { r.HandleDelivery(ctx, in) }
+
+func (r *recorder) HandleDelivery(_ context.Context, in bot.Inbound) bool {
+	r.mu.Lock()
+	r.in = append(r.in, in)
+	leave, hold := r.leave, r.hold
+	r.mu.Unlock()
+	if hold != nil {
+		<-hold
+	}
+	return !leave
+}
+
+func (r *recorder) set(leave bool, hold chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.in = append(r.in, in)
+	r.leave, r.hold = leave, hold
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.in)
 }
 
 func (r *recorder) HandleClick(context.Context, bot.Click) string { return "" }
@@ -190,5 +214,49 @@ func TestWebhookRequestDuringStop(t *testing.T) {
 	}
 	if code := <-answered; code != http.StatusOK {
 		t.Errorf("the request under way was answered %d, want 200", code)
+	}
+}
+
+// postUpdate posts body to srv with the right secret and returns the
+// answer's status.
+func postUpdate(t *testing.T, srv *httptest.Server, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+	req.Header.Set(secretHeader, "s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// An update the handler left (its store failed) is answered 503, so
+// Telegram delivers it again; once handled, 200. One whose handling
+// outlasts the answer window is answered 200 at the window's end, however
+// it turns out: a slow handler is normal, not a failure.
+func TestWebhookAnswers503ForAnUpdateTheHandlerLeft(t *testing.T) {
+	tr, rec, srv := startWebhook(t)
+	defer tr.Stop(context.Background())
+	update := `{"update_id":5,"message":{"message_id":9,"from":{"id":11},"chat":{"id":11,"type":"private"},"text":"hello"}}`
+	rec.set(true, nil)
+	if code := postUpdate(t, srv, update); code != http.StatusServiceUnavailable {
+		t.Errorf("an update the handler left: %d, want 503", code)
+	}
+	rec.set(false, nil)
+	if code := postUpdate(t, srv, update); code != http.StatusOK {
+		t.Errorf("the same update handled: %d, want 200", code)
+	}
+	if n := rec.count(); n != 2 {
+		t.Errorf("handled %d times, want 2", n)
+	}
+
+	hold := make(chan struct{})
+	rec.set(true, hold)
+	start := time.Now()
+	code := postUpdate(t, srv, update)
+	close(hold)
+	if took := time.Since(start); code != http.StatusOK || took < 2*time.Second {
+		t.Errorf("a slow update: %d after %v, want 200 at the end of the window", code, took)
 	}
 }
