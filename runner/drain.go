@@ -110,8 +110,5 @@ func (s *Service) handOver(ctx context.Context, id, reason string, requeue func(
 	}
 	s.hub.notify(id)
 	s.log.Info("runner: task handed over", "task", id, "reason", reason)
-	if t.Workspace == "" && t.LeaseOwner != s.node {
-		s.noteScratchLost(ctx, id, t.LeaseOwner)
-	}
 	return nil
 }

@@ -76,6 +76,9 @@ func (s *Service) startNode(ctx context.Context) error {
 	}
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.life.stop = cancel
+	// Scratch directories are handed over for as long as the node lives,
+	// draining included: other nodes may wait for them.
+	s.life.wg.Go(func() { s.answerScratchRequests(loopCtx) })
 	s.life.wg.Add(1)
 	go func() {
 		defer s.life.wg.Done()

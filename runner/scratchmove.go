@@ -59,6 +59,10 @@ func (s *Service) moveScratch(ctx context.Context, id string, w *Workdir) {
 			s.log.Error("runner: dropping an older scratch archive", "task", id, "err", derr)
 		}
 		s.emitLogged(ctx, id, "scratch_not_moved", map[string]any{"node": s.node, "reason": reason, "limit_bytes": s.cfg.ScratchMoveLimit})
+		// The node that runs the task next need not ask (awaitScratch).
+		if err := s.st.AnswerScratchRequest(ctx, id, s.node); err != nil {
+			s.log.Warn("runner: recording a scratch directory not moved", "task", id, "err", err)
+		}
 		return
 	}
 	if err := os.RemoveAll(w.Dir); err != nil {
@@ -91,17 +95,6 @@ func (s *Service) restoreScratch(ctx context.Context, task store.Task, w *Workdi
 		s.log.Warn("runner: deleting a restored scratch archive", "task", task.ID, "err", err)
 	}
 	s.emitLogged(ctx, task.ID, "scratch_restored", map[string]any{"node": s.node, "from": a.Node, "bytes": len(a.Archive)})
-}
-
-// noteScratchLost says in the events of a scratch task taken over from a
-// dead node that its files stayed there, unless an archive of an earlier
-// hand-over still waits (then the next run unpacks that).
-func (s *Service) noteScratchLost(ctx context.Context, id, node string) {
-	if _, err := s.st.Scratch(ctx, id); !errors.Is(err, store.ErrNotFound) {
-		return
-	}
-	s.emitLogged(ctx, id, "scratch_not_moved", map[string]any{"node": node,
-		"reason": "node " + node + " stopped responding with the task's scratch directory; the task continues without those files"})
 }
 
 // capWriter fails once more than limit bytes are written to it.

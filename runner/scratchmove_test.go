@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/agent/agenttest"
 	"reasonix/internal/eventually"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
@@ -140,5 +141,136 @@ func TestScratchMovesBetweenPostgresNodes(t *testing.T) {
 	}
 	if res := toolResult(p, "c2"); !strings.Contains(res, "kept") {
 		t.Fatalf("on node %s the file is missing: %q", second, res)
+	}
+}
+
+// scratchContinuation runs a scratch task that writes notes.txt to the end
+// on node a, keeps a busy with a second task (its one worker taken), and
+// starts node b, which is then the only node free to run the first task's
+// continuation. configure adjusts b.
+func scratchContinuation(t *testing.T, st *store.Store, rt *router, configure func(*runner.Config)) (a, b *runner.Service, task store.Task, scratchA, scratchB string) {
+	t.Helper()
+	ctx := context.Background()
+	a = runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Settings: settings(1), Configure: func(c *runner.Config) {
+		c.Node, scratchA = "a", c.ScratchDir
+	}})
+	task, _, err := a.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "notes", Posture: "yolo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runnertest.WaitState(t, a, task.ID, 0, store.StateSucceeded, store.StateFailed); got.State != store.StateSucceeded {
+		t.Fatalf("first run: %s %+v", got.State, got.Result)
+	}
+	busy, _, err := a.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "busy", Posture: "yolo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(scratchA, busy.ID, "started"))
+	t.Cleanup(func() { a.Cancel(context.Background(), busy.ID) })
+	b = runnertest.Start(t, runnertest.Options{Provider: rt, Store: st, Configure: func(c *runner.Config) {
+		c.Node, scratchB = "b", c.ScratchDir
+		if configure != nil {
+			configure(c)
+		}
+	}})
+	return a, b, task, scratchA, scratchB
+}
+
+// scratchScripts scripts the tasks scratchContinuation runs: the task
+// writes its notes, answers, and on its continuation reads them.
+func scratchScripts(rt *router) *agenttest.ScriptedProvider {
+	rt.script("busy", calls(bashCall("b1", "touch started && sleep 30")), answer("never"))
+	return rt.script("notes",
+		calls(bashCall("c1", "echo kept > notes.txt")), answer("written"),
+		calls(bashCall("c2", "cat notes.txt || echo missing")), answer("read"))
+}
+
+// TestScratchFollowsContinuation: a finished scratch task continued by a
+// reply on another node, while the node that ran it is alive, finds its
+// files there: the first node hands the directory over when asked.
+func TestScratchFollowsContinuation(t *testing.T) {
+	rt := newRouter()
+	p := scratchScripts(rt)
+	a, b, task, scratchA, scratchB := scratchContinuation(t, storetest.SQLite(t, store.Config{}), rt, nil)
+	start := time.Now()
+	if _, err := b.Message(context.Background(), task.ID, "api:alice", "read them back"); err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, b, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateInterrupted)
+	if done.State != store.StateSucceeded || done.LeaseOwner != "b" {
+		t.Fatalf("continued: %s on %s %+v", done.State, done.LeaseOwner, done.Result)
+	}
+	if res := toolResult(p, "c2"); !strings.Contains(res, "kept") {
+		t.Fatalf("on node b the notes are missing: %q", res)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the continuation took %s; the hand-over should wake it at once", d)
+	}
+	if _, err := os.Stat(filepath.Join(scratchB, task.ID, "notes.txt")); err != nil {
+		t.Fatalf("notes on b: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(scratchA, task.ID)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("node a kept its copy: %v", err)
+	}
+	if len(runnertest.Events(t, a, task.ID, "scratch_moved")) != 1 || len(runnertest.Events(t, b, task.ID, "scratch_restored")) != 1 ||
+		len(runnertest.Events(t, b, task.ID, "scratch_not_moved")) != 0 {
+		t.Fatal("want one scratch_moved and one scratch_restored event, and no scratch_not_moved")
+	}
+}
+
+// TestScratchNotWaitedForWithoutAnswer: a holder that is alive but never
+// answers is waited for ScratchWait, no longer; the task then continues
+// without its files and says so. A stopped holder is not waited for.
+func TestScratchNotWaitedForWithoutAnswer(t *testing.T) {
+	for _, stopped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "silent", true: "stopped"}[stopped], func(t *testing.T) {
+			rt := newRouter()
+			p := scratchScripts(rt)
+			const wait = 500 * time.Millisecond
+			st := storetest.SQLite(t, store.Config{})
+			a, b, task, _, _ := scratchContinuation(t, st, rt, func(c *runner.Config) { c.ScratchWait = wait })
+			ctx := context.Background()
+			if stopped {
+				stopCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				defer cancel()
+				if err := a.Stop(stopCtx); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				// Node a stays alive but deaf: its lease on the task is
+				// handed to a node that beats but never answers.
+				ghost := "ghost"
+				if err := st.BeatNode(ctx, store.Node{ID: ghost, State: store.NodeRunning}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.SetTaskState(ctx, task.ID, []store.State{store.StateSucceeded}, store.StateSucceeded,
+					&store.StateOpts{LeaseOwner: &ghost}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			start := time.Now()
+			if _, err := b.Message(ctx, task.ID, "api:alice", "read them back"); err != nil {
+				t.Fatal(err)
+			}
+			done := runnertest.WaitState(t, b, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateInterrupted)
+			if done.State != store.StateSucceeded || done.LeaseOwner != "b" {
+				t.Fatalf("continued: %s on %s %+v", done.State, done.LeaseOwner, done.Result)
+			}
+			took := time.Since(start)
+			if res := toolResult(p, "c2"); !strings.Contains(res, "missing") {
+				t.Fatalf("node b found notes it cannot have: %q", res)
+			}
+			evs := runnertest.Events(t, b, task.ID, "scratch_not_moved")
+			want := "did not hand over the task's scratch directory within 500ms"
+			if stopped {
+				want = "node a stopped with the task's scratch directory"
+			}
+			if len(evs) != 1 || !strings.Contains(string(evs[0].Payload), want) {
+				t.Fatalf("scratch_not_moved events = %v, want one saying %q", evs, want)
+			}
+			if !stopped && took < wait {
+				t.Errorf("continued after %s, before the wait of %s", took, wait)
+			}
+		})
 	}
 }

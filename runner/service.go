@@ -92,6 +92,10 @@ type Config struct {
 	// drain hands the task to another node (see moveScratch); default
 	// 16 MiB.
 	ScratchMoveLimit int64
+	// ScratchWait bounds how long a node that is to continue a scratch
+	// task waits for the node holding its directory to hand it over (see
+	// awaitScratch); default 30s.
+	ScratchWait time.Duration
 	// ScheduleInterval is how often the schedule loop looks for due
 	// occurrences; default 1s. It bounds how late a run starts, not
 	// whether it does: firing is decided in the store.
@@ -129,6 +133,10 @@ type Service struct {
 	sched   scheduleSet   // [[schedules]]
 	life    nodeLife      // this node's row in the nodes table
 	prompts promptPlugins // [[plugins]] started for MCP prompt commands
+
+	// scratchMu keeps a scratch directory from being handed over while
+	// this node claims its task (handOverScratch, runJob).
+	scratchMu sync.Mutex
 }
 
 // New validates cfg and builds a Service. Nothing runs until Start.
@@ -165,6 +173,7 @@ func New(cfg Config) (*Service, error) {
 	cfg.SweepInterval = cmp.Or(cfg.SweepInterval, 2*time.Second)
 	cfg.DrainTimeout = cmp.Or(cfg.DrainTimeout, 20*time.Second)
 	cfg.ScratchMoveLimit = cmp.Or(cfg.ScratchMoveLimit, defaultScratchMoveLimit)
+	cfg.ScratchWait = cmp.Or(cfg.ScratchWait, 30*time.Second)
 	cfg.ScheduleInterval = cmp.Or(cfg.ScheduleInterval, time.Second)
 	if cfg.Workspaces == nil {
 		dir := cfg.ScratchDir

@@ -79,9 +79,10 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	default:
 		return nil // finished, cancelled or interrupted without a resume
 	}
-	claimed, err := s.st.ClaimTask(ctx, task.ID, []store.State{task.State}, s.node, func(t store.Task) []store.EventInput {
-		return s.encodeAll(t.ID, event{"task_state", map[string]any{"state": store.StateRunning, "node": s.node, "attempt": t.Attempt}})
-	})
+	if err := s.awaitScratch(ctx, task); err != nil {
+		return err
+	}
+	claimed, err := s.claim(ctx, task)
 	if errors.Is(err, store.ErrWorkspaceBusy) {
 		// One task changes a workspace at a time; wait without a worker.
 		return store.Snooze(workspaceWait)
@@ -100,6 +101,19 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	}
 	s.hub.notify(task.ID)
 	return s.execute(ctx, claimed)
+}
+
+// claim makes task running on this node. The claim of a scratch task
+// whose directory is here waits for a hand-over of it under way
+// (handOverScratch): the run then finds it in the store.
+func (s *Service) claim(ctx context.Context, task store.Task) (store.Task, error) {
+	if task.Workspace == "" && task.LeaseOwner == s.node {
+		s.scratchMu.Lock()
+		defer s.scratchMu.Unlock()
+	}
+	return s.st.ClaimTask(ctx, task.ID, []store.State{task.State}, s.node, func(t store.Task) []store.EventInput {
+		return s.encodeAll(t.ID, event{"task_state", map[string]any{"state": store.StateRunning, "node": s.node, "attempt": t.Attempt}})
+	})
 }
 
 // adoptRunning handles a job whose task is already running: after a failed

@@ -45,6 +45,14 @@ type Workspaces interface {
 	Finish(ctx context.Context, w *Workdir, message string) (WorkResult, error)
 }
 
+// ScratchFinder is the optional part of Workspaces that says where a
+// task's scratch directory is without preparing it: a node hands a
+// finished task's directory over to the node that continues the task
+// (handOverScratch). Without it, such a task continues without its files.
+type ScratchFinder interface {
+	ScratchDir(taskID string) string
+}
+
 // scratchWorkspaces gives each task an empty directory under root and keeps
 // it (there is no branch to keep the work otherwise).
 type scratchWorkspaces struct{ root string }
@@ -66,3 +74,5 @@ func (s scratchWorkspaces) Prepare(_ context.Context, taskID string, spec *Works
 func (scratchWorkspaces) Finish(context.Context, *Workdir, string) (WorkResult, error) {
 	return WorkResult{}, nil
 }
+
+func (s scratchWorkspaces) ScratchDir(taskID string) string { return filepath.Join(s.root, taskID) }

@@ -13,6 +13,8 @@ func NewWorkspaces(m *workspace.Manager) Workspaces { return gitWorkspaces{m: m}
 
 type gitWorkspaces struct{ m *workspace.Manager }
 
+func (g gitWorkspaces) ScratchDir(taskID string) string { return g.m.ScratchDir(taskID) }
+
 func (g gitWorkspaces) Prepare(ctx context.Context, taskID string, spec *WorkspaceSpec) (*Workdir, error) {
 	var ws *workspace.Spec
 	if spec != nil {

@@ -351,4 +351,18 @@ CREATE UNIQUE INDEX task_inbox_dedupe ON task_inbox (task_id, dedupe_key);
 ALTER TABLE chat_events ADD COLUMN payload TEXT;
 CREATE INDEX chat_events_unfinished ON chat_events (claimed_at) WHERE done_at IS NULL AND payload IS NOT NULL;
 `},
+	// 16: a node that is to continue a scratch task asks the node holding
+	// its directory to hand it over through task_scratch (requested_at),
+	// and that node answers (answered_at) once the archive is stored or
+	// there is nothing to hand over. The index serves each node's look for
+	// the requests addressed to it.
+	{version: 16, sql: `
+CREATE TABLE scratch_requests (
+	task_id      TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	node         TEXT NOT NULL,
+	requested_at BIGINT NOT NULL,
+	answered_at  BIGINT
+);
+CREATE INDEX scratch_requests_node ON scratch_requests (node) WHERE answered_at IS NULL;
+`},
 }

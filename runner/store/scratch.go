@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -47,6 +48,88 @@ func (s *Store) Scratch(ctx context.Context, taskID string) (ScratchArchive, err
 func (s *Store) DeleteScratch(ctx context.Context, taskID string) error {
 	if _, err := s.db.exec(ctx, "DELETE FROM task_scratch WHERE task_id = ?", taskID); err != nil {
 		return fmt.Errorf("store: delete the scratch archive of task %s: %w", taskID, err)
+	}
+	return nil
+}
+
+// ScratchRequest is a request that the node holding a scratch task's
+// directory hand it over through the store (SaveScratch).
+type ScratchRequest struct {
+	Node        string // asked to hand it over
+	RequestedAt time.Time
+	AnsweredAt  time.Time // zero until answered
+}
+
+// RequestScratch asks node for task taskID's scratch directory, unless a
+// request is already recorded, and returns the request as it stands.
+func (s *Store) RequestScratch(ctx context.Context, taskID, node string) (ScratchRequest, error) {
+	if _, err := s.db.exec(ctx, `INSERT INTO scratch_requests (task_id, node, requested_at) VALUES (?, ?, ?)
+		ON CONFLICT (task_id) DO NOTHING`, taskID, node, micros(s.now())); err != nil {
+		return ScratchRequest{}, fmt.Errorf("store: request the scratch directory of task %s: %w", taskID, err)
+	}
+	return s.ScratchRequestOf(ctx, taskID)
+}
+
+// ScratchRequestOf returns the request for task taskID's scratch
+// directory, or an error wrapping ErrNotFound when there is none.
+func (s *Store) ScratchRequestOf(ctx context.Context, taskID string) (ScratchRequest, error) {
+	var r ScratchRequest
+	var at int64
+	var answered sql.NullInt64
+	err := s.db.queryRow(ctx, "SELECT node, requested_at, answered_at FROM scratch_requests WHERE task_id = ?", taskID).
+		Scan(&r.Node, &at, &answered)
+	if isNoRows(err) {
+		return ScratchRequest{}, fmt.Errorf("store: scratch request of task %s: %w", taskID, ErrNotFound)
+	}
+	if err != nil {
+		return ScratchRequest{}, fmt.Errorf("store: read the scratch request of task %s: %w", taskID, err)
+	}
+	r.RequestedAt, r.AnsweredAt = fromMicros(at), fromNullMicros(answered)
+	return r, nil
+}
+
+// ScratchRequests lists the tasks whose scratch directory node was asked
+// for and has not answered.
+func (s *Store) ScratchRequests(ctx context.Context, node string) ([]string, error) {
+	rs, err := s.db.query(ctx, "SELECT task_id FROM scratch_requests WHERE node = ? AND answered_at IS NULL ORDER BY requested_at", node)
+	if err != nil {
+		return nil, fmt.Errorf("store: list scratch requests: %w", err)
+	}
+	defer rs.Close()
+	var ids []string
+	for rs.Next() {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: list scratch requests: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("store: list scratch requests: %w", err)
+	}
+	return ids, nil
+}
+
+// AnswerScratchRequest records that node answered for task taskID's
+// scratch directory: its archive is stored (SaveScratch first), or there
+// is none to hand over. It records the answer even when nobody asked yet
+// (a drain that could not move the directory), so that the node that runs
+// the task next does not ask again.
+func (s *Store) AnswerScratchRequest(ctx context.Context, taskID, node string) error {
+	now := micros(s.now())
+	if _, err := s.db.exec(ctx, `INSERT INTO scratch_requests (task_id, node, requested_at, answered_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (task_id) DO UPDATE SET node = excluded.node, answered_at = excluded.answered_at`,
+		taskID, node, now, now); err != nil {
+		return fmt.Errorf("store: answer the scratch request of task %s: %w", taskID, err)
+	}
+	return nil
+}
+
+// DropScratchRequest removes the request for task taskID's scratch
+// directory, if any: the task goes ahead without waiting further.
+func (s *Store) DropScratchRequest(ctx context.Context, taskID string) error {
+	if _, err := s.db.exec(ctx, "DELETE FROM scratch_requests WHERE task_id = ?", taskID); err != nil {
+		return fmt.Errorf("store: drop the scratch request of task %s: %w", taskID, err)
 	}
 	return nil
 }

@@ -45,3 +45,56 @@ func TestScratchArchive(t *testing.T) {
 		})
 	}
 }
+
+// TestScratchRequests: a request is recorded once and listed for its node
+// until answered; an answer may come unasked; dropping it removes it; a
+// missing task has none — on both databases.
+func TestScratchRequests(t *testing.T) {
+	for name, open := range storetest.Openers {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t, store.Config{})
+			task := mustCreate(t, s, newTask("asked"), "")
+			other := mustCreate(t, s, newTask("settled"), "")
+			if _, err := s.ScratchRequestOf(ctx, task.ID); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("before any request: %v", err)
+			}
+			first, err := s.RequestScratch(ctx, task.ID, "a")
+			if err != nil || first.Node != "a" || first.RequestedAt.IsZero() || !first.AnsweredAt.IsZero() {
+				t.Fatalf("RequestScratch = %+v, %v", first, err)
+			}
+			again, err := s.RequestScratch(ctx, task.ID, "b")
+			if err != nil || again != first {
+				t.Fatalf("a second request replaced the first: %+v, %v", again, err)
+			}
+			// A drain that could not move a directory answers unasked.
+			if err := s.AnswerScratchRequest(ctx, other.ID, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if ids, err := s.ScratchRequests(ctx, "a"); err != nil || len(ids) != 1 || ids[0] != task.ID {
+				t.Fatalf("requests for a = %v, %v; want only the unanswered %s", ids, err, task.ID)
+			}
+			if ids, _ := s.ScratchRequests(ctx, "b"); len(ids) != 0 {
+				t.Fatalf("requests for b = %v", ids)
+			}
+			if err := s.AnswerScratchRequest(ctx, task.ID, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.ScratchRequestOf(ctx, task.ID); err != nil || got.AnsweredAt.IsZero() || got.RequestedAt != first.RequestedAt {
+				t.Fatalf("answered request = %+v, %v", got, err)
+			}
+			if ids, _ := s.ScratchRequests(ctx, "a"); len(ids) != 0 {
+				t.Fatalf("answered requests still listed: %v", ids)
+			}
+			if err := s.DropScratchRequest(ctx, task.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ScratchRequestOf(ctx, task.ID); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("after the drop: %v", err)
+			}
+			if _, err := s.RequestScratch(ctx, "t_missing", "a"); err == nil {
+				t.Fatal("RequestScratch for a missing task succeeded")
+			}
+		})
+	}
+}

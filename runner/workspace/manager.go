@@ -163,6 +163,15 @@ func (m *Manager) within(path string) bool {
 	return err == nil && rel != "." && filepath.IsLocal(rel)
 }
 
+// ScratchDir is where task taskID's scratch directory is, whether or not
+// it exists ("" for an id that cannot name one).
+func (m *Manager) ScratchDir(taskID string) string {
+	if validTaskID(taskID) != nil {
+		return ""
+	}
+	return m.scratchDir(taskID)
+}
+
 func (m *Manager) scratchDir(taskID string) string {
 	return filepath.Join(m.root, "scratch", taskID)
 }
