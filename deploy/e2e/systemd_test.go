@@ -59,16 +59,11 @@ func bootSystemd(t *testing.T, img, name string) {
 // tryExec runs a bash script in the container and returns its combined
 // output, error included: for diagnostics and polling.
 func tryExec(name, script string) string {
-	out, err := execIn(name, script)
+	out, err := exec.Command("docker", "exec", name, "bash", "-ec", script).CombinedOutput()
 	if err != nil {
 		return fmt.Sprintf("%s\n(%v)", out, err)
 	}
-	return out
-}
-
-func execIn(name, script string) (string, error) {
-	out, err := exec.Command("docker", "exec", name, "bash", "-ec", script).CombinedOutput()
-	return strings.TrimSpace(string(out)), err
+	return strings.TrimSpace(string(out))
 }
 
 // timedIn runs a command in the container and returns how long it took
