@@ -3,7 +3,9 @@
 # deploy/docker/Dockerfile on Debian bases made with mmdebstrap (no image
 # registry involved), measures its size and start-up, then starts
 # deploy/compose/compose.yaml (Postgres + two nodes) and runs tasks through
-# it with a fake model (deploy/e2e, a Go test). `make deploy-test` runs it.
+# it with a fake model (deploy/e2e, a Go test), and runs
+# deploy/systemd/reasonix.service under a real systemd: PID 1 of a
+# container built from deploy/e2e/systemd. `make deploy-test` runs it.
 #
 # Needs root (packages, dockerd, mmdebstrap). It installs docker.io,
 # docker-compose and mmdebstrap from Debian when missing, and starts a
@@ -67,6 +69,7 @@ main() {
 	go_version=$(go env GOVERSION)
 	builder_image=reasonix-e2e/builder:$suite-$go_version
 	postgres_image=reasonix-e2e/postgres:$suite
+	systemd_image=reasonix-e2e/systemd:$suite
 	# Like debian:bookworm-slim: a merged /usr without the usrmerge package
 	# (which pulls in perl), no documentation or translations.
 	slim=(--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright'
@@ -116,13 +119,24 @@ main() {
 	build_done=$(date +%s.%N)
 	rm -rf "$work/context"
 
-	say "running deploy/e2e against reasonix:e2e"
+	# The systemd fixture: the image's binary on the base plus systemd, the
+	# unit installed as its header says. Its context is deploy/systemd alone.
+	say "building $systemd_image (systemd as PID 1, the unit installed)"
+	mkdir -p "$work/systemd/deploy"
+	cp -r deploy/systemd "$work/systemd/deploy/"
+	docker build -q --network host -f deploy/e2e/systemd/Dockerfile \
+		--build-arg REASONIX_IMAGE=reasonix:e2e --build-arg BASE_IMAGE="$base_image" \
+		-t "$systemd_image" "$work/systemd" >/dev/null
+	fixture_done=$(date +%s.%N)
+
+	say "running deploy/e2e against reasonix:e2e and $systemd_image"
 	REASONIX_DEPLOY_IMAGE=reasonix:e2e REASONIX_DEPLOY_POSTGRES_IMAGE="$postgres_image" \
+		REASONIX_DEPLOY_SYSTEMD_IMAGE="$systemd_image" \
 		go test -count=1 -v -timeout 10m ./deploy/e2e/
 	end=$(date +%s.%N)
 
-	awk -v s="$start" -v b="$bases_done" -v bs="$build_start" -v bd="$build_done" -v e="$end" 'BEGIN {
-		printf "deploy-e2e: total %.1fs (bases %.1fs, image build %.1fs, tests %.1fs)\n", e-s, b-s, bd-bs, e-bd
+	awk -v s="$start" -v b="$bases_done" -v bs="$build_start" -v bd="$build_done" -v f="$fixture_done" -v e="$end" 'BEGIN {
+		printf "deploy-e2e: total %.1fs (bases %.1fs, image build %.1fs, systemd fixture %.1fs, tests %.1fs)\n", e-s, b-s, bd-bs, f-bd, e-f
 	}'
 }
 
