@@ -24,7 +24,7 @@ import (
 // namespace, so it sees the hierarchy it was placed in. --privileged
 // would grant that, but asks for every capability, and runc refuses
 // ("unable to apply caps: operation not permitted") when the host itself
-// lacks one, as this test machine lacks CAP_SYS_RESOURCE: hence every
+// lacks one (CI containers often lack CAP_SYS_RESOURCE): hence every
 // capability but that one, and no seccomp or AppArmor profile.
 func bootSystemd(t *testing.T, img, name string) {
 	t.Helper()
