@@ -433,10 +433,13 @@ func (s *Store) setStateWithEvents(ctx context.Context, q querier, upd string, a
 		}
 		return insertEvents(ctx, tx, evs, end)
 	}
+	var err error
 	if tx, ok := q.(txn); ok {
-		return t, apply(tx)
+		err = apply(tx)
+	} else {
+		err = s.inTx(ctx, func(tx txn) error { return apply(tx) })
 	}
-	return t, s.inTx(ctx, func(tx txn) error { return apply(tx) })
+	return t, err // t is read after apply set it
 }
 
 // withColumn scans one more column after those its caller asks for.
