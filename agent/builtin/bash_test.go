@@ -150,7 +150,9 @@ func TestBashCancellation(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		got, err := b.Execute(ctx, []byte(`{"command":"sleep 100 & echo $! > pid; echo started; sleep 100"}`))
+		// "started" goes to the output before the pid file is written, so
+		// the cancel below cannot come between the two.
+		got, err := b.Execute(ctx, []byte(`{"command":"sleep 100 & echo started; echo $! > pid; sleep 100"}`))
 		done <- result{got, err}
 	}()
 	// Cancel once the grandchild has started.
