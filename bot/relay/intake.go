@@ -26,7 +26,8 @@ func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) { r.HandleDel
 // A delivery with an event id is claimed in the store before it is
 // handled and finished after, so a retry or a redelivery, on any node and
 // after any restart, is handled at most once to its end, and one whose
-// first handler died mid-way is handled again (see claim). Handling it
+// first handler died mid-way is handled again (see claim); one whose
+// handling failed is released, so its redelivery is handled at once. Handling it
 // again is harmless: a task is submitted under the delivery's dedupe key,
 // a steer is posted under it, the acknowledgement is a keyed chat post,
 // and a decision is taken once by the store. A command's answer (help,
@@ -50,7 +51,15 @@ func (r *Relay) HandleDelivery(ctx context.Context, in bot.Inbound) bool {
 	case claimLeave:
 		return false
 	}
-	return r.run(ctx, t, in, key)
+	if r.run(ctx, t, in, key) {
+		return true
+	}
+	// Left for the platform's redelivery: give the claim up, so that the
+	// redelivery is handled at once rather than after ClaimWindow.
+	if err := r.st.ReleaseChatEvent(context.WithoutCancel(ctx), key, r.cfg.Node); err != nil {
+		r.log.Warn("relay: releasing a delivery", "transport", in.Transport, "event", in.EventID, "err", err)
+	}
+	return false
 }
 
 // claimOutcome is what claim decided about a delivery.

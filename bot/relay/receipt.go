@@ -62,11 +62,12 @@ func (r *Relay) Receive(ctx context.Context, in bot.Inbound) (func(context.Conte
 }
 
 // run handles in, whose delivery key this node has claimed, and finishes
-// the claim. One whose handling failed is left claimed: a redelivery, or
-// the recovery pass once the claim is stale, tries again.
+// the claim. One whose handling failed is left claimed: the recovery pass
+// tries a recorded one again once the claim is stale, and HandleDelivery
+// releases the claim for the platform's redelivery.
 func (r *Relay) run(ctx context.Context, t bot.Transport, in bot.Inbound, key string) bool {
 	if !r.handle(ctx, t, in) {
-		r.log.Warn("relay: handling a delivery failed; it is tried again once its claim is stale", "transport", in.Transport, "event", in.EventID)
+		r.log.Warn("relay: handling a delivery failed; it is tried again", "transport", in.Transport, "event", in.EventID)
 		return false
 	}
 	if err := r.st.FinishChatEvent(context.WithoutCancel(ctx), key); err != nil {

@@ -171,6 +171,21 @@ func (s *Store) UnfinishedChatEvents(ctx context.Context, window time.Duration, 
 	return out, nil
 }
 
+// ReleaseChatEvent gives up owner's unfinished claim of key, so that the
+// next delivery of it is claimed at once instead of once the claim is
+// older than the claim window: for a handling that failed where a
+// redelivery may get past. A finished delivery, or one another owner
+// claimed since, is left as it is.
+func (s *Store) ReleaseChatEvent(ctx context.Context, key, owner string) error {
+	// Claimed at the epoch: stale for any window, and still unfinished.
+	_, err := s.db.exec(ctx, `UPDATE chat_events SET claimed_at = 0
+		WHERE key = ? AND claimed_by = ? AND done_at IS NULL AND claimed_at IS NOT NULL`, key, owner)
+	if err != nil {
+		return fmt.Errorf("store: release chat event %s: %w", key, err)
+	}
+	return nil
+}
+
 // FinishChatEvent marks key handled: no delivery of it is claimed again.
 // Whoever finishes first finishes it (a reclaimed event may be finished
 // by its first, slow handler too; either way it was handled).

@@ -191,6 +191,33 @@ func testChatClaim(t *testing.T, open storetest.Opener) {
 		t.Fatalf("claim after finishing an unknown key = %v", c)
 	}
 
+	// A claim released by its owner (its handling failed) is taken at
+	// once; one released by another node, or finished, stays as it is.
+	if c := claim("telegram:3", "a"); c != store.ChatClaimed {
+		t.Fatalf("fresh claim = %v", c)
+	}
+	if err := s.ReleaseChatEvent(ctx, "telegram:3", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if c := claim("telegram:3", "b"); c != store.ChatInFlight {
+		t.Fatalf("claim after another node's release = %v, want in flight", c)
+	}
+	if err := s.ReleaseChatEvent(ctx, "telegram:3", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if c := claim("telegram:3", "b"); c != store.ChatClaimed {
+		t.Fatalf("claim after the owner's release = %v, want claimed at once", c)
+	}
+	if err := s.FinishChatEvent(ctx, "telegram:3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReleaseChatEvent(ctx, "telegram:3", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if c := claim("telegram:3", "c"); c != store.ChatHandled {
+		t.Fatalf("claim after releasing a finished event = %v, want handled", c)
+	}
+
 	// A row from before two-phase claims (no claimed_at) counts as handled.
 	if err := s.ExecForTest(ctx, fmt.Sprintf("INSERT INTO chat_events (key, created_at) VALUES ('slack:old', %d)", now().UnixMicro())); err != nil {
 		t.Fatal(err)
