@@ -336,9 +336,9 @@ func TestRedeliveredDecisionInADMDecidesOnce(t *testing.T) {
 }
 
 // A refused or ignored delivery is finished, so it is not handled again;
-// one whose action failed in a way a retry may get past is left claimed,
-// for a redelivery after the window.
-func TestRefusedDeliveriesFinishFailedOnesStayClaimed(t *testing.T) {
+// one whose action failed in a way a retry may get past is released
+// unfinished, so its redelivery is claimed at once.
+func TestRefusedDeliveriesFinishFailedOnesAreReleased(t *testing.T) {
 	r := newClaimRig(t, testWindow)
 	ctx := context.Background()
 	state := func(key string) store.ChatClaim {
@@ -364,7 +364,7 @@ func TestRefusedDeliveriesFinishFailedOnesStayClaimed(t *testing.T) {
 	}
 
 	// The service is shutting down: the submit fails, the user is told,
-	// and the delivery stays claimed, not finished.
+	// and the delivery is released, not finished.
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := r.svc.Stop(sctx); err != nil {
@@ -374,8 +374,8 @@ func TestRefusedDeliveriesFinishFailedOnesStayClaimed(t *testing.T) {
 	if r.relay.HandleDelivery(ctx, late) {
 		t.Error("done with a delivery whose submit failed; Slack would not retry it")
 	}
-	if c := state("slack:EvLate"); c != store.ChatInFlight {
-		t.Errorf("a failed delivery = %v, want still claimed (in flight)", c)
+	if c := state("slack:EvLate"); c != store.ChatClaimed {
+		t.Errorf("a failed delivery = %v, want released: claimed again at once, not finished", c)
 	}
 	if got := r.threadText(late.MessageID); !strings.Contains(got, "shutting down") {
 		t.Errorf("the user was told %q", got)
