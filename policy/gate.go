@@ -135,6 +135,10 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 		return agent.Allow, nil
 	}
 	switch {
+	case g.posture == PostureYolo && ev.DenyUnseen != "":
+		// Nobody is asked under yolo, and a deny rule may be what this
+		// command hides (see denyreach.go).
+		return agent.Verdict{Code: agent.RefusedByRule, Reason: "Blocked by the permission policy: " + ev.Reason + "; under yolo nobody can. Write the command out as plain commands, or report that you are blocked."}, nil
 	case g.posture == PostureYolo:
 		return agent.Allow, nil
 	case g.posture == PostureAuto && !explicit && !ev.HumanOnly:

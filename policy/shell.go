@@ -36,7 +36,36 @@ type shellFacts struct {
 	// computed are the commands with a literal name and computed words
 	// (`git $X`), which a deny rule must assume may say anything there.
 	computed []computedCmd
+	// opaque says why some code runs that no deny rule can read, although
+	// its command is known: an interpreter's inline program, awk's
+	// system(), sed's e, tar's exec actions, commands git takes from its
+	// configuration or the environment, a workspace program or script that
+	// cannot be identified before it runs. Unlike dynName it may be
+	// harmless; a person may approve it, no posture lets it through alone
+	// while a Bash deny rule names a command (see denyUnseen).
+	opaque string
+	// files are the workspace programs and scripts the command runs by
+	// path; resolveFiles identifies them when the workspace is known.
+	files []fileRun
+	// binRefs are the base names of system binaries (/bin/rm) a command
+	// that is not read-only names as an argument: copying or linking a
+	// denied command is refused like running it.
+	binRefs []string
+	// cds are the literal directories cd and pushd change to, in order;
+	// cdUnknown is set when one is computed.
+	cds       []string
+	cdUnknown bool
+	// writes is set when a redirect writes a file.
+	writes   bool
 	readOnly bool // every part only reads and nothing is dynamic or nested
+}
+
+// fileRun is a program or script run from a file named by a path.
+type fileRun struct {
+	path   string
+	words  []string // the command as written, for deny rules once identified
+	script bool     // a shell reads the file (bash s.sh, source s.sh)
+	part   int      // index of the part running it, -1 for a tail
 }
 
 // computedCmd is a command some of whose words are only known at run time.
@@ -57,11 +86,16 @@ func analyzeShell(src string) *shellFacts {
 	f := &shellFacts{}
 	a := analyzer{facts: f}
 	a.run(src, 0)
+	f.finish()
+	return f
+}
+
+// finish sets readOnly once every part is known.
+func (f *shellFacts) finish() {
 	f.readOnly = f.nested == "" && !f.dynamic && len(f.parts) > 0
 	for _, p := range f.parts {
 		f.readOnly = f.readOnly && p.readOnly
 	}
-	return f
 }
 
 type analyzer struct {
@@ -78,6 +112,15 @@ type analyzer struct {
 func (a *analyzer) nest(why string) {
 	if a.facts.nested == "" {
 		a.facts.nested = why
+	}
+}
+
+// hide records code deny rules cannot read (see shellFacts.opaque). It is
+// not nested execution by itself: without a Bash deny rule it changes
+// nothing.
+func (a *analyzer) hide(why string) {
+	if a.facts.opaque == "" {
+		a.facts.opaque = why
 	}
 }
 
@@ -120,6 +163,7 @@ func (a *analyzer) run(src string, depth int) {
 			for _, r := range n.Redirs {
 				if !safeRedirect(r) {
 					a.facts.dynamic = true
+					a.facts.writes = a.facts.writes || writesFile(r)
 				}
 			}
 		case *syntax.BinaryCmd, *syntax.Subshell, *syntax.Block, *syntax.IfClause,
@@ -135,8 +179,15 @@ func (a *analyzer) run(src string, depth int) {
 			a.nest("it uses command substitution")
 		case *syntax.ProcSubst:
 			a.nest("it uses process substitution")
+		case *syntax.Assign:
+			a.facts.dynamic = true
+			if n.Name != nil {
+				if why := commandVar(n.Name.Value); why != "" {
+					a.hide(why)
+				}
+			}
 		case *syntax.ParamExp, *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.ExtGlob,
-			*syntax.BraceExp, *syntax.LetClause, *syntax.DeclClause, *syntax.TestClause, *syntax.Assign:
+			*syntax.BraceExp, *syntax.LetClause, *syntax.DeclClause, *syntax.TestClause:
 			a.facts.dynamic = true
 		case *syntax.CallExpr:
 			a.call(src, n, depth)
@@ -183,10 +234,34 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 			a.facts.dynamic = true
 		}
 	}
+	a.command(words, lit, depth, true)
+}
+
+// command records one simple command given as words. top is false for a
+// command another one runs (xargs sh -c …, find -exec …), found by
+// looking into its arguments.
+func (a *analyzer) command(words []string, lit []bool, depth int, top bool) {
 	if !lit[0] {
 		a.unseen("the command name is computed at run time")
 		a.facts.parts = append(a.facts.parts, shellPart{words: words})
 		return
+	}
+	for i, w := range words {
+		if !lit[i] {
+			continue
+		}
+		// `env GIT_SSH_COMMAND=…`, `read BASH_ENV`: a variable that names
+		// commands, set by a command's argument.
+		if name, _, isAssign := strings.Cut(w, "="); i > 0 && (isAssign || setsVars[baseName(words[0])]) {
+			if why := commandVar(name); why != "" {
+				a.hide(why)
+			}
+		}
+		if i > 0 && systemCommand(w) {
+			a.facts.binRefs = append(a.facts.binRefs, baseName(w))
+		} else if _, v, ok := strings.Cut(w, "="); ok && i > 0 && systemCommand(v) {
+			a.facts.binRefs = append(a.facts.binRefs, baseName(v)) // dd if=/bin/rm
+		}
 	}
 	start, elevated, assigns, why := unwrap(words, lit)
 	if assigns {
@@ -207,26 +282,51 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 		a.unseen("the wrapped command name is computed at run time")
 	}
 	inner := words[start:]
+	innerLit := lit[start:]
 	if norm, ok := stripGitGlobals(inner); ok {
 		a.facts.extra = append(a.facts.extra, norm)
 	}
-	if !allLit(lit[start:]) {
+	if !allLit(innerLit) {
 		// A copy, so lit itself stays on the stack for the common literal case.
-		a.facts.computed = append(a.facts.computed, computedCmd{inner, slices.Clone(lit[start:])})
+		a.facts.computed = append(a.facts.computed, computedCmd{inner, slices.Clone(innerLit)})
 	}
-	c := classify(inner, lit[start:])
+	c := classify(inner, innerLit)
 	if c.dynName != "" {
 		a.unseen(c.dynName)
 	}
+	if c.opaque != "" {
+		a.hide(c.opaque)
+	}
 	a.facts.extra = append(a.facts.extra, c.also...)
+	part := len(a.facts.parts)
+	if !top {
+		part = -1
+	}
+	if lit[start] && strings.Contains(inner[0], "/") && !systemCommand(inner[0]) {
+		a.facts.files = append(a.facts.files, fileRun{path: inner[0], words: inner, part: part})
+	}
+	if c.scriptFile != "" {
+		a.facts.files = append(a.facts.files, fileRun{path: c.scriptFile, words: inner, script: true, part: part})
+	}
+	if baseName(inner[0]) == "cd" || baseName(inner[0]) == "pushd" {
+		a.cd(inner[1:], innerLit[1:])
+	}
 	if c.nested != "" {
 		a.nest(c.nested)
 		for i := 1; i < len(inner) && i < 64; i++ {
 			a.facts.extra = append(a.facts.extra, inner[i:])
 		}
+		if c.runsArgs && depth < maxShellDepth {
+			a.tails(inner, innerLit, depth)
+		}
 	}
 	if c.script != "" && depth < maxShellDepth {
 		a.run(c.script, depth+1)
+	}
+	for _, s := range c.scripts {
+		if depth < maxShellDepth {
+			a.run(s, depth+1)
+		}
 	}
 	if elevated {
 		// Under sudo the command as written decides for allow rules, so
@@ -236,6 +336,54 @@ func (a *analyzer) call(src string, ce *syntax.CallExpr, depth int) {
 		inner = words
 	}
 	a.facts.parts = append(a.facts.parts, shellPart{words: inner, readOnly: c.readOnly && !elevated && why == ""})
+}
+
+// tails looks into the arguments of a command that runs a command line
+// given as its arguments (xargs, find -exec, strace, fakeroot, …): each
+// argument that names a program which runs code (a shell, an interpreter,
+// another runner) or a program by path starts a command analysed as if
+// written alone, so `xargs sh -c 'rm {}'` shows its rm to deny rules and
+// `find . -exec python3 -c …` is known to run unreadable code. The words
+// xargs and find replace with their input or file names ({} and xargs -I's
+// string) count as computed.
+func (a *analyzer) tails(inner []string, lit []bool, depth int) {
+	replace := ""
+	if baseName(inner[0]) == "xargs" {
+		replace = xargsReplace(inner[1:])
+	}
+	for i := 1; i < len(inner) && i < 64; i++ {
+		w := inner[i]
+		if !lit[i] || strings.HasPrefix(w, "-") || !(runsCode(baseName(w)) || strings.Contains(w, "/") && !systemCommand(w)) {
+			continue
+		}
+		words := inner[i:]
+		tl := slices.Clone(lit[i:])
+		for j, tw := range words {
+			if strings.Contains(tw, "{}") || replace != "" && strings.Contains(tw, replace) {
+				tl[j] = false
+			}
+		}
+		if !tl[0] {
+			continue
+		}
+		a.command(words, tl, depth+1, false)
+	}
+}
+
+// cd records the directory cd or pushd changes to.
+func (a *analyzer) cd(args []string, lit []bool) {
+	for i, w := range args {
+		switch {
+		case w == "--" || w == "-L" || w == "-P" || w == "-e" || w == "-@":
+			continue
+		case !lit[i] || w == "-" || strings.HasPrefix(w, "~") || strings.HasPrefix(w, "+") || strings.HasPrefix(w, "-"):
+			a.facts.cdUnknown = true
+		default:
+			a.facts.cds = append(a.facts.cds, w)
+		}
+		return
+	}
+	a.facts.cdUnknown = true // cd alone goes home
 }
 
 // wordValue returns a word's value when it is a plain literal (quotes
@@ -324,6 +472,17 @@ func unescapeDouble(v string) string {
 		sb.WriteByte(v[i])
 	}
 	return sb.String()
+}
+
+// writesFile reports a redirect that writes to a file.
+func writesFile(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut, syntax.RdrInOut:
+		return true
+	case syntax.DplOut:
+		return r.Word == nil || r.Word.Lit() == "" || strings.Trim(r.Word.Lit(), "0123456789-") != ""
+	}
+	return false
 }
 
 // safeRedirect reports the redirects proven harmless: joining or closing
