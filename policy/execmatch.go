@@ -6,6 +6,53 @@ import (
 	"strings"
 )
 
+// ExecDenied matches one executed program against the Bash deny rules, as
+// exec-time enforcement sees it: name is the canonical command name (the
+// base name, or the command a copied or linked binary was identified as)
+// and argv the exec's argument vector, whose argv[0] name replaces. The
+// words are matched as the analyser matches a simple command of plain
+// words: `Bash(prefix:*)`, `Bash(words)`, `Bash(prefix*)` and `Bash=exact`
+// rules, through wrappers (env, timeout, nice, …), git's global options,
+// the command strings of `sh -c` and the commands that delete like rm
+// (unlink, shred -u, find -delete, git rm). Quoting plays no part: argv is
+// already split. Rules for other tools and the bare `Bash` rule never match
+// an exec. It returns the matching rule in canonical form.
+//
+// It reads no file and is safe for concurrent use; a nil Policy denies
+// nothing.
+func (p *Policy) ExecDenied(name string, argv []string) (rule string, denied bool) {
+	if p == nil || !p.deny.hasBashWords() {
+		return "", false
+	}
+	words := make([]string, 0, max(len(argv), 1))
+	switch {
+	case name != "":
+		words = append(words, name)
+	case len(argv) > 0 && argv[0] != "":
+		words = append(words, path.Base(argv[0]))
+	default:
+		return "", false
+	}
+	if len(argv) > 1 {
+		words = append(words, argv[1:]...)
+	}
+	if words[0] == "" {
+		return "", false
+	}
+	lit := make([]bool, len(words))
+	for i := range lit {
+		lit[i] = true
+	}
+	f := &shellFacts{}
+	a := analyzer{facts: f}
+	a.command(words, lit, 0, true)
+	f.finish()
+	if i := p.deny.matchFacts(f); i >= 0 {
+		return p.deny.rules[i].String(), true
+	}
+	return "", false
+}
+
 // DeniedCommands returns the command names Bash deny rules name, sorted:
 // the first word of every prefix, word and exact rule (a path reduced to
 // its base name), and the commands the analyser counts as running one of
