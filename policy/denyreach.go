@@ -55,7 +55,7 @@ func (p *Policy) bashDenyText() string {
 // see, once no deny rule matched it; ok is false when it is not such a
 // call or no Bash deny rule names a command.
 func (p *Policy) unseenDecision(f *callFacts) (ev Evaluation, ok bool) {
-	if f.sh == nil || !p.deny.hasBashWords() {
+	if f.sh == nil || f.sh.dynName == "" && f.sh.opaque == "" || !p.deny.hasBashWords() {
 		return ev, false
 	}
 	rules := p.bashDenyText()
@@ -65,9 +65,6 @@ func (p *Policy) unseenDecision(f *callFacts) (ev Evaluation, ok bool) {
 		ev.Decision = Deny
 		ev.Reason = f.sh.dynName + ", so " + rules + " cannot be checked against it; write the command out literally"
 		return ev, true
-	}
-	if f.sh.opaque == "" {
-		return ev, false
 	}
 	if _, exact := p.allow.exact[strings.TrimSpace(f.sub.command)]; exact {
 		return ev, false

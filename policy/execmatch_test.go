@@ -142,3 +142,22 @@ func plainCommand(words []string) bool {
 	}
 	return true
 }
+
+// BenchmarkExecDenied measures one exec check, as exec-time enforcement
+// makes it on every execve: a plain command, a wrapper and a shell string.
+func BenchmarkExecDenied(b *testing.B) {
+	p := mustPolicy(b, execRules)
+	argvs := [][]string{
+		{"go", "test", "./...", "-run", "TestX"},
+		{"timeout", "5", "git", "-C", ".", "status"},
+		{"sh", "-c", "cd x && make test"},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, argv := range argvs {
+			if _, denied := p.ExecDenied(argv[0], argv); denied {
+				b.Fatal(argv)
+			}
+		}
+	}
+}

@@ -112,7 +112,7 @@ func (p *Policy) evaluate(q Query) (Evaluation, *callFacts) {
 	f := &callFacts{sub: extractSubject(q.Args)}
 	if q.Tool == "bash" && f.sub.isShell {
 		f.sh = analyzeShell(f.sub.command)
-		if p.deny.hasBashWords() {
+		if len(f.sh.files) > 0 && p.deny.hasBashWords() {
 			resolveFiles(f.sh, q.Workdir, p.DeniedCommands())
 		}
 	}
