@@ -95,7 +95,11 @@ var rmSpellings = []rmSpelling{
 	{cmd: "install /bin/rm y && ./y f"}, {cmd: "cat /bin/rm > y && chmod +x y && ./y f"},
 	{cmd: "cd sub && ./y ../f", setup: "mkdir sub && cp /bin/rm sub/y"},
 	// Other commands that delete a file.
-	{cmd: "unlink f"}, {cmd: "shred -u f"}, {cmd: "mv f /dev/null", noRun: true},
+	{cmd: "tclsh <<< 'file delete f'", needs: []string{"tclsh"}}, {cmd: "source /dev/stdin <<< 'rm f'"},
+	{cmd: "bash /dev/stdin <<< 'rm f'"}, {cmd: "find . -name f -exec unlink {} \\;"}, {cmd: "env -S 'rm f'"},
+	{cmd: "dash -c 'rm f'"}, {cmd: "exec -a x rm f"}, {cmd: "ls() { rm f; }; ls"}, {cmd: "set -- rm f; \"$@\""},
+	{cmd: "{rm,f}"}, {cmd: "$'rm' f"}, {cmd: "/usr/bin/r[m] f"},
+	{cmd: "unlink f"}, {cmd: "shred -u f"}, {cmd: "tar --remove-files -cf a.tar f"}, {cmd: "zip -qm a.zip f", needs: []string{"zip"}}, {cmd: "mv f /dev/null", noRun: true},
 }
 
 // TestDeniedRmSpellingsUnderYolo: with deny = ["Bash(rm:*)"] under yolo no

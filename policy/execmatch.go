@@ -56,7 +56,7 @@ func (p *Policy) ExecDenied(name string, argv []string) (rule string, denied boo
 // DeniedCommands returns the command names Bash deny rules name, sorted:
 // the first word of every prefix, word and exact rule (a path reduced to
 // its base name), and the commands the analyser counts as running one of
-// them (unlink, shred, rmdir, mv, find and git delete like rm). Exec-time
+// them (unlink, shred, rmdir, mv, find, git, tar and zip delete like rm). Exec-time
 // enforcement fingerprints the system binaries of these names to know a
 // copy of one by its content.
 func (p *Policy) DeniedCommands() []string {
@@ -85,4 +85,4 @@ func (p *Policy) DeniedCommands() []string {
 }
 
 // rmLike are the commands deleterAlso, gitAlso and classifyFind count as rm.
-var rmLike = []string{"unlink", "shred", "rmdir", "mv", "find", "git"}
+var rmLike = []string{"unlink", "shred", "rmdir", "mv", "find", "git", "tar", "zip"}

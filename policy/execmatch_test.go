@@ -61,7 +61,7 @@ func TestExecDenied(t *testing.T) {
 
 func TestDeniedCommands(t *testing.T) {
 	got := mustPolicy(t, execRules).DeniedCommands()
-	want := []string{"curl", "find", "git", "mv", "npm", "rm", "rmdir", "shred", "unlink"}
+	want := []string{"curl", "find", "git", "mv", "npm", "rm", "rmdir", "shred", "tar", "unlink", "zip"}
 	if !slices.Equal(got, want) {
 		t.Errorf("DeniedCommands() = %q, want %q", got, want)
 	}

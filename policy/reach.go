@@ -117,7 +117,8 @@ func init() {
 
 // deleterAlso returns what a command that deletes files is equivalent to
 // for deny rules written for rm: unlink, shred -u, rmdir, mv to
-// /dev/null, git rm and git clean delete as rm does.
+// /dev/null, tar --remove-files and zip -m delete as rm does (git rm and
+// git clean: gitAlso).
 func deleterAlso(name string, args []string) [][]string {
 	rm := func(flags []string, ops []string) [][]string {
 		return [][]string{append(append([]string{"rm"}, flags...), ops...)}
@@ -131,6 +132,18 @@ func deleterAlso(name string, args []string) [][]string {
 		c := splitArgs(args, "nsx", "--iterations", "--size", "--random-source", "--remove")
 		if c.has("-u", "--remove") {
 			return rm([]string{"-f"}, c.ops)
+		}
+	case "tar":
+		// --remove-files deletes what it archived.
+		c := splitArgs(args, "fCTbgHKLNVX", "--file", "--directory", "--files-from", "--exclude-from")
+		if c.has("", "--remove-files") {
+			return rm([]string{"-rf"}, c.ops)
+		}
+	case "zip":
+		// -m moves the files into the archive: they are deleted.
+		c := splitArgs(args, "bntxi", "--temp-path", "--exclude", "--include")
+		if c.has("-m", "--move") && len(c.ops) > 1 {
+			return rm([]string{"-rf"}, c.ops[1:])
 		}
 	case "mv":
 		c := splitArgs(args, "tS", "--target-directory", "--suffix")
@@ -164,7 +177,7 @@ func gitAlso(sub string, rest []string) [][]string {
 // arguments of xargs, find -exec and runners that start with one are
 // analysed as a command of their own.
 func runsCode(name string) bool {
-	if shells[name] || isAwk(name) || strings.HasPrefix(name, "python") || strings.HasPrefix(name, "pypy") {
+	if shells[name] || moreInterpreters[name] || isAwk(name) || strings.HasPrefix(name, "python") || strings.HasPrefix(name, "pypy") {
 		return true
 	}
 	if _, ok := alwaysIndirect[name]; ok {
@@ -178,7 +191,7 @@ func runsCode(name string) bool {
 	}
 	switch name {
 	case "node", "nodejs", "ruby", "perl", "php", "lua", "luajit", "Rscript", "deno", "bun", "sed", "tar", "find",
-		"rg", "sort", "unlink", "rmdir", "shred", "mv", "hash", "alias":
+		"rg", "sort", "unlink", "rmdir", "shred", "mv", "hash", "alias", "zip":
 		return true
 	}
 	return false

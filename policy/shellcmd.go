@@ -148,7 +148,23 @@ type commandClass struct {
 // hidden is nested execution deny rules cannot see into.
 func hidden(why string) commandClass { return commandClass{nested: why, opaque: why} }
 
-var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true, "rbash": true}
+var shells = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true, "rbash": true,
+	"csh": true, "tcsh": true, "yash": true, "posh": true, "ksh93": true, "pdksh": true, "oksh": true, "loksh": true,
+}
+
+// foreignShells do not speak the language the parser reads: their command
+// strings are not parsed, so deny rules cannot see into them.
+var foreignShells = map[string]bool{"fish": true, "csh": true, "tcsh": true}
+
+// moreInterpreters run inline code (-e, -c) or a program read from their
+// input, like python and perl, and are known only for that.
+var moreInterpreters = map[string]bool{
+	"tclsh": true, "wish": true, "julia": true, "guile": true, "racket": true, "sbcl": true, "clisp": true,
+	"irb": true, "ghci": true, "runghc": true, "scala": true, "groovy": true, "jshell": true, "octave": true,
+	"R": true, "elixir": true, "erl": true, "escript": true, "bb": true, "qjs": true, "ocaml": true,
+	"swift": true, "kotlin": true, "osascript": true, "xonsh": true, "elvish": true, "nu": true,
+}
 
 // alwaysIndirect run commands given to them as arguments or read from files
 // into the current shell.
@@ -174,6 +190,15 @@ var gitReaders = map[string]bool{"status": true, "log": true, "diff": true, "sho
 
 // classify looks at one unwrapped simple command.
 func classify(w []string, lit []bool) commandClass {
+	c := classifyName(w, lit)
+	if also := deleterAlso(baseName(w[0]), w[1:]); also != nil {
+		c.also = append(c.also, also...)
+		c.readOnly = false
+	}
+	return c
+}
+
+func classifyName(w []string, lit []bool) commandClass {
 	name := baseName(w[0])
 	args := w[1:]
 	if strings.Contains(w[0], "/") && !systemCommand(w[0]) {
@@ -193,9 +218,6 @@ func classify(w []string, lit []bool) commandClass {
 		}
 		return hidden(why)
 	}
-	if also := deleterAlso(name, args); also != nil {
-		return commandClass{also: also}
-	}
 	switch {
 	case shells[name]:
 		return classifyShell(name, args, lit[1:])
@@ -209,6 +231,8 @@ func classify(w []string, lit []bool) commandClass {
 		return classifyInterpreter(name, args, "rR", "dc", "")
 	case name == "lua" || name == "luajit" || name == "Rscript":
 		return classifyInterpreter(name, args, "e", "l", "")
+	case moreInterpreters[name]:
+		return classifyInterpreter(name, args, "ec", "", "")
 	case name == "deno" && len(args) > 0 && args[0] == "eval", name == "bun" && hasAny(args, "-e", "--eval", "-p", "--print"):
 		return hidden("`" + name + "` evaluates inline code")
 	case name == "hash":
@@ -272,8 +296,8 @@ func classifyShell(name string, args []string, lit []bool) commandClass {
 			return commandClass{nested: why, dynName: why}
 		case isOpt && strings.ContainsRune(a[1:], 'c'):
 			c := commandClass{nested: "`" + name + " -c` runs a command string"}
-			if name == "fish" {
-				c.opaque = c.nested // fish is not the shell the parser reads
+			if foreignShells[name] {
+				c.opaque = c.nested
 			}
 			for j := i + 1; j < len(args); j++ {
 				if !strings.HasPrefix(args[j], "-") {
