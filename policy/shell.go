@@ -107,7 +107,14 @@ type analyzer struct {
 	// (arith) and a string holding `$(` or a backtick (codeText) runs code
 	// nobody can see.
 	arith, codeText bool
+	// tailsSeen counts the commands found in other commands' arguments
+	// (tails), which maxTails bounds: `xargs xargs xargs …` would
+	// otherwise take time exponential in its depth.
+	tailsSeen int
 }
+
+// maxTails bounds the commands analysed inside other commands' arguments.
+const maxTails = 32
 
 func (a *analyzer) nest(why string) {
 	if a.facts.nested == "" {
@@ -344,12 +351,15 @@ func (a *analyzer) command(words []string, lit []bool, depth int, top bool) {
 // another runner) or a program by path starts a command analysed as if
 // written alone, so `xargs sh -c 'rm {}'` shows its rm to deny rules and
 // `find . -exec python3 -c …` is known to run unreadable code. The words
-// xargs and find replace with their input or file names ({} and xargs -I's
-// string) count as computed.
+// xargs -I and find replace with their input or file names (its string,
+// {}) count as computed.
 func (a *analyzer) tails(inner []string, lit []bool, depth int) {
 	replace := ""
-	if baseName(inner[0]) == "xargs" {
+	switch baseName(inner[0]) {
+	case "xargs":
 		replace = xargsReplace(inner[1:])
+	case "find":
+		replace = "{}"
 	}
 	for i := 1; i < len(inner) && i < 64; i++ {
 		w := inner[i]
@@ -359,12 +369,16 @@ func (a *analyzer) tails(inner []string, lit []bool, depth int) {
 		words := inner[i:]
 		tl := slices.Clone(lit[i:])
 		for j, tw := range words {
-			if strings.Contains(tw, "{}") || replace != "" && strings.Contains(tw, replace) {
+			if replace != "" && strings.Contains(tw, replace) {
 				tl[j] = false
 			}
 		}
 		if !tl[0] {
 			continue
+		}
+		if a.tailsSeen++; a.tailsSeen > maxTails {
+			a.unseen("it nests more commands in its arguments than can be checked")
+			return
 		}
 		a.command(words, tl, depth+1, false)
 	}
