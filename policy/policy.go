@@ -23,7 +23,9 @@ type Config struct {
 }
 
 // Policy evaluates static rules against tool calls. It is immutable after
-// New and safe for concurrent use; evaluating a call does no I/O.
+// New and safe for concurrent use. Evaluating a call does no I/O, except
+// that while a Bash deny rule names a command, a program or script a bash
+// command runs by path is looked up in the workspace (resolveFiles).
 type Policy struct {
 	mode               Decision
 	allow, ask, deny   *ruleSet

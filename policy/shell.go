@@ -305,16 +305,6 @@ func (a *analyzer) command(words []string, lit []bool, depth int, top bool) {
 		a.hide(c.opaque)
 	}
 	a.facts.extra = append(a.facts.extra, c.also...)
-	part := len(a.facts.parts)
-	if !top {
-		part = -1
-	}
-	if lit[start] && strings.Contains(inner[0], "/") && !systemCommand(inner[0]) {
-		a.facts.files = append(a.facts.files, fileRun{path: inner[0], words: inner, part: part})
-	}
-	if c.scriptFile != "" {
-		a.facts.files = append(a.facts.files, fileRun{path: c.scriptFile, words: inner, script: true, part: part})
-	}
 	if baseName(inner[0]) == "cd" || baseName(inner[0]) == "pushd" {
 		a.cd(inner[1:], innerLit[1:])
 	}
@@ -340,6 +330,19 @@ func (a *analyzer) command(words []string, lit []bool, depth int, top bool) {
 		// `Bash(go test:*)` does not cover `sudo go test`; deny rules still
 		// see the wrapped command through extra.
 		a.facts.extra = append(a.facts.extra, inner)
+	}
+	// The part appended below is this command's; a tail has none.
+	part := len(a.facts.parts)
+	if !top {
+		part = -1
+	}
+	if innerLit[0] && strings.Contains(inner[0], "/") && !systemCommand(inner[0]) {
+		a.facts.files = append(a.facts.files, fileRun{path: inner[0], words: inner, part: part})
+	}
+	if c.scriptFile != "" {
+		a.facts.files = append(a.facts.files, fileRun{path: c.scriptFile, words: inner, script: true, part: part})
+	}
+	if elevated {
 		inner = words
 	}
 	a.facts.parts = append(a.facts.parts, shellPart{words: inner, readOnly: c.readOnly && !elevated && why == ""})
