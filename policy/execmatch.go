@@ -1,14 +1,17 @@
 package policy
 
 import (
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 )
 
 // ExecDenied matches one executed program against the Bash deny rules, as
 // exec-time enforcement sees it: name is the canonical command name (the
-// base name, or the command a copied or linked binary was identified as)
+// base name, or the command a copied or linked binary was identified as:
+// see ExecName)
 // and argv the exec's argument vector, whose argv[0] name replaces. The
 // words are matched as the analyser matches a simple command of plain
 // words: `Bash(prefix:*)`, `Bash(words)`, `Bash(prefix*)` and `Bash=exact`
@@ -86,3 +89,32 @@ func (p *Policy) DeniedCommands() []string {
 
 // rmLike are the commands deleterAlso, gitAlso and classifyFind count as rm.
 var rmLike = []string{"unlink", "shred", "rmdir", "mv", "find", "git", "tar", "zip"}
+
+// ExecName returns the canonical command name of an executed file, for
+// ExecDenied: a symbolic link is resolved, and a regular file identical in
+// content to the system binary of a command DeniedCommands lists (a copy
+// of rm named y) is named after that command; any other file by its base
+// name. It reads the file only when its size matches such a binary. It is
+// safe for concurrent use; a nil Policy names every file by its base name.
+func (p *Policy) ExecName(file string) string {
+	name := filepath.Base(file)
+	if p == nil || !p.deny.hasBashWords() {
+		return name
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return name
+	}
+	denied := p.DeniedCommands()
+	if b := filepath.Base(real); slices.Contains(denied, b) {
+		return b
+	}
+	info, err := os.Stat(real)
+	if err != nil || !info.Mode().IsRegular() {
+		return name
+	}
+	if id := identifyBinary(real, info.Size(), denied); id != "" {
+		return id
+	}
+	return name
+}

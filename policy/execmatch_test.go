@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -159,5 +161,41 @@ func BenchmarkExecDenied(b *testing.B) {
 				b.Fatal(argv)
 			}
 		}
+	}
+}
+
+func TestExecName(t *testing.T) {
+	rm, err := filepath.EvalSymlinks("/bin/rm")
+	if err != nil {
+		t.Skip("no /bin/rm here")
+	}
+	dir := t.TempDir()
+	data, err := os.ReadFile(rm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyOf := filepath.Join(dir, "y")
+	if err := os.WriteFile(copyOf, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "x")
+	if err := os.Symlink(rm, link); err != nil {
+		t.Fatal(err)
+	}
+	changed := filepath.Join(dir, "z")
+	if err := os.WriteFile(changed, append(data[:len(data)-1:len(data)-1], data[len(data)-1]^1), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := mustPolicy(t, execRules)
+	for file, want := range map[string]string{copyOf: "rm", link: "rm", rm: "rm", changed: "z", "/no/such/tool": "tool"} {
+		if got := p.ExecName(file); got != want {
+			t.Errorf("ExecName(%s) = %q, want %q", file, got, want)
+		}
+	}
+	if got := mustPolicy(t, Config{}).ExecName(copyOf); got != "y" {
+		t.Errorf("without deny rules: %q", got)
+	}
+	if rule, denied := p.ExecDenied(p.ExecName(copyOf), []string{copyOf, "f"}); !denied || rule != "Bash(rm:*)" {
+		t.Errorf("the copy's exec: %q %v", rule, denied)
 	}
 }
