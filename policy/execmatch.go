@@ -10,9 +10,9 @@ import (
 
 // ExecDenied matches one executed program against the Bash deny rules, as
 // exec-time enforcement sees it: name is the canonical command name (the
-// base name, or the command a copied or linked binary was identified as:
-// see ExecName)
-// and argv the exec's argument vector, whose argv[0] name replaces. The
+// base name, or the command a copied or linked binary was identified as;
+// see ExecName) and argv the exec's argument vector, whose argv[0] name
+// replaces. The
 // words are matched as the analyser matches a simple command of plain
 // words: `Bash(prefix:*)`, `Bash(words)`, `Bash(prefix*)` and `Bash=exact`
 // rules, through wrappers (env, timeout, nice, …), git's global options,
