@@ -30,7 +30,8 @@ const maxScriptRead = 256 << 10
 //
 // A file that cannot be identified before the call runs — it does not
 // exist yet, the same call may write it first (any other part of the call
-// that is not read-only, or a redirect to a file), it lies behind a cd to a
+// that is not read-only and not a mere carrier of commands like sh -c, or
+// a redirect to a file), it lies behind a cd to a
 // computed directory, or the workspace is unknown for a relative path —
 // makes the command opaque. Relative paths are tried from the workspace
 // and from every directory a literal cd may have reached.
@@ -47,7 +48,7 @@ func resolveFiles(sh *shellFacts, workdir string, denied []string) {
 
 func resolveFile(sh *shellFacts, fr fileRun, workdir string, denied []string) string {
 	for i, part := range sh.parts {
-		if i != fr.part && !part.readOnly {
+		if i != fr.part && !part.readOnly && !part.carrier {
 			return "it runs " + fr.path + ", which another part of the same call may change first; run it in a call of its own"
 		}
 	}

@@ -16,6 +16,10 @@ type shellPart struct {
 	// not a plain literal holds its source text instead of its value.
 	words    []string
 	readOnly bool // the command only reads
+	// carrier: the command only runs a command string the analyser parsed
+	// (sh -c '…', eval '…'), whose commands are parts too. (The commands
+	// xargs or find -exec run are not all parts, so those are no carriers.)
+	carrier bool
 }
 
 // shellFacts is what the policy needs to know about a shell command.
@@ -345,7 +349,8 @@ func (a *analyzer) command(words []string, lit []bool, depth int, top bool) {
 	if elevated {
 		inner = words
 	}
-	a.facts.parts = append(a.facts.parts, shellPart{words: inner, readOnly: c.readOnly && !elevated && why == ""})
+	a.facts.parts = append(a.facts.parts, shellPart{words: inner, readOnly: c.readOnly && !elevated && why == "",
+		carrier: c.script != "" && len(c.scripts) == 0})
 }
 
 // tails looks into the arguments of a command that runs a command line
