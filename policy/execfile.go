@@ -210,7 +210,9 @@ func systemBinaries(name string) []binPrint {
 }
 
 // identifyBinary returns the denied command whose system binary file is
-// identical to file (of the given size), or "".
+// identical to file (of the given size), or "". When that binary is a
+// multi-call one (/bin/rm a link to busybox), it returns the binary's own
+// name: a copy of it runs the program its argv[0] names, not rm.
 func identifyBinary(file string, size int64, denied []string) string {
 	var sum *[sha256.Size]byte
 	for _, name := range denied {
@@ -218,8 +220,12 @@ func identifyBinary(file string, size int64, denied []string) string {
 			if b.size != size {
 				continue
 			}
+			id := name
+			if own := filepath.Base(b.path); multiCall[own] {
+				id = own
+			}
 			if b.path == file {
-				return name
+				return id
 			}
 			if sum == nil {
 				s, err := fileSum(file)
@@ -229,7 +235,7 @@ func identifyBinary(file string, size int64, denied []string) string {
 				sum = &s
 			}
 			if bs, err := binSum(b.path); err == nil && bs == *sum {
-				return name
+				return id
 			}
 		}
 	}

@@ -36,6 +36,10 @@ func (p *Policy) ExecDenied(name string, argv []string) (rule string, denied boo
 	default:
 		return "", false
 	}
+	if multiCall[words[0]] && len(argv) > 0 && path.Base(argv[0]) != words[0] && argv[0] != "" {
+		// A multi-call binary runs the program argv[0] names.
+		words[0] = path.Base(argv[0])
+	}
 	if len(argv) > 1 {
 		words = append(words, argv[1:]...)
 	}
@@ -90,11 +94,17 @@ func (p *Policy) DeniedCommands() []string {
 // rmLike are the commands deleterAlso, gitAlso and classifyFind count as rm.
 var rmLike = []string{"unlink", "shred", "rmdir", "mv", "find", "git", "tar", "zip"}
 
+// multiCall are binaries that run the program their argv[0] names, so
+// the same file is rm, ls and sh.
+var multiCall = map[string]bool{"busybox": true, "toybox": true, "coreutils": true}
+
 // ExecName returns the canonical command name of an executed file, for
 // ExecDenied: a symbolic link is resolved, and a regular file identical in
 // content to the system binary of a command DeniedCommands lists (a copy
 // of rm named y) is named after that command; any other file by its base
-// name. It reads the file only when its size matches such a binary. It is
+// name. Where the denied command is a multi-call binary (busybox,
+// coreutils), the file is named after that binary, and ExecDenied takes
+// the program from argv[0] as the binary does. It reads the file only when its size matches such a binary. It is
 // safe for concurrent use; a nil Policy names every file by its base name.
 func (p *Policy) ExecName(file string) string {
 	name := filepath.Base(file)

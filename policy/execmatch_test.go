@@ -35,6 +35,10 @@ func TestExecDenied(t *testing.T) {
 		{"xargs", []string{"xargs", "rm"}, "Bash(rm:*)"},
 		{"cp", []string{"cp", "/bin/rm", "y"}, "Bash(rm:*)"},
 		{"npm", []string{"npm", "run", "build"}, "Bash(npm run build)"},
+		{"busybox", []string{"rm", "f"}, "Bash(rm:*)"}, // the applet argv[0] names
+		{"busybox", []string{"busybox", "rm", "f"}, "Bash(rm:*)"},
+		{"coreutils", []string{"rm", "f"}, "Bash(rm:*)"},
+		{"busybox", []string{"ls", "f"}, ""},
 		// Not denied.
 		{"npm", []string{"npm", "run", "build", "--watch"}, ""},
 		{"git", []string{"git", "status"}, ""},
