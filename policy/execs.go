@@ -200,8 +200,8 @@ var runners = map[string]string{
 	"proxychains": "`proxychains` runs a command", "proxychains4": "`proxychains4` runs a command", "chronic": "`chronic` runs a command",
 	"ifne": "`ifne` runs a command", "setarch": "`setarch` runs a command", "linux32": "`linux32` runs a command",
 	"linux64": "`linux64` runs a command", "numactl": "`numactl` runs a command", "cgexec": "`cgexec` runs a command",
-	"bwrap": "`bwrap` runs a command",
-	"go":    "", "zip": "", "man": "", "rsync": "", "ssh": "", "scp": "", "sftp": "", "git": "", "sqlite3": "", "psql": "", "mysql": "",
+	"bwrap": "`bwrap` runs a command", "go": "", "zip": "", "man": "", "rsync": "", "ssh": "", "scp": "", "sftp": "",
+	"git": "", "sqlite3": "", "psql": "", "mysql": "",
 }
 
 // runsCommands reports commands that execute others, beyond the shells,
