@@ -94,6 +94,8 @@ var rmSpellings = []rmSpelling{
 	{cmd: "cp \"$(command -v rm)\" y && ./y f"}, {cmd: "PATH=.:$PATH x f", setup: "ln -s /bin/rm x"},
 	{cmd: "install /bin/rm y && ./y f"}, {cmd: "cat /bin/rm > y && chmod +x y && ./y f"},
 	{cmd: "cd sub && ./y ../f", setup: "mkdir sub && cp /bin/rm sub/y"},
+	{cmd: "env PATH=$PATH:. x f", setup: "ln -s /bin/rm x"}, {cmd: "export PATH=.:/usr/bin; x f", setup: "ln -s /bin/rm x"},
+	{cmd: "PATH=/usr/bin:$PWD x f", setup: "ln -s /bin/rm x"},
 	{cmd: "find /usr/bin -name rm -exec cp {} y \\; ; ./y f", setup: "cp /bin/true y"},
 	{cmd: "sh -c 'cp /bin/rm y; ./y f'", setup: "cp /bin/true y"},
 	// Other commands that delete a file.
@@ -225,6 +227,7 @@ func TestYoloKeepsPlainCommandsUnderDeny(t *testing.T) {
 		"find . -name '*.go' | xargs grep -n x", "echo a | xargs -I{} echo {}", "python3 main.py", "alias ll='ls -l'",
 		"echo $PATH", "env FOO=1 go test", "trap 'echo done' EXIT", "echo f | xargs sh -c 'echo \"$0\"'",
 		"sh -c './run.sh'", "bash -c 'cd sub && ../bin/tool'", "timeout 5 ./run.sh",
+		"export PATH=$PATH:/usr/local/go/bin && go build ./...", "PATH=/usr/local/go/bin:$PATH go vet ./...",
 	} {
 		g, err := policy.NewGate(policy.GateConfig{Policy: p, Posture: policy.PostureYolo, Workdir: dir, ShellSandboxed: true})
 		if err != nil {

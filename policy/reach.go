@@ -9,10 +9,14 @@ import (
 // commands, git aliases, and the commands that delete files as rm does.
 
 // commandVar returns why setting the environment or shell variable name
-// runs code deny rules cannot read, or "" when it does not.
-func commandVar(name string) string {
+// (to value, when known: hasValue) runs code deny rules cannot read, or ""
+// when it does not.
+func commandVar(name, value string, hasValue bool) string {
 	switch name {
 	case "PATH":
+		if hasValue && systemSearchPath(value) {
+			return ""
+		}
 		return "it changes PATH, so which file a command name runs is not known"
 	case "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS4", "SHELLOPTS", "BASHOPTS", "BASH_LOADABLES_PATH":
 		return "the variable " + name + " makes bash run code"
@@ -32,6 +36,29 @@ func commandVar(name string) string {
 		return "the variable " + name + " defines a shell function"
 	}
 	return ""
+}
+
+// systemSearchPath reports a PATH value whose directories are all the
+// current PATH or directories a task cannot write under the sandbox
+// (/usr/local/go/bin, /opt/…): `PATH=$PATH:/usr/local/go/bin go build`
+// finds no planted copy of a denied command.
+func systemSearchPath(value string) bool {
+	value = strings.Trim(value, `"'`)
+	if value == "" {
+		return false
+	}
+	for _, dir := range strings.Split(value, ":") {
+		switch {
+		case dir == "$PATH" || dir == "${PATH}":
+		case strings.ContainsAny(dir, "$`\\*?[~") || strings.Contains(dir, ".."):
+			return false
+		case dir == "/bin" || dir == "/sbin" || strings.HasPrefix(dir, "/usr/") || strings.HasPrefix(dir, "/opt/") ||
+			strings.HasPrefix(dir, "/snap/") || strings.HasPrefix(dir, "/nix/store/"):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // setsVars are the commands whose bare-word arguments are variable names

@@ -193,7 +193,11 @@ func (a *analyzer) run(src string, depth int) {
 		case *syntax.Assign:
 			a.facts.dynamic = true
 			if n.Name != nil {
-				if why := commandVar(n.Name.Value); why != "" {
+				value := ""
+				if n.Value != nil {
+					value = nodeText(src, n.Value)
+				}
+				if why := commandVar(n.Name.Value, value, n.Value != nil); why != "" {
 					a.hide(why)
 				}
 			}
@@ -258,15 +262,16 @@ func (a *analyzer) command(words []string, lit []bool, depth int, top bool) {
 		return
 	}
 	for i, w := range words {
-		if !lit[i] {
-			continue
-		}
-		// `env GIT_SSH_COMMAND=…`, `read BASH_ENV`: a variable that names
-		// commands, set by a command's argument.
-		if name, _, isAssign := strings.Cut(w, "="); i > 0 && (isAssign || setsVars[baseName(words[0])]) {
-			if why := commandVar(name); why != "" {
+		// `env GIT_SSH_COMMAND=…`, `env PATH=$PATH:.`, `read BASH_ENV`: a
+		// variable that names commands, set by a command's argument (a
+		// computed word holds its source text).
+		if name, value, isAssign := strings.Cut(w, "="); i > 0 && (isAssign || setsVars[baseName(words[0])]) {
+			if why := commandVar(name, value, isAssign); why != "" {
 				a.hide(why)
 			}
+		}
+		if !lit[i] {
+			continue
 		}
 		if i > 0 && systemCommand(w) {
 			a.facts.binRefs = append(a.facts.binRefs, baseName(w))
@@ -494,6 +499,15 @@ func unescapeDouble(v string) string {
 		sb.WriteByte(v[i])
 	}
 	return sb.String()
+}
+
+// nodeText returns the source text of a node.
+func nodeText(src string, n syntax.Node) string {
+	start, end := int(n.Pos().Offset()), int(n.End().Offset())
+	if start < 0 || end > len(src) || start > end {
+		return ""
+	}
+	return src[start:end]
 }
 
 // writesFile reports a redirect that writes to a file.
