@@ -51,6 +51,8 @@ var rmSpellings = []rmSpelling{
 	{cmd: "bash <(echo rm f)"}, {cmd: "source <(echo rm f)"}, {cmd: ". <(echo rm f)"}, {cmd: "bash < <(echo rm f)"},
 	{cmd: "bash s.sh", setup: rmSh}, {cmd: "sh ./s.sh", setup: rmSh}, {cmd: "source s.sh", setup: rmSh},
 	{cmd: ". ./s.sh", setup: rmSh}, {cmd: "./s.sh", setup: "printf '#!/bin/sh\\nrm f\\n' > s.sh && chmod +x s.sh"},
+	{cmd: "bash t.sh", setup: rmSh + " && printf '. ./s.sh\\n' > t.sh"},
+	{cmd: "bash t.sh", setup: "ln -s /bin/rm x && printf './x f\\n' > t.sh"},
 	{cmd: rmSh + " && bash s.sh"}, {cmd: "bash s.sh", setup: rmSh + " && cp s.sh t.sh"},
 	// Computed names and substitutions.
 	{cmd: "$(echo rm) f"}, {cmd: "`echo rm` f"}, {cmd: "X=rm; $X f"}, {cmd: "${X:-rm} f"}, {cmd: "\"$(printf rm)\" f"},

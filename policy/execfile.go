@@ -40,13 +40,16 @@ const maxScriptRead = 256 << 10
 // names a command.
 func resolveFiles(sh *shellFacts, workdir string, denied []string) {
 	for _, fr := range sh.files {
-		if why := resolveFile(sh, fr, workdir, denied); why != "" && sh.opaque == "" {
+		if why := resolveFile(sh, fr, workdir, denied, 0); why != "" && sh.opaque == "" {
 			sh.opaque = why
 		}
 	}
 }
 
-func resolveFile(sh *shellFacts, fr fileRun, workdir string, denied []string) string {
+// maxScriptDepth bounds how deep scripts that run scripts are read.
+const maxScriptDepth = 3
+
+func resolveFile(sh *shellFacts, fr fileRun, workdir string, denied []string, depth int) string {
 	for i, part := range sh.parts {
 		if i != fr.part && !part.readOnly && !part.carrier {
 			return "it runs " + fr.path + ", which another part of the same call may change first; run it in a call of its own"
@@ -104,7 +107,7 @@ func resolveFile(sh *shellFacts, fr fileRun, workdir string, denied []string) st
 				continue
 			}
 		}
-		if why := readScript(sh, real, fr.script); why != "" {
+		if why := readScript(sh, real, fr.script, workdir, denied, depth); why != "" {
 			return why
 		}
 	}
@@ -114,10 +117,10 @@ func resolveFile(sh *shellFacts, fr fileRun, workdir string, denied []string) st
 	return ""
 }
 
-// readScript parses a shell script file and shows its commands to deny
-// rules. A file that is not a shell script (no #! naming a shell, when
+// readScript parses a shell script file and shows its commands, and those
+// of the scripts and copies it runs by path, to deny rules. A file that is not a shell script (no #! naming a shell, when
 // the file is run directly) is left alone: it is a program.
-func readScript(sh *shellFacts, file string, byShell bool) string {
+func readScript(sh *shellFacts, file string, byShell bool, workdir string, denied []string, depth int) string {
 	f, err := os.Open(file)
 	if err != nil {
 		return "it runs " + file + ", which cannot be read"
@@ -134,6 +137,14 @@ func readScript(sh *shellFacts, file string, byShell bool) string {
 		return "it runs the shell script " + file + ", which is too long to read"
 	}
 	sub := analyzeShell(string(b))
+	if depth+1 < maxScriptDepth {
+		// The scripts and programs it runs in turn, from the same
+		// directory as the call (a script's relative paths are the
+		// caller's); what cannot be identified there is left to exec time.
+		for _, fr := range sub.files {
+			resolveFile(sub, fr, workdir, denied, depth+1)
+		}
+	}
 	for _, p := range sub.parts {
 		sh.extra = append(sh.extra, p.words)
 	}

@@ -153,6 +153,9 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 		if unconfined {
 			hint = "Without a sandbox, --auto runs only bash commands proven to write inside the workspace: use literal relative paths and known commands, or report that you are blocked."
 		}
+		if ev.DenyUnseen != "" {
+			hint = "Only a person can approve it; run it as plain commands instead, or report that you are blocked."
+		}
 		return agent.Verdict{Code: agent.RefusedUnattended, Reason: "Refused without asking anyone: " + ev.Reason + ", and nobody can approve calls in this run. " + hint}, nil
 	}
 	req := Request{Call: call, Subject: subjectText(f), Preview: preview(call, f), Reason: ev.Reason}
