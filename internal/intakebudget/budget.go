@@ -66,6 +66,15 @@ func Status(err error) int {
 	return http.StatusBadRequest
 }
 
+// Refuse answers an error of Read in plain text: its status (Status),
+// with Retry-After when the budget was spent.
+func Refuse(w http.ResponseWriter, err error) {
+	if errors.Is(err, ErrBusy) {
+		w.Header().Set("Retry-After", RetryAfter)
+	}
+	http.Error(w, err.Error(), Status(err))
+}
+
 // Budget is a count of bytes that bodies being read or handled may hold.
 // It keeps the buffers of large bodies that were released for the next
 // ones, within the same count: what bodies hold and what it keeps never

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
-	"io"
 	"net/http"
 	"runtime"
 	"sync"
@@ -12,50 +11,13 @@ import (
 	"testing"
 
 	"reasonix/internal/intakebudget"
+	"reasonix/internal/intakebudget/intakebudgettest"
 )
-
-// source is a body of size bytes made as it is read (no memory of its
-// own), counting what was read; with gate set, its first Read waits for
-// gate to close.
-type source struct {
-	left int64
-	read atomic.Int64
-	gate chan struct{}
-}
-
-func (s *source) Read(p []byte) (int, error) {
-	if s.gate != nil {
-		<-s.gate
-	}
-	if s.left == 0 {
-		return 0, io.EOF
-	}
-	n := int(min(int64(len(p)), s.left))
-	for off, q := s.read.Load(), p[:n]; len(q) > 0; {
-		c := copy(q, alphabet[off%26:])
-		q, off = q[c:], off+int64(c)
-	}
-	s.left -= int64(n)
-	s.read.Add(int64(n))
-	return n, nil
-}
-
-var alphabet = bytes.Repeat([]byte("abcdefghijklmnopqrstuvwxyz"), 2600)
 
 // request is a POST of a body of size bytes; known says whether it
 // declares its Content-Length (else it is chunked).
-func request(size int64, known bool, gate chan struct{}) (*http.Request, *source) {
-	src := &source{left: size, gate: gate}
-	r := &http.Request{Method: "POST", Body: io.NopCloser(src), ContentLength: -1}
-	if known {
-		r.ContentLength = size
-	}
-	return r, src
-}
-
-func content(size int64) []byte {
-	b, _ := io.ReadAll(&source{left: size})
-	return b
+func request(size int64, known bool, gate chan struct{}) (*http.Request, *intakebudgettest.Upload) {
+	return intakebudgettest.Post("/", size, !known, gate)
 }
 
 // TestReadHashesWhatItBuffers: the body is read whole, of a declared or an
@@ -71,7 +33,7 @@ func TestReadHashesWhatItBuffers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%d bytes (length known %v): %v", size, known, err)
 			}
-			want := content(size)
+			want := intakebudgettest.Content(size)
 			if !bytes.Equal(body.Bytes(), want) || !bytes.Equal(h.Sum(nil), sum(want)) {
 				t.Fatalf("%d bytes (length known %v): the body or its hash differ", size, known)
 			}
@@ -96,12 +58,12 @@ func TestReadRefusesBeforeReading(t *testing.T) {
 	b := intakebudget.New(4 << 20)
 	r, src := request(2<<20+1, true, nil)
 	var tl *intakebudget.TooLargeError
-	if _, err := b.Read(r, 2<<20, nil); !errors.As(err, &tl) || tl.Limit != 2<<20 || intakebudget.Status(err) != http.StatusRequestEntityTooLarge || src.read.Load() != 0 {
-		t.Fatalf("over the limit: %v, read %d", err, src.read.Load())
+	if _, err := b.Read(r, 2<<20, nil); !errors.As(err, &tl) || tl.Limit != 2<<20 || intakebudget.Status(err) != http.StatusRequestEntityTooLarge || src.BytesRead() != 0 {
+		t.Fatalf("over the limit: %v, read %d", err, src.BytesRead())
 	}
 	r, src = request(25<<20, true, nil)
-	if _, err := b.Read(r, 25<<20, nil); !errors.As(err, &tl) || tl.Limit != 4<<20 || src.read.Load() != 0 {
-		t.Fatalf("over the budget: %v, read %d", err, src.read.Load())
+	if _, err := b.Read(r, 25<<20, nil); !errors.As(err, &tl) || tl.Limit != 4<<20 || src.BytesRead() != 0 {
+		t.Fatalf("over the budget: %v, read %d", err, src.BytesRead())
 	}
 	held, _ := request(3<<20, true, nil)
 	body, err := b.Read(held, 4<<20, nil)
@@ -109,8 +71,8 @@ func TestReadRefusesBeforeReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, src = request(2<<20, true, nil)
-	if _, err := b.Read(r, 4<<20, nil); !errors.Is(err, intakebudget.ErrBusy) || intakebudget.Status(err) != http.StatusTooManyRequests || src.read.Load() != 0 {
-		t.Fatalf("beside a held body: %v, read %d", err, src.read.Load())
+	if _, err := b.Read(r, 4<<20, nil); !errors.Is(err, intakebudget.ErrBusy) || intakebudget.Status(err) != http.StatusTooManyRequests || src.BytesRead() != 0 {
+		t.Fatalf("beside a held body: %v, read %d", err, src.BytesRead())
 	}
 	body.Release()
 	r, _ = request(2<<20, true, nil)
@@ -127,8 +89,8 @@ func TestChunkedBodyIsBounded(t *testing.T) {
 	b := intakebudget.New(8 << 20)
 	r, src := request(25<<20, false, nil)
 	var tl *intakebudget.TooLargeError
-	if _, err := b.Read(r, 1<<20, nil); !errors.As(err, &tl) || src.read.Load() > 1<<20+1 {
-		t.Fatalf("over the limit: %v, read %d", err, src.read.Load())
+	if _, err := b.Read(r, 1<<20, nil); !errors.As(err, &tl) || src.BytesRead() > 1<<20+1 {
+		t.Fatalf("over the limit: %v, read %d", err, src.BytesRead())
 	}
 	r, _ = request(1<<20, false, nil)
 	body, err := b.Read(r, 1<<20, nil)
@@ -143,8 +105,8 @@ func TestChunkedBodyIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, src = request(7<<20, false, nil)
-	if _, err := b.Read(r, 8<<20, nil); !errors.Is(err, intakebudget.ErrBusy) || src.read.Load() > 2<<20 {
-		t.Fatalf("the budget spent midway: %v, read %d", err, src.read.Load())
+	if _, err := b.Read(r, 8<<20, nil); !errors.Is(err, intakebudget.ErrBusy) || src.BytesRead() > 2<<20 {
+		t.Fatalf("the budget spent midway: %v, read %d", err, src.BytesRead())
 	}
 	if b.InUse() != 6<<20 {
 		t.Fatalf("in use %d, want only the held body's", b.InUse())
@@ -170,8 +132,8 @@ func TestConcurrentBodiesShareTheBudget(t *testing.T) {
 			body, err := b.Read(r, 1<<20, nil)
 			switch {
 			case errors.Is(err, intakebudget.ErrBusy):
-				if src.read.Load() != 0 {
-					t.Errorf("a refused body was read: %d bytes", src.read.Load())
+				if src.BytesRead() != 0 {
+					t.Errorf("a refused body was read: %d bytes", src.BytesRead())
 				}
 				busy.Add(1)
 				refused <- struct{}{}

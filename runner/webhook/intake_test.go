@@ -1,53 +1,22 @@
 package webhook_test
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"sync/atomic"
 	"testing"
 
+	"reasonix/internal/intakebudget/intakebudgettest"
 	"reasonix/runner/store"
 )
 
-// garbage is a body of size bytes made as it is read, counting what the
-// handler read of it; with gate set, its first Read waits for gate to
-// close, as a slow upload would.
-type garbage struct {
-	left int64
-	read atomic.Int64
-	gate chan struct{}
-}
-
-var filler = bytes.Repeat([]byte("x"), 64<<10)
-
-func (g *garbage) Read(p []byte) (int, error) {
-	if g.gate != nil {
-		<-g.gate
-	}
-	if g.left == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p[:min(int64(len(p)), g.left)], filler)
-	g.left -= int64(n)
-	g.read.Add(int64(n))
-	return n, nil
-}
-
 // garbageRequest is a POST to /hooks/ci of size bytes signed with a
 // random, well-formed signature; chunked leaves its length undeclared.
-func garbageRequest(size int64, chunked bool, gate chan struct{}) (*http.Request, *garbage) {
-	body := &garbage{left: size, gate: gate}
-	r := httptest.NewRequest("POST", "/hooks/ci", io.NopCloser(body))
-	r.ContentLength = size
-	if chunked {
-		r.ContentLength = -1
-	}
+func garbageRequest(size int64, chunked bool, gate chan struct{}) (*http.Request, *intakebudgettest.Upload) {
+	r, body := intakebudgettest.Post("/hooks/ci", size, chunked, gate)
 	mac := make([]byte, 32)
 	_, _ = rand.Read(mac)
 	r.Header.Set("X-GitHub-Event", "check_run")
@@ -78,7 +47,7 @@ func TestGarbageBurstIsBounded(t *testing.T) {
 		wg.Go(func() {
 			w := httptest.NewRecorder()
 			api.ServeHTTP(w, r)
-			codes[i], reads[i] = w.Code, body.read.Load()
+			codes[i], reads[i] = w.Code, body.BytesRead()
 			if w.Code == http.StatusTooManyRequests {
 				if w.Header().Get("Retry-After") == "" {
 					t.Errorf("sender %d: 429 without Retry-After", i)
@@ -116,14 +85,14 @@ func TestGarbageBurstIsBounded(t *testing.T) {
 	malformed.Header.Set("X-Hub-Signature-256", "sha256=zz")
 	w := httptest.NewRecorder()
 	api.ServeHTTP(w, malformed)
-	if w.Code != http.StatusUnauthorized || mbody.read.Load() != 0 {
-		t.Fatalf("malformed signature: %d after %d bytes", w.Code, mbody.read.Load())
+	if w.Code != http.StatusUnauthorized || mbody.BytesRead() != 0 {
+		t.Fatalf("malformed signature: %d after %d bytes", w.Code, mbody.BytesRead())
 	}
 	chunked, cbody := garbageRequest(size, true, nil)
 	w = httptest.NewRecorder()
 	api.ServeHTTP(w, chunked)
-	if w.Code != http.StatusRequestEntityTooLarge || cbody.read.Load() > 16<<20+1 {
-		t.Fatalf("chunked upload of 25 MiB: %d after %d bytes", w.Code, cbody.read.Load())
+	if w.Code != http.StatusRequestEntityTooLarge || cbody.BytesRead() > 16<<20+1 {
+		t.Fatalf("chunked upload of 25 MiB: %d after %d bytes", w.Code, cbody.BytesRead())
 	}
 	if peak, limit := f.budget.Peak(), f.budget.Limit(); peak > limit || f.budget.InUse() != 0 {
 		t.Fatalf("budget peak %d of %d, %d still in use", peak, limit, f.budget.InUse())
