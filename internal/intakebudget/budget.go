@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 )
 
@@ -106,6 +107,14 @@ func (b *Budget) InUse() int64 {
 	return b.used
 }
 
+// Held is InUse plus the bytes of the buffers kept for reuse; it never
+// exceeds Limit.
+func (b *Budget) Held() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used + b.pooled
+}
+
 // Peak is the most bytes bodies have held at once since New.
 func (b *Budget) Peak() int64 {
 	b.mu.Lock()
@@ -132,16 +141,19 @@ func (b *Budget) acquire(n int64) (buf []byte, ok bool) {
 	b.peak = max(b.peak, b.used)
 	for i, f := range b.free {
 		if int64(cap(f)) == size {
-			b.free = append(b.free[:i], b.free[i+1:]...)
+			// Delete clears the vacated slot, so the list holds no buffer
+			// it no longer counts.
+			b.free = slices.Delete(b.free, i, i+1)
 			b.pooled -= size
 			b.mu.Unlock()
 			return f[:n], true
 		}
 	}
 	for b.used+b.pooled > b.limit {
-		last := b.free[len(b.free)-1]
-		b.free = b.free[:len(b.free)-1]
-		b.pooled -= int64(cap(last))
+		last := len(b.free) - 1
+		b.pooled -= int64(cap(b.free[last]))
+		b.free[last] = nil // for the collector
+		b.free = b.free[:last]
 	}
 	b.mu.Unlock()
 	return make([]byte, n, size), true

@@ -209,3 +209,29 @@ func TestChunkedLimitIsHalfTheBudget(t *testing.T) {
 	}
 	body.Release()
 }
+
+// TestKeptBuffersGiveWay: a kept buffer counts against the budget, and is
+// let go when a body of another size needs its room.
+func TestKeptBuffersGiveWay(t *testing.T) {
+	b := intakebudget.New(32 << 20)
+	read := func(size int64) *intakebudget.Body {
+		r, _ := request(size, true, nil)
+		body, err := b.Read(r, 25<<20, nil)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+		return body
+	}
+	read(25 << 20).Release()
+	if b.InUse() != 0 || b.Held() != 25<<20 {
+		t.Fatalf("after a 25 MiB body: in use %d, held %d", b.InUse(), b.Held())
+	}
+	body := read(8 << 20)
+	if b.InUse() != 8<<20 || b.Held() != 8<<20 {
+		t.Fatalf("with an 8 MiB body: in use %d, held %d; the kept 25 MiB should have given way", b.InUse(), b.Held())
+	}
+	body.Release()
+	if b.Held() > b.Limit() {
+		t.Fatalf("held %d of %d", b.Held(), b.Limit())
+	}
+}
