@@ -135,3 +135,31 @@ func TestHTTPModeBurstIsBounded(t *testing.T) {
 		return len(rec.in) == 1 && rec.in[0].Text == "hi"
 	}, "the signed event was not handled alone")
 }
+
+// FuzzSignatureHeader: whatever X-Slack-Signature says, the check either
+// refuses it before the body is read or holds exactly the 32 bytes its
+// "v0=" and 64 hex digits encode; and the body then verifies only under
+// the signing secret.
+func FuzzSignatureHeader(f *testing.F) {
+	now := time.Unix(1_700_000_000, 0)
+	good := sign("shh", now, "body").Get("X-Slack-Signature")
+	for _, s := range []string{good, "", "v0=", "v1=" + good[3:], "v0=" + strings.ToUpper(good[3:]), good + "0", good[:66], "v0=zz" + good[5:]} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		h := http.Header{}
+		h.Set("X-Slack-Request-Timestamp", strconv.FormatInt(now.Unix(), 10))
+		h.Set("X-Slack-Signature", header)
+		c, err := newSignatureCheck("shh", h, now)
+		if err != nil {
+			return
+		}
+		if len(c.sig) != 32 || !strings.EqualFold(h.Get("X-Slack-Signature"), "v0="+hex.EncodeToString(c.sig)) {
+			t.Fatalf("%q held %x", header, c.sig)
+		}
+		c.Write([]byte("body"))
+		if (c.verify() == nil) != strings.EqualFold(h.Get("X-Slack-Signature"), good) {
+			t.Fatalf("%q: verify %v", header, c.verify())
+		}
+	})
+}
