@@ -59,7 +59,8 @@ func Default() *Config {
 			TaskTimeout:        defaultTaskTimeout,
 			ApprovalTTL:        defaultApprovalTTL,
 		},
-		Serve:   Serve{Addr: "127.0.0.1:8080", MaxStreamsPerToken: 64, DrainTimeout: defaultDrainTimeout, StaleAfter: defaultStaleAfter},
+		Serve: Serve{Addr: "127.0.0.1:8080", MaxStreamsPerToken: 64, IntakeInflightBytes: defaultIntakeInflightBytes,
+			DrainTimeout: defaultDrainTimeout, StaleAfter: defaultStaleAfter},
 		origins: map[string]string{},
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"reasonix/bot"
 	"reasonix/internal/backoff"
+	"reasonix/internal/intakebudget"
 )
 
 // Config configures a Transport.
@@ -48,6 +49,10 @@ type Config struct {
 	// to the relay's recovery pass. Default 2s.
 	QueueWait time.Duration
 	Logger    *slog.Logger
+	// IntakeBudget bounds the bytes that HTTP-mode request bodies hold
+	// before their signature is checked, shared with the service's other
+	// unauthenticated intakes; nil means one of its own.
+	IntakeBudget *intakebudget.Budget
 }
 
 // Transport is Slack over Socket Mode and the Web API.
@@ -89,6 +94,9 @@ func New(cfg Config) (*Transport, error) {
 	cfg.AckWithin = cmp.Or(cfg.AckWithin, 2*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.IntakeBudget == nil {
+		cfg.IntakeBudget = intakebudget.New(0)
 	}
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.AppToken)}
 	if cfg.APIURL != "" {

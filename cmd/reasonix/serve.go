@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"reasonix/config"
+	"reasonix/internal/intakebudget"
 	"reasonix/internal/redact"
 	"reasonix/runner"
 	"reasonix/runner/dashboard"
@@ -126,7 +127,9 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	hookHandler, err := webhook.NewHandler(webhook.Config{Hooks: hooks, Service: svc, Store: st, Logger: log})
+	// One budget for every body read before its sender is authenticated.
+	intake := intakebudget.New(int64(cfg.Serve.IntakeInflightBytes))
+	hookHandler, err := webhook.NewHandler(webhook.Config{Hooks: hooks, Service: svc, Store: st, Logger: log, Budget: intake})
 	if err != nil {
 		return err
 	}
@@ -148,7 +151,7 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 		ln.Close()
 		return err
 	}
-	relay, chatRoutes, err := chatRelay(cfg, chat, svc, st, log)
+	relay, chatRoutes, err := chatRelay(cfg, chat, svc, st, intake, log)
 	if err == nil && relay != nil {
 		err = relay.Start(ctx)
 	}
