@@ -167,7 +167,8 @@ func (m *Manager) readTree(ctx context.Context, gitDir, sha, dir string) ([]Base
 // catBlobs reads blobs with one `git cat-file --batch`; a blob over
 // maxBaseFileBytes comes back nil, its content skipped unread.
 func (m *Manager) catBlobs(ctx context.Context, gitDir string, ids []string) ([][]byte, error) {
-	cmd := exec.CommandContext(ctx, m.gitPath, "-C", gitDir, "cat-file", "--batch")
+	argv := append(append(append([]string{"-C", gitDir}, noExec...), local...), "cat-file", "--batch")
+	cmd := exec.CommandContext(ctx, m.gitPath, argv...)
 	cmd.Env = m.gitEnv
 	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
 	var stdout, stderr bytes.Buffer

@@ -38,7 +38,8 @@ type Manager struct {
 	keep         bool
 	setupTimeout time.Duration
 	gitPath      string
-	gitEnv       []string // for git: the configured env, cleaned, non-interactive
+	gitEnv       []string // for git: the configured env, cleaned, non-interactive, no system or global config
+	netEnv       []string // for fetch and push: gitEnv but with the operator's system and global config
 	setupEnv     []string // for setup commands: the configured env, cleaned
 	log          *slog.Logger
 
@@ -82,7 +83,8 @@ func New(cfg Config) (*Manager, error) {
 		setupTimeout: cmp.Or(cfg.SetupTimeout, DefaultSetupTimeout),
 		gitPath:      gitPath,
 		// No prompts: a task runs unattended, and a prompt would only hang.
-		gitEnv:   append(append([]string(nil), env...), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never"),
+		gitEnv:   hardenedEnv(append(append([]string(nil), env...), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")),
+		netEnv:   append(append([]string(nil), env...), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never"),
 		setupEnv: env,
 		log:      cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		locks:    make(map[string]chan struct{}),
