@@ -38,8 +38,10 @@ import (
 // files whose change time moved are read again).
 //
 // A worktree the runner made for a task (on a reasonix/ branch) is not
-// guarded: the runner refuses such a worktree when it finishes it
-// (runner/workspace: ErrTampered), and must see the change to do so.
+// repaired: the runner refuses such a worktree when it finishes it
+// (runner/workspace: ErrTampered), and must see the change to do so. Its
+// links are still kept from the file tools and, under bubblewrap, mounted
+// read-only.
 
 // Bounds of what the guard keeps: hooks and info are a few small files.
 const (
@@ -49,10 +51,11 @@ const (
 
 // gitGuard keeps a checkout's git control files as they were.
 type gitGuard struct {
-	root   string
-	dotGit string      // <root>/.git
-	dir    bool        // .git is a directory (else a file)
-	orig   fs.FileInfo // the .git directory as it was: replacing it is not repairable
+	root    string
+	dotGit  string      // <root>/.git
+	dir     bool        // .git is a directory (else a file)
+	passive bool        // a runner's task worktree: protect, never repair
+	orig    fs.FileInfo // the .git directory as it was: replacing it is not repairable
 
 	mu      sync.Mutex
 	paths   []string             // protected roots, absent ones included
@@ -105,7 +108,7 @@ func newGitGuard(root string) *gitGuard {
 		}
 		if head, err := os.ReadFile(filepath.Join(private, "HEAD")); err == nil &&
 			strings.HasPrefix(strings.TrimSpace(string(head)), "ref: "+taskRefDir+"/") {
-			return nil // a runner's task worktree
+			g.passive = true
 		}
 		g.paths = []string{dotGit, filepath.Join(private, "config.worktree"), filepath.Join(private, "commondir"), filepath.Join(private, "gitdir")}
 	default:
@@ -212,7 +215,7 @@ func (g *gitGuard) readOnly() []string {
 // to change ("" when nothing was touched), or an error when .git itself
 // was replaced and cannot be put back.
 func (g *gitGuard) repair() (string, error) {
-	if g == nil {
+	if g == nil || g.passive {
 		return "", nil
 	}
 	g.mu.Lock()
@@ -307,7 +310,7 @@ func (g *gitGuard) repairTree(root string) []string {
 // wrap returns sh with the guard's repair before every command. A nil
 // guard returns sh as it is.
 func (g *gitGuard) wrap(sh agent.ShellWrapper) agent.ShellWrapper {
-	if g == nil {
+	if g == nil || g.passive {
 		return sh
 	}
 	if st, ok := sh.(agent.ShellStarter); ok {

@@ -120,7 +120,8 @@ func TestRunOnACheckoutCannotPlantWhatGitRuns(t *testing.T) {
 
 // TestGitGuardLeavesTaskWorktreesToTheRunner: a worktree on a task branch
 // is the runner's to check (it refuses a tampered one and must see the
-// change), so the guard stays out of it.
+// change), so the guard only keeps the file tools off its links; a user's
+// own linked worktree is repaired.
 func TestGitGuardLeavesTaskWorktreesToTheRunner(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
@@ -134,8 +135,12 @@ func TestGitGuardLeavesTaskWorktreesToTheRunner(t *testing.T) {
 	gitIn(t, src, "commit", "-q", "--allow-empty", "-m", "first")
 	gitIn(t, src, "worktree", "add", "-q", "-b", "reasonix/t1", wt)
 	gitIn(t, src, "worktree", "add", "-q", "-b", "feature", own)
-	if g := newGitGuard(wt); g != nil {
-		t.Errorf("a task worktree is guarded: %+v", g.paths)
+	if g := newGitGuard(wt); g == nil || !g.passive || !g.protects(filepath.Join(wt, ".git")) {
+		t.Errorf("a task worktree's guard = %+v, want one that protects its links and repairs nothing", g)
+	} else if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: /elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	} else if changed, _ := g.repair(); changed != "" {
+		t.Errorf("the guard repaired a task worktree: %s", changed)
 	}
 	g := newGitGuard(own)
 	if g == nil || !g.protects(filepath.Join(own, ".git")) {
