@@ -1,0 +1,188 @@
+package workspace
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"reasonix/internal/procgroup"
+)
+
+// ErrObjectMismatch: an object of the repository does not hash to its
+// name. git does not check this when it reads an object, and a task's
+// sandbox may write the shared object store, so every object the service
+// reads from a base commit is checked.
+var ErrObjectMismatch = errors.New("workspace: an object of the repository does not match its hash")
+
+// object is one object cat-file returned; data is nil when it was larger
+// than the limit asked for (skipped unread and unchecked).
+type object struct {
+	kind string
+	data []byte
+}
+
+// objectReader reads objects through one `git cat-file --batch` and
+// checks each one's hash against its name.
+type objectReader struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	stderr bytes.Buffer
+}
+
+func (m *Manager) openObjects(ctx context.Context, gitDir string) (*objectReader, error) {
+	argv := append(append(append([]string{"-C", gitDir}, noExec...), local...), "cat-file", "--batch")
+	r := &objectReader{cmd: exec.CommandContext(ctx, m.gitPath, argv...)}
+	r.cmd.Env = m.gitEnv
+	r.cmd.Stderr = &r.stderr
+	procgroup.Detach(r.cmd)
+	r.cmd.Cancel = func() error { return procgroup.Kill(r.cmd) }
+	r.cmd.WaitDelay = waitDelay
+	var err error
+	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("workspace: cat-file: %w", err)
+	}
+	out, err := r.cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("workspace: cat-file: %w", err)
+	}
+	r.stdout = bufio.NewReaderSize(out, 64<<10)
+	if err := r.cmd.Start(); err != nil {
+		return nil, &gitError{args: []string{"cat-file", "--batch"}, code: -1, err: err}
+	}
+	return r, nil
+}
+
+// close ends cat-file: at the end of its input it writes what is still
+// pending, which is drained so it can exit.
+func (r *objectReader) close() {
+	_ = r.stdin.Close()
+	_, _ = io.Copy(io.Discard, r.stdout)
+	_ = r.cmd.Wait()
+}
+
+// batch reads ids in order; an object over limit bytes comes back with nil
+// data. The ids are written while the answers are read, so neither pipe
+// can fill up and stall git.
+func (r *objectReader) batch(ids []string, limit int) ([]object, error) {
+	werr := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriter(r.stdin)
+		for _, id := range ids {
+			if _, err := w.WriteString(id + "\n"); err != nil {
+				werr <- err
+				return
+			}
+		}
+		werr <- w.Flush()
+	}()
+	out := make([]object, 0, len(ids))
+	var err error
+	for _, id := range ids {
+		var o object
+		if o, err = r.next(id, limit); err != nil {
+			break
+		}
+		out = append(out, o)
+	}
+	if e := <-werr; err == nil && e != nil {
+		err = fmt.Errorf("workspace: cat-file: %w", e)
+	}
+	if err != nil {
+		if t := tail(r.stderr.Bytes()); t != "" {
+			err = fmt.Errorf("%w: %s", err, t)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// next reads and checks the answer for id.
+func (r *objectReader) next(id string, limit int) (object, error) {
+	header, err := r.stdout.ReadString('\n')
+	if err != nil {
+		return object{}, fmt.Errorf("workspace: cat-file: %w", err)
+	}
+	f := strings.Fields(header)
+	if len(f) != 3 || f[0] != id {
+		return object{}, fmt.Errorf("workspace: cat-file: unexpected answer %q for %s", strings.TrimSpace(header), id)
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil || n < 0 {
+		return object{}, fmt.Errorf("workspace: cat-file: unexpected size in %q", strings.TrimSpace(header))
+	}
+	if n > limit {
+		if _, err := r.stdout.Discard(n + 1); err != nil {
+			return object{}, fmt.Errorf("workspace: cat-file: %w", err)
+		}
+		return object{kind: f[1]}, nil
+	}
+	buf := make([]byte, n+1) // the content and its trailing newline
+	if _, err := io.ReadFull(r.stdout, buf); err != nil {
+		return object{}, fmt.Errorf("workspace: cat-file: %w", err)
+	}
+	o := object{kind: f[1], data: buf[:n]}
+	if !hashMatches(id, o) {
+		return object{}, fmt.Errorf("%w: %s %s (run git fsck on the repository; a task may have replaced it)", ErrObjectMismatch, o.kind, id)
+	}
+	return o, nil
+}
+
+// hashMatches recomputes an object's name: the hash of "<kind> <size>\0"
+// and its content, SHA-1 or SHA-256 by the name's length.
+func hashMatches(id string, o object) bool {
+	var h hash.Hash
+	switch len(id) {
+	case 2 * sha1.Size:
+		h = sha1.New()
+	case 2 * sha256.Size:
+		h = sha256.New()
+	default:
+		return false
+	}
+	fmt.Fprintf(h, "%s %d\x00", o.kind, len(o.data))
+	h.Write(o.data)
+	return hex.EncodeToString(h.Sum(nil)) == strings.ToLower(id)
+}
+
+// treeEntry is one entry of a tree object.
+type treeEntry struct {
+	mode string
+	name string
+	id   string
+}
+
+// parseTree reads a tree object's entries: "<mode> <name>\0<raw id>".
+func parseTree(data []byte, idLen int) ([]treeEntry, error) {
+	var out []treeEntry
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		nul := bytes.IndexByte(data, 0)
+		if sp < 0 || nul < sp || len(data) < nul+1+idLen {
+			return nil, errors.New("workspace: a malformed tree object")
+		}
+		out = append(out, treeEntry{mode: string(data[:sp]), name: string(data[sp+1 : nul]), id: hex.EncodeToString(data[nul+1 : nul+1+idLen])})
+		data = data[nul+1+idLen:]
+	}
+	return out, nil
+}
+
+// commitTree returns the tree a commit object names.
+func commitTree(data []byte) (string, error) {
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	id, ok := bytes.CutPrefix(line, []byte("tree "))
+	if !ok {
+		return "", errors.New("workspace: a commit object without a tree")
+	}
+	return string(id), nil
+}
