@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -175,18 +176,30 @@ func (m *Manager) gitNet(ctx context.Context, dir string, args ...string) (strin
 // which repository or config git uses.
 func (m *Manager) gitIn(ctx context.Context, t *tree, stdin io.Reader, args ...string) (string, error) {
 	env := append(append([]string(nil), m.gitEnv...),
-		"GIT_DIR="+t.private, "GIT_COMMON_DIR="+t.common, "GIT_WORK_TREE="+t.dir)
+		"GIT_DIR="+t.private, "GIT_COMMON_DIR="+t.common, "GIT_WORK_TREE="+t.dir,
+		// The task's own commits are in its object directory until Finish
+		// imports them (objects.go); the service's go to the shared store.
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(t.private, "objects"))
 	return m.run(ctx, env, local, t.dir, stdin, args)
 }
 
 func (m *Manager) run(ctx context.Context, env, transport []string, dir string, stdin io.Reader, args []string) (string, error) {
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
+	if err := m.runTo(ctx, env, transport, dir, stdin, &stdout, args); err != nil {
+		return "", err
+	}
+	return strings.TrimRight(stdout.String(), "\n"), nil
+}
+
+// runTo runs git with its output going to stdout.
+func (m *Manager) runTo(ctx context.Context, env, transport []string, dir string, stdin io.Reader, stdout io.Writer, args []string) error {
+	var stderr bytes.Buffer
 	argv := make([]string, 0, 2+len(noExec)+len(transport)+len(args))
 	argv = append(append(append(append(argv, "-C", dir), noExec...), transport...), args...)
 	cmd := exec.CommandContext(ctx, m.gitPath, argv...)
 	cmd.Env = env
 	cmd.Stdin = stdin
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	procgroup.Detach(cmd)
 	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
 	cmd.WaitDelay = waitDelay
@@ -199,9 +212,9 @@ func (m *Manager) run(ctx context.Context, env, transport []string, dir string, 
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", err, ctx.Err())
 		}
-		return "", &gitError{args: args, code: code, err: err, tail: tail(stderr.Bytes())}
+		return &gitError{args: args, code: code, err: err, tail: tail(stderr.Bytes())}
 	}
-	return strings.TrimRight(stdout.String(), "\n"), nil
+	return nil
 }
 
 // tail returns the last tailBytes of out, trimmed, on one logical unit.

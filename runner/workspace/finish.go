@@ -120,17 +120,20 @@ func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID string, rec 
 		return err
 	}
 	_, err = m.gitIn(ctx, t, nil, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv")
-	if err == nil {
-		return nil // nothing to commit
-	}
-	if exitCode(err) != 1 {
+	switch {
+	case err == nil: // nothing to commit
+	case exitCode(err) != 1:
 		return err
+	default:
+		name, email := m.identity(ctx, t)
+		if _, err := m.gitIn(ctx, t, nil,
+			"-c", "user.name="+name, "-c", "user.email="+email,
+			"commit", "--quiet", "--no-verify", "--cleanup=whitespace", "-m", message); err != nil {
+			return err
+		}
 	}
-	name, email := m.identity(ctx, t)
-	_, err = m.gitIn(ctx, t, nil,
-		"-c", "user.name="+name, "-c", "user.email="+email,
-		"commit", "--quiet", "--no-verify", "--cleanup=whitespace", "-m", message)
-	return err
+	// What the task committed itself joins the shared store now, checked.
+	return m.importObjects(ctx, t.common, t.private)
 }
 
 // stage does what `git add --all` does — every change to a tracked path,

@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -185,4 +187,89 @@ func commitTree(data []byte) (string, error) {
 		return "", errors.New("workspace: a commit object without a tree")
 	}
 	return string(id), nil
+}
+
+// Why a task has an object directory of its own: git never re-hashes an
+// object it reads, so a task that could write the shared object store
+// could replace what other tasks check out and what the owner's branches
+// hold. The sandbox leaves the shared store read-only (policy:
+// Confinement.GitEnv) and the task's git writes to <private>/objects; the
+// service imports those objects at Finish and Release through
+// pack-objects and `index-pack --strict`, which names every object by the
+// hash of its content, so nothing can arrive under another object's name.
+
+// ensureObjectDir makes the task's own object directory in its private git
+// directory (git ignores a directory there; the sandbox grants it).
+func ensureObjectDir(private string) error {
+	for _, d := range []string{"pack", "info"} {
+		if err := os.MkdirAll(filepath.Join(private, "objects", d), 0o755); err != nil {
+			return fmt.Errorf("workspace: the task's object directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// importObjects moves the objects the task wrote into the shared store,
+// re-hashed and checked, and empties the task's directory. Nothing to do
+// (the usual case: the task did not commit itself) costs a directory read.
+func (m *Manager) importObjects(ctx context.Context, common, private string) error {
+	dir := filepath.Join(private, "objects")
+	if !hasObjects(dir) {
+		return nil
+	}
+	// The task's alternates only ever served its own reads.
+	_ = os.Remove(filepath.Join(dir, "info", "alternates"))
+	_ = os.Remove(filepath.Join(dir, "info", "http-alternates"))
+	own := append(append([]string(nil), m.gitEnv...), "GIT_OBJECT_DIRECTORY="+dir)
+	ids, err := m.run(ctx, own, local, common, nil, []string{"cat-file", "--batch-all-objects", "--batch-check=%(objectname)"})
+	if err != nil {
+		return err
+	}
+	if ids != "" {
+		if err := os.MkdirAll(filepath.Join(m.root, "tmp"), 0o700); err != nil {
+			return fmt.Errorf("workspace: import the task's objects: %w", err)
+		}
+		pack, err := os.CreateTemp(filepath.Join(m.root, "tmp"), "import-*.pack")
+		if err != nil {
+			return fmt.Errorf("workspace: import the task's objects: %w", err)
+		}
+		defer func() {
+			_ = pack.Close()
+			_ = os.Remove(pack.Name())
+		}()
+		if err := m.runTo(ctx, own, local, common, strings.NewReader(ids+"\n"), pack, []string{"pack-objects", "--stdout", "-q"}); err != nil {
+			return err
+		}
+		if _, err := pack.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("workspace: import the task's objects: %w", err)
+		}
+		if _, err := m.run(ctx, m.gitEnv, local, common, pack, []string{"index-pack", "--stdin", "--strict"}); err != nil {
+			return fmt.Errorf("workspace: the task's objects were refused: %w", err)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("workspace: empty the task's object directory: %w", err)
+	}
+	return ensureObjectDir(private)
+}
+
+// hasObjects reports whether an object directory holds objects: loose
+// ones or a pack (info/ only ever holds alternates).
+func hasObjects(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		switch e.Name() {
+		case "info":
+		case "pack":
+			if sub, err := os.ReadDir(filepath.Join(dir, "pack")); err == nil && len(sub) > 0 {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
 }

@@ -109,6 +109,15 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 			return nil, nil, err
 		}
 		if healthy {
+			// A worktree prepared before tasks had object directories
+			// gets one: the sandbox no longer grants the shared store.
+			admin := taskID
+			if rec.Layout != nil {
+				admin = rec.Layout.Admin
+			}
+			if err := ensureObjectDir(filepath.Join(gitDir, "worktrees", admin)); err != nil {
+				return nil, nil, err
+			}
 			m.log.Info("workspace: reopened", "task", taskID, "workspace", s.Name, "dir", dir)
 			return &Workspace{Dir: dir, Branch: branch, Base: rec.Base, Spec: s.Name}, nil, nil
 		}
@@ -150,6 +159,9 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 	}
 	l, err := snapshot(dir, gitDir)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := ensureObjectDir(filepath.Join(gitDir, "worktrees", l.Admin)); err != nil {
 		return nil, nil, err
 	}
 	fresh = &record{Task: taskID, Spec: s.Name, Repo: redact(s.Repo), GitDir: gitDir, Base: base.commit, Layout: l}
@@ -225,6 +237,11 @@ func (m *Manager) healthy(ctx context.Context, taskID string, rec *record, branc
 // dropWorktree removes whatever is at dir and the repository's metadata of
 // worktrees whose directory is gone. The caller holds the lock.
 func (m *Manager) dropWorktree(ctx context.Context, dir, gitDir string) error {
+	// Objects the task committed and nobody imported yet (a worktree
+	// removed without Finish) would go with its private directory.
+	if err := m.importObjects(ctx, gitDir, filepath.Join(gitDir, "worktrees", filepath.Base(dir))); err != nil {
+		m.log.Warn("workspace: importing a removed worktree's objects", "dir", dir, "err", err)
+	}
 	if _, err := os.Lstat(dir); err == nil {
 		// Let git unregister it if it can; the directory goes either way.
 		_, _ = m.git(ctx, gitDir, "worktree", "remove", "--force", "--force", dir)
