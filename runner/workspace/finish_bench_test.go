@@ -15,8 +15,15 @@ import (
 // BenchmarkFinish measures finishing a task's worktree — the checks of its
 // git links, staging, the commit, the diff stat and the removal — for a
 // repository of 200 files with three changed, one deleted and two new.
-// The ms/finish metric excludes Prepare and the edits.
+// The ms/finish metric excludes Prepare and the edits. In "task-commit"
+// the task committed one more change itself (to its own object directory
+// where it has one), so Finish also imports its objects.
 func BenchmarkFinish(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchFinish(b, false) })
+	b.Run("task-commit", func(b *testing.B) { benchFinish(b, true) })
+}
+
+func benchFinish(b *testing.B, taskCommits bool) {
 	home := b.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
@@ -63,6 +70,17 @@ func BenchmarkFinish(b *testing.B) {
 		if err := os.Remove(filepath.Join(ws.Dir, "pkg4/f4.go")); err != nil {
 			b.Fatal(err)
 		}
+		if taskCommits {
+			task := append(append([]string(nil), env...), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+			if own := filepath.Join(repo, ".git", "worktrees", filepath.Base(ws.Dir), "objects"); dirExists(own) {
+				task = append(task, "GIT_OBJECT_DIRECTORY="+own, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(repo, ".git", "objects"))
+			}
+			cmd := exec.Command("git", "-C", ws.Dir, "commit", "-qam", "task")
+			cmd.Env = task
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("the task's commit: %v\n%s", err, out)
+			}
+		}
 		t0 := time.Now()
 		res, err := m.Finish(ctx, ws, "bench")
 		total += time.Since(t0)
@@ -72,4 +90,9 @@ func BenchmarkFinish(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(n), "ms/finish")
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"context"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -194,9 +196,9 @@ func commitTree(data []byte) (string, error) {
 // could replace what other tasks check out and what the owner's branches
 // hold. The sandbox leaves the shared store read-only (policy:
 // Confinement.GitEnv) and the task's git writes to <private>/objects; the
-// service imports those objects at Finish and Release through
-// pack-objects and `index-pack --strict`, which names every object by the
-// hash of its content, so nothing can arrive under another object's name.
+// service imports those objects at Finish and Release — loose ones hashed
+// and rewritten here (importLoose), a pack through pack-objects and
+// `index-pack --strict` — so nothing arrives under another object's name.
 
 // ensureObjectDir makes the task's own object directory in its private git
 // directory (git ignores a directory there; the sandbox grants it).
@@ -220,6 +222,14 @@ func (m *Manager) importObjects(ctx context.Context, common, private string) err
 	// The task's alternates only ever served its own reads.
 	_ = os.Remove(filepath.Join(dir, "info", "alternates"))
 	_ = os.Remove(filepath.Join(dir, "info", "http-alternates"))
+	// Loose objects (what a commit writes) are checked and copied here;
+	// only a pack (the task ran gc) needs git's own import.
+	if err := importLoose(dir, filepath.Join(common, "objects")); err != nil {
+		return err
+	}
+	if !hasObjects(dir) {
+		return ensureObjectDir(private)
+	}
 	own := append(append([]string(nil), m.gitEnv...), "GIT_OBJECT_DIRECTORY="+dir)
 	ids, err := m.run(ctx, own, local, common, nil, []string{"cat-file", "--batch-all-objects", "--batch-check=%(objectname)"})
 	if err != nil {
@@ -272,4 +282,114 @@ func hasObjects(dir string) bool {
 		}
 	}
 	return false
+}
+
+// importLoose moves every loose object of dir into the object store
+// shared: each is decompressed, its header checked and its content hashed
+// against its name (ErrObjectMismatch otherwise), and written to the store
+// compressed afresh, so nothing but the checked bytes arrives. An object
+// the store already has is not written again. Imported files are removed
+// from dir.
+func importLoose(dir, shared string) error {
+	fans, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("workspace: import the task's objects: %w", err)
+	}
+	for _, fan := range fans {
+		if len(fan.Name()) != 2 || !fan.IsDir() || !isHex(fan.Name()) {
+			continue
+		}
+		names, err := os.ReadDir(filepath.Join(dir, fan.Name()))
+		if err != nil {
+			return fmt.Errorf("workspace: import the task's objects: %w", err)
+		}
+		for _, n := range names {
+			id := fan.Name() + n.Name()
+			if (len(id) != 2*sha1.Size && len(id) != 2*sha256.Size) || !isHex(id) || !n.Type().IsRegular() {
+				continue // a temporary file of an interrupted write
+			}
+			src := filepath.Join(dir, fan.Name(), n.Name())
+			if err := importObject(src, id, shared); err != nil {
+				return err
+			}
+			_ = os.Remove(src)
+		}
+		_ = os.Remove(filepath.Join(dir, fan.Name()))
+	}
+	return nil
+}
+
+// importObject checks loose object file src against id and writes it to
+// the store shared unless the store has it.
+func importObject(src, id, shared string) (err error) {
+	dest := filepath.Join(shared, id[:2], id[2:])
+	if _, err := os.Lstat(dest); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("workspace: import object %s: %w", id, err)
+	}
+	defer in.Close()
+	zr, err := zlib.NewReader(in)
+	if err != nil {
+		return fmt.Errorf("%w: %s is not a valid loose object", ErrObjectMismatch, id)
+	}
+	br := bufio.NewReader(zr)
+	header, err := br.ReadString(0)
+	if err != nil {
+		return fmt.Errorf("%w: %s is not a valid loose object", ErrObjectMismatch, id)
+	}
+	kind, size, ok := strings.Cut(strings.TrimSuffix(header, "\x00"), " ")
+	n, perr := strconv.ParseInt(size, 10, 64)
+	if !ok || perr != nil || n < 0 || !slices.Contains([]string{"blob", "tree", "commit", "tag"}, kind) {
+		return fmt.Errorf("%w: %s has a malformed header", ErrObjectMismatch, id)
+	}
+	var h hash.Hash = sha1.New()
+	if len(id) == 2*sha256.Size {
+		h = sha256.New()
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return fmt.Errorf("workspace: import object %s: %w", id, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dest), "tmp_import_")
+	if err != nil {
+		return fmt.Errorf("workspace: import object %s: %w", id, err)
+	}
+	defer func() {
+		_ = tmp.Close()
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	zw := zlib.NewWriter(tmp)
+	h.Write([]byte(header))
+	_, _ = zw.Write([]byte(header))
+	copied, err := io.Copy(io.MultiWriter(h, zw), io.LimitReader(br, n+1))
+	if err != nil || copied != n {
+		return fmt.Errorf("%w: %s is truncated or longer than its header says", ErrObjectMismatch, id)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != id {
+		return fmt.Errorf("%w: %s (a task's object does not hash to its name)", ErrObjectMismatch, id)
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("workspace: import object %s: %w", id, err)
+	}
+	if err := tmp.Chmod(0o444); err != nil {
+		return fmt.Errorf("workspace: import object %s: %w", id, err)
+	}
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return fmt.Errorf("workspace: import object %s: %w", id, err)
+	}
+	return nil
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"reasonix/runner/workspace"
@@ -62,5 +64,66 @@ func TestReadBaseRefusesAReplacedObject(t *testing.T) {
 				t.Fatalf("ReadBase = %+v, %v; want ErrObjectMismatch", got, err)
 			}
 		})
+	}
+}
+
+// TestFinishImportsTheTaskObjectsChecked: a task's git writes its commits
+// to the task's own object directory; Finish moves them into the shared
+// store, and refuses an object that does not hash to its name (one the
+// task planted to replace an object of the store) without importing it.
+func TestFinishImportsTheTaskObjectsChecked(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := testCtx(t)
+	repo := f.repo(map[string]string{"a.txt": "a\n"})
+	ws, err := f.m.Prepare(ctx, "t1", &workspace.Spec{Name: "w", Repo: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(repo, ".git", "worktrees", "t1", "objects")
+	task := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", ws.Dir}, args...)...)
+		cmd.Env = append(append([]string(nil), f.env...), "GIT_OBJECT_DIRECTORY="+own,
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(repo, ".git", "objects"),
+			"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@x")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write(t, filepath.Join(ws.Dir, "b.txt"), "b\n")
+	task("add", "b.txt")
+	task("commit", "-qm", "task")
+	res, err := f.m.Finish(ctx, ws, "done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.git(repo, "fsck", "--strict", "--no-dangling")
+	if got := f.git(repo, "log", "--format=%s", "main.."+ws.Branch); got != "task" || res.Commit == "" {
+		t.Errorf("the task branch holds %q (result %+v)", got, res)
+	}
+
+	// Again, with a planted object named after a.txt's blob.
+	ws, err = f.m.Prepare(ctx, "t2", &workspace.Spec{Name: "w", Repo: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := f.git(repo, "rev-parse", "main:a.txt")
+	var b bytes.Buffer
+	z := zlib.NewWriter(&b)
+	z.Write([]byte("blob 8\x00planted\n"))
+	z.Close()
+	own2 := filepath.Join(repo, ".git", "worktrees", "t2", "objects")
+	write(t, filepath.Join(own2, blob[:2], blob[2:]), b.String())
+	// The store has that name already: the planted copy is simply not
+	// taken. A name the store lacks is checked and refused.
+	write(t, filepath.Join(own2, "00", strings.Repeat("0", 38)), b.String())
+	if _, err := f.m.Finish(ctx, ws, "done"); !errors.Is(err, workspace.ErrObjectMismatch) {
+		t.Fatalf("Finish = %v, want ErrObjectMismatch", err)
+	}
+	if got := f.git(repo, "show", "main:a.txt"); got != "a" {
+		t.Errorf("main:a.txt = %q", got)
+	}
+	if exists(filepath.Join(repo, ".git", "objects", "00", strings.Repeat("0", 38))) {
+		t.Error("the planted object reached the shared store")
 	}
 }
