@@ -164,6 +164,12 @@ func (m *Manager) git(ctx context.Context, dir string, args ...string) (string, 
 	return m.run(ctx, m.gitEnv, local, dir, nil, args)
 }
 
+// runNet runs git with the operator's config, outside any repository's
+// (dir is the Manager's root).
+func (m *Manager) runNet(ctx context.Context, dir string, args ...string) (string, error) {
+	return m.run(ctx, m.netEnv, local, dir, nil, args)
+}
+
 // gitNet is git for fetch and push on a clone: the operator's global
 // config counts (credentials), and only the data transports are open.
 func (m *Manager) gitNet(ctx context.Context, dir string, args ...string) (string, error) {
@@ -194,8 +200,8 @@ func (m *Manager) run(ctx context.Context, env, transport []string, dir string, 
 // runTo runs git with its output going to stdout.
 func (m *Manager) runTo(ctx context.Context, env, transport []string, dir string, stdin io.Reader, stdout io.Writer, args []string) error {
 	var stderr bytes.Buffer
-	argv := make([]string, 0, 2+len(noExec)+len(transport)+len(args))
-	argv = append(append(append(append(argv, "-C", dir), noExec...), transport...), args...)
+	argv := make([]string, 0, 2+len(noExec)+len(m.protected)+len(transport)+len(args))
+	argv = append(append(append(append(append(argv, "-C", dir), noExec...), m.protected...), transport...), args...)
 	cmd := exec.CommandContext(ctx, m.gitPath, argv...)
 	cmd.Env = env
 	cmd.Stdin = stdin

@@ -40,6 +40,7 @@ type Manager struct {
 	gitPath      string
 	gitEnv       []string // for git: the configured env, cleaned, non-interactive, no system or global config
 	netEnv       []string // for fetch and push: gitEnv but with the operator's system and global config
+	protected    []string // -c safe.directory=… carried over from the operator's config (see New)
 	setupEnv     []string // for setup commands: the configured env, cleaned
 	log          *slog.Logger
 
@@ -91,6 +92,23 @@ func New(cfg Config) (*Manager, error) {
 	}
 	if err := m.checkGit(); err != nil {
 		return nil, err
+	}
+	// The service's git reads no global config, but safe.directory there
+	// is how an operator lets it use a repository another user owns; git
+	// honours it on the command line too, and it runs nothing.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if dirs, err := m.runNet(ctx, root, "config", "--get-all", "safe.directory"); err == nil {
+		for d := range strings.SplitSeq(dirs, "\n") {
+			if d != "" {
+				m.protected = append(m.protected, "-c", "safe.directory="+d)
+				if d != "*" {
+					// The service runs repository-wide commands in the
+					// git directory itself, which git checks by that path.
+					m.protected = append(m.protected, "-c", "safe.directory="+filepath.Join(d, ".git"))
+				}
+			}
+		}
 	}
 	return m, nil
 }

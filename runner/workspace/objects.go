@@ -45,7 +45,7 @@ type objectReader struct {
 }
 
 func (m *Manager) openObjects(ctx context.Context, gitDir string) (*objectReader, error) {
-	argv := append(append(append([]string{"-C", gitDir}, noExec...), local...), "cat-file", "--batch")
+	argv := append(append(append(append([]string{"-C", gitDir}, noExec...), m.protected...), local...), "cat-file", "--batch")
 	r := &objectReader{cmd: exec.CommandContext(ctx, m.gitPath, argv...)}
 	r.cmd.Env = m.gitEnv
 	r.cmd.Stderr = &r.stderr

@@ -155,3 +155,31 @@ func TestServiceGitRunsNothingConfigNames(t *testing.T) {
 		t.Errorf("the commit holds:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestSafeDirectoryOfTheOperatorStillCounts: the service's git reads no
+// global config, but a safe.directory the operator set there (for a
+// repository another user owns) is carried over.
+func TestSafeDirectoryOfTheOperatorStillCounts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the repository to another user")
+	}
+	f := newFixture(t, false)
+	repo := f.repo(map[string]string{"a.txt": "a\n"})
+	if err := filepath.Walk(repo, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 4242, 4242)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	write(t, global, "[safe]\n\tdirectory = "+repo+"\n")
+	m, err := workspace.New(workspace.Config{Root: filepath.Join(t.TempDir(), "ws"), Env: append(append([]string(nil), f.env...), "GIT_CONFIG_GLOBAL="+global)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Prepare(testCtx(t), "t1", &workspace.Spec{Name: "w", Repo: repo}); err != nil {
+		t.Fatalf("Prepare of a repository the operator marked safe: %v", err)
+	}
+}
