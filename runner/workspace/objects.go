@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"reasonix/internal/procgroup"
 )
@@ -41,7 +42,25 @@ type objectReader struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
-	stderr bytes.Buffer
+	stderr lockedBuffer // written by os/exec's copying goroutine while we read answers
+}
+
+// lockedBuffer is a buffer one goroutine writes while another reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) tail() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return tail(l.b.Bytes())
 }
 
 func (m *Manager) openObjects(ctx context.Context, gitDir string) (*objectReader, error) {
@@ -103,7 +122,7 @@ func (r *objectReader) batch(ids []string, limit int) ([]object, error) {
 		err = fmt.Errorf("workspace: cat-file: %w", e)
 	}
 	if err != nil {
-		if t := tail(r.stderr.Bytes()); t != "" {
+		if t := r.stderr.tail(); t != "" {
 			err = fmt.Errorf("%w: %s", err, t)
 		}
 		return nil, err
