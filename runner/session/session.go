@@ -137,6 +137,9 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
+	// A task worktree's git writes objects to its own directory (policy:
+	// Confinement.GitEnv), never to the store other tasks read.
+	cfg.ShellEnv = append(slices.Clip(cfg.ShellEnv), confine.GitEnv()...)
 	s := &Session{cfg: cfg, Policy: cfg.Policy, Confinement: confine}
 	s.Env = agent.ToolEnv{
 		Workdir:            cfg.Workdir,
