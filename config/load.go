@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"reasonix/internal/secretenv"
 )
 
 // LoadOptions says where to look for configuration. The zero value loads
@@ -27,7 +29,9 @@ type LoadOptions struct {
 	// Home replaces ~/.reasonix; "" = $REASONIX_HOME, else $HOME/.reasonix.
 	Home string
 	// Env looks up environment variables for ${VAR} expansion and the home
-	// directory; nil = os.LookupEnv.
+	// directory; nil = secretenv.Lookup (the environment, then NAME_FILE,
+	// then the systemd credential NAME, and what survives the re-exec that
+	// takes secrets out of the environment).
 	Env func(string) (string, bool)
 	// SkipMCPJSON ignores the project's .mcp.json, e.g. for a service that
 	// refuses servers declared by a checkout.
@@ -64,7 +68,7 @@ const (
 func Load(opts LoadOptions) (*Config, error) {
 	env := opts.Env
 	if env == nil {
-		env = os.LookupEnv
+		env = secretenv.Lookup
 	}
 	c := Default()
 	home, err := reasonixHome(opts, env)

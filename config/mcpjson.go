@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"sort"
+
+	"reasonix/internal/secretenv"
 )
 
 // mcpJSON is Claude Code's project .mcp.json. Unknown fields are ignored so
@@ -100,7 +101,7 @@ func (l *loader) readMCPJSON(path string) {
 // must not widen what a task may run by itself.
 func WorkspacePlugins(dir string, env func(string) (string, bool)) ([]Plugin, error) {
 	if env == nil {
-		env = os.LookupEnv
+		env = secretenv.Lookup
 	}
 	path := filepath.Join(dir, MCPJSONFile)
 	data, found, err := readFile(path)

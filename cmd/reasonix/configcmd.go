@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"reasonix/config"
+	"reasonix/internal/secretenv"
 	"reasonix/runner/webhook"
 )
 
@@ -38,7 +38,7 @@ func configCheck(file string, stdout, _ io.Writer) error {
 		return err
 	}
 	// The same check serve makes: secrets set, templates and filters parse.
-	if _, err := webhook.Compile(cfg.Webhooks, os.LookupEnv); err != nil {
+	if _, err := webhook.Compile(cfg.Webhooks, secretenv.Lookup); err != nil {
 		return &configError{err}
 	}
 	for _, h := range cfg.Webhooks {

@@ -67,6 +67,9 @@ func prepareRun(o runOptions, stderr io.Writer) (_ *runSetup, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := sealEnvironment(cfg); err != nil {
+		return nil, err
+	}
 	posture, err := choosePosture(o, cfg)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"reasonix/agent/agenttest"
+)
+
+// The service takes its secrets out of the environment the kernel shows
+// (/proc/<pid>/environ, readable by every process of its user) right after
+// start-up, and still uses every one: the admin token given as a file
+// through ADMIN_TOKEN_FILE, the model key given as a plain variable, a
+// secret-looking variable no key names.
+func TestServeEnvironmentHoldsNoSecret(t *testing.T) {
+	e := newE2E(t, byPrompt(map[string]func(agenttest.Request) agenttest.Turn{
+		"say hello": func(agenttest.Request) agenttest.Turn { return answer("hello") },
+	})...)
+	e.configure("\n[serve]\napi_token_env = \"ADMIN_TOKEN\"\n")
+	const adminToken = "rx-admin-token-from-a-file-0123456789"
+	tokenPath := filepath.Join(t.TempDir(), "admin-token")
+	if err := os.WriteFile(tokenPath, []byte(adminToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// e.serve reads the token from the data dir; with api_token_env set the
+	// service writes none, so put the one it must accept there.
+	if err := os.WriteFile(filepath.Join(e.home, tokenFile), []byte(adminToken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := e.serve(t, "ADMIN_TOKEN_FILE="+tokenPath, "GITHUB_TOKEN=ghp_unnamed_but_secret_value")
+
+	environ, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/environ")
+	if err != nil {
+		t.Fatalf("reading the service's environ: %v", err)
+	}
+	for _, secret := range []string{"sk-secret-test-key", "FAKE_API_KEY", adminToken, tokenPath, "ghp_unnamed_but_secret_value"} {
+		if strings.Contains(string(environ), secret) {
+			t.Errorf("/proc/<serve>/environ still holds %q", secret)
+		}
+	}
+	if !strings.Contains(string(environ), "REASONIX_HOME=") {
+		t.Errorf("the ordinary variables are gone too: %q", environ)
+	}
+
+	// The token from the file opens the API; another does not.
+	var list any
+	if code := s.call("GET", "/api/v1/tasks", nil, &list); code != 200 {
+		t.Fatalf("GET /api/v1/tasks with the token from ADMIN_TOKEN_FILE: %d", code)
+	}
+	s.token = "rx-wrong-token"
+	if code := s.call("GET", "/api/v1/tasks", nil, nil); code != 401 {
+		t.Fatalf("a wrong token: %d, want 401", code)
+	}
+	s.token = adminToken
+	// The model key, gone from the environment, still reaches the model.
+	id := s.submit("say hello", nil)
+	if got := s.waitState(id, "succeeded", "failed", "blocked"); got.State != "succeeded" {
+		t.Fatalf("task = %+v\n%s", got, s.events(id))
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) == 0 || reqs[len(reqs)-1].APIKey != "sk-secret-test-key" {
+		t.Fatalf("the model got key %q", reqs[len(reqs)-1].APIKey)
+	}
+}
