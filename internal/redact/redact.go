@@ -2,10 +2,20 @@
 // the process: tool results the model reads, stored events, task results
 // and log lines. It knows values, not patterns: the caller lists every
 // secret it holds (provider keys, API tokens, DSNs, plugin credentials).
+//
+// Besides the value itself it masks the forms a command could turn it into
+// to get it past a literal match: reversed, hex (lower and upper case) and
+// base64 (standard and URL alphabets, padded or not), including the part
+// of a base64 stream that encodes the secret at any of the three byte
+// alignments it can have inside longer encoded data (`cat .env | base64`).
+// At most one or two characters at either end of an embedded encoding,
+// which also depend on the neighbouring bytes, stay visible.
 package redact
 
 import (
 	"cmp"
+	"encoding/base64"
+	"encoding/hex"
 	"log/slog"
 	"slices"
 	"strings"
@@ -27,12 +37,27 @@ type Redactor struct {
 // New returns a Redactor for secrets; values shorter than 8 bytes or only
 // whitespace are ignored. Longer values are replaced first, so a secret
 // that contains another is masked whole.
-func New(secrets ...string) *Redactor {
+func New(secrets ...string) *Redactor { return build(true, secrets) }
+
+// build is New; encodings false masks the literal values only (the
+// benchmark's baseline).
+func build(encodings bool, secrets []string) *Redactor {
 	var vals []string
+	add := func(v string) {
+		if len(v) >= minLen && !slices.Contains(vals, v) {
+			vals = append(vals, v)
+		}
+	}
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
-		if len(s) >= minLen && !slices.Contains(vals, s) {
-			vals = append(vals, s)
+		if len(s) < minLen {
+			continue
+		}
+		add(s)
+		if encodings {
+			for _, f := range forms(s) {
+				add(f)
+			}
 		}
 	}
 	if len(vals) == 0 {
@@ -44,6 +69,40 @@ func New(secrets ...string) *Redactor {
 		pairs = append(pairs, v, Mask)
 	}
 	return &Redactor{r: strings.NewReplacer(pairs...)}
+}
+
+// forms lists what s becomes reversed, hex-encoded and base64-encoded.
+func forms(s string) []string {
+	b := []byte(s)
+	rev := []byte(s)
+	slices.Reverse(rev)
+	out := []string{string(rev), hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b))}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		out = append(out, enc.EncodeToString(b), enc.WithPadding(base64.NoPadding).EncodeToString(b))
+		out = append(out, embedded(enc.WithPadding(base64.NoPadding), b)...)
+	}
+	return out
+}
+
+// embedded lists, for each of the three offsets modulo 3 at which b can
+// start inside longer data, the base64 characters that depend on b's bits
+// alone: whatever surrounds it, the encoding of the whole holds them.
+func embedded(enc *base64.Encoding, b []byte) []string {
+	out := make([]string, 0, 3)
+	for pad := range 3 {
+		data := append(make([]byte, pad, pad+len(b)), b...)
+		e := enc.EncodeToString(data)
+		// Character i carries bits [6i, 6i+6); b holds bits [8pad, 8pad+8len).
+		first := (8*pad + 5) / 6
+		end := (8*pad + 8*len(b)) / 6
+		if end > len(e) {
+			end = len(e)
+		}
+		if end > first {
+			out = append(out, e[first:end])
+		}
+	}
+	return out
 }
 
 // String returns s with every secret replaced by Mask.
