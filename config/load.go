@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -99,6 +100,9 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	if project != "" {
 		l.project = project
+		if opts.File == "" {
+			l.projectDir = projectDir
+		}
 		l.readTOML(project, true)
 	}
 	if err := l.p.err(); err != nil {
@@ -174,6 +178,9 @@ type loader struct {
 	// project is the project file; untrustedDir is its directory when it
 	// is not trusted (see LoadOptions.RequireTrust), else "".
 	project, untrustedDir string
+	// projectDir is set when project is the project directory's own file
+	// (not one --config named): its system_prompt_file must stay inside.
+	projectDir string
 }
 
 // readFile reads a regular file of bounded size. found is false only when
@@ -246,12 +253,24 @@ func (l *loader) readTOML(path string, required bool) {
 				Err: errors.New(`must be a duration string such as "90m" or "2h"`)})
 		}
 	}
+	ignorePrompt := false
 	if path == l.project && l.untrustedDir != "" {
-		if keys := l.untrustedProblems(&fc, &md); len(keys) > 0 {
-			l.p.errs = append(l.p.errs, untrustedError(path, fmt.Sprintf("%s would loosen the configuration or start a process", quoteKeys(keys)), l.untrustedDir))
+		bad, ignored := l.untrustedProblems(&fc, &md)
+		if len(bad) > 0 {
+			l.p.errs = append(l.p.errs, untrustedError(path, fmt.Sprintf("%s would loosen the configuration", quoteKeys(bad)), l.untrustedDir))
+		}
+		if len(ignored) > 0 {
+			leaveOut(&fc, l.c, ignored)
+			ignorePrompt = slices.Contains(ignored, "agent.system_prompt_file")
+			l.c.warnings = append(l.c.warnings, fmt.Sprintf("%s: %s ignored: %s a file, command, URL or environment variable, and the directory is not trusted; trust it with `reasonix trust %s`",
+				path, quoteKeys(ignored), nameVerb(len(ignored)), l.untrustedDir))
 		}
 	}
-	prompt, promptFile, hasPromptFile := l.systemPrompt(path, &fc, &md)
+	var prompt, promptFile string
+	hasPromptFile := false
+	if !ignorePrompt {
+		prompt, promptFile, hasPromptFile = l.systemPrompt(path, &fc, &md)
+	}
 	if len(l.p.errs) > bad {
 		return
 	}
@@ -260,7 +279,7 @@ func (l *loader) readTOML(path string, required bool) {
 	if hasPromptFile {
 		l.c.Agent.SystemPrompt, l.c.Agent.SystemPromptFile = prompt, promptFile
 		l.c.origins["agent.system_prompt"] = path
-	} else if md.IsDefined("agent", "system_prompt") {
+	} else if md.IsDefined("agent", "system_prompt") && !ignorePrompt {
 		l.c.Agent.SystemPromptFile = ""
 		l.c.origins["agent.system_prompt_file"] = path
 	}
@@ -301,6 +320,13 @@ func (l *loader) systemPrompt(path string, fc *Config, md *toml.MetaData) (promp
 		return "", "", false
 	}
 	file = resolveFrom(fc.Agent.SystemPromptFile, path)
+	if path == l.project && l.projectDir != "" {
+		forbid := append(slices.Clone(l.c.Sandbox.ForbidRead), fc.Sandbox.ForbidRead...)
+		if err := confinePromptFile(fc.Agent.SystemPromptFile, file, l.projectDir, forbid); err != nil {
+			l.p.errs = append(l.p.errs, &FileError{File: path, Key: "agent.system_prompt_file", Err: err})
+			return "", "", false
+		}
+	}
 	data, found, err := readFile(file)
 	if !found {
 		err = fs.ErrNotExist
