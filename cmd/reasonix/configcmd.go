@@ -23,6 +23,9 @@ func configCheck(file string, stdout, _ io.Writer) error {
 	for _, src := range cfg.Sources() {
 		fmt.Fprintf(stdout, "read %s\n", src)
 	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
 	if _, ref, err := buildProvider(cfg, ""); err != nil {
 		return err
 	} else {
