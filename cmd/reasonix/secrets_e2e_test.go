@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,5 +64,42 @@ func TestServeEnvironmentHoldsNoSecret(t *testing.T) {
 	reqs := e.srv.Requests()
 	if len(reqs) == 0 || reqs[len(reqs)-1].APIKey != "sk-secret-test-key" {
 		t.Fatalf("the model got key %q", reqs[len(reqs)-1].APIKey)
+	}
+}
+
+// A command that prints the model key base64-encoded or reversed gets it
+// masked all the same before the model sees the result.
+func TestRunMasksEncodedSecretsInToolOutput(t *testing.T) {
+	e := newE2E(t,
+		toolTurn(call("b1", "bash", `{"command":"base64 -w0 leak.txt"}`)),
+		toolTurn(call("b2", "bash", `{"command":"rev leak.txt"}`)),
+		answer("done"),
+	)
+	if err := os.WriteFile(filepath.Join(e.work, "leak.txt"), []byte("OPENAI_API_KEY=sk-secret-test-key\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := e.run("run", "--auto", "show me the key")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	encoded := base64.StdEncoding.EncodeToString([]byte("OPENAI_API_KEY=sk-secret-test-key\n"))
+	reqs := e.srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("model saw %d requests", len(reqs))
+	}
+	var results []string
+	for _, m := range reqs[2].Messages {
+		if m.Role == "tool" {
+			results = append(results, m.Content)
+		}
+	}
+	if len(results) != 2 {
+		t.Fatalf("tool results: %q", results)
+	}
+	for _, r := range results {
+		if !strings.Contains(r, "[redacted]") || strings.Contains(r, "yek-tset-terces-ks") ||
+			strings.Contains(r, encoded[20:36]) {
+			t.Errorf("an encoded key reached the model: %q", r)
+		}
 	}
 }
