@@ -16,7 +16,9 @@ type handover struct {
 	Files  []string          `json:"files"`
 }
 
-// Seal takes the secrets out of the environment the kernel shows. names
+// Seal takes the secrets out of the environment the kernel shows. An
+// error means a secret file one of names relies on could not be read, or
+// the re-exec failed. names
 // are the variables the configuration reads secrets from; variables whose
 // name looks like a secret's (Secretlike) are added. Every one is read now
 // (from the variable, its _FILE or the systemd credential) and kept in
@@ -35,7 +37,10 @@ func Seal(names []string) error {
 	p := newPlan(names, os.Environ())
 	var firstErr error
 	for _, name := range p.secrets {
-		if _, _, err := lookup(name); err != nil && firstErr == nil {
+		// A _FILE the configuration relies on must be readable; one of a
+		// variable that only looks like a secret's is not Reasonix's
+		// business and stays unread.
+		if _, _, err := lookup(name); err != nil && firstErr == nil && slices.Contains(names, name) {
 			firstErr = err
 		}
 	}

@@ -102,3 +102,14 @@ func TestPlan(t *testing.T) {
 		t.Errorf("scrub = %v, want %v", p.scrub, want)
 	}
 }
+
+// A secret file the configuration relies on must be readable: Seal says
+// which, before anything is exec'd.
+func TestSealRefusesAnUnreadableConfiguredFile(t *testing.T) {
+	reset(t)
+	t.Setenv("CONFIGURED_SECRET_FILE", filepath.Join(t.TempDir(), "missing"))
+	err := Seal([]string{"CONFIGURED_SECRET"})
+	if err == nil || !strings.Contains(err.Error(), "CONFIGURED_SECRET") {
+		t.Fatalf("Seal = %v, want an error naming the variable", err)
+	}
+}
