@@ -185,7 +185,7 @@ func TestEveryIgnoredOrRefusedKeyIsEnforced(t *testing.T) {
 		if rule != Ignored && rule != Refused {
 			continue
 		}
-		doc, ok := tomlFor(reflect.TypeOf(Config{}), strings.Split(k, "."), "")
+		doc, ok := tomlFor(reflect.TypeOf(Config{}), strings.Split(k, "."), "", sampleValue)
 		if !ok {
 			t.Fatalf("%s: no sample value", k)
 		}
@@ -205,9 +205,56 @@ func TestEveryIgnoredOrRefusedKeyIsEnforced(t *testing.T) {
 	}
 }
 
-// tomlFor writes a document that sets the key path to a sample value of
-// its type, with the table headers it needs.
-func tomlFor(t reflect.Type, path []string, table string) (string, bool) {
+// Each numeric Stricter key (a limit) set far above the value below it is
+// refused, and set below it applies.
+func TestEveryLimitOnlyGoesDown(t *testing.T) {
+	huge := func(t reflect.Type) (string, bool) {
+		switch {
+		case t == reflect.TypeOf(time.Duration(0)):
+			return `"100000h"`, true
+		case t.Kind() == reflect.Int || t.Kind() == reflect.Float64:
+			return "100000", true
+		}
+		return "", false
+	}
+	tried := 0
+	for _, k := range configKeys(reflect.TypeOf(Config{}), "") {
+		if untrustedKeyTable[k] != Stricter {
+			continue
+		}
+		doc, ok := tomlFor(reflect.TypeOf(Config{}), strings.Split(k, "."), "", huge)
+		if !ok {
+			continue // posture, mode, network, tools.enabled: TestUntrustedProjectMayOnlyTighten
+		}
+		tried++
+		f := newFixture(t)
+		// Every limit below is set, so none is "off".
+		f.user("[agent]\nmax_steps = 50\ngoal_token_budget = 50\ngoal_max_turns = 50\ngoal_wall_clock = \"50m\"\n" +
+			"goal_budget_usd = 50.0\nmax_subagent_concurrency = 50\nmax_parallel_writers = 50\n" +
+			"[tools]\nbash_timeout_seconds = 50\nmcp_startup_timeout_seconds = 50\nmcp_call_timeout_seconds = 50\n")
+		f.proj(doc)
+		if _, err := f.loadUntrusted(); !errors.Is(err, ErrUntrusted) {
+			t.Errorf("%s raised: err = %v", k, err)
+		}
+		low, _ := tomlFor(reflect.TypeOf(Config{}), strings.Split(k, "."), "", func(t reflect.Type) (string, bool) {
+			if t == reflect.TypeOf(time.Duration(0)) {
+				return `"5m"`, true
+			}
+			return "5", true
+		})
+		f.proj(low)
+		if _, err := f.loadUntrusted(); err != nil {
+			t.Errorf("%s lowered: err = %v", k, err)
+		}
+	}
+	if tried < 10 {
+		t.Fatalf("only %d limits tried", tried)
+	}
+}
+
+// tomlFor writes a document that sets the key path to value(type), with
+// the table headers it needs.
+func tomlFor(t reflect.Type, path []string, table string, value func(reflect.Type) (string, bool)) (string, bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if tomlName(f) != path[0] {
@@ -220,13 +267,13 @@ func tomlFor(t reflect.Type, path []string, table string) (string, bool) {
 		name := strings.TrimPrefix(table+"."+path[0], ".")
 		switch {
 		case len(path) > 1 && ft.Kind() == reflect.Struct:
-			rest, ok := tomlFor(ft, path[1:], name)
+			rest, ok := tomlFor(ft, path[1:], name, value)
 			return "[" + name + "]\n" + rest, ok
 		case len(path) > 1 && ft.Kind() == reflect.Slice:
-			rest, ok := tomlFor(ft.Elem(), path[1:], name)
+			rest, ok := tomlFor(ft.Elem(), path[1:], name, value)
 			return "[[" + name + "]]\n" + rest, ok
 		}
-		v, ok := sampleValue(ft)
+		v, ok := value(ft)
 		return path[0] + " = " + v + "\n", ok
 	}
 	return "", false
