@@ -31,17 +31,13 @@ const minLen = 8
 // Redactor replaces secret values in text. The zero value and nil redact
 // nothing. It is immutable and safe for concurrent use.
 type Redactor struct {
-	r *strings.Replacer
+	m *matcher
 }
 
 // New returns a Redactor for secrets; values shorter than 8 bytes or only
 // whitespace are ignored. Longer values are replaced first, so a secret
 // that contains another is masked whole.
-func New(secrets ...string) *Redactor { return build(true, secrets) }
-
-// build is New; encodings false masks the literal values only (the
-// benchmark's baseline).
-func build(encodings bool, secrets []string) *Redactor {
+func New(secrets ...string) *Redactor {
 	var vals []string
 	add := func(v string) {
 		if len(v) >= minLen && !slices.Contains(vals, v) {
@@ -54,21 +50,15 @@ func build(encodings bool, secrets []string) *Redactor {
 			continue
 		}
 		add(s)
-		if encodings {
-			for _, f := range forms(s) {
-				add(f)
-			}
+		for _, f := range forms(s) {
+			add(f)
 		}
 	}
 	if len(vals) == 0 {
 		return &Redactor{}
 	}
 	slices.SortFunc(vals, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
-	pairs := make([]string, 0, 2*len(vals))
-	for _, v := range vals {
-		pairs = append(pairs, v, Mask)
-	}
-	return &Redactor{r: strings.NewReplacer(pairs...)}
+	return &Redactor{m: newMatcher(vals)}
 }
 
 // forms lists what s becomes reversed, hex-encoded and base64-encoded.
@@ -107,29 +97,30 @@ func embedded(enc *base64.Encoding, b []byte) []string {
 
 // String returns s with every secret replaced by Mask.
 func (r *Redactor) String(s string) string {
-	if r == nil || r.r == nil {
+	if r == nil || r.m == nil {
 		return s
 	}
-	return r.r.Replace(s)
+	return r.m.replace(s)
 }
 
 // Bytes is String for a byte slice; it returns b itself when nothing
 // matched.
 func (r *Redactor) Bytes(b []byte) []byte {
-	if r == nil || r.r == nil {
+	if r == nil || r.m == nil {
 		return b
 	}
-	s := r.r.Replace(string(b))
-	if s == string(b) {
+	s := string(b)
+	out := r.m.replace(s)
+	if len(out) == len(s) && out == s {
 		return b
 	}
-	return []byte(s)
+	return []byte(out)
 }
 
 // ReplaceAttr is a slog.HandlerOptions.ReplaceAttr that masks secrets in
 // string and error attribute values, so a log line never carries one.
 func (r *Redactor) ReplaceAttr(_ []string, a slog.Attr) slog.Attr {
-	if r == nil || r.r == nil {
+	if r == nil || r.m == nil {
 		return a
 	}
 	switch v := a.Value.Resolve(); v.Kind() {
