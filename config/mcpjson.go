@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"sort"
-
-	"reasonix/internal/secretenv"
 )
 
 // mcpJSON is Claude Code's project .mcp.json. Unknown fields are ignored so
@@ -101,7 +100,10 @@ func (l *loader) readMCPJSON(path string) {
 // must not widen what a task may run by itself.
 func WorkspacePlugins(dir string, env func(string) (string, bool)) ([]Plugin, error) {
 	if env == nil {
-		env = secretenv.Lookup
+		// The process environment, which no longer holds the secrets
+		// (secretenv.Seal): a repository's own servers cannot name the
+		// service's keys in ${VAR}.
+		env = os.LookupEnv
 	}
 	path := filepath.Join(dir, MCPJSONFile)
 	data, found, err := readFile(path)
