@@ -254,8 +254,10 @@ func (l *loader) readTOML(path string, required bool) {
 		}
 	}
 	ignorePrompt := false
+	var ignored []string
 	if path == l.project && l.untrustedDir != "" {
-		bad, ignored := l.untrustedProblems(&fc, &md)
+		var bad []string
+		bad, ignored = l.untrustedProblems(&fc, &md)
 		if len(bad) > 0 {
 			l.p.errs = append(l.p.errs, untrustedError(path, fmt.Sprintf("%s would loosen the configuration", quoteKeys(bad)), l.untrustedDir))
 		}
@@ -275,7 +277,15 @@ func (l *loader) readTOML(path string, required bool) {
 		return
 	}
 
+	kept := l.keepOrigins(ignored)
 	mergeKeys(l.c, &fc, &md, path)
+	for k, v := range kept {
+		if v == "" {
+			delete(l.c.origins, k)
+		} else {
+			l.c.origins[k] = v
+		}
+	}
 	if hasPromptFile {
 		l.c.Agent.SystemPrompt, l.c.Agent.SystemPromptFile = prompt, promptFile
 		l.c.origins["agent.system_prompt"] = path
@@ -305,6 +315,22 @@ func (l *loader) readTOML(path string, required bool) {
 	l.c.Workspaces = mergeEntries(&l.p, path, "workspaces", l.c.Workspaces, fc.Workspaces, func(w *Workspace) string { return w.Name })
 	l.c.Schedules = mergeEntries(&l.p, path, "schedules", l.c.Schedules, fc.Schedules, func(s *Schedule) string { return s.Name })
 	l.c.Webhooks = mergeEntries(&l.p, path, "webhooks", l.c.Webhooks, fc.Webhooks, func(w *Webhook) string { return w.Name })
+}
+
+// keepOrigins saves the origins of the tables ignored keys live in, so a
+// value left out keeps the origin of the file that really set it (a
+// relative path is resolved against that file).
+func (l *loader) keepOrigins(ignored []string) map[string]string {
+	kept := map[string]string{}
+	for _, k := range ignored {
+		segs := strings.SplitN(k, ".", 3)
+		key := segs[0]
+		if len(segs) > 1 {
+			key += "." + segs[1]
+		}
+		kept[key] = l.c.origins[key]
+	}
+	return kept
 }
 
 // systemPrompt reads system_prompt_file when this file sets it, relative to

@@ -193,3 +193,18 @@ func TestTrustedProjectIsObeyed(t *testing.T) {
 		t.Fatalf("trusted: %v", err)
 	}
 }
+
+// A path left out of an untrusted file keeps resolving against the file
+// that set it.
+func TestIgnoredPathKeepsItsOrigin(t *testing.T) {
+	f := newFixture(t)
+	user := f.user("[store]\npath = \"state\"\n")
+	f.proj("[store]\npath = \"/tmp/elsewhere\"\n")
+	c, err := f.loadUntrusted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(filepath.Dir(user), "state"); c.Store.Path != want || c.Origin("store.path") != user {
+		t.Fatalf("store.path = %q from %q, want %q from the user file", c.Store.Path, c.Origin("store.path"), want)
+	}
+}
