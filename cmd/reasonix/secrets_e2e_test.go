@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,5 +102,24 @@ func TestRunMasksEncodedSecretsInToolOutput(t *testing.T) {
 			strings.Contains(r, encoded[20:36]) {
 			t.Errorf("an encoded key reached the model: %q", r)
 		}
+	}
+}
+
+// `reasonix run` takes its secrets out of its environment too: a command
+// that reads its parent's /proc environ (possible without an OS sandbox,
+// or for a root user) finds neither the model key nor a token.
+func TestRunEnvironmentHoldsNoSecret(t *testing.T) {
+	probe := `tr '\0' '\n' < /proc/$PPID/environ | grep -c -e FAKE_API_KEY -e GITHUB_TOKEN -e REASONIX_HOME`
+	args, _ := json.Marshal(map[string]string{"command": probe})
+	e := newE2E(t, toolTurn(call("c1", "bash", string(args))), answer("looked"))
+	e.configure("[sandbox]\nbash = \"off\"\n")
+	e.extra = append(e.extra, "GITHUB_TOKEN=ghp_planted_for_the_probe")
+	stdout, stderr, code := e.run("run", "--posture", "yolo", "look")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Only REASONIX_HOME, no secret, is left in the parent's environ.
+	if got, _, _ := strings.Cut(strings.TrimSpace(lastToolResults(e.srv)), "\n"); got != "1" {
+		t.Fatalf("variables matched in the parent's environ: %q, want 1 (REASONIX_HOME only)", got)
 	}
 }
