@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 
 	"reasonix/bot"
@@ -14,6 +13,7 @@ import (
 	"reasonix/bot/telegram"
 	"reasonix/config"
 	"reasonix/internal/intakebudget"
+	"reasonix/internal/secretenv"
 	"reasonix/runner"
 	"reasonix/runner/store"
 )
@@ -41,7 +41,7 @@ func (c chatTokens) secrets() []string {
 func readChatTokens(cfg *config.Config) (chatTokens, error) {
 	var tok chatTokens
 	env := func(key, name string) (string, error) {
-		v := strings.TrimSpace(os.Getenv(name))
+		v := strings.TrimSpace(secretenv.Getenv(name))
 		if v == "" {
 			return "", &configError{fmt.Errorf("%s names $%s, which is not set", key, name)}
 		}
