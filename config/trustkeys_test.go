@@ -89,6 +89,7 @@ var untrustedKeyTable = map[string]TrustRule{
 	"serve.api_token_env":               Ignored,
 	"serve.allow_workspace_plugins":     Refused,
 	"serve.max_streams_per_token":       Refused,
+	"serve.intake_inflight_bytes":       Refused,
 	"serve.drain_timeout":               Refused,
 	"serve.stale_after":                 Refused,
 	"serve.public_url":                  Ignored,
