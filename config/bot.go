@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"reasonix/internal/posture"
@@ -22,6 +23,12 @@ type Bot struct {
 	// status message is still edited and the final report still posted,
 	// its tail kept.
 	MaxPostsPerTask int `toml:"max_posts_per_task"`
+	// GlobalApprovers are chat principals ("slack:T…/U…",
+	// "telegram:<user id>") who may decide approvals of every task,
+	// wherever it is relayed — API and webhook tasks included. Any other
+	// chat approver decides only approvals of tasks relayed on its own
+	// platform (an allowed channel or a direct message).
+	GlobalApprovers []string `toml:"global_approvers"`
 }
 
 // DefaultMaxPostsPerTask is the per-task post cap when none is set.
@@ -172,6 +179,12 @@ func (b *Bot) validate(c *Config, p *problems) {
 		}
 	}
 
+	for _, id := range b.GlobalApprovers {
+		if !chatPrincipal.MatchString(id) {
+			p.add(c.origins["bot.global_approvers"], "bot.global_approvers", "%q is not a chat identity: use slack:<team id>/<user id> or telegram:<user id>", id)
+		}
+	}
+
 	rsrc := c.origins["bot.routes"]
 	for i, r := range b.Routes {
 		label := fmt.Sprintf("bot.routes[%d]", i)
@@ -191,6 +204,10 @@ func (b *Bot) validate(c *Config, p *problems) {
 		}
 	}
 }
+
+// chatPrincipal is a chat identity's principal id, the same shape the
+// store grants roles to.
+var chatPrincipal = regexp.MustCompile(`^(slack:[A-Z0-9]{1,32}/[A-Z0-9]{1,32}|telegram:-?[0-9]{1,20})$`)
 
 func need(p *problems, src, field, v string) {
 	if v == "" {
