@@ -67,6 +67,20 @@ type SlackBot struct {
 	// AckReaction is the emoji name added to a request once it is queued;
 	// default "eyes".
 	AckReaction string `toml:"ack_reaction"`
+	// SlashCommand is the slash command the Slack app declares; default
+	// "/reasonix". A slash payload naming another command is ignored.
+	SlashCommand string `toml:"slash_command"`
+}
+
+// DefaultSlashCommand is [bot.slack] slash_command when none is set.
+const DefaultSlashCommand = "/reasonix"
+
+// Slash is SlashCommand with its default applied.
+func (s SlackBot) Slash() string {
+	if s.SlashCommand == "" {
+		return DefaultSlashCommand
+	}
+	return s.SlashCommand
 }
 
 // TelegramBot is [bot.telegram].
@@ -134,6 +148,9 @@ func (b *Bot) validate(c *Config, p *problems) {
 	checkIDs(p, src, "bot.slack.allow_users", s.AllowUsers, true)
 	checkIDs(p, src, "bot.slack.allow_channels", s.AllowChannels, false)
 	checkIDs(p, src, "bot.slack.approvers", s.Approvers, false)
+	if s.SlashCommand != "" && !slashCommand.MatchString(s.SlashCommand) {
+		p.add(src, "bot.slack.slash_command", "%q is not a slash command like /reasonix", s.SlashCommand)
+	}
 	if s.Enabled {
 		need(p, src, "bot.slack.bot_token_env", s.BotTokenEnv)
 		if s.SlackMode() == SlackSocket {
@@ -204,6 +221,9 @@ func (b *Bot) validate(c *Config, p *problems) {
 		}
 	}
 }
+
+// slashCommand is the shape Slack accepts for a command name.
+var slashCommand = regexp.MustCompile(`^/[a-z0-9_-]{1,31}$`)
 
 // chatPrincipal is a chat identity's principal id, the same shape the
 // store grants roles to.

@@ -53,6 +53,7 @@ enabled = true
 mode = "carrier-pigeon"
 allow_channels = ["C1", "*"]
 approvers = ["U 2"]
+slash_command = "reasonix"
 
 [bot.telegram]
 enabled = true
@@ -75,7 +76,7 @@ workspace = "nope"
 		"bot.telegram.token_env", "bot.telegram.webhook_secret_env", "bot.telegram.api_endpoint", "bot.telegram.webhook_path",
 		"bot.telegram.allow_users", "bot.telegram.allow_chats",
 		"bot.routes[0].transport", "bot.routes[0].channel", "bot.routes[0].workspace", "bot.max_posts_per_task",
-		`bot.global_approvers: "slack:U2"`)
+		"bot.slack.slash_command", `bot.global_approvers: "slack:U2"`)
 	if strings.Contains(got, "telegram:42") {
 		t.Errorf("a valid global approver was refused: %s", got)
 	}

@@ -197,6 +197,31 @@ func TestTelegramStarAdmitsGroupsNotPrivateChats(t *testing.T) {
 	})
 }
 
+// A slash command under another name than the configured one (default
+// /reasonix) is no request to this bot: it is acknowledged and ignored.
+func TestSlashCommandOfAnotherNameIsIgnored(t *testing.T) {
+	r := newRig(t, cleanupScript)
+	env := r.slack.SlashCommand("/deploy", alice, channel, "ship the other thing")
+	eventually(t, "the foreign command's acknowledgement", func() bool {
+		_, ok := r.slack.AckLatencies()[env]
+		return ok
+	})
+	r.slack.Slash(alice, channel, "look around")
+	eventually(t, "the command's task", func() bool {
+		page, _ := r.svc.Tasks(context.Background(), store.TaskFilter{})
+		for _, task := range page.Tasks {
+			if task.Prompt == "look around" {
+				return true
+			}
+		}
+		return false
+	})
+	page, err := r.svc.Tasks(context.Background(), store.TaskFilter{})
+	if err != nil || len(page.Tasks) != 1 {
+		t.Fatalf("tasks = %+v, %v", page.Tasks, err)
+	}
+}
+
 // `approvals` lists what the asker may decide and may see from where they
 // ask: the tasks of this channel, not another channel's; `status` of
 // another channel's task says nothing about it.
