@@ -97,7 +97,17 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 		t.Fatalf("task = %+v", task)
 	}
 
-	// A reply to the bot's status message steers the task.
+	// A reply to the bot's status message steers the task — the
+	// requester's; anyone else's (an approver's too) is not passed on.
+	fake.Send(tgGroup, tgBob, "and delete the tests", status.ID)
+	eventually(t, "bob's refusal", func() bool {
+		for _, m := range fake.Messages(tgGroup) {
+			if strings.Contains(m.Text, "not passed on") {
+				return true
+			}
+		}
+		return false
+	})
 	fake.Send(tgGroup, tgAlice, "and say hi", status.ID)
 	eventually(t, "the steer", func() bool { return len(runnertest.Events(t, svc, id, "message")) > 0 })
 
@@ -122,6 +132,11 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 		}
 		return false
 	})
+	for _, e := range runnertest.Events(t, svc, id, "message") {
+		if strings.Contains(string(e.Payload), "delete the tests") {
+			t.Errorf("bob's reply reached the task: %s", e.Payload)
+		}
+	}
 	if got := len(fake.Messages(-200)); got != 0 {
 		t.Errorf("the stranger group got %d messages", got)
 	}
