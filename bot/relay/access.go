@@ -45,11 +45,20 @@ func (a access) dmAllowed(in bot.Inbound) bool {
 
 // principal is the chat user's principal with the role the service
 // gives it (see runner.Service.ChatPrincipal).
+//
+// An id the service does not take for a chat identity (a platform that
+// sent no team id) is that id with no role: it may still control its own
+// tasks, and decides nothing.
 func (r *Relay) principal(ctx context.Context, transport, team, user string) (runner.Principal, error) {
 	if user == "" {
 		return runner.Principal{}, nil
 	}
-	return r.svc.ChatPrincipal(ctx, bot.Principal(transport, team, user))
+	id := bot.Principal(transport, team, user)
+	p, err := r.svc.ChatPrincipal(ctx, id)
+	if errors.Is(err, runner.ErrInvalid) {
+		return runner.Principal{ID: id}, nil
+	}
+	return p, err
 }
 
 // mayApprove reports whether a chat user has a role that decides
@@ -60,10 +69,6 @@ func (r *Relay) principal(ctx context.Context, transport, team, user string) (ru
 func (r *Relay) mayApprove(ctx context.Context, transport, team, user string) (bool, error) {
 	p, err := r.principal(ctx, transport, team, user)
 	if err != nil {
-		var re *runner.Error
-		if errors.As(err, &re) && errors.Is(re.Kind, runner.ErrInvalid) {
-			return false, nil // no chat identity: nobody the service knows
-		}
 		return false, err
 	}
 	return p.ID != "" && p.MayDecide() == nil, nil
