@@ -193,7 +193,7 @@ func (t *Transport) serveCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	raw, _ := json.Marshal(slashPayload{Command: form.Get("command"), Text: form.Get("text"), UserID: form.Get("user_id"),
 		ChannelID: form.Get("channel_id"), TeamID: form.Get("team_id"), TriggerID: form.Get("trigger_id")})
-	in, err := parseSlash(raw)
+	in, err := parseSlash(raw, t.cfg.SlashCommand)
 	if err != nil {
 		http.Error(w, "bad command", http.StatusBadRequest)
 		return

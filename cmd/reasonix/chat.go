@@ -82,7 +82,7 @@ func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *stor
 	routes := map[string]http.Handler{}
 	if s := cfg.Bot.Slack; s.Enabled {
 		t, err := slack.New(slack.Config{BotToken: tok.slackBot, AppToken: tok.slackApp, SigningSecret: tok.slackSigning,
-			APIURL: s.APIURL, AckReaction: s.AckReaction, Logger: log, IntakeBudget: intake})
+			APIURL: s.APIURL, AckReaction: s.AckReaction, SlashCommand: s.Slash(), Logger: log, IntakeBudget: intake})
 		if err != nil {
 			return nil, nil, err
 		}
