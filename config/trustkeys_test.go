@@ -102,6 +102,8 @@ var untrustedKeyTable = map[string]TrustRule{
 	"bot.slack.allow_users":             Refused,
 	"bot.slack.allow_channels":          Refused,
 	"bot.slack.approvers":               Refused,
+	"bot.slack.slash_command":           Refused,
+	"bot.global_approvers":              Refused,
 	"bot.slack.ack_reaction":            Refused,
 	"bot.telegram.enabled":              Refused,
 	"bot.telegram.token_env":            Ignored,
