@@ -39,10 +39,10 @@ const (
 // the directories on that walk stay listable (their content does not);
 // bubblewrap hides the names too.
 //
-// What Landlock does not confine (documented limits): metadata changes —
-// chmod, chown, utimes, xattrs — outside the workspace (a process running
-// as root can still change modes of host files), connecting to pathname
-// UNIX sockets, and UDP. bubblewrap is used where Landlock is missing
+// What Landlock does not confine — metadata changes (chmod, chown, utimes)
+// outside the workspace, connecting to pathname UNIX sockets, UDP before
+// ABI 10 — the seccomp supervisor (supervisor.go) decides, together with
+// the deny rules at exec; xattrs stay unconfined. bubblewrap is used where Landlock is missing
 // (kernel < 5.13, or ABI < 4 while the network must stay off) or where
 // this executable cannot act as the helper (SandboxExecMain not wired).
 
@@ -119,11 +119,14 @@ func (c *Confinement) ShellRefused() bool {
 // used. Bash must not run through this confinement (or one Claimed from
 // it) afterwards. It is safe to call more than once.
 func (c *Confinement) Close() error {
-	if l, ok := c.shell.(*landlockShell); ok {
-		l.stopSpawner()
+	if c.spawn != nil {
+		c.spawn.stop()
 	}
 	if c.closers != nil {
 		c.closers.run()
+	}
+	if c.sup != nil && c.closers != nil { // not a Claimed one: they share it
+		c.sup.close()
 	}
 	if c.tmp == nil {
 		return nil

@@ -118,6 +118,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		WorkspaceRoot: cmp.Or(set.Sandbox.WorkspaceRoot, cfg.Workdir),
 		AllowWrite:    allowWrite,
 		ForbidRead:    forbidRead(set),
+		AllowSockets:  set.Sandbox.AllowSockets,
 		Bash:          cmp.Or(set.Sandbox.Bash, config.BashAuto),
 		Network:       set.Sandbox.Network,
 	})
