@@ -65,7 +65,7 @@ func restrictThread(s execSpec) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
-	if err := restrictReads(s.hide); err != nil {
+	if err := restrictReads(s.hide, tmpRoots(s.rw)); err != nil {
 		return err
 	}
 	return restrictWrites(s)

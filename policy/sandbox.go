@@ -168,7 +168,7 @@ type privateTmp struct {
 
 func (p *privateTmp) path() (string, error) {
 	p.once.Do(func() {
-		p.dir, p.err = os.MkdirTemp("", "reasonix-sandbox-tmp-")
+		p.dir, p.err = os.MkdirTemp(tmpParent(), "reasonix-sandbox-tmp-")
 	})
 	return p.dir, p.err
 }

@@ -295,3 +295,29 @@ func TestSandboxRefusesTheServiceBinary(t *testing.T) {
 		}
 	})
 }
+
+// Other tasks' and tools' files in the shared /tmp are neither listed nor
+// read; the sandbox's own TMPDIR works.
+func TestSandboxHidesSharedTmp(t *testing.T) {
+	eachSandbox(t, func(t *testing.T, kind string) {
+		ws, _ := hostDirs(t)
+		other, err := os.MkdirTemp("", "other-task-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(other) })
+		if err := os.WriteFile(filepath.Join(other, "note"), []byte("OTHER-NOTE"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := confined(t, SandboxConfig{WorkspaceRoot: ws, force: kind})
+		if out, _, _ := runStarted(t, c, "ls -a /tmp "+os.TempDir()); strings.Contains(out, filepath.Base(other)) {
+			t.Errorf("%s: the shared tmp is listed: %q", kind, out)
+		}
+		if out, _, _ := runStarted(t, c, "cat "+other+"/note; ls "+other); strings.Contains(out, "OTHER-NOTE") || strings.Contains(out, "\nnote") || strings.HasPrefix(out, "note") {
+			t.Errorf("%s: another task's tmp is readable: %q", kind, out)
+		}
+		if out, err, _ := runStarted(t, c, `echo t > "$TMPDIR/t" && ls "$TMPDIR" && cat "$TMPDIR/t"`); err != nil || out != "t\nt\n" {
+			t.Errorf("%s: the private tmp: %v: %q", kind, err, out)
+		}
+	})
+}
