@@ -103,6 +103,12 @@ func (r refusingShell) WrapShell(string, string) ([]string, error) {
 // permission analyser stands between --auto and the host.
 func (c *Confinement) SandboxKind() string { return c.kind }
 
+// Supervised reports whether sandboxed bash runs under the seccomp
+// supervisor (see supervisor.go): without it, UNIX sockets outside the
+// writable roots are reachable, deny rules are not checked at exec and,
+// under Landlock, metadata outside the roots can change.
+func (c *Confinement) Supervised() bool { return c.sup != nil }
+
 // ShellSandboxed reports whether bash runs inside an OS sandbox. When it
 // is false, bash is either unconfined or refused ([sandbox] bash =
 // "require" with no sandbox available).
