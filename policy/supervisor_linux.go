@@ -150,6 +150,8 @@ func (s *supervisor) serve(fd int, v *sandboxView) error {
 	}
 	s.nextID++
 	id := s.nextID
+	// Known before the proxy can forward anything of it.
+	s.listeners[id] = &listener{f: f, rc: rc, view: v}
 	var msg [8]byte
 	binary.NativeEndian.PutUint64(msg[:], id)
 	// Sent from another thread: this one is filtered now, and sendmsg is
@@ -161,10 +163,10 @@ func (s *supervisor) serve(fd int, v *sandboxView) error {
 		sent <- err
 	}()
 	if err := <-sent; err != nil {
+		delete(s.listeners, id)
 		f.Close()
 		return fmt.Errorf("handing the listener to the proxy: %w", err)
 	}
-	s.listeners[id] = &listener{f: f, rc: rc, view: v}
 	return nil
 }
 
@@ -175,6 +177,15 @@ func (s *supervisor) read(conn *net.UnixConn) {
 	for {
 		n, err := conn.Read(buf[:])
 		if err != nil {
+			// Closed, or the proxy died: nobody receives the
+			// notifications any more, so the callers must not wait for
+			// them. Without a listener, the filter fails them (ENOSYS).
+			s.mu.Lock()
+			for id, l := range s.listeners {
+				l.f.Close()
+				delete(s.listeners, id)
+			}
+			s.mu.Unlock()
 			return
 		}
 		if n != proxyMsgSize {

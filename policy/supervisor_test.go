@@ -13,6 +13,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"reasonix/internal/eventually"
 )
 
 // runStarted runs script the way the bash tool does: through StartShell
@@ -320,4 +323,38 @@ func TestSandboxHidesSharedTmp(t *testing.T) {
 			t.Errorf("%s: the private tmp: %v: %q", kind, err, out)
 		}
 	})
+}
+
+// When the proxy dies, sandboxed calls fail instead of waiting forever
+// for an answer, and nothing runs unchecked.
+func TestSupervisorProxyDeathFailsClosed(t *testing.T) {
+	viaThread = true
+	t.Cleanup(func() { viaThread = false })
+	needLandlock(t)
+	ws, _ := hostDirs(t)
+	c := confined(t, SandboxConfig{WorkspaceRoot: ws, ExecDenied: denyRM, ExecDenyNames: []string{"rm"}, force: SandboxLandlock})
+	if out, err, _ := runStarted(t, c, "true"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	c.sup.mu.Lock()
+	proxy := c.sup.proxy
+	c.sup.mu.Unlock()
+	if err := proxy.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, 10*time.Second, func() bool {
+		c.sup.mu.Lock()
+		defer c.sup.mu.Unlock()
+		return len(c.sup.listeners) == 0
+	}, "the supervisor still holds listeners after its proxy died")
+	cmd := exec.Command("bash", "-c", "echo ran")
+	cmd.Dir = ws
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := c.Shell().(interface{ StartShell(*exec.Cmd) error }).StartShell(cmd); err == nil {
+		cmd.Wait()
+	}
+	if strings.Contains(out.String(), "ran") {
+		t.Errorf("bash ran after the proxy died: %q", out.String())
+	}
 }
