@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"reasonix/internal/posture"
@@ -22,6 +23,12 @@ type Bot struct {
 	// status message is still edited and the final report still posted,
 	// its tail kept.
 	MaxPostsPerTask int `toml:"max_posts_per_task"`
+	// GlobalApprovers are chat principals ("slack:T…/U…",
+	// "telegram:<user id>") who may decide approvals of every task,
+	// wherever it is relayed — API and webhook tasks included. Any other
+	// chat approver decides only approvals of tasks relayed on its own
+	// platform (an allowed channel or a direct message).
+	GlobalApprovers []string `toml:"global_approvers"`
 }
 
 // DefaultMaxPostsPerTask is the per-task post cap when none is set.
@@ -60,6 +67,20 @@ type SlackBot struct {
 	// AckReaction is the emoji name added to a request once it is queued;
 	// default "eyes".
 	AckReaction string `toml:"ack_reaction"`
+	// SlashCommand is the slash command the Slack app declares; default
+	// "/reasonix". A slash payload naming another command is ignored.
+	SlashCommand string `toml:"slash_command"`
+}
+
+// DefaultSlashCommand is [bot.slack] slash_command when none is set.
+const DefaultSlashCommand = "/reasonix"
+
+// Slash is SlashCommand with its default applied.
+func (s SlackBot) Slash() string {
+	if s.SlashCommand == "" {
+		return DefaultSlashCommand
+	}
+	return s.SlashCommand
 }
 
 // TelegramBot is [bot.telegram].
@@ -127,6 +148,9 @@ func (b *Bot) validate(c *Config, p *problems) {
 	checkIDs(p, src, "bot.slack.allow_users", s.AllowUsers, true)
 	checkIDs(p, src, "bot.slack.allow_channels", s.AllowChannels, false)
 	checkIDs(p, src, "bot.slack.approvers", s.Approvers, false)
+	if s.SlashCommand != "" && !slashCommand.MatchString(s.SlashCommand) {
+		p.add(src, "bot.slack.slash_command", "%q is not a slash command like /reasonix", s.SlashCommand)
+	}
 	if s.Enabled {
 		need(p, src, "bot.slack.bot_token_env", s.BotTokenEnv)
 		if s.SlackMode() == SlackSocket {
@@ -172,6 +196,12 @@ func (b *Bot) validate(c *Config, p *problems) {
 		}
 	}
 
+	for _, id := range b.GlobalApprovers {
+		if !chatPrincipal.MatchString(id) {
+			p.add(c.origins["bot.global_approvers"], "bot.global_approvers", "%q is not a chat identity: use slack:<team id>/<user id> or telegram:<user id>", id)
+		}
+	}
+
 	rsrc := c.origins["bot.routes"]
 	for i, r := range b.Routes {
 		label := fmt.Sprintf("bot.routes[%d]", i)
@@ -191,6 +221,13 @@ func (b *Bot) validate(c *Config, p *problems) {
 		}
 	}
 }
+
+// slashCommand is the shape Slack accepts for a command name.
+var slashCommand = regexp.MustCompile(`^/[a-z0-9_-]{1,31}$`)
+
+// chatPrincipal is a chat identity's principal id, the same shape the
+// store grants roles to.
+var chatPrincipal = regexp.MustCompile(`^(slack:[A-Z0-9]{1,32}/[A-Z0-9]{1,32}|telegram:-?[0-9]{1,20})$`)
 
 func need(p *problems, src, field, v string) {
 	if v == "" {

@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestBotConfigLoads(t *testing.T) {
 	f := newFixture(t)
@@ -50,6 +53,7 @@ enabled = true
 mode = "carrier-pigeon"
 allow_channels = ["C1", "*"]
 approvers = ["U 2"]
+slash_command = "reasonix"
 
 [bot.telegram]
 enabled = true
@@ -60,6 +64,7 @@ webhook_path = "hook"
 
 [bot]
 max_posts_per_task = -1
+global_approvers = ["slack:U2", "telegram:42"]
 
 [[bot.routes]]
 transport = "irc"
@@ -70,7 +75,11 @@ workspace = "nope"
 		"bot.slack.mode", "bot.slack.bot_token_env", "bot.slack.allow_users", `bot.slack.allow_channels`, "bot.slack.approvers",
 		"bot.telegram.token_env", "bot.telegram.webhook_secret_env", "bot.telegram.api_endpoint", "bot.telegram.webhook_path",
 		"bot.telegram.allow_users", "bot.telegram.allow_chats",
-		"bot.routes[0].transport", "bot.routes[0].channel", "bot.routes[0].workspace", "bot.max_posts_per_task")
+		"bot.routes[0].transport", "bot.routes[0].channel", "bot.routes[0].workspace", "bot.max_posts_per_task",
+		"bot.slack.slash_command", `bot.global_approvers: "slack:U2"`)
+	if strings.Contains(got, "telegram:42") {
+		t.Errorf("a valid global approver was refused: %s", got)
+	}
 }
 
 func TestBotConfigUnknownKeyAndBadPosture(t *testing.T) {

@@ -34,6 +34,8 @@ type Config struct {
 	home    string            // the Reasonix home directory; "" when unknown
 	sources []string          // files read, lowest precedence first
 	origins map[string]string // "agent.max_steps" -> file (or flag) that set it
+	// warnings say what Load left out (keys of an untrusted project file).
+	warnings []string
 }
 
 // Default returns the configuration used when no file exists: every default
@@ -59,10 +61,16 @@ func Default() *Config {
 			TaskTimeout:        defaultTaskTimeout,
 			ApprovalTTL:        defaultApprovalTTL,
 		},
-		Serve:   Serve{Addr: "127.0.0.1:8080", MaxStreamsPerToken: 64, DrainTimeout: defaultDrainTimeout, StaleAfter: defaultStaleAfter},
+		Serve: Serve{Addr: "127.0.0.1:8080", MaxStreamsPerToken: 64, IntakeInflightBytes: defaultIntakeInflightBytes,
+			DrainTimeout: defaultDrainTimeout, StaleAfter: defaultStaleAfter},
 		origins: map[string]string{},
 	}
 }
+
+// Warnings lists what Load left out and why, one sentence each: keys of
+// an untrusted project file that name a file, command, URL or variable.
+// The caller shows them to the person running the command.
+func (c *Config) Warnings() []string { return slices.Clone(c.warnings) }
 
 // Sources lists the files that were read (user file, .mcp.json, project
 // file), lowest precedence first. It is empty for a default configuration.

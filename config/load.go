@@ -10,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"reasonix/internal/secretenv"
 )
 
 // LoadOptions says where to look for configuration. The zero value loads
@@ -27,7 +30,9 @@ type LoadOptions struct {
 	// Home replaces ~/.reasonix; "" = $REASONIX_HOME, else $HOME/.reasonix.
 	Home string
 	// Env looks up environment variables for ${VAR} expansion and the home
-	// directory; nil = os.LookupEnv.
+	// directory; nil = secretenv.Lookup (the environment, then NAME_FILE,
+	// then the systemd credential NAME, and what survives the re-exec that
+	// takes secrets out of the environment).
 	Env func(string) (string, bool)
 	// SkipMCPJSON ignores the project's .mcp.json, e.g. for a service that
 	// refuses servers declared by a checkout.
@@ -64,7 +69,7 @@ const (
 func Load(opts LoadOptions) (*Config, error) {
 	env := opts.Env
 	if env == nil {
-		env = os.LookupEnv
+		env = secretenv.Lookup
 	}
 	c := Default()
 	home, err := reasonixHome(opts, env)
@@ -95,6 +100,9 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	if project != "" {
 		l.project = project
+		if opts.File == "" {
+			l.projectDir = projectDir
+		}
 		l.readTOML(project, true)
 	}
 	if err := l.p.err(); err != nil {
@@ -170,6 +178,9 @@ type loader struct {
 	// project is the project file; untrustedDir is its directory when it
 	// is not trusted (see LoadOptions.RequireTrust), else "".
 	project, untrustedDir string
+	// projectDir is set when project is the project directory's own file
+	// (not one --config named): its system_prompt_file must stay inside.
+	projectDir string
 }
 
 // readFile reads a regular file of bounded size. found is false only when
@@ -242,21 +253,43 @@ func (l *loader) readTOML(path string, required bool) {
 				Err: errors.New(`must be a duration string such as "90m" or "2h"`)})
 		}
 	}
+	ignorePrompt := false
+	var ignored []string
 	if path == l.project && l.untrustedDir != "" {
-		if keys := l.untrustedProblems(&fc, &md); len(keys) > 0 {
-			l.p.errs = append(l.p.errs, untrustedError(path, fmt.Sprintf("%s would loosen the configuration or start a process", quoteKeys(keys)), l.untrustedDir))
+		var bad []string
+		bad, ignored = l.untrustedProblems(&fc, &md)
+		if len(bad) > 0 {
+			l.p.errs = append(l.p.errs, untrustedError(path, fmt.Sprintf("%s would loosen the configuration", quoteKeys(bad)), l.untrustedDir))
+		}
+		if len(ignored) > 0 {
+			leaveOut(&fc, l.c, ignored)
+			ignorePrompt = slices.Contains(ignored, "agent.system_prompt_file")
+			l.c.warnings = append(l.c.warnings, fmt.Sprintf("%s: %s ignored: %s a file, command, URL or environment variable, and the directory is not trusted; trust it with `reasonix trust %s`",
+				path, quoteKeys(ignored), nameVerb(len(ignored)), l.untrustedDir))
 		}
 	}
-	prompt, promptFile, hasPromptFile := l.systemPrompt(path, &fc, &md)
+	var prompt, promptFile string
+	hasPromptFile := false
+	if !ignorePrompt {
+		prompt, promptFile, hasPromptFile = l.systemPrompt(path, &fc, &md)
+	}
 	if len(l.p.errs) > bad {
 		return
 	}
 
+	kept := l.keepOrigins(ignored)
 	mergeKeys(l.c, &fc, &md, path)
+	for k, v := range kept {
+		if v == "" {
+			delete(l.c.origins, k)
+		} else {
+			l.c.origins[k] = v
+		}
+	}
 	if hasPromptFile {
 		l.c.Agent.SystemPrompt, l.c.Agent.SystemPromptFile = prompt, promptFile
 		l.c.origins["agent.system_prompt"] = path
-	} else if md.IsDefined("agent", "system_prompt") {
+	} else if md.IsDefined("agent", "system_prompt") && !ignorePrompt {
 		l.c.Agent.SystemPromptFile = ""
 		l.c.origins["agent.system_prompt_file"] = path
 	}
@@ -284,6 +317,22 @@ func (l *loader) readTOML(path string, required bool) {
 	l.c.Webhooks = mergeEntries(&l.p, path, "webhooks", l.c.Webhooks, fc.Webhooks, func(w *Webhook) string { return w.Name })
 }
 
+// keepOrigins saves the origins of the tables ignored keys live in, so a
+// value left out keeps the origin of the file that really set it (a
+// relative path is resolved against that file).
+func (l *loader) keepOrigins(ignored []string) map[string]string {
+	kept := map[string]string{}
+	for _, k := range ignored {
+		segs := strings.SplitN(k, ".", 3)
+		key := segs[0]
+		if len(segs) > 1 {
+			key += "." + segs[1]
+		}
+		kept[key] = l.c.origins[key]
+	}
+	return kept
+}
+
 // systemPrompt reads system_prompt_file when this file sets it, relative to
 // the file's own directory.
 func (l *loader) systemPrompt(path string, fc *Config, md *toml.MetaData) (prompt, file string, ok bool) {
@@ -297,6 +346,13 @@ func (l *loader) systemPrompt(path string, fc *Config, md *toml.MetaData) (promp
 		return "", "", false
 	}
 	file = resolveFrom(fc.Agent.SystemPromptFile, path)
+	if path == l.project && l.projectDir != "" {
+		forbid := append(slices.Clone(l.c.Sandbox.ForbidRead), fc.Sandbox.ForbidRead...)
+		if err := confinePromptFile(fc.Agent.SystemPromptFile, file, l.projectDir, forbid); err != nil {
+			l.p.errs = append(l.p.errs, &FileError{File: path, Key: "agent.system_prompt_file", Err: err})
+			return "", "", false
+		}
+	}
 	data, found, err := readFile(file)
 	if !found {
 		err = fs.ErrNotExist

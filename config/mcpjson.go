@@ -100,6 +100,9 @@ func (l *loader) readMCPJSON(path string) {
 // must not widen what a task may run by itself.
 func WorkspacePlugins(dir string, env func(string) (string, bool)) ([]Plugin, error) {
 	if env == nil {
+		// The process environment, which no longer holds the secrets
+		// (secretenv.Seal): a repository's own servers cannot name the
+		// service's keys in ${VAR}.
 		env = os.LookupEnv
 	}
 	path := filepath.Join(dir, MCPJSONFile)

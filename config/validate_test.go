@@ -79,6 +79,7 @@ func TestValidateRules(t *testing.T) {
 		{"serve addr", "[serve]\naddr = \"8080\"", `serve.addr: "8080" is not host:port`},
 		{"serve port", "[serve]\naddr = \":http-alt\"", `serve.addr: ":http-alt" has an invalid port`},
 		{"serve streams", "[serve]\nmax_streams_per_token = 0", `serve.max_streams_per_token: must be between 1 and 100000`},
+		{"serve intake budget", "[serve]\nintake_inflight_bytes = 65536", `serve.intake_inflight_bytes: must be between 1048576 and 1073741824 (got 65536)`},
 		{"serve token env", "[serve]\napi_token_env = \"abc def\"", `serve.api_token_env: must be the NAME`},
 		{"workspace name", "[[workspaces]]\nrepo = \"r\"", `workspaces[0].name: is required`},
 		{"workspace repo", "[[workspaces]]\nname = \"w\"", `workspaces[w].repo: is required`},

@@ -115,6 +115,9 @@ func (b *bwrapShell) argv(workdir, script string, extra []string) []string {
 			a = append(a, "--bind", w, w)
 		}
 	}
+	for _, p := range b.conf.git.readOnly() {
+		a = append(a, "--ro-bind", p, p) // the checkout's git control files (gitguard.go)
+	}
 	for _, f := range b.conf.forbidden {
 		fi, err := os.Stat(f)
 		switch {

@@ -71,6 +71,7 @@ type Confinement struct {
 	// task's own commits need (see gitShared); the sandbox leaves it
 	// writable and the rest of the repository's .git read-only.
 	gitShared []string
+	git       *gitGuard // a checkout's own git control files (gitguard.go); nil when none
 	shell     agent.ShellWrapper
 	kind      string      // SandboxKind
 	tmp       *privateTmp // Landlock's private TMPDIR, shared with Claimed
@@ -133,6 +134,9 @@ func NewConfinement(c SandboxConfig) (*Confinement, error) {
 	}
 	conf.gitShared = gitShared(conf.root)
 	conf.tmp, conf.closers = &privateTmp{}, &closers{}
+	if conf.git = newGitGuard(conf.root); conf.git != nil {
+		conf.closers.add(func() { _, _ = conf.git.repair() })
+	}
 	conf.shell, conf.kind = chooseShell(conf, mode, c.force, c.Bwrap, c.Network)
 	conf.spawn = &spawners{}
 	if conf.kind != "" && supervisorUsable() == nil {
@@ -173,6 +177,9 @@ func (c *Confinement) WritePath(p string) (string, error) {
 	if c.isForbidden(r) {
 		return "", fmt.Errorf("policy: cannot write %q: %w; it is off limits for this agent", p, ErrForbidden)
 	}
+	if c.git.protects(r) {
+		return "", fmt.Errorf("policy: cannot write %q: it is %w", p, errGitControl)
+	}
 	for _, root := range c.writable {
 		if within(r, root) {
 			return r, nil
@@ -198,7 +205,7 @@ func (c *Confinement) isForbidden(r string) bool {
 // bash runs unconfined (`[sandbox] bash = "off"`, or "auto" where no
 // sandbox works), or a wrapper refusing every command ("require" where no
 // sandbox works).
-func (c *Confinement) Shell() agent.ShellWrapper { return c.shell }
+func (c *Confinement) Shell() agent.ShellWrapper { return c.git.wrap(c.shell) }
 
 // ErrNoSandbox means bash does not run in an OS sandbox, so none can
 // narrow what it writes.
@@ -239,5 +246,5 @@ func (c *Confinement) Claimed(paths []string) (agent.ShellWrapper, error) {
 	default:
 		return nil, ErrNoSandbox
 	}
-	return sub.shell, nil
+	return c.git.wrap(sub.shell), nil
 }

@@ -21,21 +21,63 @@ func classifyIndirect(name, why string, args []string, lit []bool) commandClass 
 		}
 	case "xargs":
 		c.dynName = xargsUnseen(args, lit)
+		c.runsArgs = true
 	case "parallel":
 		c.dynName = "`parallel` builds the commands it runs from its input"
 	case "watch", "su", "trap", "flock":
 		script, ok := commandString(name, args, lit)
-		if ok {
+		switch {
+		case ok:
 			c.script = script
-		} else if !allLit(lit) {
+		case !allLit(lit):
+			c.dynName = unknown
+		case name == "flock":
+			c.runsArgs = true // flock FILE COMMAND ARGS…
+		case name == "su":
+			c.opaque = "`su` starts a shell reading commands"
+		}
+	case "source", ".":
+		if len(args) > 0 && lit[0] {
+			c.scriptFile = args[0]
+		} else {
+			c.dynName = unknown
+		}
+	case "alias":
+		// An alias's value runs in place of its name once aliases expand
+		// (shopt -s expand_aliases); deny rules read it as a command.
+		for i, a := range args {
+			if !lit[i] {
+				c.dynName = unknown
+				continue
+			}
+			if _, v, ok := strings.Cut(a, "="); ok {
+				c.scripts = append(c.scripts, v)
+			}
+		}
+	case "exec", "busybox":
+		c.runsArgs = true
+		if !allLit(lit) {
 			c.dynName = unknown
 		}
 	default:
+		c.opaque = why
 		if !allLit(lit) {
 			c.dynName = unknown
 		}
 	}
 	return c
+}
+
+// argvRunners run the command line given as their arguments, which the
+// analyser reads (analyzer.tails); the other runners execute commands of
+// their own language or input, which it cannot read.
+var argvRunners = map[string]bool{
+	"strace": true, "ltrace": true, "valgrind": true, "chroot": true, "unshare": true, "nsenter": true,
+	"setpriv": true, "taskset": true, "chrt": true, "prlimit": true, "unbuffer": true, "firejail": true,
+	"systemd-run": true, "pkexec": true, "sshpass": true, "fakeroot": true, "fakechroot": true, "eatmydata": true,
+	"faketime": true, "catchsegv": true, "nocache": true, "xvfb-run": true, "dbus-run-session": true,
+	"torsocks": true, "proxychains": true, "proxychains4": true, "chronic": true, "ifne": true, "setarch": true,
+	"linux32": true, "linux64": true, "numactl": true, "cgexec": true, "bwrap": true,
 }
 
 // commandString returns the literal command string watch, su -c, trap or
@@ -116,6 +158,21 @@ func xargsUnseen(args []string, lit []bool) string {
 	if !lit[i] || replace != "" && strings.Contains(args[i], replace) {
 		return "`xargs` runs a command named by its input"
 	}
+	// `xargs env`, `xargs nice -n5`, `xargs strace`: a wrapper or runner
+	// whose command is the input.
+	if st, _, _, _ := unwrap(args[i:], lit[i:]); st >= len(args)-i {
+		return "`xargs` runs a command named by its input"
+	}
+	name := baseName(args[i])
+	if argvRunners[name] || name == "exec" || name == "busybox" || name == "xargs" {
+		operand := false
+		for _, a := range args[i+1:] {
+			operand = operand || !strings.HasPrefix(a, "-")
+		}
+		if !operand {
+			return "`xargs` runs a command named by its input"
+		}
+	}
 	return ""
 }
 
@@ -137,7 +194,14 @@ var runners = map[string]string{
 	"emacs": "the editor can run shell commands", "m4": "`m4` can run shell commands", "dc": "`dc` can run shell commands",
 	"gnuplot": "`gnuplot` can run shell commands", "mapfile": "`mapfile -C` runs a callback", "readarray": "`readarray -C` runs a callback",
 	"enable": "`enable -f` loads code into the shell", "complete": "`complete -C` runs a command", "bind": "`bind -x` runs a command",
-	"go": "", "zip": "", "man": "", "rsync": "", "ssh": "", "scp": "", "sftp": "", "git": "", "sqlite3": "", "psql": "", "mysql": "",
+	"fakeroot": "`fakeroot` runs a command", "fakechroot": "`fakechroot` runs a command", "eatmydata": "`eatmydata` runs a command",
+	"faketime": "`faketime` runs a command", "catchsegv": "`catchsegv` runs a command", "nocache": "`nocache` runs a command",
+	"xvfb-run": "`xvfb-run` runs a command", "dbus-run-session": "`dbus-run-session` runs a command", "torsocks": "`torsocks` runs a command",
+	"proxychains": "`proxychains` runs a command", "proxychains4": "`proxychains4` runs a command", "chronic": "`chronic` runs a command",
+	"ifne": "`ifne` runs a command", "setarch": "`setarch` runs a command", "linux32": "`linux32` runs a command",
+	"linux64": "`linux64` runs a command", "numactl": "`numactl` runs a command", "cgexec": "`cgexec` runs a command",
+	"bwrap": "`bwrap` runs a command", "go": "", "zip": "", "man": "", "rsync": "", "ssh": "", "scp": "", "sftp": "",
+	"git": "", "sqlite3": "", "psql": "", "mysql": "",
 }
 
 // runsCommands reports commands that execute others, beyond the shells,

@@ -135,6 +135,10 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 		return agent.Allow, nil
 	}
 	switch {
+	case g.posture == PostureYolo && ev.DenyUnseen != "":
+		// Nobody is asked under yolo, and a deny rule may be what this
+		// command hides (see denyreach.go).
+		return agent.Verdict{Code: agent.RefusedByRule, Reason: "Blocked by the permission policy: " + ev.Reason + "; under yolo nobody can. Write the command out as plain commands, or report that you are blocked."}, nil
 	case g.posture == PostureYolo:
 		return agent.Allow, nil
 	case g.posture == PostureAuto && !explicit && !ev.HumanOnly:
@@ -148,6 +152,9 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 		hint := g.hint(explicit, ev.HumanOnly)
 		if unconfined {
 			hint = "Without a sandbox, --auto runs only bash commands proven to write inside the workspace: use literal relative paths and known commands, or report that you are blocked."
+		}
+		if ev.DenyUnseen != "" {
+			hint = "Only a person can approve it; run it as plain commands instead, or report that you are blocked."
 		}
 		return agent.Verdict{Code: agent.RefusedUnattended, Reason: "Refused without asking anyone: " + ev.Reason + ", and nobody can approve calls in this run. " + hint}, nil
 	}

@@ -118,7 +118,10 @@ var tmpBase = sync.OnceValue(func() string {
 // tmpParent is where privateTmp makes a sandbox's tmp ("" = os.TempDir()).
 func tmpParent() string { return tmpBase() }
 
-// tmpRoots are the paths among roots that lie in the shared tmp.
+// tmpRoots are the paths among roots that lie in the shared tmp, and for
+// a worktree's private git directory there (gitShared:
+// <common>/worktrees/<name>) the repository's shared git directory, which
+// the task's git reads.
 func tmpRoots(roots []string) []string {
 	tmp := sharedTmp()
 	if tmp == "" {
@@ -126,8 +129,16 @@ func tmpRoots(roots []string) []string {
 	}
 	var in []string
 	for _, r := range roots {
-		if r != "" && within(r, tmp) && !within(r, tmpBase()) {
+		if r == "" || within(r, tmpBase()) {
+			continue
+		}
+		if within(r, tmp) {
 			in = append(in, r)
+		}
+		if filepath.Base(filepath.Dir(r)) == "worktrees" {
+			if common := filepath.Dir(filepath.Dir(r)); within(common, tmp) && !slices.Contains(in, common) {
+				in = append(in, common)
+			}
 		}
 	}
 	return in

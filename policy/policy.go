@@ -23,7 +23,9 @@ type Config struct {
 }
 
 // Policy evaluates static rules against tool calls. It is immutable after
-// New and safe for concurrent use; evaluating a call does no I/O.
+// New and safe for concurrent use. Evaluating a call does no I/O, except
+// that while a Bash deny rule names a command, a program or script a bash
+// command runs by path is looked up in the workspace (resolveFiles).
 type Policy struct {
 	mode               Decision
 	allow, ask, deny   *ruleSet
@@ -83,6 +85,10 @@ type Evaluation struct {
 	ReadOnly bool
 	// Reason explains the decision in one sentence a model can act on.
 	Reason string
+	// DenyUnseen names the Bash deny rules an Ask decision's command may
+	// reach unseen (see denyreach.go): only a person may allow it, and the
+	// yolo posture refuses it.
+	DenyUnseen string
 }
 
 // Decide returns the decision for one call: deny > ask > allow > fallback,
@@ -108,6 +114,9 @@ func (p *Policy) evaluate(q Query) (Evaluation, *callFacts) {
 	f := &callFacts{sub: extractSubject(q.Args)}
 	if q.Tool == "bash" && f.sub.isShell {
 		f.sh = analyzeShell(f.sub.command)
+		if len(f.sh.files) > 0 && p.deny.hasBashWords() {
+			resolveFiles(f.sh, q.Workdir, p.DeniedCommands())
+		}
 	}
 	ro := q.ReadOnly || f.sh != nil && f.sh.readOnly
 	ev := Evaluation{ReadOnly: ro}
@@ -125,12 +134,9 @@ func (p *Policy) evaluate(q Query) (Evaluation, *callFacts) {
 			}
 		}
 	}
-	if f.sh != nil && f.sh.dynName != "" && p.deny.hasBashWords() {
-		// Deny rules must win; a command nobody can read might be anything
-		// they name, so it is refused whatever the posture.
-		ev.Decision = Deny
-		ev.Reason = f.sh.dynName + ", so the Bash deny rules cannot be checked; write the command out literally"
-		return ev, f
+	if u, ok := p.unseenDecision(f); ok {
+		u.ReadOnly = ev.ReadOnly
+		return u, f
 	}
 	if i := p.ask.matchBroad(q, f); i >= 0 {
 		ev.Decision, ev.Rule = Ask, p.ask.rules[i].String()
@@ -207,17 +213,7 @@ func (s *ruleSet) matchBroad(q Query, f *callFacts) int {
 	if i, ok := s.exact[strings.TrimSpace(f.sub.command)]; ok {
 		return i
 	}
-	for _, part := range f.sh.parts {
-		if i := s.wordRule(part.words, true, anyKind); i >= 0 {
-			return i
-		}
-	}
-	for _, words := range f.sh.extra {
-		if i := s.wordRule(words, true, anyKind); i >= 0 {
-			return i
-		}
-	}
-	return -1
+	return s.matchFacts(f.sh)
 }
 
 // allows returns the allow rule (or grant) covering the whole call, or -1.

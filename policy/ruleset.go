@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -13,7 +14,12 @@ type ruleSet struct {
 	bashBy  map[string][]int // first command word → word rules
 	bashAny []int            // word rules whose first word is a string prefix
 	exact   map[string]int   // Bash=literal → rule
-	seen    map[string]bool  // canonical forms, to drop duplicates
+	// exactWords are the exact rules that are one simple command of plain
+	// words, as words (exactIdx: their rules), so a deny rule also matches
+	// the command inside a wrapper or a script, and an exec's argv.
+	exactWords [][]string
+	exactIdx   []int
+	seen       map[string]bool // canonical forms, to drop duplicates
 }
 
 func newRuleSet() *ruleSet {
@@ -33,6 +39,10 @@ func (s *ruleSet) add(r Rule) {
 	switch {
 	case r.kind == kindExact:
 		s.exact[r.spec] = i
+		if ws := exactCommandWords(r.spec); ws != nil {
+			s.exactWords = append(s.exactWords, ws)
+			s.exactIdx = append(s.exactIdx, i)
+		}
 	case r.family == familyBash && r.kind != kindBare:
 		if r.kind == kindRawPrefix && len(r.words) == 1 {
 			s.bashAny = append(s.bashAny, i)
@@ -162,4 +172,63 @@ func (s *ruleSet) matchComputed(c computedCmd) int {
 		}
 	}
 	return -1
+}
+
+// matchFacts returns the first Bash word or exact rule matching a command
+// of the analysed script, or -1: every simple command before and after
+// unwrapping, every equivalent (find -delete is rm), every system binary a
+// command that is not read-only names as an argument (cp /bin/rm y copies
+// rm), and the exact rules also word by word.
+func (s *ruleSet) matchFacts(sh *shellFacts) int {
+	for _, part := range sh.parts {
+		if i := s.wordRule(part.words, true, anyKind); i >= 0 {
+			return i
+		}
+		if i := s.exactRule(part.words); i >= 0 {
+			return i
+		}
+	}
+	for _, words := range sh.extra {
+		if i := s.wordRule(words, true, anyKind); i >= 0 {
+			return i
+		}
+		if i := s.exactRule(words); i >= 0 {
+			return i
+		}
+	}
+	if !sh.readOnly {
+		for _, name := range sh.binRefs {
+			if rs := s.bashBy[name]; len(rs) > 0 {
+				return rs[0]
+			}
+		}
+	}
+	return -1
+}
+
+// exactRule returns the Bash=exact rule whose command, as words, equals
+// words (its name also by base name), or -1.
+func (s *ruleSet) exactRule(words []string) int {
+	if len(s.exactWords) == 0 || len(words) == 0 {
+		return -1
+	}
+	for i, ws := range s.exactWords {
+		if len(ws) != len(words) || !slices.Equal(ws[1:], words[1:]) {
+			continue
+		}
+		if ws[0] == words[0] || ws[0] == path.Base(words[0]) {
+			return s.exactIdx[i]
+		}
+	}
+	return -1
+}
+
+// exactCommandWords returns the words of an exact rule's command when it
+// is one simple command of plain words, else nil.
+func exactCommandWords(spec string) []string {
+	f := analyzeShell(spec)
+	if len(f.parts) != 1 || f.compound || f.dynamic || f.nested != "" || len(f.extra) > 0 {
+		return nil
+	}
+	return f.parts[0].words
 }

@@ -13,10 +13,11 @@ const taskRefDir = "refs/heads/reasonix"
 
 // gitShared returns what a linked git worktree at root must write outside
 // itself to commit on its own branch: its private directory in the shared
-// repository (<common>/worktrees/<name>: HEAD, index, its reflog), the
-// object store, and the task-branch directory with its reflogs. The rest
-// of the shared .git — config, hooks, packed-refs, every other branch —
-// stays read-only to the sandbox, so a task cannot plant a hook or a
+// repository (<common>/worktrees/<name>: HEAD, index, its reflog and, for
+// a runner's task, its own object directory), the shared object store
+// only for a worktree without one, and the task-branch directory with its
+// reflogs. The rest of the shared .git — config, hooks, packed-refs,
+// every other branch — stays read-only to the sandbox, so a task cannot plant a hook or a
 // core.hooksPath that the repository's owner would run next.
 //
 // Why a worktree with this carve-out rather than a clone per task: a
@@ -31,9 +32,13 @@ const taskRefDir = "refs/heads/reasonix"
 // against the layout git itself creates; anything unexpected grants
 // nothing (commits then fail inside the sandbox, nothing else does).
 //
-// Limits: the object store is shared, so a task can add objects (or an
-// objects/info/alternates entry) and can move the other task branches
-// under refs/heads/reasonix.
+// A runner's task worktree has an object directory of its own in its
+// private directory (GitEnv): the shared object store stays read-only, so
+// a task cannot replace an object other tasks or the owner read; the
+// runner imports the task's objects, re-hashed, when it finishes.
+//
+// Limits: a task can move the other task branches under
+// refs/heads/reasonix.
 func gitShared(root string) []string {
 	b, err := os.ReadFile(filepath.Join(root, ".git"))
 	if err != nil {
@@ -62,7 +67,12 @@ func gitShared(root string) []string {
 		return nil
 	}
 	common := filepath.Dir(filepath.Dir(gitdir))
-	out := []string{gitdir, filepath.Join(common, "objects")}
+	out := []string{gitdir}
+	if fi, err := os.Lstat(filepath.Join(gitdir, "objects")); err != nil || !fi.IsDir() {
+		// Not a runner's task worktree (which has an object directory of
+		// its own, see GitEnv): a user's worktree commits to the shared store.
+		out = append(out, filepath.Join(common, "objects"))
+	}
 	head, err := os.ReadFile(filepath.Join(gitdir, "HEAD"))
 	if err != nil {
 		return out
@@ -72,4 +82,22 @@ func gitShared(root string) []string {
 		out = append(out, filepath.Join(common, taskRefDir), filepath.Join(common, "logs", taskRefDir))
 	}
 	return out
+}
+
+// GitEnv is what bash in a runner's task worktree needs for git to write
+// the task's objects to its own object directory (<private>/objects, made
+// by the runner) and read the shared store as an alternate, read-only:
+// GIT_OBJECT_DIRECTORY and GIT_ALTERNATE_OBJECT_DIRECTORIES. Nil for any
+// other workspace.
+func (c *Confinement) GitEnv() []string {
+	if len(c.gitShared) == 0 {
+		return nil
+	}
+	private := c.gitShared[0]
+	objects := filepath.Join(private, "objects")
+	if fi, err := os.Lstat(objects); err != nil || !fi.IsDir() {
+		return nil
+	}
+	common := filepath.Dir(filepath.Dir(private))
+	return []string{"GIT_OBJECT_DIRECTORY=" + objects, "GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(common, "objects")}
 }

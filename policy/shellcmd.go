@@ -129,13 +129,42 @@ func wrapperArgs(name string, args []string, lit []bool) (n int, known bool) {
 type commandClass struct {
 	nested string // why it executes code indirectly
 	// dynName says why a command it runs is only known at run time.
-	dynName  string
-	script   string     // a literal command string it runs (bash -c, eval), parsed again for deny rules
-	also     [][]string // commands it is equivalent to, for deny rules (find -delete is rm)
-	readOnly bool
+	dynName string
+	// opaque says why code it runs cannot be read by deny rules (python -c,
+	// awk's system(), git -c): nested execution the analyser does not see
+	// into. Nested execution without it is seen: what it runs is parsed.
+	opaque  string
+	script  string   // a literal command string it runs (bash -c, eval), parsed again for deny rules
+	scripts []string // further such strings (alias values)
+	// runsArgs: it runs a command line given as its arguments (xargs,
+	// find -exec, strace), which the analyser looks into (analyzer.tails).
+	runsArgs bool
+	// scriptFile is a script file a shell reads (bash s.sh, source s.sh).
+	scriptFile string
+	also       [][]string // commands it is equivalent to, for deny rules (find -delete is rm)
+	readOnly   bool
 }
 
-var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true, "rbash": true}
+// hidden is nested execution deny rules cannot see into.
+func hidden(why string) commandClass { return commandClass{nested: why, opaque: why} }
+
+var shells = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true, "rbash": true,
+	"csh": true, "tcsh": true, "yash": true, "posh": true, "ksh93": true, "pdksh": true, "oksh": true, "loksh": true,
+}
+
+// foreignShells do not speak the language the parser reads: their command
+// strings are not parsed, so deny rules cannot see into them.
+var foreignShells = map[string]bool{"fish": true, "csh": true, "tcsh": true}
+
+// moreInterpreters run inline code (-e, -c) or a program read from their
+// input, like python and perl, and are known only for that.
+var moreInterpreters = map[string]bool{
+	"tclsh": true, "wish": true, "julia": true, "guile": true, "racket": true, "sbcl": true, "clisp": true,
+	"irb": true, "ghci": true, "runghc": true, "scala": true, "groovy": true, "jshell": true, "octave": true,
+	"R": true, "elixir": true, "erl": true, "escript": true, "bb": true, "qjs": true, "ocaml": true,
+	"swift": true, "kotlin": true, "osascript": true, "xonsh": true, "elvish": true, "nu": true,
+}
 
 // alwaysIndirect run commands given to them as arguments or read from files
 // into the current shell.
@@ -161,6 +190,15 @@ var gitReaders = map[string]bool{"status": true, "log": true, "diff": true, "sho
 
 // classify looks at one unwrapped simple command.
 func classify(w []string, lit []bool) commandClass {
+	c := classifyName(w, lit)
+	if also := deleterAlso(baseName(w[0]), w[1:]); also != nil {
+		c.also = append(c.also, also...)
+		c.readOnly = false
+	}
+	return c
+}
+
+func classifyName(w []string, lit []bool) commandClass {
 	name := baseName(w[0])
 	args := w[1:]
 	if strings.Contains(w[0], "/") && !systemCommand(w[0]) {
@@ -175,7 +213,10 @@ func classify(w []string, lit []bool) commandClass {
 		return classifyIndirect(name, why, args, lit[1:])
 	}
 	if why, ok := runsCommands(name, args); ok {
-		return commandClass{nested: why}
+		if argvRunners[name] {
+			return commandClass{nested: why, runsArgs: true}
+		}
+		return hidden(why)
 	}
 	switch {
 	case shells[name]:
@@ -190,8 +231,19 @@ func classify(w []string, lit []bool) commandClass {
 		return classifyInterpreter(name, args, "rR", "dc", "")
 	case name == "lua" || name == "luajit" || name == "Rscript":
 		return classifyInterpreter(name, args, "e", "l", "")
+	case moreInterpreters[name]:
+		return classifyInterpreter(name, args, "ec", "", "")
 	case name == "deno" && len(args) > 0 && args[0] == "eval", name == "bun" && hasAny(args, "-e", "--eval", "-p", "--print"):
-		return commandClass{nested: "`" + name + "` evaluates inline code"}
+		return hidden("`" + name + "` evaluates inline code")
+	case name == "hash":
+		// `hash -p /bin/rm x` makes x run rm.
+		c := splitArgs(args, "p")
+		if p := c.values("-p", ""); len(p) > 0 {
+			c := commandClass{opaque: "`hash -p` makes a name run another file"}
+			c.also = [][]string{{baseName(p[0])}}
+			return c
+		}
+		return commandClass{}
 	case name == "find":
 		return classifyFind(args, lit[1:])
 	case name == "git":
@@ -199,24 +251,24 @@ func classify(w []string, lit []bool) commandClass {
 	case name == "rg":
 		for _, a := range args {
 			if a == "--pre" || strings.HasPrefix(a, "--pre=") {
-				return commandClass{nested: "`rg --pre` runs a command on every file"}
+				return hidden("`rg --pre` runs a command on every file")
 			}
 		}
 	case isAwk(name):
 		if why := awkRuns(args); why != "" {
-			return commandClass{nested: why}
+			return hidden(why)
 		}
 	case name == "sed":
 		if why := sedRuns(args); why != "" {
-			return commandClass{nested: why}
+			return hidden(why)
 		}
 	case name == "tar":
 		if why := tarRuns(args); why != "" {
-			return commandClass{nested: why}
+			return hidden(why)
 		}
 	case name == "sort":
 		if hasLong(args, "--compress-program") {
-			return commandClass{nested: "`sort --compress-program` runs a program"}
+			return hidden("`sort --compress-program` runs a program")
 		}
 		return commandClass{readOnly: !hasFlag(args, "-o", "--output")}
 	case name == "test" || name == "[" || name == "printf":
@@ -229,6 +281,7 @@ func classify(w []string, lit []bool) commandClass {
 }
 
 func classifyShell(name string, args []string, lit []bool) commandClass {
+	var c commandClass
 	scripts := 0
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -237,8 +290,15 @@ func classifyShell(name string, args []string, lit []bool) commandClass {
 		case a == "-" || a == "-s" || a == "-i":
 			why := "`" + name + "` reads commands from its input"
 			return commandClass{nested: why, dynName: why}
+		case !lit[i] && scripts == 0:
+			// bash <(…), bash "$F": a script nobody can read before it runs.
+			why := "`" + name + "` runs a script only known at run time"
+			return commandClass{nested: why, dynName: why}
 		case isOpt && strings.ContainsRune(a[1:], 'c'):
 			c := commandClass{nested: "`" + name + " -c` runs a command string"}
+			if foreignShells[name] {
+				c.opaque = c.nested
+			}
 			for j := i + 1; j < len(args); j++ {
 				if !strings.HasPrefix(args[j], "-") {
 					if lit[j] {
@@ -255,6 +315,9 @@ func classifyShell(name string, args []string, lit []bool) commandClass {
 			i++
 		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
 		default:
+			if scripts == 0 {
+				c.scriptFile = a
+			}
 			scripts++
 		}
 	}
@@ -262,7 +325,7 @@ func classifyShell(name string, args []string, lit []bool) commandClass {
 		why := "`" + name + "` reads commands from its input"
 		return commandClass{nested: why, dynName: why}
 	}
-	return commandClass{}
+	return c
 }
 
 // classifyInterpreter spots inline code (python -c, node -e, perl -e, …) and
@@ -274,9 +337,9 @@ func classifyInterpreter(name string, args []string, inline, valued, stop string
 		a := args[i]
 		switch {
 		case a == "-":
-			return commandClass{nested: "`" + name + "` reads a program from its input"}
+			return hidden("`" + name + "` reads a program from its input")
 		case a == "--eval" || a == "--print" || strings.HasPrefix(a, "--eval=") || strings.HasPrefix(a, "--print="):
-			return commandClass{nested: "`" + name + "` evaluates inline code"}
+			return hidden("`" + name + "` evaluates inline code")
 		case a == "--version" || a == "-V" || a == "--help" || a == "-h" || a == "-v":
 			return commandClass{}
 		case strings.HasPrefix(a, "--"):
@@ -285,7 +348,7 @@ func classifyInterpreter(name string, args []string, inline, valued, stop string
 			for k := 0; k < len(flags); k++ {
 				f := flags[k]
 				if strings.IndexByte(inline, f) >= 0 {
-					return commandClass{nested: "`" + name + " -" + string(f) + "` evaluates inline code"}
+					return hidden("`" + name + " -" + string(f) + "` evaluates inline code")
 				}
 				if strings.IndexByte(stop, f) >= 0 {
 					return commandClass{}
@@ -301,7 +364,7 @@ func classifyInterpreter(name string, args []string, inline, valued, stop string
 			return commandClass{} // a program file
 		}
 	}
-	return commandClass{nested: "`" + name + "` reads a program from its input"}
+	return hidden("`" + name + "` reads a program from its input")
 }
 
 func classifyFind(args []string, lit []bool) commandClass {
@@ -311,6 +374,7 @@ func classifyFind(args []string, lit []bool) commandClass {
 		case "-exec", "-execdir", "-ok", "-okdir":
 			if c.nested == "" {
 				c.nested = "`find " + a + "` runs a command for every match"
+				c.runsArgs = true
 			}
 			if i+1 >= len(args) || !lit[i+1] || strings.Contains(args[i+1], "{}") {
 				c.dynName = "`find " + a + "` runs a command named only at run time"
@@ -366,21 +430,38 @@ func classifyGit(args []string) commandClass {
 		switch {
 		case a == "-c" || strings.HasPrefix(a, "--config-env") || strings.HasPrefix(a, "-c"):
 			if a == "-c" || a == "--config-env" || strings.HasPrefix(a, "--config-env=") {
-				return commandClass{nested: "`git -c` can configure commands git runs"}
+				return hidden("`git -c` can configure commands git runs")
 			}
 		case strings.HasPrefix(a, "--upload-pack") || strings.HasPrefix(a, "--receive-pack") || strings.HasPrefix(a, "--exec"):
-			return commandClass{nested: "the git option " + a + " runs a command"}
+			return hidden("the git option " + a + " runs a command")
+		}
+	}
+	norm, ok := stripGitGlobals(append([]string{"git"}, args...))
+	if !ok {
+		norm = append([]string{"git"}, args...)
+	}
+	if len(norm) > 1 && !strings.HasPrefix(norm[1], "-") {
+		sub, rest := norm[1], norm[2:]
+		switch {
+		case !gitCommands[sub]:
+			return commandClass{opaque: "`git " + sub + "` is not a git command, so it may be an alias running anything"}
+		case sub == "config":
+			if why := gitConfigRuns(rest); why != "" {
+				return commandClass{opaque: why}
+			}
+		case sub == "rm" || sub == "clean":
+			return commandClass{also: gitAlso(sub, rest)}
 		}
 	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "bisect", "submodule", "filter-branch":
 			if len(args) > 1 && (args[1] == "run" || args[1] == "foreach") || args[0] == "filter-branch" {
-				return commandClass{nested: "`git " + args[0] + "` runs a command"}
+				return hidden("`git " + args[0] + "` runs a command")
 			}
 		case "rebase":
 			if hasAny(args, "-x") {
-				return commandClass{nested: "`git rebase -x` runs a command"}
+				return hidden("`git rebase -x` runs a command")
 			}
 		}
 	}

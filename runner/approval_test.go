@@ -76,16 +76,16 @@ func TestApprovalAllow(t *testing.T) {
 		t.Fatal("unreachable")
 	}
 
-	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "api:alice"}); !errors.Is(err, runner.ErrForbidden) {
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "api:alice", Role: store.RoleApprove}); !errors.Is(err, runner.ErrForbidden) {
 		t.Fatalf("self-approval: %v, want ErrForbidden", err)
 	}
-	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob", CallHash: "0000"}); !errors.Is(err, runner.ErrConflict) {
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob", CallHash: "0000", Role: store.RoleApprove}); !errors.Is(err, runner.ErrConflict) {
 		t.Fatalf("decision bound to another call: %v, want ErrConflict", err)
 	}
-	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob", CallHash: ap.CallHash}); err != nil {
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob", CallHash: ap.CallHash, Role: store.RoleApprove}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "deny", Approver: "carol"}); !errors.Is(err, runner.ErrConflict) {
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "deny", Approver: "carol", Role: store.RoleApprove}); !errors.Is(err, runner.ErrConflict) {
 		t.Fatalf("second decision: %v, want ErrConflict", err)
 	}
 	done := runnertest.WaitState(t, svc, a.ID, 0, store.StateSucceeded, store.StateBlocked, store.StateFailed)
@@ -119,7 +119,7 @@ func TestApprovalDeny(t *testing.T) {
 		t.Fatal(err)
 	}
 	ap := waitPending(t, svc, task.ID)
-	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "deny", Approver: "bob", Note: "use make clean"}); err != nil {
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "deny", Approver: "bob", Note: "use make clean", Role: store.RoleApprove}); err != nil {
 		t.Fatal(err)
 	}
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateBlocked, store.StateSucceeded, store.StateFailed)
@@ -160,7 +160,7 @@ func TestApprovalExpiry(t *testing.T) {
 	if r := refusals(t, svc, task.ID); len(r) != 1 || r[0]["code"] != "expired" {
 		t.Fatalf("refusals = %v", r)
 	}
-	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob"}); !errors.Is(err, runner.ErrConflict) && !errors.Is(err, runner.ErrExpired) {
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob", Role: store.RoleApprove}); !errors.Is(err, runner.ErrConflict) && !errors.Is(err, runner.ErrExpired) {
 		t.Fatalf("late decision: %v", err)
 	}
 }
@@ -203,7 +203,7 @@ func TestAllowForTask(t *testing.T) {
 	if len(ap.Scopes) == 0 {
 		t.Fatalf("no scopes offered: %+v", ap)
 	}
-	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_task", Approver: "bob"}); err != nil {
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_task", Approver: "bob", Role: store.RoleApprove}); err != nil {
 		t.Fatal(err)
 	}
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateBlocked, store.StateFailed)

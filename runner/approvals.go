@@ -33,14 +33,12 @@ type Decision struct {
 	// Decision is "allow_once", "allow_task" or "deny".
 	Decision string
 	// Approver is the principal id of who decides, taken from their
-	// credential ("token:bob"), never from the request: it must be among
-	// the task's approvers when the task names any, and it is compared with
-	// the task's requester exactly.
+	// credential ("token:bob", "slack:T1/U2"), never from the request.
 	Approver string
-	// Role is the approver's role. An admin may decide approvals of their
-	// own tasks (an admin can mint another approver anyway); submit may not
-	// decide at all. "" is an approver listed by id (chat), which the
-	// approver list alone governs.
+	// Role is the approver's role, as their credential carries it (an API
+	// token's). "" asks the service to establish it: a chat identity's
+	// role comes from ChatPrincipal; any other principal without a role
+	// may not decide.
 	Role store.Role
 	// Note goes to the model with a denial.
 	Note string
@@ -53,10 +51,9 @@ type Decision struct {
 }
 
 // Decide records d exactly once and wakes the task, whose next run executes
-// or refuses exactly the approved call. Errors wrap ErrInvalid, ErrNotFound,
-// ErrForbidden (not an allowed approver, or the task's requester when
-// self-approval is off), ErrExpired, or ErrConflict (decided already, or a
-// different call).
+// or refuses exactly the approved call. Who may decide is MayDecide's rule.
+// Errors wrap ErrInvalid, ErrNotFound, ErrForbidden (see MayDecide),
+// ErrExpired, or ErrConflict (decided already, or a different call).
 func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error) {
 	dec := store.Decision(d.Decision)
 	switch dec {
@@ -80,16 +77,16 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 	if err != nil {
 		return store.Approval{}, mapStoreErr(err, "task "+a.TaskID)
 	}
-	if d.Role != "" {
-		if err := (Principal{ID: d.Approver, Role: d.Role}).MayDecide(); err != nil {
+	p := Principal{ID: d.Approver, Role: d.Role}
+	if p.Role == "" {
+		if p, err = s.ChatPrincipal(ctx, d.Approver); errors.Is(err, ErrInvalid) {
+			return store.Approval{}, failf(ErrForbidden, "%s has no role that decides approvals", d.Approver)
+		} else if err != nil {
 			return store.Approval{}, err
 		}
 	}
-	// Principal ids come from credentials, so an exact comparison is the
-	// whole check: "alice", "API:alice" or "token:Alice" are other
-	// principals' ids, which a request cannot claim.
-	if !s.cfg.AllowSelfApproval && d.Role != store.RoleAdmin && task.Requester != "" && d.Approver == task.Requester {
-		return store.Approval{}, failf(ErrForbidden, "%s requested this task and may not approve its calls; another approver must decide", d.Approver)
+	if err := s.mayDecide(p, task, a); err != nil {
+		return store.Approval{}, err
 	}
 	decided, err := s.st.Decide(ctx, a.ID, store.DecideOpts{
 		Decision: dec, Approver: d.Approver, CallHash: d.CallHash, Scope: d.Scope, Note: d.Note,

@@ -83,16 +83,21 @@ func (b *broker) Approve(ctx context.Context, req policy.Request) (policy.Answer
 		s.metrics.approvals.WithLabelValues("unattended").Inc()
 		return policy.Answer{}, fmt.Errorf("runner: task %s: %w", b.task.ID, policy.ErrUnattended)
 	}
+	instructors, err := s.instructors(ctx, b.task)
+	if err != nil {
+		return policy.Answer{}, err
+	}
 	a, err = s.st.CreateApproval(ctx, store.NewApproval{
-		TaskID:    b.task.ID,
-		Tool:      req.Call.Tool,
-		Subject:   truncate(req.Subject, maxPreview),
-		CallHash:  hash,
-		Preview:   callPreview(req),
-		Requester: b.task.Requester,
-		Approvers: b.task.Approvers,
-		Scopes:    req.Scopes,
-		ExpiresAt: s.now().Add(s.approvalTTL()),
+		TaskID:      b.task.ID,
+		Instructors: instructors,
+		Tool:        req.Call.Tool,
+		Subject:     truncate(req.Subject, maxPreview),
+		CallHash:    hash,
+		Preview:     callPreview(req),
+		Requester:   b.task.Requester,
+		Approvers:   b.task.Approvers,
+		Scopes:      req.Scopes,
+		ExpiresAt:   s.now().Add(s.approvalTTL()),
 	})
 	if err != nil {
 		return policy.Answer{}, err
@@ -133,7 +138,7 @@ func (s *Service) decided(ctx context.Context, taskID, hash string) (a store.App
 func approvalPayload(a store.Approval, reason string) map[string]any {
 	return map[string]any{
 		"approval_id": a.ID, "tool": a.Tool, "subject": a.Subject, "preview": a.Preview,
-		"reason": reason, "scopes": a.Scopes, "approvers": a.Approvers, "call_hash": a.CallHash,
+		"reason": reason, "scopes": a.Scopes, "approvers": a.Approvers, "call_hash": a.CallHash, "instructors": a.Instructors,
 		"expires_at": a.ExpiresAt,
 	}
 }

@@ -42,7 +42,7 @@ func TestBrokerBindsCall(t *testing.T) {
 	if _, err := b.Approve(ctx, reqA); !errors.As(err, &se) || !errors.Is(err, agent.ErrSuspend) {
 		t.Fatalf("first ask: %v, want a suspension", err)
 	}
-	if _, err := s.Decide(ctx, Decision{ApprovalID: se.approval.ID, Decision: "allow_once", Approver: "bob"}); err != nil {
+	if _, err := s.Decide(ctx, Decision{ApprovalID: se.approval.ID, Decision: "allow_once", Approver: "bob", Role: store.RoleApprove}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Approve(ctx, reqB); !errors.Is(err, agent.ErrSuspend) {

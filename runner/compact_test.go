@@ -65,7 +65,7 @@ func TestServiceTaskCompacts(t *testing.T) {
 		t.Fatalf("event %s (%v)", evs[0].Payload, err)
 	}
 
-	if queued, err := svc.Message(ctx, task.ID, "api:alice", "once more"); err != nil || queued.State == store.StateSucceeded {
+	if queued, err := svc.Message(ctx, task.ID, runner.Principal{ID: "api:alice", Role: store.RoleAdmin}, "once more"); err != nil || queued.State == store.StateSucceeded {
 		t.Fatalf("message: %v, %s", err, queued.State)
 	}
 	runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded)

@@ -60,14 +60,21 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 	return store.Task{}, failf(ErrConflict, "task %s keeps changing state; try again", id)
 }
 
-// Message delivers text from requester to task id. A live task (queued,
-// running, waiting) takes it before its next model request — steering it; a
+// Message delivers text from p to task id. A live task (queued, running,
+// waiting) takes it before its next model request — steering it; a
 // running task on another node picks it up within ControlInterval. A
 // finished or interrupted task is continued: it is queued again and the
 // message follows the existing conversation. It returns the task as it is
 // after the message.
-func (s *Service) Message(ctx context.Context, id, requester, text string) (store.Task, error) {
-	return s.message(ctx, id, requester, text, "")
+//
+// Only a principal who may control the task (MayControl: its requester or
+// an admin) may message it — every door (API, CLI, dashboard, chat
+// replies) comes through here; anyone else gets an *Error of kind
+// ErrForbidden and the task is untouched. The message is stored under p,
+// which makes p an instructor of the calls the task asks for after reading
+// it: p may not approve them (see MayDecide).
+func (s *Service) Message(ctx context.Context, id string, p Principal, text string) (store.Task, error) {
+	return s.message(ctx, id, p, text, "")
 }
 
 // MessageOnce is Message under an idempotency key (e.g. the chat delivery
@@ -76,14 +83,14 @@ func (s *Service) Message(ctx context.Context, id, requester, text string) (stor
 // continues a finished task whose message no run has taken yet (the first
 // delivery stopped between posting and continuing), and does nothing
 // more once one has.
-func (s *Service) MessageOnce(ctx context.Context, id, requester, text, key string) (store.Task, error) {
+func (s *Service) MessageOnce(ctx context.Context, id string, p Principal, text, key string) (store.Task, error) {
 	if strings.TrimSpace(key) == "" {
 		return store.Task{}, invalidf("the message's idempotency key is empty")
 	}
-	return s.message(ctx, id, requester, text, key)
+	return s.message(ctx, id, p, text, key)
 }
 
-func (s *Service) message(ctx context.Context, id, requester, text, key string) (store.Task, error) {
+func (s *Service) message(ctx context.Context, id string, p Principal, text, key string) (store.Task, error) {
 	if strings.TrimSpace(text) == "" {
 		return store.Task{}, invalidf("the message is empty")
 	}
@@ -97,9 +104,13 @@ func (s *Service) message(ctx context.Context, id, requester, text, key string) 
 	if err != nil {
 		return store.Task{}, err
 	}
+	if err := p.MayControl(t); err != nil {
+		return store.Task{}, err
+	}
 	if t.State == store.StateCancelled {
 		return store.Task{}, failf(ErrConflict, "task %s was cancelled", id)
 	}
+	requester := p.ID
 	var (
 		m      store.InboxMessage
 		posted = true

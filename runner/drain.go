@@ -62,6 +62,9 @@ func (s *Service) release(ctx context.Context, r *run, ws *Workdir, reason strin
 				// without these changes: better to wait for a person.
 				ref := newRef()
 				s.log.Error("runner: checkpointing the workspace", "task", id, "ref", ref, "err", err)
+				if what, ok := tampered(err); ok {
+					return s.finish(ctx, r, nil, tamperedOutcome(what, ref), s.now())
+				}
 				return s.finish(ctx, r, ws, outcome{state: store.StateInterrupted, code: "interrupted",
 					reason: "the service stopped and the workspace could not be checkpointed (ref " + ref + ")"}, s.now())
 			}

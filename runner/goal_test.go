@@ -252,7 +252,7 @@ func TestGoalQuestionAnsweredByMessage(t *testing.T) {
 	p.Add(endGoal("complete", map[string]any{"summary": "Chose SQLite."}, "Using SQLite.", func(req agenttest.Request) {
 		sawAnswer = contains(lastUserMessage(req), "Message from the requester:\nUse SQLite.")
 	})...)
-	if _, err := svc.Message(context.Background(), task.ID, "api:alice", "Use SQLite."); err != nil {
+	if _, err := svc.Message(context.Background(), task.ID, runner.Principal{ID: "api:alice"}, "Use SQLite."); err != nil {
 		t.Fatal(err)
 	}
 	done = runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed)
@@ -308,7 +308,7 @@ func TestGoalPlanFirstApproved(t *testing.T) {
 	p.Add(calls(call("w1", "write_file", map[string]string{"path": "plan.txt", "content": "ok\n"})),
 		calls(call("p2", "todo_write", map[string]any{"todos": []map[string]string{{"content": "write plan.txt", "status": "completed"}}})))
 	p.Add(endGoal("complete", map[string]any{"summary": "plan.txt written."}, "Done.", nil)...)
-	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob", CallHash: ap.CallHash}); err != nil {
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob", CallHash: ap.CallHash, Role: store.RoleApprove}); err != nil {
 		t.Fatal(err)
 	}
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
@@ -343,7 +343,7 @@ func TestGoalPlanRejectedReplans(t *testing.T) {
 		sawNote = contains(lastUserMessage(req), "also update the README")
 		return revised[0]
 	}), revised[1])
-	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: first.ID, Decision: "deny", Approver: "bob", Note: "also update the README"}); err != nil {
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: first.ID, Decision: "deny", Approver: "bob", Note: "also update the README", Role: store.RoleApprove}); err != nil {
 		t.Fatal(err)
 	}
 	var second []store.Approval
@@ -402,7 +402,7 @@ func TestGoalSuspendedCallResumes(t *testing.T) {
 		last := req.Messages[len(req.Messages)-1]
 		ranFirst = last.Role == agent.RoleTool && last.ToolCallID == "c1"
 	})...)
-	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob"}); err != nil {
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob", Role: store.RoleApprove}); err != nil {
 		t.Fatal(err)
 	}
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
@@ -479,7 +479,7 @@ func TestGoalFleetSurvivesRestart(t *testing.T) {
 		readResult = req.Messages[len(req.Messages)-1].Content
 	})...)
 	svc2 := runnertest.Start(t, runnertest.Options{Store: st, Provider: rt})
-	if _, err := svc2.Message(ctx, task.ID, "api:alice", "Yes, merge it."); err != nil {
+	if _, err := svc2.Message(ctx, task.ID, runner.Principal{ID: "api:alice"}, "Yes, merge it."); err != nil {
 		t.Fatal(err)
 	}
 	done = runnertest.WaitState(t, svc2, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
@@ -610,7 +610,7 @@ func TestGoalSteeredMidTurn(t *testing.T) {
 	task := submitGoal(t, svc, runner.TaskRequest{Prompt: "tidy the docs", Goal: true, Posture: "auto"})
 	<-started
 	runnertest.WaitState(t, svc, task.ID, 0, store.StateRunning)
-	if _, err := svc.Message(context.Background(), task.ID, "api:alice", "Also update the changelog."); err != nil {
+	if _, err := svc.Message(context.Background(), task.ID, runner.Principal{ID: "api:alice"}, "Also update the changelog."); err != nil {
 		t.Fatal(err)
 	}
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)

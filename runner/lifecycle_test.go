@@ -287,7 +287,7 @@ func TestMessageContinues(t *testing.T) {
 		t.Fatal(err)
 	}
 	runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded)
-	if _, err := svc.Message(ctx, task.ID, "api:a", "and now more"); err != nil {
+	if _, err := svc.Message(ctx, task.ID, runner.Principal{ID: "api:a", Role: store.RoleAdmin}, "and now more"); err != nil {
 		t.Fatal(err)
 	}
 	var done store.Task

@@ -68,7 +68,7 @@ func TestTwoNodesPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	ap := waitPending(t, a, task.ID)
-	if _, err := b.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob"}); err != nil {
+	if _, err := b.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob", Role: store.RoleApprove}); err != nil {
 		t.Fatal(err)
 	}
 	done := runnertest.WaitState(t, a, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)

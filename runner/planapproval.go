@@ -84,15 +84,20 @@ func (b *planBroker) ReviewPlan(ctx context.Context, p goals.PlanProposal) (goal
 		s.metrics.approvals.WithLabelValues("unattended").Inc()
 		return goals.PlanDecision{}, &planRefusal{Code: agent.RefusedUnattended, Reason: "nobody can approve the plan"}
 	}
+	instructors, err := s.instructors(ctx, b.task)
+	if err != nil {
+		return goals.PlanDecision{}, err
+	}
 	a, err = s.st.CreateApproval(ctx, store.NewApproval{
-		TaskID:    b.task.ID,
-		Tool:      planTool,
-		Subject:   truncate(strings.TrimSpace(p.Summary), maxPreview),
-		CallHash:  hash,
-		Preview:   planPreview(p),
-		Requester: b.task.Requester,
-		Approvers: b.task.Approvers,
-		ExpiresAt: s.now().Add(s.approvalTTL()),
+		TaskID:      b.task.ID,
+		Instructors: instructors,
+		Tool:        planTool,
+		Subject:     truncate(strings.TrimSpace(p.Summary), maxPreview),
+		CallHash:    hash,
+		Preview:     planPreview(p),
+		Requester:   b.task.Requester,
+		Approvers:   b.task.Approvers,
+		ExpiresAt:   s.now().Add(s.approvalTTL()),
 	})
 	if err != nil {
 		return goals.PlanDecision{}, err

@@ -193,7 +193,7 @@ func TestScratchFollowsContinuation(t *testing.T) {
 	p := scratchScripts(rt)
 	a, b, task, scratchA, scratchB := scratchContinuation(t, storetest.SQLite(t, store.Config{}), rt, nil)
 	start := time.Now()
-	if _, err := b.Message(context.Background(), task.ID, "api:alice", "read them back"); err != nil {
+	if _, err := b.Message(context.Background(), task.ID, runner.Principal{ID: "api:alice", Role: store.RoleAdmin}, "read them back"); err != nil {
 		t.Fatal(err)
 	}
 	done := runnertest.WaitState(t, b, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateInterrupted)
@@ -249,7 +249,7 @@ func TestScratchNotWaitedForWithoutAnswer(t *testing.T) {
 				}
 			}
 			start := time.Now()
-			if _, err := b.Message(ctx, task.ID, "api:alice", "read them back"); err != nil {
+			if _, err := b.Message(ctx, task.ID, runner.Principal{ID: "api:alice", Role: store.RoleAdmin}, "read them back"); err != nil {
 				t.Fatal(err)
 			}
 			done := runnertest.WaitState(t, b, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateInterrupted)

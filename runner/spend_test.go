@@ -116,7 +116,7 @@ func TestSpendKeptAcrossCancel(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitEvent(t, svc, hold.ID, "tool_started")
-			queued, err := svc.Message(ctx, task.ID, "api:a", "more please")
+			queued, err := svc.Message(ctx, task.ID, runner.Principal{ID: "api:a", Role: store.RoleAdmin}, "more please")
 			if err != nil || queued.State != store.StateQueued {
 				t.Fatalf("continue: %s, %v", queued.State, err)
 			}

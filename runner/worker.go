@@ -184,6 +184,9 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		if ctx.Err() != nil {
 			return s.finish(context.WithoutCancel(ctx), r, nil, s.stopped(ctx), start)
 		}
+		if what, ok := tampered(err); ok {
+			return s.finish(context.WithoutCancel(ctx), r, nil, tamperedOutcome(what, ref), start)
+		}
 		return s.finish(context.WithoutCancel(ctx), r, nil, outcome{state: store.StateFailed, code: "workspace", ref: ref}, start)
 	}
 	s.restoreScratch(ctx, task, ws) // a scratch task handed over by another node
@@ -273,14 +276,15 @@ func (r *run) returnUnsteered(ctx context.Context) {
 
 // outcome is how a run ended, in the terms of the task.
 type outcome struct {
-	state   store.State
-	code    string // short, safe error code; "" on success
-	ref     string // log reference of the internal detail
-	result  agent.Result
-	approve time.Time // waiting: the approval's deadline
-	reason  string    // interrupted: why
-	release bool      // interrupted by a drain: hand the task to another node
-	goal    *goalEnd  // goal tasks: how the goal stands
+	state    store.State
+	code     string // short, safe error code; "" on success
+	ref      string // log reference of the internal detail
+	result   agent.Result
+	approve  time.Time // waiting: the approval's deadline
+	reason   string    // interrupted: why
+	release  bool      // interrupted by a drain: hand the task to another node
+	goal     *goalEnd  // goal tasks: how the goal stands
+	tampered string    // the task tampered with its worktree: what changed (tampered.go)
 }
 
 // stopped classifies a run whose context ended.
@@ -389,7 +393,11 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		if err != nil {
 			ref := newRef()
 			s.log.Error("runner: finishing the workspace", "task", id, "ref", ref, "err", err)
-			if result.Error == "" {
+			if what, ok := tampered(err); ok {
+				// Whatever the run reported, its work is refused.
+				o.state, o.tampered = store.StateFailed, what
+				result.Error, result.Reason = tamperedCode+" (ref "+ref+")", session.Reason(tamperedCode)
+			} else if result.Error == "" {
 				result.Error, result.Reason = "workspace_commit (ref "+ref+")", session.Reason("workspace_commit")
 			}
 		}
@@ -407,8 +415,12 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		report["goal"] = o.goal
 		report["counters"] = o.goal.Counters
 	}
+	ends := []event{{"final_report", report}, {"task_state", map[string]any{"state": o.state}}}
+	if o.tampered != "" {
+		ends = append([]event{tamperedEvent(o.tampered)}, ends...)
+	}
 	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, o.state, &store.StateOpts{Result: result,
-		Events: s.announce(id, event{"final_report", report}, event{"task_state", map[string]any{"state": o.state}})})
+		Events: s.announce(id, ends...)})
 	if err != nil {
 		return s.lostState(ctx, id, err)
 	}

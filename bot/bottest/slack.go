@@ -429,10 +429,16 @@ func (s *Slack) Envelopes(eventID string) (sent, acked int) {
 }
 
 // Slash sends the /reasonix command.
-func (s *Slack) Slash(user, channel, text string) {
-	s.send(map[string]any{"type": "slash_commands", "envelope_id": s.next("env-"), "payload": map[string]any{
-		"command": "/reasonix", "text": text, "user_id": user, "channel_id": channel, "team_id": SlackTeam, "trigger_id": s.next("trig-"),
+func (s *Slack) Slash(user, channel, text string) { s.SlashCommand("/reasonix", user, channel, text) }
+
+// SlashCommand sends slash command command (another app's, say) and
+// returns its envelope's id.
+func (s *Slack) SlashCommand(command, user, channel, text string) string {
+	env := s.next("env-")
+	s.send(map[string]any{"type": "slash_commands", "envelope_id": env, "payload": map[string]any{
+		"command": command, "text": text, "user_id": user, "channel_id": channel, "team_id": SlackTeam, "trigger_id": s.next("trig-"),
 	}})
+	return env
 }
 
 // Click presses the button carrying value under message ts, as user, seen

@@ -7,18 +7,18 @@ import (
 
 	"reasonix/bot"
 	"reasonix/config"
-	"reasonix/runner/store"
+	"reasonix/runner"
 )
 
 // access is one transport's allow lists, by platform id.
 type access struct {
-	users, channels, approvers []string
+	users, channels []string
 }
 
 func accessFor(c config.Bot) map[string]access {
 	return map[string]access{
-		"slack":    {users: c.Slack.AllowUsers, channels: c.Slack.AllowChannels, approvers: c.Slack.Approvers},
-		"telegram": {users: c.Telegram.AllowUsers, channels: c.Telegram.AllowChats, approvers: c.Telegram.Approvers},
+		"slack":    {users: c.Slack.AllowUsers, channels: c.Slack.AllowChannels},
+		"telegram": {users: c.Telegram.AllowUsers, channels: c.Telegram.AllowChats},
 	}
 }
 
@@ -27,33 +27,49 @@ func (a access) userAllowed(user string) bool {
 	return user != "" && (slices.Contains(a.users, user) || slices.Contains(a.users, "*"))
 }
 
-// channelAllowed: a DM is a conversation with one allowed user, so the
-// user list governs it; elsewhere the channel must be listed.
+// channelAllowed: a DM is let through here and judged by dmAllowed;
+// elsewhere the channel must be listed.
 func (a access) channelAllowed(in bot.Inbound) bool {
 	return in.DM || slices.Contains(a.channels, in.Channel)
 }
 
-func (a access) approver(user string) bool { return user != "" && slices.Contains(a.approvers, user) }
+// dmAllowed reports whether the bot talks with in's author in a direct
+// message: the user is listed by id in allow_users, or the conversation
+// itself is listed (a Slack D… channel, a Telegram private chat id). "*"
+// is not enough: it admits the members of the allowed channels, and the
+// platforms cannot tell cheaply whether a DM's author is one, so under
+// "*" alone anyone on the platform could otherwise start tasks.
+func (a access) dmAllowed(in bot.Inbound) bool {
+	return in.User != "" && (slices.Contains(a.users, in.User) || slices.Contains(a.channels, in.Channel))
+}
 
-// mayApprove reports whether a chat user may decide approvals: a
-// configured approver of the transport, or a chat identity granted the
-// approve (or admin) role with `reasonix roles grant`. The role is read at
-// each decision, so a revoked role stops working at once. Whether the
-// user may decide this approval (not their own task's, still pending) is
-// the runner's check.
-func (r *Relay) mayApprove(ctx context.Context, transport, team, user string) (bool, error) {
-	if r.access[transport].approver(user) {
-		return true, nil
-	}
+// principal is the chat user's principal with the role the service
+// gives it (see runner.Service.ChatPrincipal).
+//
+// An id the service does not take for a chat identity (a platform that
+// sent no team id) is that id with no role: it may still control its own
+// tasks, and decides nothing.
+func (r *Relay) principal(ctx context.Context, transport, team, user string) (runner.Principal, error) {
 	if user == "" {
-		return false, nil
+		return runner.Principal{}, nil
 	}
-	role, err := r.st.RoleOf(ctx, bot.Principal(transport, team, user))
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
+	id := bot.Principal(transport, team, user)
+	p, err := r.svc.ChatPrincipal(ctx, id)
+	if errors.Is(err, runner.ErrInvalid) {
+		return runner.Principal{ID: id}, nil
 	}
+	return p, err
+}
+
+// mayApprove reports whether a chat user has a role that decides
+// approvals at all: a configured approver of the transport, a global
+// approver, or a chat identity granted the approve (or admin) role with
+// `reasonix roles grant`. Whether they may decide a given approval is
+// runner.Service.MayDecide's rule, which Decide applies.
+func (r *Relay) mayApprove(ctx context.Context, transport, team, user string) (bool, error) {
+	p, err := r.principal(ctx, transport, team, user)
 	if err != nil {
 		return false, err
 	}
-	return role.Rank() >= store.RoleApprove.Rank(), nil
+	return p.ID != "" && p.MayDecide() == nil, nil
 }

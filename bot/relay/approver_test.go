@@ -91,9 +91,16 @@ func TestDecideFromADirectMessage(t *testing.T) {
 	if got := dmAnswer(bob, "DBOB", "approve a_0000000000aaaaaaaaaaaaaaaa"); !strings.Contains(got, "no approval") {
 		t.Errorf("an unknown id was answered %q", got)
 	}
-	if got := dmAnswer(bob, "DBOB", "approvals"); !strings.Contains(got, aid) {
-		t.Errorf("bob's approvals list = %q", got)
+	// The list shows what the asker may see from where they ask: the
+	// channel's tasks in the channel, none of them in a DM.
+	if got := dmAnswer(bob, "DBOB", "approvals"); strings.Contains(got, aid) {
+		t.Errorf("bob's approvals list in a DM shows another conversation's approval: %q", got)
 	}
+	ask := r.slack.Mention(bob, channel, "", "approvals")
+	eventually(t, "the approvals list in the channel", func() bool {
+		msgs := r.slack.Thread(channel, ask.TS)
+		return len(msgs) > 0 && strings.Contains(msgs[len(msgs)-1].Text, aid)
+	})
 	if pend, _ := r.svc.Approvals(ctx, runner.ApprovalFilter{TaskID: id, State: store.ApprovalPending}); len(pend) != 1 {
 		t.Fatalf("refused DMs changed the approval: %+v", pend)
 	}

@@ -26,9 +26,9 @@ func mention(eventID, ts, text string) bot.Inbound {
 		Channel: channel, MessageID: ts, Text: text, Addressed: true}
 }
 
-// reply is a plain reply in a task's thread.
+// reply is a plain reply in a task's thread, by its requester.
 func reply(eventID, thread, ts, text string) bot.Inbound {
-	return bot.Inbound{Transport: "slack", EventID: eventID, Team: bottest.SlackTeam, User: bob,
+	return bot.Inbound{Transport: "slack", EventID: eventID, Team: bottest.SlackTeam, User: alice,
 		Channel: channel, Thread: thread, MessageID: ts, Text: text}
 }
 
@@ -201,7 +201,7 @@ func TestRedeliveryAfterACrashSteersOnce(t *testing.T) {
 	// Died after passing it on, before finishing.
 	steer2 := reply("EvSteer2", task.MessageID, "1700000200.000003", "and the new flag")
 	deadClaim(t, r.st, "slack:EvSteer2")
-	if _, err := r.svc.MessageOnce(ctx, id, steer2.Requester(), steer2.Text, "slack:EvSteer2"); err != nil {
+	if _, err := r.svc.MessageOnce(ctx, id, runner.Principal{ID: steer2.Requester()}, steer2.Text, "slack:EvSteer2"); err != nil {
 		t.Fatal(err)
 	}
 	r.relay.HandleMessage(ctx, steer2)

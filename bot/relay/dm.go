@@ -25,11 +25,9 @@ func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound,
 		return false
 	}
 	if !ok {
-		if !r.access[in.Transport].userAllowed(in.User) {
+		if !r.access[in.Transport].dmAllowed(in) {
 			// A stranger gets the one polite refusal, not an answer per try.
-			if r.firstRefusal(in.Transport + ":" + in.User) {
-				r.reply(ctx, t, in.Channel, in.Home(), "Sorry, I only take requests from people on my allow list.")
-			}
+			r.refuseDM(ctx, t, in)
 			return true
 		}
 		r.reply(ctx, t, in.Channel, in.Home(), "Only approvers may decide approvals; nothing changed.")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,6 +112,10 @@ func (r *Relay) handle(ctx context.Context, t bot.Transport, in bot.Inbound) boo
 	if in.DM {
 		if id, choice, ok := bot.ParseDecision(in.Text); ok {
 			return r.decideInDM(ctx, t, in, id, choice)
+		}
+		if !acc.dmAllowed(in) {
+			r.refuseDM(ctx, t, in)
+			return true
 		}
 	}
 	if !in.Addressed {
@@ -267,15 +272,27 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 // continues a finished one. The delivery's event id keys the message, so
 // a redelivery handled again steers nothing twice. It reports false when
 // a redelivery may succeed where this failed.
+//
+// Only the task's requester or an admin steers it (runner.Service.Message
+// checks): anyone else in the thread is told once that their words were
+// not passed on, and then left to talk in peace.
 func (r *Relay) steer(ctx context.Context, t bot.Transport, in bot.Inbound, taskID string) bool {
-	var (
-		task store.Task
-		err  error
-	)
+	p, err := r.principal(ctx, in.Transport, in.Team, in.User)
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "checking who you are"))
+		return !transient(err)
+	}
+	var task store.Task
 	if in.EventID != "" {
-		task, err = r.svc.MessageOnce(ctx, taskID, in.Requester(), in.Text, in.Transport+":"+in.EventID)
+		task, err = r.svc.MessageOnce(ctx, taskID, p, in.Text, in.Transport+":"+in.EventID)
 	} else {
-		task, err = r.svc.Message(ctx, taskID, in.Requester(), in.Text)
+		task, err = r.svc.Message(ctx, taskID, p, in.Text)
+	}
+	if errors.Is(err, runner.ErrForbidden) {
+		if r.firstRefusal(in.Transport + ":" + in.User + ":" + taskID) {
+			r.reply(ctx, t, in.Channel, in.Home(), "Only the person who asked for this task (or an admin) can steer or continue it; your message was not passed on.")
+		}
+		return true
 	}
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "passing your reply on"))
@@ -315,7 +332,18 @@ func (r *Relay) status(ctx context.Context, t bot.Transport, in bot.Inbound, arg
 		r.reply(ctx, t, in.Channel, in.Home(), "Which task? Say status <task id>, or ask in a task's thread.")
 		return
 	}
+	p, err := r.principal(ctx, in.Transport, in.Team, in.User)
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "checking who you are"))
+		return
+	}
 	task, err := r.svc.Task(ctx, id)
+	if errors.Is(err, runner.ErrNotFound) || err == nil && !p.MaySee(task, in.Transport, in.Channel) {
+		// The same answer for a task that exists elsewhere: an id says
+		// nothing about tasks the asker may not see.
+		r.reply(ctx, t, in.Channel, in.Home(), "I know of no task "+id+" you can see from here; ask in its thread or its channel.")
+		return
+	}
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the task"))
 		return
@@ -330,10 +358,14 @@ func (r *Relay) cancelTask(ctx context.Context, t bot.Transport, in bot.Inbound,
 		return
 	}
 	task, err := r.svc.Task(ctx, id)
+	var p runner.Principal
+	if err == nil {
+		p, err = r.principal(ctx, in.Transport, in.Team, in.User)
+	}
 	if err == nil {
 		// The chat user is the principal; a cancel is theirs to make only
-		// for their own tasks, as through the API.
-		err = runner.Principal{ID: in.Requester()}.MayControl(task)
+		// for their own tasks (or as an admin), as through the API.
+		err = p.MayControl(task)
 	}
 	if err == nil {
 		_, err = r.svc.Cancel(ctx, id)
@@ -363,29 +395,52 @@ func (r *Relay) listTasks(ctx context.Context, t bot.Transport, in bot.Inbound) 
 	r.reply(ctx, t, in.Channel, in.Home(), b.String())
 }
 
+// listApprovals answers `approvals`: the pending approvals the asker may
+// decide (runner.Service.MayDecide) and may see from here — those of tasks
+// relayed in this conversation; an admin or a global approver sees all
+// they may decide.
 func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbound) {
-	list, err := r.svc.Approvals(ctx, runner.ApprovalFilter{State: store.ApprovalPending, Limit: 20})
+	p, err := r.principal(ctx, in.Transport, in.Team, in.User)
+	if err != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "checking who you are"))
+		return
+	}
+	if p.ID == "" || p.MayDecide() != nil {
+		r.reply(ctx, t, in.Channel, in.Home(), "Nothing is waiting for your decision: you are not an approver.")
+		return
+	}
+	list, err := r.svc.Approvals(ctx, runner.ApprovalFilter{State: store.ApprovalPending, Limit: 200})
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "listing approvals"))
 		return
 	}
-	me := in.Requester()
-	if ok, err := r.mayApprove(ctx, in.Transport, in.Team, in.User); err != nil || !ok {
-		r.reply(ctx, t, in.Channel, in.Home(), "Nothing is waiting for your decision: you are not an approver.")
-		return
-	}
+	everywhere := p.Role == store.RoleAdmin || slices.Contains(r.cfg.Bot.GlobalApprovers, p.ID)
 	var b strings.Builder
+	shown := 0
 	for _, a := range list {
-		if len(a.Approvers) > 0 && !containsStr(a.Approvers, me) || a.Requester == me {
+		if shown == 20 {
+			break
+		}
+		task, err := r.svc.Task(ctx, a.TaskID)
+		if err != nil || !everywhere && !p.MaySee(task, in.Transport, in.Channel) || r.svc.MayDecide(ctx, p, a) != nil {
 			continue
 		}
+		shown++
 		fmt.Fprintf(&b, "%s  task %s  %s: %s (expires %s)\n", a.ID, a.TaskID, a.Tool, firstLine(a.Subject, 80), a.ExpiresAt.UTC().Format("15:04 MST"))
 	}
 	if b.Len() == 0 {
-		r.reply(ctx, t, in.Channel, in.Home(), "Nothing is waiting for your decision.")
+		r.reply(ctx, t, in.Channel, in.Home(), "Nothing here is waiting for your decision.")
 		return
 	}
 	r.reply(ctx, t, in.Channel, in.Home(), "Waiting for your decision (buttons in each task's thread, or say approve <id>, approve <id> task or deny <id> to me in a direct message):\n"+b.String())
+}
+
+// refuseDM answers a direct message from someone the bot does not talk
+// with privately, once per quiet period.
+func (r *Relay) refuseDM(ctx context.Context, t bot.Transport, in bot.Inbound) {
+	if r.firstRefusal(in.Transport + ":" + in.User) {
+		r.reply(ctx, t, in.Channel, in.Home(), "Sorry, I only take direct messages from people on my allow list (by user id); mention me in one of my channels instead, or ask an admin to add your user id ("+in.User+").")
+	}
 }
 
 // refusalQuiet is how long a refused user is not told again: one polite

@@ -45,7 +45,7 @@ func TestTwoNodesRelayATaskOnce(t *testing.T) {
 		relay *relay.Relay
 	}
 	start := func(name string) node {
-		svc := runnertest.Start(t, runnertest.Options{Provider: prov, Store: open(), Configure: func(c *runner.Config) { c.Node = name }})
+		svc := runnertest.Start(t, runnertest.Options{Provider: prov, Store: open(), Settings: withBot(nil, cfg), Configure: func(c *runner.Config) { c.Node = name }})
 		st := open()
 		tr, err := slack.New(slack.Config{BotToken: "xoxb-test-secret", AppToken: "xapp-test", APIURL: fake.APIURL()})
 		if err != nil {
@@ -230,7 +230,7 @@ type tgNodeSpec struct {
 func startTelegramNode(t *testing.T, spec tgNodeSpec, name string) tgNode {
 	t.Helper()
 	ctx := context.Background()
-	svc := runnertest.Start(t, runnertest.Options{Provider: spec.prov, Store: spec.open(), Configure: func(c *runner.Config) { c.Node = name }})
+	svc := runnertest.Start(t, runnertest.Options{Provider: spec.prov, Store: spec.open(), Settings: withBot(nil, spec.cfg), Configure: func(c *runner.Config) { c.Node = name }})
 	st := spec.open()
 	tg, err := telegram.New(telegram.Config{Token: spec.token, APIEndpoint: spec.fake.Endpoint(), Cursor: st,
 		Lease: st, Node: name, LeaseTTL: 2 * time.Second, PollTimeout: time.Second})

@@ -58,6 +58,9 @@ func commandRig(t *testing.T, plugins ...config.Plugin) *rig {
 	set.Plugins = plugins
 	st := storetest.SQLite(t, store.Config{})
 	prov := agenttest.NewScriptedProvider(agenttest.Turn{Text: "reviewed", Usage: agent.Usage{Prompt: 10, Completion: 1}})
+	cfg := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob},
+		AllowChannels: []string{channel}, Approvers: []string{bob}}}
+	set.Bot = cfg
 	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: set,
 		Configure: func(c *runner.Config) { c.Workspaces = runner.NewWorkspaces(wm) }})
 	fake := bottest.NewSlack(t, bottest.SlackLimits{PerSecond: 10, Burst: 3})
@@ -65,8 +68,6 @@ func commandRig(t *testing.T, plugins ...config.Plugin) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob},
-		AllowChannels: []string{channel}, Approvers: []string{bob}}}
 	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
 		Secrets: []string{"xoxb-test-secret"}, EditInterval: 120 * time.Millisecond, ScanInterval: 50 * time.Millisecond})
 	if err != nil {

@@ -65,6 +65,18 @@ type rigOpts struct {
 	editInterval time.Duration
 	limits       bottest.SlackLimits
 	tune         func(*relay.Config)
+	bot          *config.Bot // default: alice, bob and mallory in channel and C0OTHER; alice and bob approve
+}
+
+// withBot is set (nil: the test default) with [bot] table b: the service
+// and the relay read the same table, as `reasonix serve` gives them.
+func withBot(set *config.Config, b config.Bot) *config.Config {
+	if set == nil {
+		set = config.Default()
+		set.Runner.MaxConcurrentTasks = 2
+	}
+	set.Bot = b
+	return set
 }
 
 func newRigOpts(t testing.TB, o rigOpts) *rig {
@@ -75,7 +87,12 @@ func newRigOpts(t testing.TB, o rigOpts) *rig {
 		turns[i] = agenttest.Respond(o.model)
 	}
 	prov := agenttest.NewScriptedProvider(turns...)
-	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: o.set})
+	cfg := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob, mallory},
+		AllowChannels: []string{channel, "C0OTHER"}, Approvers: []string{alice, bob}}}
+	if o.bot != nil {
+		cfg = *o.bot
+	}
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: withBot(o.set, cfg)})
 	if o.limits == (bottest.SlackLimits{}) {
 		o.limits = bottest.SlackLimits{PerSecond: 10, Burst: 3}
 	}
@@ -84,8 +101,6 @@ func newRigOpts(t testing.TB, o rigOpts) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob, mallory},
-		AllowChannels: []string{channel, "C0OTHER"}, Approvers: []string{alice, bob}}}
 	rc := relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
 		Secrets: []string{"xoxb-test-secret"}, EditInterval: o.editInterval, ScanInterval: 50 * time.Millisecond}
 	if o.tune != nil {

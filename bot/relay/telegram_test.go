@@ -39,7 +39,6 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 		})
 	}
 	prov := agenttest.NewScriptedProvider(turns...)
-	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov})
 	fake := bottest.NewTelegram(t, "42:secret-token", bottest.SlackLimits{})
 	tr, err := telegram.New(telegram.Config{Token: "42:secret-token", APIEndpoint: fake.Endpoint(), Cursor: st, PollTimeout: time.Second})
 	if err != nil {
@@ -54,6 +53,7 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 	}
 	cfg := config.Bot{Telegram: config.TelegramBot{Enabled: true, AllowUsers: ids(tgAlice, tgBob),
 		AllowChats: ids(tgGroup), Approvers: ids(tgAlice, tgBob)}}
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: withBot(nil, cfg)})
 	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
 		Secrets: []string{"42:secret-token"}, EditInterval: 100 * time.Millisecond, ScanInterval: 50 * time.Millisecond})
 	if err != nil {
@@ -97,8 +97,18 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 		t.Fatalf("task = %+v", task)
 	}
 
-	// A reply to the bot's status message steers the task.
-	fake.Send(tgGroup, tgBob, "and say hi", status.ID)
+	// A reply to the bot's status message steers the task — the
+	// requester's; anyone else's (an approver's too) is not passed on.
+	fake.Send(tgGroup, tgBob, "and delete the tests", status.ID)
+	eventually(t, "bob's refusal", func() bool {
+		for _, m := range fake.Messages(tgGroup) {
+			if strings.Contains(m.Text, "not passed on") {
+				return true
+			}
+		}
+		return false
+	})
+	fake.Send(tgGroup, tgAlice, "and say hi", status.ID)
 	eventually(t, "the steer", func() bool { return len(runnertest.Events(t, svc, id, "message")) > 0 })
 
 	fake.Click(tgGroup, tgAlice, ap.ID, ap.Buttons[0].Value) // the requester
@@ -122,6 +132,11 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 		}
 		return false
 	})
+	for _, e := range runnertest.Events(t, svc, id, "message") {
+		if strings.Contains(string(e.Payload), "delete the tests") {
+			t.Errorf("bob's reply reached the task: %s", e.Payload)
+		}
+	}
 	if got := len(fake.Messages(-200)); got != 0 {
 		t.Errorf("the stranger group got %d messages", got)
 	}

@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"slices"
 	"strings"
 
 	"reasonix/runner/store"
@@ -13,8 +12,6 @@ func cmpStr(a, b string) string {
 	}
 	return b
 }
-
-func containsStr(list []string, s string) bool { return slices.Contains(list, s) }
 
 // firstLine is the first line of s, at most n runes.
 func firstLine(s string, n int) string {

@@ -7,16 +7,22 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"hash"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
+
+	"reasonix/internal/intakebudget"
 )
 
 // HTTP mode: Slack POSTs events, interactions and slash commands to the
-// service's address. Every request is verified with the signing secret
-// before it is read further, and answered within Slack's three seconds:
+// service's address. Every request's timestamp and signature header are
+// checked before its body is read; the body is read within the service's
+// intake budget, the signature computed as it is read and verified before
+// anything of it is parsed. Each request is answered within Slack's three seconds:
 // an event 200 once recorded in the store (its handling follows), 503
 // when it could not be recorded, so that Slack retries it
 // (X-Slack-Retry-Num counts the retries; the relay dedupes them by
@@ -30,21 +36,44 @@ const (
 
 var errSignature = errors.New("slack: bad request signature")
 
-// verify checks Slack's v0 signature over the timestamp and the body.
-func verify(secret string, h http.Header, body []byte, now time.Time) error {
+// signatureCheck is Slack's v0 signature of one request: the HMAC-SHA256
+// under the signing secret of "v0:<timestamp>:<body>", fed the body as it
+// is read.
+type signatureCheck struct {
+	mac hash.Hash
+	sig []byte
+}
+
+// newSignatureCheck checks what the headers alone can show — a timestamp
+// within maxSkew (older ones are replays), a signature of the right form
+// — and starts the HMAC.
+func newSignatureCheck(secret string, h http.Header, now time.Time) (*signatureCheck, error) {
 	ts := h.Get("X-Slack-Request-Timestamp")
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return errSignature
+		return nil, errSignature
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > maxSkew || d < -maxSkew {
-		return errSignature
+		return nil, errSignature
+	}
+	hexSig, ok := strings.CutPrefix(h.Get("X-Slack-Signature"), "v0=")
+	if !ok || len(hexSig) != 2*sha256.Size {
+		return nil, errSignature
+	}
+	sig, err := hex.DecodeString(hexSig)
+	if err != nil {
+		return nil, errSignature
 	}
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte("v0:" + ts + ":"))
-	mac.Write(body)
-	want := "v0=" + hex.EncodeToString(mac.Sum(nil))
-	if !hmac.Equal([]byte(want), []byte(h.Get("X-Slack-Signature"))) {
+	return &signatureCheck{mac: mac, sig: sig}, nil
+}
+
+// Write feeds the body to the HMAC; it never fails.
+func (c *signatureCheck) Write(p []byte) (int, error) { return c.mac.Write(p) }
+
+func (c *signatureCheck) verify() error {
+	if !hmac.Equal(c.sig, c.mac.Sum(nil)) {
 		return errSignature
 	}
 	return nil
@@ -60,18 +89,26 @@ func (t *Transport) Handler() http.Handler {
 	return mux
 }
 
-// read verifies and returns the body; false means it answered already.
-func (t *Transport) read(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+// read verifies and returns the body, which the caller releases once done
+// with it; false means it answered already: 401 for a bad signature, 413
+// or 429 (with Retry-After) when the intake budget refused the body.
+func (t *Transport) read(w http.ResponseWriter, r *http.Request) (*intakebudget.Body, bool) {
 	if t.handler() == nil {
 		http.Error(w, "not ready", http.StatusServiceUnavailable)
 		return nil, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	check, err := newSignatureCheck(t.cfg.SigningSecret, r.Header, time.Now())
 	if err != nil {
-		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
 		return nil, false
 	}
-	if err := verify(t.cfg.SigningSecret, r.Header, body, time.Now()); err != nil {
+	body, err := t.cfg.IntakeBudget.Read(r, maxBody, check)
+	if err != nil {
+		intakebudget.Refuse(w, err)
+		return nil, false
+	}
+	if err := check.verify(); err != nil {
+		body.Release()
 		http.Error(w, "invalid signature", http.StatusUnauthorized)
 		return nil, false
 	}
@@ -79,10 +116,12 @@ func (t *Transport) read(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 }
 
 func (t *Transport) serveEvents(w http.ResponseWriter, r *http.Request) {
-	body, ok := t.read(w, r)
+	raw, ok := t.read(w, r)
 	if !ok {
 		return
 	}
+	defer raw.Release()
+	body := raw.Bytes()
 	var probe struct {
 		Type      string `json:"type"`
 		Challenge string `json:"challenge"`
@@ -115,7 +154,8 @@ func (t *Transport) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	form, err := parseForm(body)
+	defer body.Release()
+	form, err := parseForm(body.Bytes())
 	if err != nil {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
@@ -145,14 +185,15 @@ func (t *Transport) serveCommand(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	form, err := parseForm(body)
+	defer body.Release()
+	form, err := parseForm(body.Bytes())
 	if err != nil {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
 	raw, _ := json.Marshal(slashPayload{Command: form.Get("command"), Text: form.Get("text"), UserID: form.Get("user_id"),
 		ChannelID: form.Get("channel_id"), TeamID: form.Get("team_id"), TriggerID: form.Get("trigger_id")})
-	in, err := parseSlash(raw)
+	in, err := parseSlash(raw, t.cfg.SlashCommand)
 	if err != nil {
 		http.Error(w, "bad command", http.StatusBadRequest)
 		return

@@ -100,10 +100,16 @@ type slashPayload struct {
 	TriggerID string `json:"trigger_id"`
 }
 
-func parseSlash(payload []byte) (bot.Inbound, error) {
+// parseSlash reads a slash command's payload; one naming another command
+// than command (the app's own, see Config.SlashCommand) is errIgnored: a
+// payload the bot did not declare is no request to it.
+func parseSlash(payload []byte, command string) (bot.Inbound, error) {
 	var p slashPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return bot.Inbound{}, err
+	}
+	if !strings.EqualFold(p.Command, command) {
+		return bot.Inbound{}, errIgnored
 	}
 	if p.UserID == "" || p.ChannelID == "" || p.TriggerID == "" {
 		return bot.Inbound{}, errors.New("slack: slash command lacks user, channel or trigger")

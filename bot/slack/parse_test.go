@@ -58,9 +58,17 @@ func TestParseInteractionAndSlash(t *testing.T) {
 	if _, err := parseInteraction([]byte(`{"type":"block_actions","actions":[{"value":"x"}]}`)); err == nil {
 		t.Error("a click without user, channel or message parsed")
 	}
-	in, err := parseSlash([]byte(`{"command":"/reasonix","text":" goal ship it ","user_id":"U1","channel_id":"C1","team_id":"T1","trigger_id":"t9"}`))
+	slash := `{"command":"/reasonix","text":" goal ship it ","user_id":"U1","channel_id":"C1","team_id":"T1","trigger_id":"t9"}`
+	in, err := parseSlash([]byte(slash), "/reasonix")
 	if err != nil || in.Text != "goal ship it" || in.EventID != "cmd:t9" || !in.Addressed {
 		t.Errorf("slash = %+v, %v", in, err)
+	}
+	// Another app's command (or a forged one) is no request to this bot.
+	if _, err := parseSlash([]byte(strings.Replace(slash, "/reasonix", "/deploy", 1)), "/reasonix"); !errors.Is(err, errIgnored) {
+		t.Errorf("another command: %v", err)
+	}
+	if _, err := parseSlash([]byte(slash), "/rx"); !errors.Is(err, errIgnored) {
+		t.Errorf("the default command under another configured one: %v", err)
 	}
 }
 
@@ -97,7 +105,7 @@ func FuzzParseInteraction(f *testing.F) {
 		if err == nil && (c.User == "" || c.Channel == "" || c.MessageID == "") {
 			t.Fatalf("accepted an incomplete click: %+v", c)
 		}
-		in, err := parseSlash(data)
+		in, err := parseSlash(data, "/reasonix")
 		if err == nil && (in.User == "" || in.Channel == "" || !strings.HasPrefix(in.EventID, "cmd:")) {
 			t.Fatalf("accepted an incomplete command: %+v", in)
 		}

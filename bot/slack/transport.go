@@ -17,6 +17,7 @@ import (
 
 	"reasonix/bot"
 	"reasonix/internal/backoff"
+	"reasonix/internal/intakebudget"
 )
 
 // Config configures a Transport.
@@ -30,6 +31,9 @@ type Config struct {
 	APIURL string
 	// AckReaction is the emoji a taken request gets; default "eyes".
 	AckReaction string
+	// SlashCommand is the app's slash command; default "/reasonix". A
+	// slash payload naming another command is ignored.
+	SlashCommand string
 	// Workers bound how many deliveries are handled at once; default 8.
 	Workers int
 	// AckWithin bounds the wait before a delivery is acknowledged: an
@@ -48,6 +52,10 @@ type Config struct {
 	// to the relay's recovery pass. Default 2s.
 	QueueWait time.Duration
 	Logger    *slog.Logger
+	// IntakeBudget bounds the bytes that HTTP-mode request bodies hold
+	// before their signature is checked, shared with the service's other
+	// unauthenticated intakes; nil means one of its own.
+	IntakeBudget *intakebudget.Budget
 }
 
 // Transport is Slack over Socket Mode and the Web API.
@@ -83,12 +91,16 @@ func New(cfg Config) (*Transport, error) {
 		return nil, errors.New("slack: the bot token is required")
 	}
 	cfg.AckReaction = cmp.Or(cfg.AckReaction, "eyes")
+	cfg.SlashCommand = cmp.Or(cfg.SlashCommand, "/reasonix")
 	cfg.Workers = cmp.Or(cfg.Workers, 8)
 	cfg.QueueSize = cmp.Or(cfg.QueueSize, 1024)
 	cfg.QueueWait = cmp.Or(cfg.QueueWait, 2*time.Second)
 	cfg.AckWithin = cmp.Or(cfg.AckWithin, 2*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.IntakeBudget == nil {
+		cfg.IntakeBudget = intakebudget.New(0)
 	}
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.AppToken)}
 	if cfg.APIURL != "" {
@@ -227,7 +239,7 @@ func (t *Transport) receive(ctx context.Context, h bot.Handler) {
 func (t *Transport) job(req *socketmode.Request, h bot.Handler) func(context.Context) {
 	switch req.Type {
 	case socketmode.RequestTypeSlashCommands:
-		in, err := parseSlash(req.Payload)
+		in, err := parseSlash(req.Payload, t.cfg.SlashCommand)
 		if err != nil {
 			t.ignore(req.Type, err)
 			return nil

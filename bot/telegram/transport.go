@@ -21,6 +21,7 @@ import (
 
 	"reasonix/bot"
 	"reasonix/internal/backoff"
+	"reasonix/internal/intakebudget"
 )
 
 // Cursor keeps the poll offset across restarts; *store.Store is one.
@@ -63,6 +64,10 @@ type Config struct {
 	LeaseTTL time.Duration
 	Workers  int // default 8
 	Logger   *slog.Logger
+	// IntakeBudget bounds the bytes that webhook request bodies hold while
+	// they are read and parsed, shared with the service's other
+	// unauthenticated intakes; nil means one of its own.
+	IntakeBudget *intakebudget.Budget
 }
 
 // Transport is Telegram over long polling.
@@ -117,6 +122,9 @@ func New(cfg Config) (*Transport, error) {
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, 15*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.IntakeBudget == nil {
+		cfg.IntakeBudget = intakebudget.New(0)
 	}
 	return &Transport{cfg: cfg, log: cfg.Logger, ctx: context.Background(),
 		retry: backoff.Policy{Base: time.Second, Cap: time.Minute}}, nil

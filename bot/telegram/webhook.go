@@ -2,17 +2,22 @@ package telegram
 
 import (
 	"crypto/subtle"
-	"io"
 	"net/http"
 	"time"
+
+	"reasonix/internal/intakebudget"
 )
 
 // Webhook mode: Telegram POSTs each update to the configured path with
 // the secret given to setWebhook in X-Telegram-Bot-Api-Secret-Token. The
 // library does not check it, so we do, in constant time, before reading
-// the body.
+// the body, which is then read within the service's intake budget.
 
 const secretHeader = "X-Telegram-Bot-Api-Secret-Token"
+
+// maxUpdate bounds an update's body; a message's text is at most 4,096
+// characters.
+const maxUpdate = 1 << 20
 
 // admit counts a webhook request in t.wg unless Stop has begun.
 func (t *Transport) admit() bool {
@@ -45,12 +50,15 @@ func (t *Transport) Handler() http.Handler {
 			return
 		}
 		defer t.wg.Done() // unless handed to the handling goroutine below
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		// A body that does not fit the intake budget is answered 429
+		// unread, and Telegram delivers the update again.
+		body, err := t.cfg.IntakeBudget.Read(r, maxUpdate, nil)
 		if err != nil {
-			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+			intakebudget.Refuse(w, err)
 			return
 		}
-		p, err := parseUpdate(body, t.self)
+		p, err := parseUpdate(body.Bytes(), t.self)
+		body.Release() // what was parsed holds copies
 		if err != nil {
 			w.WriteHeader(http.StatusOK) // ignored or unreadable: a retry would not help
 			return

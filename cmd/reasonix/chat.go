@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 
 	"reasonix/bot"
@@ -13,6 +12,8 @@ import (
 	"reasonix/bot/slack"
 	"reasonix/bot/telegram"
 	"reasonix/config"
+	"reasonix/internal/intakebudget"
+	"reasonix/internal/secretenv"
 	"reasonix/runner"
 	"reasonix/runner/store"
 )
@@ -40,7 +41,7 @@ func (c chatTokens) secrets() []string {
 func readChatTokens(cfg *config.Config) (chatTokens, error) {
 	var tok chatTokens
 	env := func(key, name string) (string, error) {
-		v := strings.TrimSpace(os.Getenv(name))
+		v := strings.TrimSpace(secretenv.Getenv(name))
 		if v == "" {
 			return "", &configError{fmt.Errorf("%s names $%s, which is not set", key, name)}
 		}
@@ -76,12 +77,12 @@ func readChatTokens(cfg *config.Config) (chatTokens, error) {
 // chatRelay assembles the relay of the enabled transports (nil when none
 // is) and the HTTP routes of those in HTTP or webhook mode, to be served
 // on the service's address.
-func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *store.Store, log *slog.Logger) (*relay.Relay, map[string]http.Handler, error) {
+func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *store.Store, intake *intakebudget.Budget, log *slog.Logger) (*relay.Relay, map[string]http.Handler, error) {
 	var transports []bot.Transport
 	routes := map[string]http.Handler{}
 	if s := cfg.Bot.Slack; s.Enabled {
 		t, err := slack.New(slack.Config{BotToken: tok.slackBot, AppToken: tok.slackApp, SigningSecret: tok.slackSigning,
-			APIURL: s.APIURL, AckReaction: s.AckReaction, Logger: log})
+			APIURL: s.APIURL, AckReaction: s.AckReaction, SlashCommand: s.Slash(), Logger: log, IntakeBudget: intake})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -98,7 +99,7 @@ func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *stor
 		}
 		// Nodes sharing the store take turns at long polling by lease.
 		t, err := telegram.New(telegram.Config{Token: tok.telegram, APIEndpoint: tg.APIEndpoint, Cursor: st,
-			Lease: st, Node: svc.Node(), WebhookSecret: tok.telegramWebhook, WebhookURL: hookURL, Logger: log})
+			Lease: st, Node: svc.Node(), WebhookSecret: tok.telegramWebhook, WebhookURL: hookURL, Logger: log, IntakeBudget: intake})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"reasonix/internal/secretenv"
 	"reasonix/runner/store"
 )
 
@@ -64,9 +65,9 @@ func (f *clientFlags) newClient() (*apiClient, error) {
 	if _, err := url.Parse(base); err != nil || !strings.HasPrefix(base, "http") {
 		return nil, usageErrorf("--server %q is not an http(s) URL", base)
 	}
-	token := strings.TrimSpace(os.Getenv("REASONIX_API_TOKEN"))
+	token := strings.TrimSpace(secretenv.Getenv("REASONIX_API_TOKEN"))
 	if token == "" && cfg.Serve.APITokenEnv != "" {
-		token = strings.TrimSpace(os.Getenv(cfg.Serve.APITokenEnv))
+		token = strings.TrimSpace(secretenv.Getenv(cfg.Serve.APITokenEnv))
 	}
 	if token == "" {
 		data, err := os.ReadFile(filepath.Join(cfg.DataDir(), tokenFile))

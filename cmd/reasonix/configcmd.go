@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"reasonix/config"
+	"reasonix/internal/secretenv"
 	"reasonix/runner/webhook"
 )
 
@@ -22,6 +22,9 @@ func configCheck(file string, stdout, _ io.Writer) error {
 	}
 	for _, src := range cfg.Sources() {
 		fmt.Fprintf(stdout, "read %s\n", src)
+	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
 	}
 	if _, ref, err := buildProvider(cfg, ""); err != nil {
 		return err
@@ -38,7 +41,7 @@ func configCheck(file string, stdout, _ io.Writer) error {
 		return err
 	}
 	// The same check serve makes: secrets set, templates and filters parse.
-	if _, err := webhook.Compile(cfg.Webhooks, os.LookupEnv); err != nil {
+	if _, err := webhook.Compile(cfg.Webhooks, secretenv.Lookup); err != nil {
 		return &configError{err}
 	}
 	for _, h := range cfg.Webhooks {

@@ -6,12 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
 
 	"reasonix/config"
+	"reasonix/internal/secretenv"
 	"reasonix/runner/session"
 )
 
@@ -37,7 +37,7 @@ func doctor(file string, stdout, _ io.Writer) error {
 	switch {
 	case err != nil:
 		d.fail("model", err.Error())
-	case ref.APIKeyEnv != "" && os.Getenv(ref.APIKeyEnv) == "":
+	case ref.APIKeyEnv != "" && secretenv.Getenv(ref.APIKeyEnv) == "":
 		d.fail("model", fmt.Sprintf("%s/%s: $%s is not set", ref.Name, ref.Model, ref.APIKeyEnv))
 	default:
 		d.ok("model", fmt.Sprintf("%s/%s (key in $%s)", ref.Name, ref.Model, cmpString(ref.APIKeyEnv, "none")))
@@ -97,7 +97,7 @@ func (d *checklist) reachable(ref config.ProviderRef) {
 		return
 	}
 	if ref.APIKeyEnv != "" {
-		setKey(req.Header, ref.Kind, strings.TrimSpace(os.Getenv(ref.APIKeyEnv)))
+		setKey(req.Header, ref.Kind, strings.TrimSpace(secretenv.Getenv(ref.APIKeyEnv)))
 	}
 	client := &http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Do(req)

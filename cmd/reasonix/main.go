@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 
+	"reasonix/internal/secretenv"
+
 	_ "reasonix/agent/anthropic" // kind "anthropic": the Messages API
 	_ "reasonix/agent/builtin"   // built-in tools register themselves
 	_ "reasonix/agent/openai"    // kind "openai": OpenAI-compatible chat completions
@@ -23,6 +25,13 @@ var version = "dev"
 
 func main() {
 	sandboxExec()
+	// In the image sealEnvironment exec'd, this takes the secrets back from
+	// the descriptor they were handed over on.
+	if err := secretenv.Receive(); err != nil {
+		fmt.Fprintf(os.Stderr, "reasonix: %v\n", err)
+		os.Exit(exitFailed)
+	}
+	sealSecrets = true
 	os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr))
 }
 

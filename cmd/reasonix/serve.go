@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"reasonix/config"
+	"reasonix/internal/intakebudget"
 	"reasonix/internal/redact"
+	"reasonix/internal/secretenv"
 	"reasonix/runner"
 	"reasonix/runner/dashboard"
 	"reasonix/runner/httpapi"
@@ -56,6 +58,9 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if err := sealEnvironment(cfg); err != nil {
+		return err
+	}
 	listen := cmpString(addr, cfg.Serve.Addr)
 
 	dataDir := cfg.DataDir()
@@ -81,7 +86,7 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	}
 	// A webhook without its secret, or with a template that does not
 	// parse, would answer every delivery 401 or 422: refuse to start.
-	hooks, err := webhook.Compile(cfg.Webhooks, os.LookupEnv)
+	hooks, err := webhook.Compile(cfg.Webhooks, secretenv.Lookup)
 	if err != nil {
 		return &configError{err}
 	}
@@ -126,7 +131,9 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	hookHandler, err := webhook.NewHandler(webhook.Config{Hooks: hooks, Service: svc, Store: st, Logger: log})
+	// One budget for every body read before its sender is authenticated.
+	intake := intakebudget.New(int64(cfg.Serve.IntakeInflightBytes))
+	hookHandler, err := webhook.NewHandler(webhook.Config{Hooks: hooks, Service: svc, Store: st, Logger: log, Budget: intake})
 	if err != nil {
 		return err
 	}
@@ -148,7 +155,7 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 		ln.Close()
 		return err
 	}
-	relay, chatRoutes, err := chatRelay(cfg, chat, svc, st, log)
+	relay, chatRoutes, err := chatRelay(cfg, chat, svc, st, intake, log)
 	if err == nil && relay != nil {
 		err = relay.Start(ctx)
 	}
@@ -261,7 +268,7 @@ func warnMissingModel(cfg *config.Config, log *slog.Logger) {
 	case err != nil:
 		log.Warn("no model is configured: tasks will fail until you add a [[providers]] entry (see reasonix.example.toml)",
 			"user_config", filepath.Join(cmpString(cfg.Home(), "~/.reasonix"), config.UserFile))
-	case ref.APIKeyEnv != "" && os.Getenv(ref.APIKeyEnv) == "":
+	case ref.APIKeyEnv != "" && secretenv.Getenv(ref.APIKeyEnv) == "":
 		log.Warn("the model's API key is not set: tasks will fail until it is", "provider", ref.Name, "variable", ref.APIKeyEnv)
 	}
 }
@@ -292,7 +299,7 @@ func registerAPIToken(ctx context.Context, st *store.Store, node, secret, source
 // the token itself.
 func apiToken(cfg *config.Config, dataDir string) (string, string, error) {
 	if name := cfg.Serve.APITokenEnv; name != "" {
-		v := strings.TrimSpace(os.Getenv(name))
+		v := strings.TrimSpace(secretenv.Getenv(name))
 		if v == "" {
 			return "", "", &configError{fmt.Errorf("[serve] api_token_env names $%s, which is not set", name)}
 		}

@@ -67,6 +67,12 @@ func prepareRun(o runOptions, stderr io.Writer) (_ *runSetup, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := sealEnvironment(cfg); err != nil {
+		return nil, err
+	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(stderr, "reasonix: warning: %s\n", w)
+	}
 	posture, err := choosePosture(o, cfg)
 	if err != nil {
 		return nil, err

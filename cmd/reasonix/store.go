@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"reasonix/config"
+	"reasonix/internal/secretenv"
 	"reasonix/runner/store"
 )
 
@@ -17,7 +18,7 @@ import (
 func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
 	sc := store.Config{Driver: cfg.Store.Driver, Path: cfg.DataDir(), Logger: log}
 	if cfg.Store.Driver == config.DriverPostgres {
-		dsn, ok := os.LookupEnv(cfg.Store.DSNEnv)
+		dsn, ok := secretenv.Lookup(cfg.Store.DSNEnv)
 		if !ok || strings.TrimSpace(dsn) == "" {
 			return nil, &configError{fmt.Errorf("[store] driver = \"postgres\" needs the DSN in $%s, which is not set", cfg.Store.DSNEnv)}
 		}
@@ -73,7 +74,7 @@ func loadServiceConfig(file string) (*config.Config, error) {
 	if err != nil {
 		return nil, &configError{err}
 	}
-	if err := applyServiceEnv(cfg, os.LookupEnv); err != nil {
+	if err := applyServiceEnv(cfg, secretenv.Lookup); err != nil {
 		return nil, &configError{err}
 	}
 	return cfg, nil

@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"time"
@@ -13,26 +15,24 @@ import (
 type approvalView struct {
 	store.Approval
 	Pending bool
-	// MayDecide: the viewer's role decides approvals and the task is not
-	// the viewer's own (unless the viewer is an admin). Decide checks it
-	// again, with the approver list and self-approval setting.
+	// MayDecide: runner.Service.MayDecide, the rule Decide applies, lets
+	// the viewer decide it.
 	MayDecide bool
 	Why       string // why the viewer may not decide, when they may not
 }
 
-func approvalViews(list []store.Approval, p runner.Principal) []approvalView {
+func (d *Dashboard) approvalViews(ctx context.Context, list []store.Approval, p runner.Principal) []approvalView {
 	out := make([]approvalView, len(list))
 	for i, a := range list {
 		v := approvalView{Approval: a, Pending: a.State == store.ApprovalPending}
-		switch err := p.MayDecide(); {
-		case err != nil:
-			v.Why = "your role (" + string(p.Role) + ") may not decide approvals"
-		case a.Requester == p.ID && p.Role != store.RoleAdmin:
-			v.Why = "you requested this task; another approver must decide"
-		case len(a.Approvers) > 0 && !slices.Contains(a.Approvers, p.ID) && p.Role != store.RoleAdmin:
-			v.Why = "this task names its approvers, and you are not one"
-		default:
+		var re *runner.Error
+		switch err := d.svc.MayDecide(ctx, p, a); {
+		case err == nil:
 			v.MayDecide = true
+		case errors.As(err, &re) && errors.Is(re.Kind, runner.ErrForbidden):
+			v.Why = re.Message
+		default:
+			v.Why = "it could not be checked whether you may decide this"
 		}
 		out[i] = v
 	}
@@ -57,7 +57,7 @@ func (d *Dashboard) approvalsPage(w http.ResponseWriter, r *http.Request, s *ses
 		return
 	}
 	d.render(w, r, http.StatusOK, "approvals", s, map[string]any{
-		"Pending": approvalViews(pending, s.principal), "Decided": approvalViews(decided, s.principal),
+		"Pending": d.approvalViews(r.Context(), pending, s.principal), "Decided": d.approvalViews(r.Context(), decided, s.principal),
 		"Now": time.Now(),
 	})
 }

@@ -28,7 +28,7 @@ func TestApprovalAuthorization(t *testing.T) {
 
 	ci := e.browser()
 	ci.signIn(e.token("ci", store.RoleSubmit))
-	if p := ci.get("/approvals"); !strings.Contains(p.Body, "may not decide approvals") || strings.Contains(p.Body, `value="allow_once"`) {
+	if p := ci.get("/approvals"); !strings.Contains(p.Body, "not decide approvals") || strings.Contains(p.Body, `value="allow_once"`) {
 		t.Errorf("a submit principal's approvals page offers a decision:\n%s", p.Body)
 	}
 	form := url.Values{"csrf": {ci.csrf()}, "decision": {"allow_once"}, "call_hash": {ap.CallHash}}
@@ -41,7 +41,7 @@ func TestApprovalAuthorization(t *testing.T) {
 
 	own := e.browser()
 	own.signIn(alice)
-	if p := own.get("/tasks/" + taskID); !strings.Contains(p.Body, "you requested this task") {
+	if p := own.get("/tasks/" + taskID); !strings.Contains(p.Body, "requested this task and may not approve") {
 		t.Errorf("the requester's task page offers the decision")
 	}
 	form.Set("csrf", own.csrf())

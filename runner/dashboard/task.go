@@ -54,7 +54,7 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	d.render(w, r, http.StatusOK, "task", s, map[string]any{
 		"Task": t, "Row": rowOf(t, time.Now()), "Items": items, "Plan": planOf(evs), "Fleets": fleetsOf(evs), "Last": last, "More": more,
-		"Approvals": approvalViews(aps, s.principal), "MayControl": s.principal.MayControl(t) == nil,
+		"Approvals": d.approvalViews(r.Context(), aps, s.principal), "MayControl": s.principal.MayControl(t) == nil,
 		"Terminal": terminal(t.State),
 	})
 }
@@ -236,7 +236,7 @@ func (d *Dashboard) resume(w http.ResponseWriter, r *http.Request, s *session) {
 
 func (d *Dashboard) message(w http.ResponseWriter, r *http.Request, s *session) {
 	d.control(w, r, s, func(id string) error {
-		_, err := d.svc.Message(r.Context(), id, s.principal.ID, r.PostFormValue("text"))
+		_, err := d.svc.Message(r.Context(), id, s.principal, r.PostFormValue("text"))
 		return err
 	})
 }

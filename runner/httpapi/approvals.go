@@ -28,6 +28,10 @@ type approvalView struct {
 	CreatedAt time.Time           `json:"created_at"`
 	ExpiresAt time.Time           `json:"expires_at"`
 	DecidedAt *time.Time          `json:"decided_at,omitempty"`
+
+	// Instructors sent the task messages before the call: they may not
+	// decide it (see runner.Service.MayDecide).
+	Instructors []string `json:"instructors"`
 }
 
 func viewApproval(a store.Approval) approvalView {
@@ -43,6 +47,9 @@ func viewApproval(a store.Approval) approvalView {
 	}
 	if v.Scopes == nil {
 		v.Scopes = []string{}
+	}
+	if v.Instructors = a.Instructors; v.Instructors == nil {
+		v.Instructors = []string{}
 	}
 	return v
 }

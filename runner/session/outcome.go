@@ -109,6 +109,7 @@ var reasons = map[string]string{
 	"unclassified":       "the model provider failed in an unexpected way; the service log has the details under the reference",
 	"workspace":          "the workspace could not be prepared (repository, base branch or setup command); the service log has the details under the reference",
 	"workspace_commit":   "the task's changes could not be committed to its branch; the service log has the details under the reference",
+	"workspace_tampered": "the task changed how its worktree is linked to the repository (its .git file, commondir, gitdir or config.worktree), which could have made the service run code it wrote; nothing of the worktree was committed and it was left for inspection",
 	"setup":              "the task's session could not be assembled (model, tools or plugins); the service log has the details under the reference",
 	"goal":               "the goal controller failed; the service log has the details under the reference",
 	"store":              "the task's progress could not be saved; the service log has the details under the reference",

@@ -3,12 +3,12 @@ package session
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"reasonix/agent"
 	"reasonix/config"
+	"reasonix/internal/secretenv"
 )
 
 // Model is a resolved model: the provider to stream from, the model name to
@@ -39,7 +39,7 @@ func ResolveModel(set *config.Config, modelRef string) (Model, error) {
 	}
 	var key string
 	if ref.APIKeyEnv != "" {
-		v, ok := os.LookupEnv(ref.APIKeyEnv)
+		v, ok := secretenv.Lookup(ref.APIKeyEnv)
 		if !ok || strings.TrimSpace(v) == "" {
 			return Model{}, fmt.Errorf("provider %q needs its API key in $%s, which is not set (%s)", ref.Name, ref.APIKeyEnv, ref.Source)
 		}

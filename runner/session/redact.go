@@ -10,6 +10,7 @@ import (
 	"reasonix/agent"
 	"reasonix/config"
 	"reasonix/internal/redact"
+	"reasonix/internal/secretenv"
 )
 
 // Secrets lists every secret value the configuration gives this process:
@@ -19,7 +20,7 @@ import (
 func Secrets(set *config.Config) []string {
 	var out []string
 	for name := range secretVars(set) {
-		if v := os.Getenv(name); v != "" {
+		if v := secretenv.Getenv(name); v != "" {
 			out = append(out, v)
 		}
 	}
@@ -28,6 +29,7 @@ func Secrets(set *config.Config) []string {
 			out = append(out, strings.TrimSpace(string(b)))
 		}
 	}
+	out = append(out, secretenv.Values()...)
 	for _, p := range set.Plugins {
 		for _, v := range p.Env {
 			out = append(out, v)

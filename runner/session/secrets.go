@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"reasonix/config"
+	"reasonix/internal/secretenv"
 	"reasonix/runner/store"
 )
 
@@ -39,5 +40,7 @@ func forbidRead(set *config.Config) []string {
 	if home := set.Home(); home != "" {
 		out = append(out, filepath.Join(home, config.UserFile))
 	}
+	// The files secrets were read from (NAME_FILE, the systemd credentials).
+	out = append(out, secretenv.Files()...)
 	return append(out, set.Sandbox.ForbidRead...)
 }

@@ -121,6 +121,8 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		AllowSockets:  set.Sandbox.AllowSockets,
 		Bash:          cmp.Or(set.Sandbox.Bash, config.BashAuto),
 		Network:       set.Sandbox.Network,
+		ExecDenied:    execDenied(cfg.Policy),
+		ExecDenyNames: cfg.Policy.DeniedCommands(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("[sandbox]: %w", err)
@@ -138,6 +140,9 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
+	// A task worktree's git writes objects to its own directory (policy:
+	// Confinement.GitEnv), never to the store other tasks read.
+	cfg.ShellEnv = append(slices.Clip(cfg.ShellEnv), confine.GitEnv()...)
 	s := &Session{cfg: cfg, Policy: cfg.Policy, Confinement: confine}
 	s.Env = agent.ToolEnv{
 		Workdir:            cfg.Workdir,
@@ -224,4 +229,14 @@ func (s *Session) Close() {
 		s.cfg.Logger.Warn("session: stopping plugins", "err", err)
 	}
 	s.plugins = nil
+}
+
+// execDenied is the deny-rule matcher the sandbox checks every exec
+// against, or nil when no Bash deny rule names a command (execs then go
+// unchecked, at no cost).
+func execDenied(p *policy.Policy) func(string, []string) (string, bool) {
+	if len(p.DeniedCommands()) == 0 {
+		return nil
+	}
+	return p.ExecDenied
 }

@@ -66,15 +66,8 @@ func SetupEnv(set *config.Config) []string {
 // secretVars names the variables the configuration reads secrets from.
 func secretVars(set *config.Config) map[string]bool {
 	secret := map[string]bool{"REASONIX_API_TOKEN": true}
-	for _, p := range set.Providers {
-		if p.APIKeyEnv != "" {
-			secret[p.APIKeyEnv] = true
-		}
-	}
-	for _, name := range []string{set.Store.DSNEnv, set.Serve.APITokenEnv} {
-		if name != "" {
-			secret[name] = true
-		}
+	for _, name := range set.SecretEnvNames() {
+		secret[name] = true
 	}
 	return secret
 }

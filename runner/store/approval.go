@@ -46,6 +46,11 @@ type NewApproval struct {
 	// AllowTask, best first; empty means only allow-once is possible.
 	Scopes    []string
 	ExpiresAt time.Time // required; unanswered by then means expired (deny)
+	// Instructors are the principals other than the requester whose
+	// messages the task had read when the call was asked for: they
+	// shaped the call, so the caller refuses their decisions as it
+	// refuses the requester's.
+	Instructors []string
 }
 
 // Approval is a stored approval request.
@@ -70,6 +75,9 @@ type Approval struct {
 	// ConsumedAt is when a run acted on the decision (see ConsumeApproval);
 	// zero until then.
 	ConsumedAt time.Time
+	// Instructors: see NewApproval; empty for approvals stored before
+	// they were recorded.
+	Instructors []string
 }
 
 // AuditEntry is one row of the append-only approval audit trail.
@@ -84,7 +92,7 @@ type AuditEntry struct {
 }
 
 const approvalCols = `id, task_id, tool, subject, call_hash, preview, requester, approvers, state,
-	decision, decided_by, created_at, expires_at, decided_at, scopes, scope, note, consumed_at`
+	decision, decided_by, created_at, expires_at, decided_at, scopes, scope, note, consumed_at, instructors`
 
 func scanApproval(r row) (Approval, error) {
 	var (
@@ -95,11 +103,15 @@ func scanApproval(r row) (Approval, error) {
 		decided          sql.NullInt64
 		scopes           string
 		consumed         sql.NullInt64
+		instructors      string
 	)
 	if err := r.Scan(&a.ID, &a.TaskID, &a.Tool, &a.Subject, &a.CallHash, &a.Preview, &a.Requester,
 		&approvers, &state, &decision, &a.DecidedBy, &created, &expires, &decided,
-		&scopes, &a.Scope, &a.Note, &consumed); err != nil {
+		&scopes, &a.Scope, &a.Note, &consumed, &instructors); err != nil {
 		return Approval{}, err
+	}
+	if err := json.Unmarshal([]byte(instructors), &a.Instructors); err != nil {
+		return Approval{}, fmt.Errorf("store: approval %s instructors: %w", a.ID, err)
 	}
 	a.ConsumedAt = fromNullMicros(consumed)
 	if err := json.Unmarshal([]byte(scopes), &a.Scopes); err != nil {
@@ -139,13 +151,21 @@ func (s *Store) CreateApproval(ctx context.Context, na NewApproval) (Approval, e
 	if err != nil {
 		return Approval{}, fmt.Errorf("store: encode scopes: %w", err)
 	}
+	instructors := na.Instructors
+	if instructors == nil {
+		instructors = []string{}
+	}
+	ij, err := json.Marshal(instructors)
+	if err != nil {
+		return Approval{}, fmt.Errorf("store: encode instructors: %w", err)
+	}
 	var a Approval
 	err = s.inTx(ctx, func(tx txn) error {
 		a, err = scanApproval(tx.queryRow(ctx, `INSERT INTO approvals (id, task_id, tool, subject, call_hash,
-				preview, requester, approvers, state, created_at, expires_at, scopes)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+approvalCols,
+				preview, requester, approvers, state, created_at, expires_at, scopes, instructors)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+approvalCols,
 			newID("a_", now), na.TaskID, na.Tool, na.Subject, na.CallHash, na.Preview, na.Requester,
-			string(aj), string(ApprovalPending), micros(now), micros(na.ExpiresAt), string(sj)))
+			string(aj), string(ApprovalPending), micros(now), micros(na.ExpiresAt), string(sj), string(ij)))
 		if err != nil {
 			return fmt.Errorf("store: insert approval: %w", err)
 		}

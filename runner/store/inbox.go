@@ -118,3 +118,23 @@ func (s *Store) HasInbox(ctx context.Context, taskID string) (bool, error) {
 	}
 	return n > 0, nil
 }
+
+// MessageAuthors returns the distinct authors of the task's messages that
+// a run has taken, in no particular order: the principals whose words the
+// task's conversation holds besides its prompt.
+func (s *Store) MessageAuthors(ctx context.Context, taskID string) ([]string, error) {
+	rs, err := s.db.query(ctx, "SELECT DISTINCT requester FROM task_inbox WHERE task_id = ? AND consumed_at IS NOT NULL", taskID)
+	if err != nil {
+		return nil, fmt.Errorf("store: message authors of %s: %w", taskID, err)
+	}
+	defer rs.Close()
+	var out []string
+	for rs.Next() {
+		var who string
+		if err := rs.Scan(&who); err != nil {
+			return nil, fmt.Errorf("store: message authors of %s: %w", taskID, err)
+		}
+		out = append(out, who)
+	}
+	return out, rs.Err()
+}

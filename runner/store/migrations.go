@@ -365,4 +365,10 @@ CREATE TABLE scratch_requests (
 );
 CREATE INDEX scratch_requests_node ON scratch_requests (node) WHERE answered_at IS NULL;
 `},
+	// 17: who instructed the call an approval is about, besides the
+	// requester (the authors of the messages the task had read), so that
+	// they cannot approve it either.
+	{version: 17, sql: `
+ALTER TABLE approvals ADD COLUMN instructors TEXT NOT NULL DEFAULT '[]';
+`},
 }

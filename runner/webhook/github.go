@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"net/http"
 	"strings"
 )
@@ -44,11 +45,10 @@ func parseGitHubSignature(header string) ([]byte, error) {
 	return mac, nil
 }
 
-// verifyGitHub checks the request's X-Hub-Signature-256 against body with
-// each secret (several during a rotation), in constant time per secret. It
-// returns the signature's bytes, which identify the signed body for
-// deduplication.
-func verifyGitHub(h http.Header, body []byte, secrets [][]byte) ([]byte, error) {
+// newGitHubCheck reads the request's X-Hub-Signature-256 and returns the
+// check its body must pass: the HMACs under each secret (several during a
+// rotation) are computed as the body is read (the check is its sink).
+func newGitHubCheck(h http.Header, secrets [][]byte) (*macCheck, error) {
 	header := h.Get(headerGitHubSignature)
 	if header == "" && h.Get(headerGitHubSHA1) != "" {
 		return nil, errSHA1Only
@@ -57,18 +57,51 @@ func verifyGitHub(h http.Header, body []byte, secrets [][]byte) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	ok := 0
+	return newMACCheck(secrets, nil, [][]byte{mac}), nil
+}
+
+// macCheck is an HMAC-SHA256 signature check fed the signed bytes as they
+// are read: one HMAC per secret, each compared with every signature sent.
+type macCheck struct {
+	macs []hash.Hash
+	sigs [][]byte
+}
+
+// newMACCheck starts an HMAC under each secret, each first fed prefix
+// (the signed bytes that come before the body).
+func newMACCheck(secrets [][]byte, prefix []byte, sigs [][]byte) *macCheck {
+	c := &macCheck{sigs: sigs}
 	for _, s := range secrets {
 		m := hmac.New(sha256.New, s)
-		m.Write(body)
-		// Every secret is tried, so the time taken does not say which one
-		// (or whether an early one) matched.
-		ok |= boolInt(hmac.Equal(mac, m.Sum(nil)))
+		m.Write(prefix)
+		c.macs = append(c.macs, m)
+	}
+	return c
+}
+
+// Write feeds p to every HMAC; it never fails.
+func (c *macCheck) Write(p []byte) (int, error) {
+	for _, m := range c.macs {
+		m.Write(p)
+	}
+	return len(p), nil
+}
+
+// verify compares in constant time per pair: every secret and every
+// signature are tried, so the time taken does not say which one (or
+// whether an early one) matched.
+func (c *macCheck) verify() error {
+	ok := 0
+	for _, m := range c.macs {
+		want := m.Sum(nil)
+		for _, sig := range c.sigs {
+			ok |= boolInt(hmac.Equal(sig, want))
+		}
 	}
 	if ok == 0 {
-		return nil, errMismatch
+		return errMismatch
 	}
-	return mac, nil
+	return nil
 }
 
 func boolInt(b bool) int {

@@ -7,13 +7,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"reasonix/config"
+	"reasonix/internal/intakebudget"
 	"reasonix/runner"
 	"reasonix/runner/store"
 )
@@ -37,16 +36,21 @@ type Config struct {
 	// Logger receives accepted deliveries and failures; nil uses
 	// slog.Default().
 	Logger *slog.Logger
+	// Budget bounds the bytes that bodies not yet verified hold at once;
+	// the service shares one between every unauthenticated intake. nil
+	// means one of intakebudget.DefaultBytes for this handler alone.
+	Budget *intakebudget.Budget
 }
 
 // Handler serves POST /hooks/{name}. It needs no bearer token: the
 // signature is the credential. Build it with NewHandler.
 type Handler struct {
-	hooks *Hooks
-	svc   Submitter
-	st    *store.Store
-	now   func() time.Time
-	log   *slog.Logger
+	hooks  *Hooks
+	svc    Submitter
+	st     *store.Store
+	now    func() time.Time
+	log    *slog.Logger
+	budget *intakebudget.Budget
 }
 
 // NewHandler validates cfg and returns the handler.
@@ -60,7 +64,10 @@ func NewHandler(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Handler{hooks: cfg.Hooks, svc: cfg.Service, st: cfg.Store, now: cfg.Now, log: cfg.Logger}, nil
+	if cfg.Budget == nil {
+		cfg.Budget = intakebudget.New(0)
+	}
+	return &Handler{hooks: cfg.Hooks, svc: cfg.Service, st: cfg.Store, now: cfg.Now, log: cfg.Logger, budget: cfg.Budget}, nil
 }
 
 // maxDeliveryID bounds the sender's delivery id, which becomes part of a
@@ -75,10 +82,15 @@ type outcome struct {
 	taskID   string
 	delivery string
 	event    string
+	// busy: refused for want of intake budget; the answer says when to
+	// retry.
+	busy bool
 }
 
 // ServeHTTP verifies, filters, renders and submits one delivery. The order
-// matters: nothing of the body is parsed before the signature verifies.
+// matters: the signature headers are checked before the body is read, the
+// body is read within the intake budget and hashed as it is read, and
+// nothing of it is parsed before the signature verifies.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hk := h.hooks.byName[r.PathValue("name")]
 	if hk == nil {
@@ -91,6 +103,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The task (if any) is committed; losing its audit line must not
 		// make the sender deliver again.
 		h.log.Error("webhook: recording a delivery", "webhook", hk.cfg.Name, "err", err)
+	}
+	if o.busy {
+		w.Header().Set("Retry-After", intakebudget.RetryAfter)
 	}
 	switch {
 	case o.status == http.StatusNoContent:
@@ -114,6 +129,8 @@ func errorCode(status int) string {
 		return "unauthorized"
 	case http.StatusRequestEntityTooLarge:
 		return "too_large"
+	case http.StatusTooManyRequests:
+		return "busy"
 	case http.StatusUnprocessableEntity:
 		return "unprocessable"
 	case http.StatusServiceUnavailable:
@@ -133,14 +150,19 @@ func (h *Handler) handle(r *http.Request, hk *hook) outcome {
 
 func (h *Handler) github(r *http.Request, hk *hook) outcome {
 	o := outcome{delivery: r.Header.Get(headerGitHubDelivery), event: r.Header.Get(headerGitHubEvent)}
-	body, fail := readBody(r, hk.maxBody())
-	if fail != nil {
-		return fail.with(o)
-	}
-	mac, err := verifyGitHub(r.Header, body, hk.secrets)
+	check, err := newGitHubCheck(r.Header, hk.secrets)
 	if err != nil {
 		return rejected(o, http.StatusUnauthorized, err.Error())
 	}
+	body, err := h.budget.Read(r, hk.maxBody(), check)
+	if err != nil {
+		return refused(o, err)
+	}
+	defer body.Release()
+	if err := check.verify(); err != nil {
+		return rejected(o, http.StatusUnauthorized, err.Error())
+	}
+	mac := check.sigs[0]
 	if len(o.delivery) > maxDeliveryID {
 		return rejected(o, http.StatusBadRequest, "the X-GitHub-Delivery header is too long")
 	}
@@ -158,24 +180,28 @@ func (h *Handler) github(r *http.Request, hk *hook) outcome {
 	if o.delivery != "" {
 		keys = append(keys, hk.cfg.Name+":delivery:"+o.delivery)
 	}
-	return h.accept(r.Context(), hk, o, body, keys)
+	return h.accept(r.Context(), hk, o, body.Bytes(), keys)
 }
 
 func (h *Handler) standard(r *http.Request, hk *hook) outcome {
 	o := outcome{delivery: r.Header.Get(headerID)}
-	body, fail := readBody(r, hk.maxBody())
-	if fail != nil {
-		return fail.with(o)
-	}
-	id, err := verifyStandard(r.Header, body, hk.secrets, h.now())
+	id, check, err := newStandardCheck(r.Header, hk.secrets, h.now())
 	if err != nil {
+		return rejected(o, http.StatusUnauthorized, err.Error())
+	}
+	body, err := h.budget.Read(r, hk.maxBody(), check)
+	if err != nil {
+		return refused(o, err)
+	}
+	defer body.Release()
+	if err := check.verify(); err != nil {
 		return rejected(o, http.StatusUnauthorized, err.Error())
 	}
 	if len(id) > maxDeliveryID {
 		return rejected(o, http.StatusBadRequest, "the webhook-id header is too long")
 	}
 	// The id is signed, so a replay under a new id does not verify.
-	return h.accept(r.Context(), hk, o, body, []string{hk.cfg.Name + ":id:" + id})
+	return h.accept(r.Context(), hk, o, body.Bytes(), []string{hk.cfg.Name + ":id:" + id})
 }
 
 // accept runs the verified delivery through events, filter and template,
@@ -254,29 +280,12 @@ func ignored(o outcome, reason string) outcome {
 	return o
 }
 
-// bodyFailure is a body that could not be read within the limit.
-type bodyFailure struct {
-	status int
-	reason string
-}
-
-func (f *bodyFailure) with(o outcome) outcome { return rejected(o, f.status, f.reason) }
-
-// readBody reads at most limit bytes; a longer body is refused (413)
-// before any of it is verified or parsed.
-func readBody(r *http.Request, limit int64) ([]byte, *bodyFailure) {
-	tooLarge := &bodyFailure{http.StatusRequestEntityTooLarge, fmt.Sprintf("the body exceeds %d bytes", limit)}
-	if r.ContentLength > limit {
-		return nil, tooLarge
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		return nil, &bodyFailure{http.StatusBadRequest, "the body could not be read"}
-	}
-	if int64(len(body)) > limit {
-		return nil, tooLarge
-	}
-	return body, nil
+// refused is a body the intake budget did not let in: too large (413),
+// no room now (429, with Retry-After), or unreadable (400).
+func refused(o outcome, err error) outcome {
+	o = rejected(o, intakebudget.Status(err), err.Error())
+	o.busy = errors.Is(err, intakebudget.ErrBusy)
+	return o
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -250,7 +250,7 @@ func TestListWebhooks(t *testing.T) {
 
 // TestGitHubBodyLimit: GitHub's limit is 25 MiB, not the 1 MiB of other
 // senders: a 2 MiB signed payload is read (and here filtered out), one
-// byte over 25 MiB is 413 before its signature is looked at.
+// byte over 25 MiB is 413 before its body is read or its signature checked.
 func TestGitHubBodyLimit(t *testing.T) {
 	f := start(t, nil, nil, ciHook())
 	pad := strings.Repeat("x", 2<<20)

@@ -18,6 +18,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/config"
+	"reasonix/internal/intakebudget"
 	"reasonix/runner"
 	"reasonix/runner/httpapi"
 	"reasonix/runner/runnertest"
@@ -60,6 +61,8 @@ type fixture struct {
 	now atomic.Int64 // Unix seconds
 	// scratch holds the tasks' scratch directories.
 	scratch string
+	// budget is the handler's intake budget, of the default size.
+	budget *intakebudget.Budget
 }
 
 func start(t testing.TB, provider agent.Provider, set *config.Config, hooks ...config.Webhook) *fixture {
@@ -69,7 +72,7 @@ func start(t testing.TB, provider agent.Provider, set *config.Config, hooks ...c
 // startWith is start with a hook to adjust the runner's configuration.
 func startWith(t testing.TB, provider agent.Provider, set *config.Config, configure func(*runner.Config), hooks ...config.Webhook) *fixture {
 	t.Helper()
-	f := &fixture{}
+	f := &fixture{budget: intakebudget.New(0)}
 	f.now.Store(time.Now().Unix())
 	f.st = storetest.SQLite(t, store.Config{})
 	if set == nil {
@@ -87,7 +90,7 @@ func startWith(t testing.TB, provider agent.Provider, set *config.Config, config
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := webhook.NewHandler(webhook.Config{Hooks: hs, Service: f.svc, Store: f.st, Logger: storetest.Quiet(),
+	h, err := webhook.NewHandler(webhook.Config{Hooks: hs, Service: f.svc, Store: f.st, Logger: storetest.Quiet(), Budget: f.budget,
 		Now: func() time.Time { return time.Unix(f.now.Load(), 0) }})
 	if err != nil {
 		t.Fatal(err)

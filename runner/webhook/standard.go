@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -86,42 +85,27 @@ func decodeStandardSecret(s string) ([]byte, error) {
 	return key, nil
 }
 
-// verifyStandard checks a Standard Webhooks delivery: the HMAC-SHA256 of
-// "<id>.<timestamp>.<body>" under any secret must equal any v1 signature,
-// and the timestamp must be within Tolerance of now. Because the id is
+// newStandardCheck checks a Standard Webhooks delivery's headers and
+// returns its id and the check its body must pass: the HMAC-SHA256 of
+// "<id>.<timestamp>.<body>" under any secret must equal any v1 signature.
+// The timestamp must be within Tolerance of now. Because the id is
 // signed, a replay under a new id does not verify.
-func verifyStandard(h http.Header, body []byte, secrets [][]byte, now time.Time) (id string, err error) {
-	id = h.Get(headerID)
+func newStandardCheck(h http.Header, secrets [][]byte, now time.Time) (string, *macCheck, error) {
+	id := h.Get(headerID)
 	if id == "" {
-		return "", errNoID
+		return "", nil, errNoID
 	}
 	ts := h.Get(headerTimestamp)
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return "", errTimestamp
+		return "", nil, errTimestamp
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
-		return "", errStale
+		return "", nil, errStale
 	}
 	sigs, err := parseStandardSignatures(h.Get(headerSignature))
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	ok := 0
-	for _, s := range secrets {
-		m := hmac.New(sha256.New, s)
-		m.Write([]byte(id))
-		m.Write([]byte{'.'})
-		m.Write([]byte(ts))
-		m.Write([]byte{'.'})
-		m.Write(body)
-		want := m.Sum(nil)
-		for _, sig := range sigs {
-			ok |= boolInt(hmac.Equal(sig, want))
-		}
-	}
-	if ok == 0 {
-		return "", errMismatch
-	}
-	return id, nil
+	return id, newMACCheck(secrets, []byte(id+"."+ts+"."), sigs), nil
 }

@@ -130,3 +130,31 @@ func TestStandardWebhooks(t *testing.T) {
 		t.Fatalf("non-integer timestamp: %v", err)
 	}
 }
+
+// verifyGitHub runs the handler's GitHub check over a whole body at once
+// and returns the signature's bytes.
+func verifyGitHub(h http.Header, body []byte, secrets [][]byte) ([]byte, error) {
+	c, err := newGitHubCheck(h, secrets)
+	if err != nil {
+		return nil, err
+	}
+	c.Write(body)
+	if err := c.verify(); err != nil {
+		return nil, err
+	}
+	return c.sigs[0], nil
+}
+
+// verifyStandard runs the handler's Standard Webhooks check over a whole
+// body at once and returns the delivery's id.
+func verifyStandard(h http.Header, body []byte, secrets [][]byte, now time.Time) (id string, err error) {
+	id, c, err := newStandardCheck(h, secrets, now)
+	if err != nil {
+		return "", err
+	}
+	c.Write(body)
+	if err := c.verify(); err != nil {
+		return "", err
+	}
+	return id, nil
+}

@@ -1,17 +1,10 @@
 package workspace
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
-
-	"reasonix/internal/procgroup"
 )
 
 // Limits of ReadBase: recipes are small text files.
@@ -114,97 +107,130 @@ func (m *Manager) baseCommit(ctx context.Context, s Spec, gitDir string) (string
 	return m.resolveBase(ctx, s, gitDir)
 }
 
-// readTree lists dir at commit sha and reads its blobs in one cat-file.
+// readTree lists dir at commit sha and reads its blobs, checking every
+// object on the way — the commit, each tree from the root down, each
+// blob — against its hash (objects.go): the shared object store is
+// writable from a task's sandbox, and git itself would serve a replaced
+// object as it is.
 func (m *Manager) readTree(ctx context.Context, gitDir, sha, dir string) ([]BaseFile, error) {
-	// No --long: sizes would make ls-tree read every blob; cat-file's
-	// header carries them anyway.
-	list, err := m.git(ctx, gitDir, "ls-tree", "-r", "-z", "--full-tree", sha, "--", dir+"/")
+	r, err := m.openObjects(ctx, gitDir)
 	if err != nil {
 		return nil, err
+	}
+	defer r.close()
+	idLen := len(sha) / 2
+	objs, err := r.batch([]string{sha}, maxTreeBytes)
+	if err != nil {
+		return nil, err
+	}
+	if objs[0].kind != "commit" || objs[0].data == nil {
+		return nil, fmt.Errorf("workspace: %s is not a commit", sha)
+	}
+	tree, err := commitTree(objs[0].data)
+	if err != nil {
+		return nil, err
+	}
+	// Down to dir, one tree per path component.
+	for name := range strings.SplitSeq(dir, "/") {
+		if name == "" {
+			continue
+		}
+		entries, err := r.tree(tree, idLen)
+		if err != nil {
+			return nil, err
+		}
+		next := ""
+		for _, e := range entries {
+			if e.name == name && e.mode == "40000" {
+				next = e.id
+			}
+		}
+		if next == "" {
+			return nil, nil // no such directory at the base
+		}
+		tree = next
+	}
+	// Every tree below it, level by level (one batch each), then every
+	// blob in one batch.
+	trees := map[string][]treeEntry{}
+	for level := []string{tree}; len(level) > 0; {
+		objs, err := r.batch(level, maxTreeBytes)
+		if err != nil {
+			return nil, err
+		}
+		var below []string
+		for i, o := range objs {
+			if o.kind != "tree" || o.data == nil {
+				return nil, fmt.Errorf("workspace: %s is not a tree of a size ReadBase reads", level[i])
+			}
+			entries, err := parseTree(o.data, idLen)
+			if err != nil {
+				return nil, err
+			}
+			trees[level[i]] = entries
+			for _, e := range entries {
+				if e.mode == "40000" {
+					if _, seen := trees[e.id]; !seen && len(trees)+len(below) < maxBaseFiles {
+						below = append(below, e.id)
+					}
+				}
+			}
+		}
+		level = below
 	}
 	var files []BaseFile
 	var blobs []string
 	var wanted []int
-	for entry := range strings.SplitSeq(list, "\x00") {
-		if entry == "" || len(files) >= maxBaseFiles {
-			continue
-		}
-		meta, path, ok := strings.Cut(entry, "\t")
-		fields := strings.Fields(meta)
-		if !ok || len(fields) != 3 {
-			continue
-		}
-		rel := strings.TrimPrefix(path, dir+"/")
-		mode, kind, id := fields[0], fields[1], fields[2]
-		switch {
-		case mode == "120000":
-			files = append(files, BaseFile{Path: rel, Skipped: "a symbolic link is not followed"})
-		case kind != "blob":
-			continue // a submodule
-		default:
-			wanted = append(wanted, len(files))
-			blobs = append(blobs, id)
-			files = append(files, BaseFile{Path: rel})
+	var walk func(id, prefix string)
+	walk = func(id, prefix string) {
+		for _, e := range trees[id] {
+			if len(files) >= maxBaseFiles {
+				return
+			}
+			switch e.mode {
+			case "40000":
+				walk(e.id, prefix+e.name+"/")
+			case "120000":
+				files = append(files, BaseFile{Path: prefix + e.name, Skipped: "a symbolic link is not followed"})
+			case "160000":
+				// a submodule
+			default:
+				wanted = append(wanted, len(files))
+				blobs = append(blobs, e.id)
+				files = append(files, BaseFile{Path: prefix + e.name})
+			}
 		}
 	}
+	walk(tree, "")
 	if len(blobs) == 0 {
 		return files, nil
 	}
-	data, err := m.catBlobs(ctx, gitDir, blobs)
+	data, err := r.batch(blobs, maxBaseFileBytes)
 	if err != nil {
 		return nil, err
 	}
 	for i, idx := range wanted {
-		if data[i] == nil {
+		if data[i].data == nil {
 			files[idx].Skipped = "larger than 64 KiB"
 			continue
 		}
-		files[idx].Data = data[i]
+		files[idx].Data = data[i].data
 	}
 	return files, nil
 }
 
-// catBlobs reads blobs with one `git cat-file --batch`; a blob over
-// maxBaseFileBytes comes back nil, its content skipped unread.
-func (m *Manager) catBlobs(ctx context.Context, gitDir string, ids []string) ([][]byte, error) {
-	cmd := exec.CommandContext(ctx, m.gitPath, "-C", gitDir, "cat-file", "--batch")
-	cmd.Env = m.gitEnv
-	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	procgroup.Detach(cmd)
-	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
-	cmd.WaitDelay = waitDelay
-	if err := cmd.Run(); err != nil {
-		return nil, &gitError{args: []string{"cat-file", "--batch"}, code: -1, err: err, tail: tail(stderr.Bytes())}
+// maxTreeBytes bounds one tree object ReadBase reads (a directory of
+// tens of thousands of entries).
+const maxTreeBytes = 16 << 20
+
+// tree reads and parses one tree object.
+func (r *objectReader) tree(id string, idLen int) ([]treeEntry, error) {
+	objs, err := r.batch([]string{id}, maxTreeBytes)
+	if err != nil {
+		return nil, err
 	}
-	r := bufio.NewReader(&stdout)
-	out := make([][]byte, 0, len(ids))
-	for range ids {
-		header, err := r.ReadString('\n')
-		if err != nil {
-			return nil, fmt.Errorf("workspace: cat-file: %w", err)
-		}
-		f := strings.Fields(header)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("workspace: cat-file: unexpected header %q", strings.TrimSpace(header))
-		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("workspace: cat-file: unexpected size in %q", strings.TrimSpace(header))
-		}
-		if n > maxBaseFileBytes {
-			if _, err := r.Discard(n + 1); err != nil {
-				return nil, fmt.Errorf("workspace: cat-file: %w", err)
-			}
-			out = append(out, nil)
-			continue
-		}
-		buf := make([]byte, n+1) // the content and its trailing newline
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, fmt.Errorf("workspace: cat-file: %w", err)
-		}
-		out = append(out, buf[:n])
+	if objs[0].kind != "tree" || objs[0].data == nil {
+		return nil, fmt.Errorf("workspace: %s is not a tree of a size ReadBase reads", id)
 	}
-	return out, nil
+	return parseTree(objs[0].data, idLen)
 }

@@ -37,3 +37,25 @@ func (e *SetupError) Error() string {
 }
 
 func (e *SetupError) Unwrap() error { return e.Err }
+
+// ErrTampered: a task changed how its worktree is linked to the
+// repository (its .git file, commondir, gitdir or config.worktree). The
+// service runs no git in such a worktree; errors wrap it as a
+// *TamperedError naming what changed.
+var ErrTampered = errors.New("workspace: the task tampered with its worktree's git links")
+
+// TamperedError says which of a worktree's git links changed since `git
+// worktree add` wrote them. The worktree is left as it is, for
+// inspection; nothing of it is committed.
+type TamperedError struct {
+	Task string
+	What string // e.g. "the worktree's .git file changed"
+	Path string
+}
+
+func (e *TamperedError) Error() string {
+	return fmt.Sprintf("workspace: task %s's worktree was tampered with: %s (%s); the service runs no git in it and commits nothing of it", e.Task, e.What, e.Path)
+}
+
+// Is makes errors.Is(err, ErrTampered) hold.
+func (e *TamperedError) Is(target error) bool { return target == ErrTampered }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // Default commit identity, used for whatever the repository's own config
@@ -62,7 +63,7 @@ func (m *Manager) Finish(ctx context.Context, ws *Workspace, message string) (Re
 	defer unlock()
 
 	if _, err := os.Lstat(ws.Dir); err == nil {
-		if err := m.commit(ctx, ws, taskID, cmp.Or(message, "reasonix: task "+taskID)); err != nil {
+		if err := m.commit(ctx, ws, taskID, rec, cmp.Or(message, "reasonix: task "+taskID)); err != nil {
 			return Result{}, err
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -75,12 +76,12 @@ func (m *Manager) Finish(ctx context.Context, ws *Workspace, message string) (Re
 	if err != nil {
 		return Result{}, err
 	}
-	_, err = m.git(ctx, rec.GitDir, "diff", "--quiet", "--no-ext-diff", base, head)
+	_, err = m.git(ctx, rec.GitDir, "diff", "--quiet", "--no-ext-diff", "--no-textconv", base, head)
 	switch {
 	case err == nil:
 	case exitCode(err) == 1:
 		res.Changed, res.Commit = true, head
-		stat, err := m.git(ctx, rec.GitDir, "diff", "--stat", "--no-color", "--no-ext-diff", base+".."+head)
+		stat, err := m.git(ctx, rec.GitDir, "diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv", base+".."+head)
 		if err != nil {
 			return Result{}, err
 		}
@@ -98,9 +99,16 @@ func (m *Manager) Finish(ctx context.Context, ws *Workspace, message string) (Re
 }
 
 // commit stages everything in the worktree and commits it on the task
-// branch, unless nothing is staged. The caller holds the lock.
-func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID, message string) error {
-	head, err := m.git(ctx, ws.Dir, "symbolic-ref", "--quiet", "HEAD")
+// branch, unless nothing is staged. The caller holds the lock. A worktree
+// whose git links changed is refused (*TamperedError) before any git runs
+// in it.
+func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID string, rec *record, message string) error {
+	t, err := m.verify(taskID, rec)
+	if err != nil {
+		m.log.Error("workspace: refusing a tampered worktree", "task", taskID, "err", err)
+		return err
+	}
+	head, err := m.gitIn(ctx, t, nil, "symbolic-ref", "--quiet", "HEAD")
 	if err != nil && ctx.Err() != nil {
 		return err
 	}
@@ -108,28 +116,76 @@ func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID, message str
 		return fmt.Errorf("workspace: task %s's worktree %s is not on branch %s any more (the task switched branches); its changes were left uncommitted there",
 			taskID, ws.Dir, ws.Branch)
 	}
-	if _, err := m.git(ctx, ws.Dir, "add", "--all"); err != nil {
+	if err := m.stage(ctx, t); err != nil {
 		return err
 	}
-	_, err = m.git(ctx, ws.Dir, "diff", "--cached", "--quiet")
-	if err == nil {
-		return nil // nothing to commit
+	_, err = m.gitIn(ctx, t, nil, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv")
+	switch {
+	case err == nil: // nothing to commit
+	case exitCode(err) != 1:
+		return err
+	default:
+		name, email := m.identity(ctx, t)
+		if _, err := m.gitIn(ctx, t, nil,
+			"-c", "user.name="+name, "-c", "user.email="+email,
+			"commit", "--quiet", "--no-verify", "--cleanup=whitespace", "-m", message); err != nil {
+			return err
+		}
 	}
-	if exitCode(err) != 1 {
+	// What the task committed itself joins the shared store now, checked.
+	return m.importObjects(ctx, t.common, t.private)
+}
+
+// stage does what `git add --all` does — every change to a tracked path,
+// every new path .gitignore does not exclude, a nested repository as a
+// gitlink — without entering nested repositories: `git add` runs `git
+// status` in each one the index names, which reads the nested
+// repository's own config, a file the task wrote (a filter or fsmonitor
+// there would run). ls-files and update-index only read a nested
+// repository's HEAD.
+func (m *Manager) stage(ctx context.Context, t *tree) error {
+	out, err := m.gitIn(ctx, t, nil, "ls-files", "-z", "-t", "--modified", "--deleted", "--others", "--exclude-standard")
+	if err != nil {
 		return err
 	}
-	name, email := m.identity(ctx, ws.Dir)
-	_, err = m.git(ctx, ws.Dir,
-		"-c", "user.name="+name, "-c", "user.email="+email,
-		"-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null",
-		"commit", "--quiet", "--no-verify", "--cleanup=whitespace", "-m", message)
+	// Tracked paths first: a file that became a directory must leave the
+	// index before the files in that directory enter it.
+	var tracked, others strings.Builder
+	seen := map[string]bool{}
+	for entry := range strings.SplitSeq(out, "\x00") {
+		tag, path, ok := strings.Cut(entry, " ")
+		if !ok || path == "" || seen[path] {
+			continue
+		}
+		seen[path] = true
+		if tag == "?" {
+			// A nested repository is listed as "dir/"; update-index
+			// wants the gitlink's path.
+			others.WriteString(strings.TrimSuffix(path, "/") + "\x00")
+		} else {
+			tracked.WriteString(path + "\x00")
+		}
+	}
+	list := tracked.String() + others.String()
+	if list == "" {
+		return nil
+	}
+	_, err = m.gitIn(ctx, t, strings.NewReader(list), "update-index", "--add", "--remove", "-z", "--stdin")
 	return err
 }
 
 // identity returns the commit identity: the repository's own user.name and
 // user.email where set, the Reasonix defaults otherwise.
-func (m *Manager) identity(ctx context.Context, dir string) (name, email string) {
-	name, _ = m.git(ctx, dir, "config", "--local", "--get", "user.name")
-	email, _ = m.git(ctx, dir, "config", "--local", "--get", "user.email")
+func (m *Manager) identity(ctx context.Context, t *tree) (name, email string) {
+	out, _ := m.gitIn(ctx, t, nil, "config", "--local", "-z", "--get-regexp", `^user\.(name|email)$`)
+	for entry := range strings.SplitSeq(out, "\x00") {
+		key, value, _ := strings.Cut(entry, "\n")
+		switch key {
+		case "user.name":
+			name = value
+		case "user.email":
+			email = value
+		}
+	}
 	return cmp.Or(name, DefaultAuthorName), cmp.Or(email, DefaultAuthorEmail)
 }

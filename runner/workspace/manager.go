@@ -38,7 +38,9 @@ type Manager struct {
 	keep         bool
 	setupTimeout time.Duration
 	gitPath      string
-	gitEnv       []string // for git: the configured env, cleaned, non-interactive
+	gitEnv       []string // for git: the configured env, cleaned, non-interactive, no system or global config
+	netEnv       []string // for fetch and push: gitEnv but with the operator's system and global config
+	protected    []string // -c safe.directory=… carried over from the operator's config (see New)
 	setupEnv     []string // for setup commands: the configured env, cleaned
 	log          *slog.Logger
 
@@ -82,13 +84,31 @@ func New(cfg Config) (*Manager, error) {
 		setupTimeout: cmp.Or(cfg.SetupTimeout, DefaultSetupTimeout),
 		gitPath:      gitPath,
 		// No prompts: a task runs unattended, and a prompt would only hang.
-		gitEnv:   append(append([]string(nil), env...), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never"),
+		gitEnv:   hardenedEnv(append(append([]string(nil), env...), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")),
+		netEnv:   append(append([]string(nil), env...), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never"),
 		setupEnv: env,
 		log:      cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		locks:    make(map[string]chan struct{}),
 	}
 	if err := m.checkGit(); err != nil {
 		return nil, err
+	}
+	// The service's git reads no global config, but safe.directory there
+	// is how an operator lets it use a repository another user owns; git
+	// honours it on the command line too, and it runs nothing.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if dirs, err := m.runNet(ctx, root, "config", "--get-all", "safe.directory"); err == nil {
+		for d := range strings.SplitSeq(dirs, "\n") {
+			if d != "" {
+				m.protected = append(m.protected, "-c", "safe.directory="+d)
+				if d != "*" {
+					// The service runs repository-wide commands in the
+					// git directory itself, which git checks by that path.
+					m.protected = append(m.protected, "-c", "safe.directory="+filepath.Join(d, ".git"))
+				}
+			}
+		}
 	}
 	return m, nil
 }

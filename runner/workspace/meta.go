@@ -18,6 +18,9 @@ type record struct {
 	GitDir    string `json:"git_dir"`    // the repository's common git directory
 	Base      string `json:"base"`       // the commit the branch started from
 	SetupDone bool   `json:"setup_done"` // false while setup runs: a crash then leaves a broken worktree
+	// Layout is how git linked the worktree when it added it; nil in a
+	// record written before layouts were kept (legacyLayout then).
+	Layout *layout `json:"layout,omitempty"`
 }
 
 func (m *Manager) recordPath(taskID string) string {

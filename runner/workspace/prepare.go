@@ -52,11 +52,10 @@ func (m *Manager) Prepare(ctx context.Context, taskID string, spec *Spec) (*Work
 	if err != nil {
 		return nil, err
 	}
-	ws, fresh, err := m.checkout(ctx, taskID, s, gitDir)
-	if err != nil || !fresh {
+	ws, rec, err := m.checkout(ctx, taskID, s, gitDir)
+	if err != nil || rec == nil {
 		return ws, err
 	}
-	rec := &record{Task: taskID, Spec: s.Name, Repo: redact(s.Repo), GitDir: gitDir, Base: ws.Base}
 	if err := m.setup(ctx, s, ws.Dir, taskID); err != nil {
 		if !m.keep {
 			if rerr := m.removeWorktree(context.WithoutCancel(ctx), taskID, gitDir); rerr != nil {
@@ -84,57 +83,68 @@ func (m *Manager) prepareScratch(taskID string) (*Workspace, error) {
 }
 
 // checkout does the git part of Prepare under the repository's lock: it
-// reopens a healthy worktree (fresh == false), or syncs a clone, cleans a
-// broken worktree and adds a new one (fresh == true, record written with
-// SetupDone false so a crash during setup marks it broken).
-func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir string) (ws *Workspace, fresh bool, err error) {
+// reopens a healthy worktree (fresh == nil), or syncs a clone, cleans a
+// broken worktree and adds a new one (fresh is its record, written with
+// SetupDone false so a crash during setup marks it broken). A worktree
+// whose git links the task changed is not reopened: that is a
+// *TamperedError.
+func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir string) (ws *Workspace, fresh *record, err error) {
 	unlock, err := m.lock(ctx, gitDir)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	defer unlock()
 	rec, err := m.readRecord(taskID)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	if rec != nil && (rec.Spec != s.Name || rec.GitDir != gitDir) {
-		return nil, false, fmt.Errorf("%w: task %s already has a worktree of workspace %q (%s); a task keeps its workspace",
+		return nil, nil, fmt.Errorf("%w: task %s already has a worktree of workspace %q (%s); a task keeps its workspace",
 			ErrInvalid, taskID, rec.Spec, rec.Repo)
 	}
 	dir, branch := m.worktreeDir(taskID), BranchFor(taskID)
 	if rec != nil && rec.SetupDone {
-		healthy, err := m.healthy(ctx, dir, branch, gitDir)
+		healthy, err := m.healthy(ctx, taskID, rec, branch)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		if healthy {
+			// A worktree prepared before tasks had object directories
+			// gets one: the sandbox no longer grants the shared store.
+			admin := taskID
+			if rec.Layout != nil {
+				admin = rec.Layout.Admin
+			}
+			if err := ensureObjectDir(filepath.Join(gitDir, "worktrees", admin)); err != nil {
+				return nil, nil, err
+			}
 			m.log.Info("workspace: reopened", "task", taskID, "workspace", s.Name, "dir", dir)
-			return &Workspace{Dir: dir, Branch: branch, Base: rec.Base, Spec: s.Name}, false, nil
+			return &Workspace{Dir: dir, Branch: branch, Base: rec.Base, Spec: s.Name}, nil, nil
 		}
 	}
 	// Only a new worktree needs the remote's latest state: reopening works
 	// while the remote is unreachable.
 	if isURL(s.Repo) {
 		if err := m.syncClone(ctx, s, gitDir); err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		if err := m.adoptRemoteBranch(ctx, gitDir, branch); err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 	}
 	if _, err := os.Lstat(dir); err == nil {
 		m.log.Warn("workspace: recreating a broken worktree", "task", taskID, "dir", dir)
 	}
 	if err := m.dropWorktree(ctx, dir, gitDir); err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 
 	base, err := m.startingPoint(ctx, s, gitDir, branch, rec)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return nil, false, fmt.Errorf("workspace: worktree directory: %w", err)
+		return nil, nil, fmt.Errorf("workspace: worktree directory: %w", err)
 	}
 	if base.branchExists {
 		// --force: a node that died running the task may still have the
@@ -145,12 +155,20 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", "--no-track", "-b", branch, dir, base.commit)
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	if err := m.writeRecord(&record{Task: taskID, Spec: s.Name, Repo: redact(s.Repo), GitDir: gitDir, Base: base.commit}); err != nil {
-		return nil, false, err
+	l, err := snapshot(dir, gitDir)
+	if err != nil {
+		return nil, nil, err
 	}
-	return &Workspace{Dir: dir, Branch: branch, Base: base.commit, Spec: s.Name}, true, nil
+	if err := ensureObjectDir(filepath.Join(gitDir, "worktrees", l.Admin)); err != nil {
+		return nil, nil, err
+	}
+	fresh = &record{Task: taskID, Spec: s.Name, Repo: redact(s.Repo), GitDir: gitDir, Base: base.commit, Layout: l}
+	if err := m.writeRecord(fresh); err != nil {
+		return nil, nil, err
+	}
+	return &Workspace{Dir: dir, Branch: branch, Base: base.commit, Spec: s.Name}, fresh, nil
 }
 
 // start is where a new worktree begins.
@@ -185,25 +203,31 @@ func (m *Manager) startingPoint(ctx context.Context, s Spec, gitDir, branch stri
 	return start{commit: mb, branchExists: true}, nil
 }
 
-// healthy reports whether dir is a worktree of gitDir with the task branch
-// checked out. Only ctx ending is an error; anything else is "not healthy".
-func (m *Manager) healthy(ctx context.Context, dir, branch, gitDir string) (bool, error) {
+// healthy reports whether the task's worktree is there, linked to its
+// repository as git linked it, with the task branch checked out. A
+// worktree whose links changed is a *TamperedError, not "unhealthy": it
+// is not silently replaced. Otherwise only ctx ending is an error.
+func (m *Manager) healthy(ctx context.Context, taskID string, rec *record, branch string) (bool, error) {
+	dir := m.worktreeDir(taskID)
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return false, nil
 	}
-	top, err := m.git(ctx, dir, "rev-parse", "--show-toplevel", "--git-common-dir")
-	if err != nil {
-		return false, ctx.Err()
-	}
-	var common string
-	top, common, _ = cut2(top)
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(dir, common)
-	}
-	if !samePath(top, dir) || !samePath(common, gitDir) {
+	// A worktree without its link, or whose private directory was pruned
+	// (nothing in the sandbox may remove that directory itself), is broken
+	// rather than redirected: it is made again.
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
-	head, err := m.git(ctx, dir, "symbolic-ref", "--quiet", "HEAD")
+	if l := rec.Layout; l != nil {
+		if _, err := os.Lstat(filepath.Join(rec.GitDir, "worktrees", filepath.Base(l.Admin))); errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+	}
+	t, err := m.verify(taskID, rec)
+	if err != nil {
+		return false, err
+	}
+	head, err := m.gitIn(ctx, t, nil, "symbolic-ref", "--quiet", "HEAD")
 	if err != nil {
 		return false, ctx.Err()
 	}
@@ -213,6 +237,11 @@ func (m *Manager) healthy(ctx context.Context, dir, branch, gitDir string) (bool
 // dropWorktree removes whatever is at dir and the repository's metadata of
 // worktrees whose directory is gone. The caller holds the lock.
 func (m *Manager) dropWorktree(ctx context.Context, dir, gitDir string) error {
+	// Objects the task committed and nobody imported yet (a worktree
+	// removed without Finish) would go with its private directory.
+	if err := m.importObjects(ctx, gitDir, filepath.Join(gitDir, "worktrees", filepath.Base(dir))); err != nil {
+		m.log.Warn("workspace: importing a removed worktree's objects", "dir", dir, "err", err)
+	}
 	if _, err := os.Lstat(dir); err == nil {
 		// Let git unregister it if it can; the directory goes either way.
 		_, _ = m.git(ctx, gitDir, "worktree", "remove", "--force", "--force", dir)

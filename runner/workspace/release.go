@@ -36,7 +36,7 @@ func (m *Manager) Release(ctx context.Context, ws *Workspace, message string) er
 	}
 	defer unlock()
 	if _, err := os.Lstat(ws.Dir); err == nil {
-		if err := m.commit(ctx, ws, taskID, cmp.Or(message, "reasonix: checkpoint of task "+taskID)); err != nil {
+		if err := m.commit(ctx, ws, taskID, rec, cmp.Or(message, "reasonix: checkpoint of task "+taskID)); err != nil {
 			return err
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -44,7 +44,7 @@ func (m *Manager) Release(ctx context.Context, ws *Workspace, message string) er
 	}
 	if rec.GitDir == m.cloneDir(rec.Spec) {
 		ref := "refs/heads/" + ws.Branch
-		if _, err := m.git(ctx, rec.GitDir, "push", "--quiet", "--no-verify", "origin", ref+":"+ref); err != nil {
+		if _, err := m.gitNet(ctx, rec.GitDir, "push", "--quiet", "--no-verify", "origin", ref+":"+ref); err != nil {
 			return fmt.Errorf("workspace: push the checkpoint of task %s to %s: %w", taskID, rec.Repo, err)
 		}
 	}

@@ -97,7 +97,7 @@ func (m *Manager) fetch(ctx context.Context, s Spec, dir string) error {
 			return err
 		}
 	}
-	if _, err := m.git(ctx, dir, "fetch", "--quiet", "--prune", "--tags", "origin"); err != nil {
+	if _, err := m.gitNet(ctx, dir, "fetch", "--quiet", "--prune", "--tags", "origin"); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}

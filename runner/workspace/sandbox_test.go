@@ -37,7 +37,7 @@ func TestSandboxedTaskCannotPlantHooksInTheSource(t *testing.T) {
 		}
 		t.Fatal("no OS sandbox, and CI requires one")
 	}
-	env := append(append([]string(nil), f.env...),
+	env := append(append(append([]string(nil), f.env...), conf.GitEnv()...),
 		"GIT_AUTHOR_NAME=Task", "GIT_AUTHOR_EMAIL=task@example.com",
 		"GIT_COMMITTER_NAME=Task", "GIT_COMMITTER_EMAIL=task@example.com")
 	run := func(script string) (string, error) {
@@ -52,11 +52,15 @@ func TestSandboxedTaskCannotPlantHooksInTheSource(t *testing.T) {
 	}
 	config := read(t, filepath.Join(repo, ".git", "config"))
 	main := f.git(repo, "rev-parse", "main")
+	blob := f.git(repo, "rev-parse", "main:a.txt")
 	pwned := filepath.Join(repo, "PWNED")
 	for _, evil := range []string{
 		"git config core.hooksPath /x",
 		`h="$(git rev-parse --git-common-dir)/hooks"; printf '#!/bin/sh\ntouch ` + pwned + `\n' > "$h/pre-commit" && chmod +x "$h/pre-commit"`,
 		"git update-ref refs/heads/main HEAD",
+		// D3: the stored object of a base-commit file, replaced.
+		"o=" + filepath.Join(repo, ".git", "objects", blob[:2], blob[2:]) + "; rm -f $o && echo planted > $o",
+		"echo planted > " + filepath.Join(repo, ".git", "objects", "info", "alternates"),
 	} {
 		if out, err := run(evil); err == nil {
 			t.Errorf("%q succeeded in the sandbox: %s", evil, out)
@@ -68,15 +72,21 @@ func TestSandboxedTaskCannotPlantHooksInTheSource(t *testing.T) {
 	if read(t, filepath.Join(repo, ".git", "config")) != config || f.git(repo, "rev-parse", "main") != main {
 		t.Error("the source repository's config or main branch changed")
 	}
-	if got := f.git(repo, "log", "-1", "--format=%s", ws.Branch); got != "task" {
-		t.Errorf("the task branch's last commit is %q, want task", got)
-	}
 	f.git(repo, "commit", "--quiet", "--allow-empty", "-m", "owner")
 	if exists(pwned) {
 		t.Error("the owner's commit ran a hook the task planted")
 	}
 	if _, err := f.m.Finish(ctx, ws, "done"); err != nil {
 		t.Fatalf("Finish after a sandboxed commit: %v", err)
+	}
+	// The task's commit, written to its own object directory, is in the
+	// shared store now, and the store is whole.
+	f.git(repo, "fsck", "--strict", "--no-dangling")
+	if got := f.git(repo, "log", "-1", "--format=%s", ws.Branch); got != "task" {
+		t.Errorf("the task branch's last commit is %q, want task", got)
+	}
+	if got := f.git(repo, "show", "main:a.txt"); got != "a" {
+		t.Errorf("main:a.txt = %q after the task", got)
 	}
 }
 

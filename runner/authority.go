@@ -1,0 +1,179 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"reasonix/runner/store"
+)
+
+// chatIdentity splits a chat principal id ("slack:T1/U2", "telegram:42")
+// into its platform and platform user id; ok is false for any other
+// principal (a token's, a webhook's).
+func chatIdentity(id string) (transport, user string, ok bool) {
+	if !store.ValidChatPrincipal(id) {
+		return "", "", false
+	}
+	transport, rest, _ := strings.Cut(id, ":")
+	if transport == "slack" {
+		_, rest, _ = strings.Cut(rest, "/")
+	}
+	return transport, rest, true
+}
+
+// ChatPrincipal is the principal of a chat identity ("slack:T1/U2",
+// "telegram:42"), as the chat relay authenticated it through its platform:
+// role approve when it is listed in its platform's approvers or in [bot]
+// global_approvers, the role granted with `reasonix roles grant` when that
+// is higher, else submit (whether it may give the bot work at all is the
+// relay's allow list). The role is read at each call, so a revoked grant
+// stops counting at once. An id that is no chat identity is an error
+// wrapping ErrInvalid.
+func (s *Service) ChatPrincipal(ctx context.Context, id string) (Principal, error) {
+	transport, user, ok := chatIdentity(id)
+	if !ok {
+		return Principal{}, invalidf("%q is not a chat identity", id)
+	}
+	p := Principal{ID: id, Role: store.RoleSubmit}
+	if slices.Contains(s.chatApprovers(transport), user) || s.globalApprover(id) {
+		p.Role = store.RoleApprove
+	}
+	role, err := s.st.RoleOf(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return Principal{}, mapStoreErr(err, "the role of "+id)
+	case role.Rank() > p.Role.Rank():
+		p.Role = role
+	}
+	return p, nil
+}
+
+func (s *Service) chatApprovers(transport string) []string {
+	switch transport {
+	case "slack":
+		return s.set.Bot.Slack.Approvers
+	case "telegram":
+		return s.set.Bot.Telegram.Approvers
+	}
+	return nil
+}
+
+func (s *Service) globalApprover(id string) bool {
+	return slices.Contains(s.set.Bot.GlobalApprovers, id)
+}
+
+// relayedTo reports whether task t is relayed on transport where that
+// platform's configuration admits it: an allowed channel or chat, or a
+// direct message (which the relay takes only from users listed by id).
+func (s *Service) relayedTo(t store.Task, transport string) bool {
+	var allowed []string
+	switch transport {
+	case "slack":
+		allowed = s.set.Bot.Slack.AllowChannels
+	case "telegram":
+		allowed = s.set.Bot.Telegram.AllowChats
+	}
+	for _, n := range t.Notify {
+		if n.Transport == transport && (slices.Contains(allowed, n.Channel) || directChat(transport, n.Channel)) {
+			return true
+		}
+	}
+	return false
+}
+
+// directChat reports whether channel is a one-to-one conversation with
+// the bot: Slack's D… channels, Telegram's private chats (whose ids are
+// the user's, positive; groups are negative).
+func directChat(transport, channel string) bool {
+	switch transport {
+	case "slack":
+		return strings.HasPrefix(channel, "D")
+	case "telegram":
+		return channel != "" && channel[0] != '-'
+	}
+	return false
+}
+
+// MayDecide reports whether p may decide approval a, and why not as an
+// *Error of kind ErrForbidden (or the error reading its task). It is the
+// one rule every path applies — Decide (the API, the CLI, the dashboard,
+// chat buttons and direct messages) and every list that offers decisions:
+//
+//   - p's role is approve or admin;
+//   - when the task names its approvers, p is one of them (admins too);
+//   - p did not request the task, unless p is an admin or self-approval
+//     is on;
+//   - p did not instruct the call — send the task a message it had read
+//     when the call was asked for — unless p is its requester (above) or
+//     self-approval is on; an admin role does not lift this: a second
+//     person decides a call one's own message produced in someone else's
+//     task;
+//   - a chat identity that is neither an admin nor in [bot]
+//     global_approvers decides only approvals of tasks relayed on its own
+//     platform, in an allowed channel or a direct message.
+func (s *Service) MayDecide(ctx context.Context, p Principal, a store.Approval) error {
+	t, err := s.st.Task(ctx, a.TaskID)
+	if err != nil {
+		return mapStoreErr(err, "task "+a.TaskID)
+	}
+	return s.mayDecide(p, t, a)
+}
+
+func (s *Service) mayDecide(p Principal, t store.Task, a store.Approval) error {
+	if p.ID == "" {
+		return failf(ErrForbidden, "only approvers may decide approvals")
+	}
+	if err := p.MayDecide(); err != nil {
+		return err
+	}
+	if len(a.Approvers) > 0 && !slices.Contains(a.Approvers, p.ID) {
+		return failf(ErrForbidden, "task %s names its approvers, and %s is not one of them", t.ID, p.ID)
+	}
+	// Principal ids come from credentials, so an exact comparison is the
+	// whole check: "alice", "API:alice" or "token:Alice" are other
+	// principals' ids, which a request cannot claim.
+	if !s.cfg.AllowSelfApproval {
+		if p.Role != store.RoleAdmin && t.Requester != "" && p.ID == t.Requester {
+			return failf(ErrForbidden, "%s requested this task and may not approve its calls; another approver must decide", p.ID)
+		}
+		if p.ID != t.Requester && slices.Contains(a.Instructors, p.ID) {
+			return failf(ErrForbidden, "%s sent this task a message before it asked for this call, so may not approve it; another approver must decide", p.ID)
+		}
+	}
+	if transport, _, chat := chatIdentity(p.ID); chat && p.Role != store.RoleAdmin && !s.globalApprover(p.ID) && !s.relayedTo(t, transport) {
+		return failf(ErrForbidden, "task %s is not relayed where %s approves; an approver of its own channel, a global approver or an admin must decide", t.ID, p.ID)
+	}
+	return nil
+}
+
+// MaySee reports whether p may see task t from chat conversation
+// (transport, channel): its requester and admins see it anywhere, anyone
+// else where the task is relayed — the people of that channel see its
+// thread anyway. It governs what the chat commands `status` and
+// `approvals` show.
+func (p Principal) MaySee(t store.Task, transport, channel string) bool {
+	if p.Role == store.RoleAdmin || (p.ID != "" && p.ID == t.Requester) {
+		return true
+	}
+	for _, n := range t.Notify {
+		if n.Transport == transport && n.Channel == channel {
+			return true
+		}
+	}
+	return false
+}
+
+// instructors are the principals besides the requester whose messages
+// the task's runs have read: the authors of what steered or continued it.
+func (s *Service) instructors(ctx context.Context, t store.Task) ([]string, error) {
+	authors, err := s.st.MessageAuthors(ctx, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	authors = slices.DeleteFunc(authors, func(a string) bool { return a == "" || a == t.Requester })
+	slices.Sort(authors)
+	return authors, nil
+}
