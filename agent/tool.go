@@ -228,6 +228,15 @@ type ShellStarter interface {
 	StartShell(cmd *exec.Cmd) error
 }
 
+// ShellRefusals is an optional ShellWrapper behaviour: the OS sandbox
+// refused calls of a command's processes one by one (an exec a deny rule
+// names, a socket outside) and reports them, one line each, for the
+// command's result. pid is the process the command started as; taking
+// the refusals forgets them.
+type ShellRefusals interface {
+	TakeRefusals(pid int) []string
+}
+
 // ToolFactory builds a built-in tool for one run.
 type ToolFactory func(env ToolEnv) Tool
 

@@ -509,5 +509,6 @@ func (l *loader) finish(env func(string) (string, bool)) {
 	e.list(s.AllowWrite, c.origins["sandbox.allow_write"], "sandbox.allow_write")
 	e.list(s.AllowRead, c.origins["sandbox.allow_read"], "sandbox.allow_read")
 	e.list(s.ForbidRead, c.origins["sandbox.forbid_read"], "sandbox.forbid_read")
+	e.list(s.AllowSockets, c.origins["sandbox.allow_sockets"], "sandbox.allow_sockets")
 	c.Store.Path = resolveFrom(c.Store.Path, c.origins["store.path"])
 }

@@ -32,8 +32,12 @@ type Sandbox struct {
 	AllowRead []string `toml:"allow_read"`
 	// ForbidRead lists absolute files or directories no tool may read.
 	ForbidRead []string `toml:"forbid_read"`
-	Bash       string   `toml:"bash"`    // auto (default) | require | enforce (= require) | off
-	Network    bool     `toml:"network"` // sandboxed bash may reach the network
+	// AllowSockets lists absolute paths of UNIX sockets outside the
+	// writable roots that sandboxed bash may connect to (every other one
+	// is refused: /var/run/docker.sock would give root on the host).
+	AllowSockets []string `toml:"allow_sockets"`
+	Bash         string   `toml:"bash"`    // auto (default) | require | enforce (= require) | off
+	Network      bool     `toml:"network"` // sandboxed bash may reach the network
 }
 
 func (s *Sandbox) validate(c *Config, p *problems) {
@@ -41,7 +45,7 @@ func (s *Sandbox) validate(c *Config, p *problems) {
 	for _, f := range []struct {
 		key   string
 		paths []string
-	}{{"sandbox.allow_write", s.AllowWrite}, {"sandbox.allow_read", s.AllowRead}, {"sandbox.forbid_read", s.ForbidRead}} {
+	}{{"sandbox.allow_write", s.AllowWrite}, {"sandbox.allow_read", s.AllowRead}, {"sandbox.forbid_read", s.ForbidRead}, {"sandbox.allow_sockets", s.AllowSockets}} {
 		for i, path := range f.paths {
 			if !filepath.IsAbs(path) {
 				p.add(c.origins[f.key], fmt.Sprintf("%s[%d]", f.key, i),

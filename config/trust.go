@@ -156,6 +156,7 @@ var untrustedRules = map[string]TrustRule{
 	"sandbox.workspace_root":            Ignored,
 	"sandbox.allow_write":               Ignored,
 	"sandbox.allow_read":                Ignored,
+	"sandbox.allow_sockets":             Ignored,
 	"providers":                         Ignored, // base_url, api_key_env
 	"plugins":                           Ignored, // command, url, env
 	"workspaces":                        Ignored, // repo, setup

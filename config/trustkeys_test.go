@@ -60,6 +60,7 @@ var untrustedKeyTable = map[string]TrustRule{
 	"permissions.posture":               Stricter,
 	"sandbox.workspace_root":            Ignored,
 	"sandbox.allow_write":               Ignored,
+	"sandbox.allow_sockets":             Ignored,
 	"sandbox.allow_read":                Ignored,
 	"sandbox.forbid_read":               Tightens,
 	"sandbox.bash":                      Refused,

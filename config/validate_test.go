@@ -52,6 +52,7 @@ func TestValidateRules(t *testing.T) {
 		{"sandbox bash", "[sandbox]\nbash = \"on\"", `sandbox.bash: "on" is not one of auto, require, enforce, off`},
 		{"relative forbid_read", "[sandbox]\nforbid_read = [\".ssh\"]", `sandbox.forbid_read[0]: ".ssh" must be absolute`},
 		{"relative allow_write", "[sandbox]\nallow_write = [\"tmp\"]", `sandbox.allow_write[0]: "tmp" must be absolute`},
+		{"relative allow_sockets", "[sandbox]\nallow_sockets = [\"/run/a.sock\", \"agent.sock\"]", `sandbox.allow_sockets[1]: "agent.sock" must be absolute`},
 		{"plugin name", "[[plugins]]\ncommand = \"x\"", `plugins[0].name: is required`},
 		{"plugin command", "[[plugins]]\nname = \"x\"", `plugins[x].command: is required for a stdio server`},
 		{"plugin type", "[[plugins]]\nname = \"x\"\ntype = \"grpc\"", `plugins[x].type: "grpc" is not one of stdio, http, sse`},

@@ -33,6 +33,21 @@ type SandboxConfig struct {
 	LookupEnv func(string) (string, bool)
 	// Bwrap is the bubblewrap executable; empty means "bwrap" on PATH.
 	Bwrap string
+	// AllowSockets are pathname UNIX sockets outside the writable roots
+	// that sandboxed bash may connect to (absolute; expanded like
+	// AllowWrite). Every other socket outside those roots is refused.
+	AllowSockets []string
+	// ExecDenied, when not nil, is asked at every exec inside the sandbox
+	// (see supervisor.go): name is the command's name — as called, after
+	// symbolic links, or the denied binary a copy has the content of —
+	// and argv the arguments as the program passed them. It returns the
+	// deny rule that refuses the exec, if any; the exec then fails with
+	// EPERM. It is called from the supervisor's goroutines, concurrently.
+	ExecDenied func(name string, argv []string) (rule string, denied bool)
+	// ExecDenyNames are the command names ExecDenied can refuse; their
+	// binaries on PATH are identified by content too, so a copy of one
+	// is refused like the original.
+	ExecDenyNames []string
 
 	// force restricts the choice to one mechanism (SandboxLandlock or
 	// SandboxBwrap); tests use it to exercise both on one host.
@@ -61,6 +76,8 @@ type Confinement struct {
 	kind      string      // SandboxKind
 	tmp       *privateTmp // Landlock's private TMPDIR, shared with Claimed
 	closers   *closers    // what Close ends besides tmp
+	sup       *supervisor // nil: no seccomp supervisor; shared with Claimed
+	spawn     *spawners   // the filtered thread StartShell starts bash from
 }
 
 var _ agent.PathGuard = (*Confinement)(nil)
@@ -104,6 +121,10 @@ func NewConfinement(c SandboxConfig) (*Confinement, error) {
 	for _, e := range c.ForbidRead {
 		conf.forbidden = append(conf.forbidden, resolveEntry("forbid_read", e))
 	}
+	var sockets []string
+	for _, e := range c.AllowSockets {
+		sockets = append(sockets, resolveEntry("allow_sockets", e))
+	}
 	mode, err := bashMode(c.Bash)
 	if err != nil {
 		errs = append(errs, err)
@@ -117,6 +138,10 @@ func NewConfinement(c SandboxConfig) (*Confinement, error) {
 		conf.closers.add(func() { _, _ = conf.git.repair() })
 	}
 	conf.shell, conf.kind = chooseShell(conf, mode, c.force, c.Bwrap, c.Network)
+	conf.spawn = &spawners{}
+	if conf.kind != "" && supervisorUsable() == nil {
+		conf.sup = newSupervisor(supervisorConfig{execDenied: c.ExecDenied, denyNames: c.ExecDenyNames, allowSockets: sockets})
+	}
 	return conf, nil
 }
 
@@ -196,7 +221,7 @@ func (c *Confinement) Claimed(paths []string) (agent.ShellWrapper, error) {
 	if !c.ShellSandboxed() {
 		return nil, ErrNoSandbox
 	}
-	sub := &Confinement{root: c.root, forbidden: c.forbidden, kind: c.kind, tmp: c.tmp}
+	sub := &Confinement{root: c.root, forbidden: c.forbidden, kind: c.kind, tmp: c.tmp, sup: c.sup, spawn: &spawners{}}
 	for _, p := range paths {
 		r, err := c.WritePath(p)
 		if err != nil {
@@ -212,12 +237,12 @@ func (c *Confinement) Claimed(paths []string) (agent.ShellWrapper, error) {
 		b := *sh
 		b.conf = sub
 		sub.shell = &b
+		c.closers.add(sub.spawn.stop)
 	case *landlockShell:
 		l := *sh
 		l.conf = sub
-		l.spawn = &spawners{}
 		sub.shell = &l
-		c.closers.add(l.stopSpawner)
+		c.closers.add(sub.spawn.stop)
 	default:
 		return nil, ErrNoSandbox
 	}

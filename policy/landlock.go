@@ -22,7 +22,6 @@ type landlockShell struct {
 	network bool
 	exe     string // this executable
 	bash    string
-	spawn   *spawners // StartShell's restricted thread
 }
 
 func newLandlockShell(conf *Confinement, network bool) *landlockShell {
@@ -31,7 +30,7 @@ func newLandlockShell(conf *Confinement, network bool) *landlockShell {
 	if err != nil {
 		bash = "/bin/bash"
 	}
-	return &landlockShell{conf: conf, network: network, exe: exe, bash: bash, spawn: &spawners{}}
+	return &landlockShell{conf: conf, network: network, exe: exe, bash: bash}
 }
 
 // WrapShell returns the helper's argv running script in workdir.
@@ -53,6 +52,26 @@ func (l *landlockShell) spec(workdir, tmp string, argv []string) execSpec {
 		network: l.network,
 		argv:    argv,
 	}
+}
+
+// view is what the supervisor lets the sandbox reach: its writable roots
+// and private tmp (Landlock sees the host's paths), with chmod, chown and
+// utimes decided there, since Landlock does not confine them. Abstract
+// sockets are left to Landlock's scope where the kernel has it (ABI 6).
+func (l *landlockShell) view(tmp string) *sandboxView {
+	roots := append(append(slices.Clone(l.conf.writable), l.conf.gitShared...), tmp)
+	return &sandboxView{roots: roots, metadata: true, denyAbstract: landlockABI() < 6}
+}
+
+// TakeRefusals returns what the supervisor refused process pid and its
+// descendants (see agent.ShellRefusals), and forgets it.
+func (l *landlockShell) TakeRefusals(pid int) []string { return l.conf.takeRefusals(pid) }
+
+func (c *Confinement) takeRefusals(pid int) []string {
+	if c.sup == nil {
+		return nil
+	}
+	return c.sup.log.take(pid)
 }
 
 // helperWired records that this executable dispatches SandboxExecArg to

@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -20,6 +21,23 @@ type cover struct {
 	// describes the tree (an entry added or removed changes its
 	// directory's time).
 	stamps []time.Time
+	// unlisted are walked directories not granted listing either: a
+	// grant to list a directory covers every directory beneath it.
+	unlisted []string
+}
+
+// listed are the walked directories granted listing.
+func (c *cover) listed() []string {
+	if len(c.unlisted) == 0 {
+		return c.walked
+	}
+	var l []string
+	for _, w := range c.walked {
+		if !slices.Contains(c.unlisted, w) {
+			l = append(l, w)
+		}
+	}
+	return l
 }
 
 // coverOf computes the cover of root minus hidden (absolute, resolved).

@@ -17,9 +17,11 @@ import (
 // its own rights; what a process may do is what every layer allows:
 //
 //   - the read layer handles reading and executing and grants them on
-//     everything but the hidden paths. It depends only on the hidden paths,
-//     so one ruleset serves every sandbox of the process that hides the
-//     same ones — every task of a service — for as long as the directories
+//     everything but the hidden paths and the shared tmp (readCover). It
+//     depends only on the hidden paths (and on writable roots inside the
+//     shared tmp, which a service's workspaces are not), so one ruleset
+//     serves every sandbox of the process that hides the same ones —
+//     every task of a service — for as long as the directories
 //     it had to list entry by entry (the ancestors of hidden paths, whose
 //     other entries are granted one by one) have not changed;
 //   - the write layer handles every other right (writing, removing,
@@ -54,13 +56,16 @@ const maxReadLayers = 8
 // Landlock domain, building it when it is missing or out of date. The
 // lock is held while the layer is applied, so a replaced ruleset is never
 // closed under another thread's feet.
-func restrictReads(hide []string) error {
+func restrictReads(hide, keep []string) error {
 	key := strings.Join(hide, "\x00")
+	if len(keep) > 0 {
+		key += "\x01" + strings.Join(keep, "\x00")
+	}
 	readLayers.mu.Lock()
 	defer readLayers.mu.Unlock()
 	l := readLayers.byKey[key]
 	if l == nil || !l.cover.current() {
-		fresh, err := buildReadLayer(hide)
+		fresh, err := buildReadLayer(hide, keep)
 		if err != nil {
 			return err
 		}
@@ -86,8 +91,8 @@ func restrictReads(hide []string) error {
 	return nil
 }
 
-func buildReadLayer(hide []string) (*readLayer, error) {
-	c := coverOf("/", hide)
+func buildReadLayer(hide, keep []string) (*readLayer, error) {
+	c := readCover(hide, keep)
 	cfg := landlock.V10
 	cfg.HandledAccessFS &= readRights
 	cfg.HandledAccessNet, cfg.Scoped = 0, 0

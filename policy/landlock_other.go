@@ -7,4 +7,6 @@ import "errors"
 // landlockABI is 0: Landlock exists only on Linux.
 func landlockABI() int { return 0 }
 
+func tmpParent() string { return "" }
+
 func restrictAndExec(execSpec) error { return errors.New("Landlock exists only on Linux") }

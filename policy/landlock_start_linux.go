@@ -36,19 +36,20 @@ type spawnReq struct {
 	reply chan error
 }
 
-// startSpawner starts the thread with the rules the helper would apply.
-func startSpawner(s execSpec) *spawner {
+// startSpawner starts the thread, which restricts itself with restrict
+// (the rules the helper would apply, the supervisor's filter).
+func startSpawner(restrict func() error) *spawner {
 	sp := &spawner{reqs: make(chan spawnReq), done: make(chan struct{})}
 	ready := make(chan struct{})
-	go sp.run(s, ready)
+	go sp.run(restrict, ready)
 	<-ready
 	return sp
 }
 
-func (sp *spawner) run(s execSpec, ready chan struct{}) {
+func (sp *spawner) run(restrict func() error, ready chan struct{}) {
 	defer close(sp.done)
 	runtime.LockOSThread() // never unlocked: the restricted thread dies with the goroutine
-	sp.err = restrictThread(s)
+	sp.err = restrict()
 	close(ready)
 	if sp.err != nil {
 		return
@@ -64,7 +65,7 @@ func restrictThread(s execSpec) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
-	if err := restrictReads(s.hide); err != nil {
+	if err := restrictReads(s.hide, tmpRoots(s.rw)); err != nil {
 		return err
 	}
 	return restrictWrites(s)
@@ -91,10 +92,30 @@ func (sp *spawner) stop() {
 	<-sp.done
 }
 
-// spawners holds one spawner per Landlock shell, made on first use.
+// spawners holds one spawner per sandbox, made on first use.
 type spawners struct {
 	mu sync.Mutex
 	sp *spawner
+}
+
+// get returns the spawner, starting it with restrict on first use.
+func (s *spawners) get(restrict func() error) *spawner {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sp == nil {
+		s.sp = startSpawner(restrict)
+	}
+	return s.sp
+}
+
+// stop ends the thread, if one was started.
+func (s *spawners) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sp != nil {
+		s.sp.stop()
+		s.sp = nil
+	}
 }
 
 // StartShell starts cmd — a bash command built like WrapShell's argv
@@ -109,12 +130,13 @@ func (l *landlockShell) StartShell(cmd *exec.Cmd) error {
 	if err != nil {
 		return fmt.Errorf("policy: bash is refused: the sandbox's private tmp: %w", err)
 	}
-	l.spawn.mu.Lock()
-	if l.spawn.sp == nil {
-		l.spawn.sp = startSpawner(l.spec(l.conf.root, tmp, nil))
-	}
-	sp := l.spawn.sp
-	l.spawn.mu.Unlock()
+	spec := l.spec(l.conf.root, tmp, nil)
+	sp := l.conf.spawn.get(func() error {
+		if err := restrictThread(spec); err != nil {
+			return err
+		}
+		return l.conf.supervise(l.view(tmp), l.network)
+	})
 	env := cmd.Env
 	if env == nil {
 		env = os.Environ()
@@ -127,12 +149,14 @@ func (l *landlockShell) StartShell(cmd *exec.Cmd) error {
 	return nil
 }
 
-// stopSpawner ends the restricted thread, if one was started.
-func (l *landlockShell) stopSpawner() {
-	l.spawn.mu.Lock()
-	defer l.spawn.mu.Unlock()
-	if l.spawn.sp != nil {
-		l.spawn.sp.stop()
-		l.spawn.sp = nil
+// supervise puts the calling thread (locked, no_new_privs set) under the
+// confinement's supervisor, if it has one.
+func (c *Confinement) supervise(v *sandboxView, network bool) error {
+	if c.sup == nil {
+		return nil
 	}
+	if err := c.sup.attach(v, network); err != nil {
+		return fmt.Errorf("the seccomp supervisor: %w", err)
+	}
+	return nil
 }

@@ -14,4 +14,4 @@ func (l *landlockShell) StartShell(*exec.Cmd) error {
 	return errors.New("policy: Landlock exists only on Linux")
 }
 
-func (l *landlockShell) stopSpawner() {}
+func (s *spawners) stop() {}

@@ -39,10 +39,10 @@ const (
 // the directories on that walk stay listable (their content does not);
 // bubblewrap hides the names too.
 //
-// What Landlock does not confine (documented limits): metadata changes —
-// chmod, chown, utimes, xattrs — outside the workspace (a process running
-// as root can still change modes of host files), connecting to pathname
-// UNIX sockets, and UDP. bubblewrap is used where Landlock is missing
+// What Landlock does not confine — metadata changes (chmod, chown, utimes)
+// outside the workspace, connecting to pathname UNIX sockets, UDP before
+// ABI 10 — the seccomp supervisor (supervisor.go) decides, together with
+// the deny rules at exec; xattrs stay unconfined. bubblewrap is used where Landlock is missing
 // (kernel < 5.13, or ABI < 4 while the network must stay off) or where
 // this executable cannot act as the helper (SandboxExecMain not wired).
 
@@ -103,6 +103,12 @@ func (r refusingShell) WrapShell(string, string) ([]string, error) {
 // permission analyser stands between --auto and the host.
 func (c *Confinement) SandboxKind() string { return c.kind }
 
+// Supervised reports whether sandboxed bash runs under the seccomp
+// supervisor (see supervisor.go): without it, UNIX sockets outside the
+// writable roots are reachable, deny rules are not checked at exec and,
+// under Landlock, metadata outside the roots can change.
+func (c *Confinement) Supervised() bool { return c.sup != nil }
+
 // ShellSandboxed reports whether bash runs inside an OS sandbox. When it
 // is false, bash is either unconfined or refused ([sandbox] bash =
 // "require" with no sandbox available).
@@ -119,11 +125,14 @@ func (c *Confinement) ShellRefused() bool {
 // used. Bash must not run through this confinement (or one Claimed from
 // it) afterwards. It is safe to call more than once.
 func (c *Confinement) Close() error {
-	if l, ok := c.shell.(*landlockShell); ok {
-		l.stopSpawner()
+	if c.spawn != nil {
+		c.spawn.stop()
 	}
 	if c.closers != nil {
 		c.closers.run()
+	}
+	if c.sup != nil && c.closers != nil { // not a Claimed one: they share it
+		c.sup.close()
 	}
 	if c.tmp == nil {
 		return nil
@@ -165,7 +174,7 @@ type privateTmp struct {
 
 func (p *privateTmp) path() (string, error) {
 	p.once.Do(func() {
-		p.dir, p.err = os.MkdirTemp("", "reasonix-sandbox-tmp-")
+		p.dir, p.err = os.MkdirTemp(tmpParent(), "reasonix-sandbox-tmp-")
 	})
 	return p.dir, p.err
 }

@@ -16,14 +16,18 @@ const SandboxExecArg = "__sandbox-exec"
 // the first argument, it restricts the process with Landlock as the
 // arguments say and execs the command after "--"; it never returns then
 // (on an error it prints to stderr and exits 125, so the command never
-// runs unconfined). Otherwise it records that this executable is a
-// sandbox helper and returns at once.
+// runs unconfined). Started as the seccomp supervisor's proxy (see
+// supervisor_linux.go), it runs that and exits. Otherwise it records that
+// this executable is a sandbox helper and returns at once.
 //
 // Why a re-exec of the reasonix binary rather than a separate helper: one
 // static binary ships, and Landlock must be applied by the process that
 // then execs bash (a Go program cannot restrict a child between fork and
 // exec before Go 1.28's SysProcAttr support).
 func SandboxExecMain() {
+	if len(os.Args) >= 2 && os.Args[1] == superviseArg {
+		os.Exit(superviseMain())
+	}
 	if len(os.Args) < 2 || os.Args[1] != SandboxExecArg {
 		helperWired.Store(true)
 		return

@@ -112,6 +112,11 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 	case runCtx.Err() != nil:
 		fmt.Fprintf(&b, "timed out after %ds: the command and its child processes were killed\n", timeout)
 	}
+	if r, ok := t.env.Shell.(agent.ShellRefusals); ok {
+		for _, msg := range r.TakeRefusals(state.Pid()) {
+			b.WriteString(msg + "\n")
+		}
+	}
 	fmt.Fprintf(&b, "exit code: %d", state.ExitCode())
 	if state.ExitCode() < 0 {
 		fmt.Fprintf(&b, " (%s)", state)

@@ -233,3 +233,35 @@ func TestBashUsesTheGivenEnvironment(t *testing.T) {
 		t.Errorf("got %q: the command saw a variable it was not given", got)
 	}
 }
+
+// refusingStarter starts commands itself and reports a refusal for the
+// process it started, as the OS sandbox's supervisor does.
+type refusingStarter struct{ started int }
+
+func (*refusingStarter) WrapShell(string, string) ([]string, error) {
+	return nil, errors.New("unused: the tool prefers StartShell")
+}
+
+func (s *refusingStarter) StartShell(cmd *exec.Cmd) error {
+	err := cmd.Start()
+	if err == nil {
+		s.started = cmd.Process.Pid
+	}
+	return err
+}
+
+func (s *refusingStarter) TakeRefusals(pid int) []string {
+	if pid != s.started {
+		return nil
+	}
+	return []string{"rm x: refused by deny rule Bash(rm:*) at exec"}
+}
+
+func TestBashResultNamesSandboxRefusals(t *testing.T) {
+	env, _ := testEnv(t)
+	env.Shell = &refusingStarter{}
+	got := mustCall(t, tool(t, env, "bash"), map[string]any{"command": "echo hi; exit 1"})
+	if got != "hi\nrm x: refused by deny rule Bash(rm:*) at exec\nexit code: 1" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -171,6 +171,8 @@ func (d *checklist) sandbox(cfg *config.Config) {
 	switch {
 	case err != nil:
 		d.fail("sandbox", err.Error())
+	case kind != "" && warning != "":
+		d.warn("sandbox", fmt.Sprintf("bash runs in the %s sandbox, but %s", kind, warning))
 	case kind != "":
 		d.ok("sandbox", fmt.Sprintf("bash runs in the %s sandbox ([sandbox] bash = %q)", kind, cmpString(cfg.Sandbox.Bash, config.BashAuto)))
 	case cfg.Sandbox.Bash == config.BashRequire || cfg.Sandbox.Bash == config.BashEnforce:

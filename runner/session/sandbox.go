@@ -32,6 +32,8 @@ func SandboxStatus(set *config.Config) (kind, warning string, err error) {
 		warning = "[sandbox] bash = \"off\": bash runs unconfined; --auto relies on the command analyser alone"
 	case kind == "":
 		warning = "no OS sandbox works here (Landlock ABI 4+ or bubblewrap): bash runs unconfined and --auto allows only commands proven to stay in the workspace"
+	case !c.Supervised():
+		warning = "the seccomp supervisor does not work here: sandboxed bash can reach UNIX sockets outside the workspace (such as /var/run/docker.sock) and deny rules are not checked at exec"
 	}
 	return kind, warning, nil
 }

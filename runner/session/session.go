@@ -118,8 +118,11 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		WorkspaceRoot: cmp.Or(set.Sandbox.WorkspaceRoot, cfg.Workdir),
 		AllowWrite:    allowWrite,
 		ForbidRead:    forbidRead(set),
+		AllowSockets:  set.Sandbox.AllowSockets,
 		Bash:          cmp.Or(set.Sandbox.Bash, config.BashAuto),
 		Network:       set.Sandbox.Network,
+		ExecDenied:    execDenied(cfg.Policy),
+		ExecDenyNames: cfg.Policy.DeniedCommands(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("[sandbox]: %w", err)
@@ -226,4 +229,14 @@ func (s *Session) Close() {
 		s.cfg.Logger.Warn("session: stopping plugins", "err", err)
 	}
 	s.plugins = nil
+}
+
+// execDenied is the deny-rule matcher the sandbox checks every exec
+// against, or nil when no Bash deny rule names a command (execs then go
+// unchecked, at no cost).
+func execDenied(p *policy.Policy) func(string, []string) (string, bool) {
+	if len(p.DeniedCommands()) == 0 {
+		return nil
+	}
+	return p.ExecDenied
 }
