@@ -64,6 +64,9 @@ func restrictAndExec(s execSpec) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
+	if err := dropTracing(); err != nil {
+		return err
+	}
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("applying Landlock: %w", err)
 	}

@@ -65,6 +65,9 @@ func restrictThread(s execSpec) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
+	if err := dropTracing(); err != nil {
+		return err
+	}
 	if err := restrictReads(s.hide, tmpRoots(s.rw)); err != nil {
 		return err
 	}
