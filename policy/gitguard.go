@@ -337,6 +337,18 @@ func (s guardedShell) WrapShell(workdir, script string) ([]string, error) {
 	return s.inner.WrapShell(workdir, script)
 }
 
+// TakeRefusals passes on what the sandbox inside refused
+// (agent.ShellRefusals), so a result on a checkout names the deny rule
+// like any other.
+func (s guardedShell) TakeRefusals(pid int) []string {
+	if r, ok := s.inner.(agent.ShellRefusals); ok {
+		return r.TakeRefusals(pid)
+	}
+	return nil
+}
+
+var _ agent.ShellRefusals = guardedShell{}
+
 type guardedStarter struct {
 	guardedShell
 	st agent.ShellStarter

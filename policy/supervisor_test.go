@@ -358,3 +358,29 @@ func TestSupervisorProxyDeathFailsClosed(t *testing.T) {
 		t.Errorf("bash ran after the proxy died: %q", out.String())
 	}
 }
+
+// On a checkout the git guard wraps the sandbox's shell; an exec the
+// supervisor refuses is still named in the result.
+func TestCheckoutShellReportsExecRefusals(t *testing.T) {
+	eachSupervised(t, func(t *testing.T, kind string) {
+		ws, _ := hostDirs(t)
+		if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v: %s", err, out)
+		}
+		c := confined(t, SandboxConfig{WorkspaceRoot: ws, ExecDenied: denyRM, ExecDenyNames: []string{"rm"}, force: kind})
+		if _, ok := c.Shell().(guardedStarter); !ok {
+			t.Fatalf("%s: the shell on a checkout is %T, not the git guard's", kind, c.Shell())
+		}
+		victim := filepath.Join(ws, "victim")
+		if err := os.WriteFile(victim, []byte("v"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _, refusals := runStarted(t, c, "rm victim")
+		if _, err := os.Stat(victim); err != nil {
+			t.Errorf("%s: rm deleted the file: %s", kind, out)
+		}
+		if len(refusals) == 0 || !strings.Contains(refusals[0], "refused by deny rule Bash(rm:*) at exec") {
+			t.Errorf("%s: refusals = %q", kind, refusals)
+		}
+	})
+}
