@@ -49,6 +49,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		Redactor:     s.redact,
 		WrapTools:    r.journaled,
 		Profiles:     profiles,
+		CacheScope:   task.Requester,
 	})
 	if err != nil {
 		return outcome{}, err

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,13 +24,33 @@ var toolCaches = [][2]string{
 	{"XDG_CACHE_HOME", "xdg"},
 }
 
-// cacheDir is the writable cache shared by the tasks of one data dir;
-// "" when there is no data dir.
-func cacheDir(set *config.Config) string {
-	if dir := set.DataDir(); dir != "" {
-		return filepath.Join(dir, "cache")
+// cacheDir is the writable cache of one principal's tasks under the
+// data dir; "" when there is no data dir. scope "" is `reasonix run`'s.
+//
+// Why one per principal rather than one for the service: a build cache
+// is trusted on read (go trusts $GOMODCACHE's extracted sources, npm its
+// tarballs), so a task that plants a module there — say one a webhook
+// started from an issue anyone could open — would otherwise reach the
+// next task of every other principal. Each principal writes only its
+// own; another's stays read-only like the rest of the disk. The cost is
+// one cold cache per principal and the disk each one takes (docs/SPEC.md
+// §3.1 quotes the measurement).
+func cacheDir(set *config.Config, scope string) string {
+	dir := set.DataDir()
+	if dir == "" {
+		return ""
 	}
-	return ""
+	return filepath.Join(dir, "cache", cacheName(scope))
+}
+
+// cacheName is a directory name for scope: principal ids hold ':' and
+// '/', and a name derived by hashing cannot be steered into a path.
+func cacheName(scope string) string {
+	if scope == "" {
+		return "local"
+	}
+	sum := sha256.Sum256([]byte(scope))
+	return "p-" + hex.EncodeToString(sum[:8])
 }
 
 // withToolCaches points the build tools' caches into dir, unless

@@ -63,6 +63,10 @@ type Config struct {
 	// (read before the run, never from the task's own changes); nil has
 	// none.
 	Profiles *recipe.Profiles
+	// CacheScope names whose build cache the shell writes: the task's
+	// requester, so one principal's planted module never reaches
+	// another's task; "" is `reasonix run`'s own.
+	CacheScope string
 }
 
 // Session is an assembled session. Agent is ready for agent.New (add the
@@ -107,7 +111,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		}
 	}
 	allowWrite := set.Sandbox.AllowWrite
-	if cache := cacheDir(set); cache != "" && cmp.Or(set.Sandbox.Bash, config.BashAuto) != config.BashOff {
+	if cache := cacheDir(set, cfg.CacheScope); cache != "" && cmp.Or(set.Sandbox.Bash, config.BashAuto) != config.BashOff {
 		if err := prepareCache(cache); err != nil {
 			return nil, fmt.Errorf("the build cache: %w", err)
 		}

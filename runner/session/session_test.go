@@ -18,6 +18,7 @@ import (
 	"reasonix/config"
 	"reasonix/goals"
 	"reasonix/internal/redact"
+	"reasonix/internal/testenv"
 	"reasonix/policy"
 )
 
@@ -281,8 +282,42 @@ func TestSandboxedBuildToolsGetAWritableCache(t *testing.T) {
 	if err != nil || !strings.Contains(out, "ok /mine") {
 		t.Fatalf("%q, %v", out, err)
 	}
-	if _, err := os.Stat(filepath.Join(set.Store.Path, "cache", "go-build", "x")); err != nil {
+	if _, err := os.Stat(filepath.Join(set.Store.Path, "cache", "local", "go-build", "x")); err != nil {
 		t.Fatalf("the cache was not written: %v", err)
+	}
+}
+
+// Each principal's tasks write their own build cache: a module source one
+// requester's task plants cannot reach another requester's task.
+func TestBuildCachesArePerPrincipal(t *testing.T) {
+	set := config.Default()
+	set.Store.Path = t.TempDir()
+	caches := map[string]string{}
+	for _, who := range []string{"webhook:issues", "api:alice"} {
+		s := newSession(t, set, func(c *Config) { c.CacheScope = who })
+		if !s.Confinement.ShellSandboxed() {
+			testenv.Missing(t, "bwrap", "no OS sandbox: nothing keeps one principal's cache from another's")
+		}
+		bash, _ := s.Agent.Tools.Get("bash")
+		out, err := bash.Execute(t.Context(), json.RawMessage(`{"command":"mkdir -p \"$GOMODCACHE\" && echo planted > \"$GOMODCACHE/mod.go\" && echo $GOMODCACHE"}`))
+		if err != nil || !strings.Contains(out, "exit code: 0") {
+			t.Fatalf("%s: %q, %v", who, out, err)
+		}
+		caches[who] = strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	}
+	alice, hook := caches["api:alice"], caches["webhook:issues"]
+	if alice == hook || filepath.Dir(filepath.Dir(alice)) != filepath.Dir(filepath.Dir(hook)) {
+		t.Fatalf("the caches are %q and %q; want two directories side by side", alice, hook)
+	}
+	// The webhook's task tries to plant into alice's cache.
+	s := newSession(t, set, func(c *Config) { c.CacheScope = "webhook:issues" })
+	bash, _ := s.Agent.Tools.Get("bash")
+	out, _ := bash.Execute(t.Context(), json.RawMessage(`{"command":"echo evil > `+alice+`/mod.go; echo evil > `+alice+`/new.go"}`))
+	if b, err := os.ReadFile(filepath.Join(alice, "mod.go")); err != nil || string(b) != "planted\n" {
+		t.Errorf("alice's cache was rewritten by another principal's task: %q, %v (%s)", b, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(alice, "new.go")); err == nil {
+		t.Errorf("another principal's task added a file to alice's cache (%s)", out)
 	}
 }
 
