@@ -228,8 +228,16 @@ func (g *gitGuard) repair() (string, error) {
 		return "", g.broken
 	}
 	var changed []string
+	var failed error
 	for _, p := range g.paths {
-		changed = append(changed, g.repairTree(p)...)
+		c, err := g.repairTree(p)
+		changed, failed = append(changed, c...), errors.Join(failed, err)
+	}
+	if failed != nil {
+		// What could not be put back may still be planted: no command
+		// runs here any more, and the owner is told where to look.
+		g.broken = fmt.Errorf("policy: a command changed the workspace's git control files and they could not be put back (%w); no more commands run here, and the repository's git must not be trusted until you check %s", failed, g.dotGit)
+		return "", g.broken
 	}
 	if len(changed) == 0 {
 		return "", nil
@@ -239,9 +247,16 @@ func (g *gitGuard) repair() (string, error) {
 }
 
 // repairTree restores one guarded root: extra entries go, changed or
-// missing ones come back with their mode.
-func (g *gitGuard) repairTree(root string) []string {
+// missing ones come back with their mode. err names what could not be
+// removed or restored.
+func (g *gitGuard) repairTree(root string) ([]string, error) {
 	var changed []string
+	var failed []error
+	fail := func(err error) {
+		if err != nil {
+			failed = append(failed, err)
+		}
+	}
 	untouched := map[string]bool{}
 	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -250,7 +265,7 @@ func (g *gitGuard) repairTree(root string) []string {
 		want, ok := g.entries[path]
 		if !ok {
 			changed = append(changed, path)
-			_ = os.RemoveAll(path)
+			fail(os.RemoveAll(path))
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -282,17 +297,17 @@ func (g *gitGuard) repairTree(root string) []string {
 		}
 		changed = append(changed, p)
 		if !(err == nil && it.mode.IsDir() && cur.mode.IsDir()) {
-			_ = os.RemoveAll(p)
+			fail(os.RemoveAll(p))
 		}
 		switch {
 		case it.mode.IsDir():
-			_ = os.MkdirAll(p, it.mode.Perm())
-			_ = os.Chmod(p, it.mode.Perm())
+			fail(os.MkdirAll(p, it.mode.Perm()))
+			fail(os.Chmod(p, it.mode.Perm()))
 		case it.mode&fs.ModeSymlink != 0:
-			_ = os.Symlink(it.link, p)
+			fail(os.Symlink(it.link, p))
 		default:
-			_ = os.WriteFile(p, it.data, it.mode.Perm())
-			_ = os.Chmod(p, it.mode.Perm())
+			fail(os.WriteFile(p, it.data, it.mode.Perm()))
+			fail(os.Chmod(p, it.mode.Perm()))
 		}
 		if fi, err := os.Lstat(p); err == nil {
 			it.sig = statSig(fi)
@@ -304,7 +319,7 @@ func (g *gitGuard) repairTree(root string) []string {
 			changed[i] = r
 		}
 	}
-	return changed
+	return changed, errors.Join(failed...)
 }
 
 // wrap returns sh with the guard's repair before every command. A nil

@@ -176,3 +176,27 @@ func BenchmarkGitGuardCheck(b *testing.B) {
 		}
 	}
 }
+
+// A plant the guard cannot take away (an immutable file, say) stops every
+// later command instead of being left for the owner's git to run.
+func TestGitGuardRefusesWhenItCannotRepair(t *testing.T) {
+	ws, _ := hostDirs(t) // on disk: tmpfs may not take the immutable flag
+	gitIn(t, ws, "init", "-q")
+	g := newGitGuard(ws)
+	if g == nil || g.passive {
+		t.Fatal("a checkout is not guarded")
+	}
+	hook := filepath.Join(ws, ".git", "hooks", "pre-commit")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ntouch planted\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("chattr", "+i", hook).CombinedOutput(); err != nil {
+		t.Skipf("cannot make a file immutable here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("chattr", "-i", hook).Run() })
+	for range 2 {
+		if _, err := g.repair(); err == nil || !strings.Contains(err.Error(), "could not be put back") {
+			t.Fatalf("repair = %v; want a refusal naming what could not be put back", err)
+		}
+	}
+}
