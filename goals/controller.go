@@ -115,12 +115,10 @@ func randomID() string {
 	return "g-" + hex.EncodeToString(b[:])
 }
 
-// Outcome is how a Run or Resume ended; it mirrors the final Status.
-type Outcome = Status
-
 // Result is the end of one Run or Resume.
 type Result struct {
-	Outcome Outcome
+	// Outcome is how the run ended: the goal's final Status.
+	Outcome Status
 	// State is the goal's final state (also passed to the StateStore).
 	State *State
 	// FinalAnswer is the model's last answer.

@@ -86,7 +86,7 @@ func goalResultJSON(res goals.Result, totals *goalTotals, d time.Duration, trans
 }
 
 // goalStatus maps a goal outcome to the task-state vocabulary.
-func goalStatus(o goals.Outcome) string { return string(session.GoalEnd(o).State) }
+func goalStatus(o goals.Status) string { return string(session.GoalEnd(o).State) }
 
 func (p *progress) childObserve(e agent.Event) {
 	if e.Type == agent.EventToolStarted || e.Type == agent.EventToolRefused {
