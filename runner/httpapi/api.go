@@ -4,7 +4,8 @@
 // principal (see runner.Principal), plus /healthz, /readyz and
 // /metrics. Errors are JSON {code, message}; bad input is a 4xx that changes
 // nothing; a 5xx carries a reference id that the log line with the detail
-// also carries.
+// also carries. The bodies are runner/apitype's records, which the Go
+// client (runner/client) decodes.
 package httpapi
 
 import (
