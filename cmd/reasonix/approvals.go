@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"reasonix/runner/apitype"
+	"reasonix/runner/client"
 )
 
 // approvalsCommands are `reasonix approvals list|show|allow|deny`.
@@ -18,7 +21,7 @@ func approvalsCommands() []*command {
 			example: "reasonix approvals list\nreasonix approvals list --all",
 			flags: func(fs *flag.FlagSet) action {
 				all := fs.Bool("all", false, "every approval, not only pending ones")
-				return clientAction(fs, func(c *apiClient, _ []string, stdout, _ io.Writer) error {
+				return clientAction(fs, func(c *client.Client, _ []string, stdout, _ io.Writer) error {
 					return approvalsList(c, *all, stdout)
 				})
 			},
@@ -27,10 +30,10 @@ func approvalsCommands() []*command {
 			name: "show", args: "ID", summary: "show what a call would do: the command, or the diff",
 			example: "reasonix approvals show a_01hx…",
 			flags: func(fs *flag.FlagSet) action {
-				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
-					a, err := c.approval(args[0])
+				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
+					a, err := c.Approval(context.Background(), args[0])
 					if err != nil {
-						return err
+						return notFound(err, "approval", args[0])
 					}
 					printApproval(stdout, styleFor(stdout), a)
 					return nil
@@ -43,12 +46,12 @@ func approvalsCommands() []*command {
 			flags: func(fs *flag.FlagSet) action {
 				forTask := fs.Bool("task", false, "allow calls like this one for the rest of the task (the first offered scope)")
 				scope := fs.String("scope", "", "the task-wide `scope` to grant (one of the offered scopes)")
-				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
-					body := map[string]string{"decision": "allow_once"}
+				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
+					d := apitype.DecideRequest{Decision: apitype.AllowOnce}
 					if *forTask || *scope != "" {
-						body["decision"], body["scope"] = "allow_task", *scope
+						d.Decision, d.Scope = apitype.AllowTask, *scope
 					}
-					return decide(c, args[0], body, stdout)
+					return decide(c, args[0], d, stdout)
 				})
 			},
 		},
@@ -57,8 +60,8 @@ func approvalsCommands() []*command {
 			example: `reasonix approvals deny --note "do not touch the migrations" a_01hx…`,
 			flags: func(fs *flag.FlagSet) action {
 				note := fs.String("note", "", "why, passed to the model (`text`)")
-				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
-					return decide(c, args[0], map[string]string{"decision": "deny", "note": *note}, stdout)
+				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
+					return decide(c, args[0], apitype.DecideRequest{Decision: apitype.Deny, Note: *note}, stdout)
 				})
 			},
 		},
@@ -67,9 +70,9 @@ func approvalsCommands() []*command {
 
 // decide posts a decision. The service records the token's principal as
 // the approver; there is no name to give.
-func decide(c *apiClient, id string, body map[string]string, stdout io.Writer) error {
-	var a approval
-	if err := c.do("POST", "/api/v1/approvals/"+url.PathEscape(id), body, &a); err != nil {
+func decide(c *client.Client, id string, d apitype.DecideRequest, stdout io.Writer) error {
+	a, err := c.Decide(context.Background(), id, d)
+	if err != nil {
 		return notFound(err, "approval", id)
 	}
 	fmt.Fprintf(stdout, "approval %s: %s by %s (task %s)\n", a.ID, a.Decision, a.DecidedBy, a.TaskID)
@@ -77,18 +80,16 @@ func decide(c *apiClient, id string, body map[string]string, stdout io.Writer) e
 }
 
 // approvalsList is `reasonix approvals list`.
-func approvalsList(c *apiClient, all bool, stdout io.Writer) error {
-	path := "/api/v1/approvals?state=pending"
+func approvalsList(c *client.Client, all bool, stdout io.Writer) error {
+	f := client.ApprovalFilter{State: apitype.ApprovalPending}
 	if all {
-		path = "/api/v1/approvals"
+		f.State = ""
 	}
-	var list struct {
-		Approvals []approval `json:"approvals"`
-	}
-	if err := c.do("GET", path, nil, &list); err != nil {
+	list, err := c.Approvals(context.Background(), f)
+	if err != nil {
 		return err
 	}
-	if len(list.Approvals) == 0 {
+	if len(list) == 0 {
 		if all {
 			fmt.Fprintln(stdout, "no approvals")
 		} else {
@@ -98,35 +99,16 @@ func approvalsList(c *apiClient, all bool, stdout io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTASK\tSTATE\tTOOL\tEXPIRES\tSUBJECT")
-	for _, a := range list.Approvals {
+	for _, a := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.TaskID, a.State, a.Tool, a.ExpiresAt.Local().Format(time.TimeOnly), truncate(firstLine(a.Subject), 60))
 	}
 	return tw.Flush()
 }
 
-// approval finds one approval. The API lists approvals but has no route
-// for one, so the pending ones are searched first, then the most recent.
-func (c *apiClient) approval(id string) (approval, error) {
-	for _, path := range []string{"/api/v1/approvals?state=pending&limit=1000", "/api/v1/approvals?limit=1000"} {
-		var list struct {
-			Approvals []approval `json:"approvals"`
-		}
-		if err := c.do("GET", path, nil, &list); err != nil {
-			return approval{}, err
-		}
-		for _, a := range list.Approvals {
-			if a.ID == id {
-				return a, nil
-			}
-		}
-	}
-	return approval{}, fmt.Errorf("approval %s not found", id)
-}
-
 // printApproval shows an approval for a person deciding it.
-func printApproval(w io.Writer, st style, a approval) {
+func printApproval(w io.Writer, st style, a apitype.Approval) {
 	fmt.Fprintf(w, "approval  %s\ntask      %s\ntool      %s\nstate     %s", a.ID, a.TaskID, a.Tool, a.State)
-	if a.State == "pending" {
+	if a.State == apitype.ApprovalPending {
 		fmt.Fprintf(w, " (expires %s)", a.ExpiresAt.Local().Format(time.DateTime))
 	} else if a.Decision != "" {
 		fmt.Fprintf(w, " (%s by %s)", a.Decision, a.DecidedBy)
@@ -137,7 +119,7 @@ func printApproval(w io.Writer, st style, a approval) {
 	}
 	fmt.Fprintln(w)
 	printPreview(w, st, "", cmpString(a.Preview, a.Subject))
-	if a.State == "pending" {
+	if a.State == apitype.ApprovalPending {
 		fmt.Fprintf(w, "\nDecide with: reasonix approvals allow %s   or   reasonix approvals deny %s --note WHY\n", a.ID, a.ID)
 	}
 }

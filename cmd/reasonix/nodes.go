@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"reasonix/runner"
+	"reasonix/runner/apitype"
+	"reasonix/runner/httpapi"
 )
 
 // nodesFlags is `reasonix nodes`: like `webhooks list`, it reads the
@@ -39,27 +41,14 @@ func nodesList(file string, asJSON bool, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
 	if asJSON {
-		type nodeOut struct {
-			ID          string    `json:"id"`
-			Version     string    `json:"version"`
-			Addr        string    `json:"addr,omitempty"`
-			State       string    `json:"state"`
-			Leader      bool      `json:"leader"`
-			Stale       bool      `json:"stale"`
-			MaxTasks    int       `json:"max_tasks"`
-			Running     []string  `json:"running"`
-			StartedAt   time.Time `json:"started_at"`
-			HeartbeatAt time.Time `json:"heartbeat_at"`
-		}
-		out := make([]nodeOut, 0, len(nodes))
+		// The same record GET /api/v1/nodes answers with.
+		out := apitype.NodeList{Nodes: make([]apitype.Node, 0, len(nodes))}
 		for _, n := range nodes {
-			out = append(out, nodeOut{ID: n.ID, Version: n.Version, Addr: n.Addr, State: string(n.State), Leader: n.Leader,
-				Stale: n.Stale, MaxTasks: n.MaxTasks, Running: append([]string{}, n.Running...),
-				StartedAt: n.StartedAt, HeartbeatAt: n.HeartbeatAt})
+			out.Nodes = append(out.Nodes, httpapi.ViewNode(n))
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"nodes": out})
+		return enc.Encode(out)
 	}
 	if len(nodes) == 0 {
 		fmt.Fprintln(stdout, "no node has run on this store yet (start one with `reasonix serve`)")

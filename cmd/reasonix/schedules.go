@@ -1,45 +1,28 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"text/tabwriter"
 	"time"
-)
 
-// schedule is the service's view of a [[schedules]] entry and its state.
-type schedule struct {
-	Name         string     `json:"name"`
-	Cron         string     `json:"cron"`
-	Timezone     string     `json:"timezone"`
-	Enabled      bool       `json:"enabled"`
-	Paused       bool       `json:"paused"`
-	PausedReason string     `json:"paused_reason,omitempty"`
-	NextRun      *time.Time `json:"next_run,omitempty"`
-	LastRun      *time.Time `json:"last_run,omitempty"`
-	LastTaskID   string     `json:"last_task_id,omitempty"`
-	LastOutcome  string     `json:"last_outcome,omitempty"`
-	Failures     int        `json:"failures"`
-	MaxFailures  int        `json:"max_failures"`
-	Skipped      int64      `json:"skipped"`
-	Missed       int64      `json:"missed"`
-	Overlap      string     `json:"overlap"`
-	CatchUp      string     `json:"catch_up"`
-	Posture      string     `json:"posture"`
-}
+	"reasonix/runner/apitype"
+	"reasonix/runner/client"
+)
 
 // schedulesCommands are `reasonix schedules list|run|pause|resume`.
 func schedulesCommands() []*command {
-	change := func(verb, summary, example string) *command {
+	change := func(verb, summary, example string,
+		change func(c *client.Client, ctx context.Context, name string) (apitype.Schedule, error)) *command {
 		return &command{
 			name: verb, args: "NAME", summary: summary, example: example,
 			flags: func(fs *flag.FlagSet) action {
-				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
-					var s schedule
-					if err := c.do("POST", "/api/v1/schedules/"+url.PathEscape(args[0])+"/"+verb, nil, &s); err != nil {
+				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
+					s, err := change(c, context.Background(), args[0])
+					if err != nil {
 						return notFound(err, "schedule", args[0])
 					}
 					state := "active, next run " + inZone(s.NextRun, s.Timezone)
@@ -58,7 +41,7 @@ func schedulesCommands() []*command {
 			example: "reasonix schedules list\nreasonix schedules list --json",
 			flags: func(fs *flag.FlagSet) action {
 				asJSON := fs.Bool("json", false, "print the service's JSON")
-				return clientAction(fs, func(c *apiClient, _ []string, stdout, _ io.Writer) error {
+				return clientAction(fs, func(c *client.Client, _ []string, stdout, _ io.Writer) error {
 					return schedulesList(c, *asJSON, stdout)
 				})
 			},
@@ -69,11 +52,9 @@ func schedulesCommands() []*command {
 			example: "reasonix schedules run nightly-deps\nreasonix schedules run --wait nightly-deps",
 			flags: func(fs *flag.FlagSet) action {
 				wait := fs.Bool("wait", false, "follow the run to its end; exit as `reasonix run` would")
-				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
-					var out struct {
-						TaskID string `json:"task_id"`
-					}
-					if err := c.do("POST", "/api/v1/schedules/"+url.PathEscape(args[0])+"/run", nil, &out); err != nil {
+				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
+					out, err := c.RunSchedule(context.Background(), args[0])
+					if err != nil {
 						return notFound(err, "schedule", args[0])
 					}
 					fmt.Fprintf(stdout, "schedule %s: started task %s\n", args[0], out.TaskID)
@@ -84,32 +65,30 @@ func schedulesCommands() []*command {
 				})
 			},
 		},
-		change("pause", "stop a schedule from firing until resumed (kept across restarts)", "reasonix schedules pause nightly-deps"),
-		change("resume", "let a paused schedule fire again from now on, without catching up", "reasonix schedules resume nightly-deps"),
+		change("pause", "stop a schedule from firing until resumed (kept across restarts)", "reasonix schedules pause nightly-deps", (*client.Client).PauseSchedule),
+		change("resume", "let a paused schedule fire again from now on, without catching up", "reasonix schedules resume nightly-deps", (*client.Client).ResumeSchedule),
 	}
 }
 
 // schedulesList is `reasonix schedules list`.
-func schedulesList(c *apiClient, asJSON bool, stdout io.Writer) error {
-	var list struct {
-		Schedules []schedule `json:"schedules"`
-	}
-	if err := c.do("GET", "/api/v1/schedules", nil, &list); err != nil {
+func schedulesList(c *client.Client, asJSON bool, stdout io.Writer) error {
+	list, err := c.Schedules(context.Background())
+	if err != nil {
 		return err
 	}
 	if asJSON {
-		if list.Schedules == nil {
-			list.Schedules = []schedule{}
+		if list == nil {
+			list = []apitype.Schedule{}
 		}
-		return json.NewEncoder(stdout).Encode(list.Schedules)
+		return json.NewEncoder(stdout).Encode(list)
 	}
-	if len(list.Schedules) == 0 {
+	if len(list) == 0 {
 		fmt.Fprintln(stdout, "no schedules are configured")
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tCRON\tTIMEZONE\tNEXT RUN\tLAST RUN\tOUTCOME\tSTATE")
-	for _, s := range list.Schedules {
+	for _, s := range list {
 		state := "active"
 		switch {
 		case !s.Enabled:

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"reasonix/agent"
+	"reasonix/runner/apitype"
+	"reasonix/runner/client"
+	"reasonix/runner/store"
 )
 
 // tasksCommands are `reasonix tasks list|show|submit|watch|message|cancel|resume`.
@@ -21,7 +26,7 @@ func tasksCommands() []*command {
 				state := fs.String("state", "", "only tasks in these `states` (comma-separated)")
 				source := fs.String("source", "", "only tasks from this `source` (cli, api, slack, …)")
 				asJSON := fs.Bool("json", false, "print the service's JSON")
-				return clientAction(fs, func(c *apiClient, _ []string, stdout, _ io.Writer) error {
+				return clientAction(fs, func(c *client.Client, _ []string, stdout, _ io.Writer) error {
 					return tasksList(c, *state, *source, *asJSON, stdout)
 				})
 			},
@@ -31,9 +36,9 @@ func tasksCommands() []*command {
 			example: "reasonix tasks show t_01hx…",
 			flags: func(fs *flag.FlagSet) action {
 				asJSON := fs.Bool("json", false, "print the service's JSON")
-				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
-					var t task
-					if err := c.do("GET", "/api/v1/tasks/"+url.PathEscape(args[0]), nil, &t); err != nil {
+				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
+					t, err := c.Task(context.Background(), args[0])
+					if err != nil {
 						return notFound(err, "task", args[0])
 					}
 					if *asJSON {
@@ -57,7 +62,7 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 				planFirst := fs.Bool("plan-first", false, "plan read-only first and wait for the plan's approval")
 				budget := fs.Float64("budget-usd", 0, "with --goal: the goal's cost budget per slice in `USD` (default [agent] goal_budget_usd)")
 				wait := fs.Bool("wait", false, "follow the task until it ends, exiting like reasonix run")
-				return clientAction(fs, func(c *apiClient, args []string, stdout, stderr io.Writer) error {
+				return clientAction(fs, func(c *client.Client, args []string, stdout, stderr io.Writer) error {
 					prompt := strings.TrimSpace(strings.Join(args, " "))
 					if prompt == "" {
 						return usageErrorf("tasks submit needs a prompt")
@@ -68,16 +73,16 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 					if *budget > 0 && !*goal && !*planFirst {
 						return usageErrorf("--budget-usd is a goal's cost budget; add --goal")
 					}
-					id, err := c.submitTask(map[string]any{"prompt": prompt, "source": "cli",
-						"workspace": *ws, "posture": posture, "goal": *goal, "plan_first": *planFirst, "budget_usd": *budget})
+					sub, err := c.Submit(context.Background(), apitype.SubmitRequest{Prompt: prompt, Source: apitype.SourceCLI,
+						Workspace: *ws, Posture: apitype.Posture(posture), Goal: *goal, PlanFirst: *planFirst, BudgetUSD: *budget})
 					if err != nil {
 						return err
 					}
-					fmt.Fprintln(stdout, id)
+					fmt.Fprintln(stdout, sub.ID)
 					if !*wait {
 						return nil
 					}
-					return watchExit(c, id, stdout)
+					return watchExit(c, sub.ID, stdout)
 				})
 			},
 		},
@@ -86,7 +91,7 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 			about:   "Prints one line per event (an approval request with its preview) until the task ends, then exits\nas `reasonix run` would: 0 succeeded, 1 failed, 3 blocked, 4 budget exhausted, 130 cancelled or interrupted.",
 			example: "reasonix tasks watch t_01hx…",
 			flags: func(fs *flag.FlagSet) action {
-				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
+				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
 					return watchExit(c, args[0], stdout)
 				})
 			},
@@ -95,10 +100,9 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 			name: "message", args: "ID TEXT...", summary: "steer a running task, answer a goal's question, continue a finished task",
 			example: `reasonix tasks message t_01hx… "use the v2 API instead"`,
 			flags: func(fs *flag.FlagSet) action {
-				return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
-					var t task
-					body := map[string]string{"text": strings.Join(args[1:], " ")}
-					if err := c.do("POST", "/api/v1/tasks/"+url.PathEscape(args[0])+"/messages", body, &t); err != nil {
+				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
+					t, err := c.Message(context.Background(), args[0], strings.Join(args[1:], " "))
+					if err != nil {
 						return notFound(err, "task", args[0])
 					}
 					fmt.Fprintf(stdout, "task %s: %s\n", t.ID, t.State)
@@ -106,19 +110,21 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 				})
 			},
 		},
-		taskTransition("cancel", "cancel a queued, running or waiting task", "reasonix tasks cancel t_01hx…"),
-		taskTransition("resume", "resume an interrupted task, or one out of budget with a fresh budget", "reasonix tasks resume t_01hx…"),
+		taskTransition("cancel", "cancel a queued, running or waiting task", "reasonix tasks cancel t_01hx…", (*client.Client).Cancel),
+		taskTransition("resume", "resume an interrupted task, or one out of budget with a fresh budget", "reasonix tasks resume t_01hx…", (*client.Client).Resume),
 	}
 }
 
-// taskTransition is `tasks cancel ID` or `tasks resume ID`.
-func taskTransition(name, summary, example string) *command {
+// taskTransition is `tasks cancel ID` or `tasks resume ID`: transition
+// is the client's Cancel or Resume.
+func taskTransition(name, summary, example string,
+	transition func(c *client.Client, ctx context.Context, id string) (apitype.TaskRef, error)) *command {
 	return &command{
 		name: name, args: "ID", summary: summary, example: example,
 		flags: func(fs *flag.FlagSet) action {
-			return clientAction(fs, func(c *apiClient, args []string, stdout, _ io.Writer) error {
-				var t task
-				if err := c.do("POST", "/api/v1/tasks/"+url.PathEscape(args[0])+"/"+name, struct{}{}, &t); err != nil {
+			return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
+				t, err := transition(c, context.Background(), args[0])
+				if err != nil {
 					return notFound(err, "task", args[0])
 				}
 				fmt.Fprintf(stdout, "task %s: %s\n", t.ID, t.State)
@@ -129,23 +135,20 @@ func taskTransition(name, summary, example string) *command {
 }
 
 // tasksList is `reasonix tasks list`.
-func tasksList(c *apiClient, state, source string, asJSON bool, stdout io.Writer) error {
-	q := url.Values{}
+func tasksList(c *client.Client, state, source string, asJSON bool, stdout io.Writer) error {
+	f := client.TaskFilter{Source: apitype.Source(source)}
 	if state != "" {
-		q.Set("state", state)
+		for s := range strings.SplitSeq(state, ",") {
+			f.States = append(f.States, apitype.TaskState(s))
+		}
 	}
-	if source != "" {
-		q.Set("source", source)
-	}
-	var page struct {
-		Tasks []task `json:"tasks"`
-	}
-	if err := c.do("GET", "/api/v1/tasks?"+q.Encode(), nil, &page); err != nil {
+	page, err := c.Tasks(context.Background(), f)
+	if err != nil {
 		return err
 	}
 	if asJSON {
 		if page.Tasks == nil {
-			page.Tasks = []task{}
+			page.Tasks = []apitype.Task{}
 		}
 		return json.NewEncoder(stdout).Encode(page.Tasks)
 	}
@@ -161,7 +164,7 @@ func tasksList(c *apiClient, state, source string, asJSON bool, stdout io.Writer
 	return tw.Flush()
 }
 
-func printTask(w io.Writer, t task) {
+func printTask(w io.Writer, t apitype.Task) {
 	fmt.Fprintf(w, "task      %s\nstate     %s\nsource    %s (%s)\ncreated   %s\nprompt    %s\n",
 		t.ID, t.State, t.Source, t.Requester, t.CreatedAt.Local().Format(time.DateTime), t.Prompt)
 	if r := t.Result; r != nil {
@@ -173,7 +176,11 @@ func printTask(w io.Writer, t task) {
 		}
 		fmt.Fprintf(w, "tokens    %d+%d, %s\n", r.Tokens.Prompt, r.Tokens.Completion, time.Duration(r.DurationMS)*time.Millisecond)
 		if len(r.Models) > 0 || r.Cost > 0 {
-			fmt.Fprintf(w, "cost      %s\n", costText(r.Cost, r.UnpricedTokens, r.Models))
+			models := make(map[string]store.ModelCost, len(r.Models))
+			for name, m := range r.Models {
+				models[name] = store.ModelCost{Calls: m.Calls, Tokens: agent.Usage(m.Tokens), Cost: m.Cost, Priced: m.Priced}
+			}
+			fmt.Fprintf(w, "cost      %s\n", costText(r.Cost, r.UnpricedTokens, models))
 		}
 		if r.Reason != "" {
 			fmt.Fprintf(w, "why       %s\n", r.Reason)

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"reasonix/runner/apitype"
+	"reasonix/runner/httpapi"
 	"reasonix/runner/webhook"
 )
 
@@ -70,7 +72,12 @@ func webhooksList(file string, recent int, asJSON bool, stdout, stderr io.Writer
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"webhooks": list})
+		// The same record GET /api/v1/webhooks answers with.
+		out := apitype.WebhookList{Webhooks: make([]apitype.Webhook, 0, len(list))}
+		for _, h := range list {
+			out.Webhooks = append(out.Webhooks, httpapi.ViewWebhook(h))
+		}
+		return enc.Encode(out)
 	}
 	for i, h := range list {
 		if i > 0 {

@@ -28,6 +28,8 @@ var allowed = map[string][]string{
 	"config":                      {},
 	"runner":                      {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner/..."},
 	"runner/...":                  {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner", "runner/..."},
+	"runner/apitype":              {}, // the wire types: for programs outside the service too
+	"runner/client":               {"runner/apitype"},
 	"bot":                         {"runner", "policy", "agent", "agent/recipe", "config", "bot/..."},
 	"bot/...":                     {"runner", "runner/...", "policy", "agent", "agent/recipe", "config", "bot", "bot/..."},
 	"cmd/reasonix":                {"..."},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/runner/apitype"
 	"reasonix/runner/store"
 )
 
@@ -120,11 +121,10 @@ func planOf(evs []store.Event) []agent.TodoItem {
 	return nil
 }
 
-// stateOf reads the state a task_state event announces.
+// stateOf reads the state a task_state event announces, in the API's
+// reading of that payload.
 func stateOf(e store.Event) string {
-	var p struct {
-		State string `json:"state"`
-	}
+	var p apitype.TaskStatePayload
 	_ = json.Unmarshal(e.Payload, &p) // no state to read: "" leaves the page as it is
-	return strings.TrimSpace(p.State)
+	return strings.TrimSpace(string(p.State))
 }

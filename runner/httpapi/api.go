@@ -4,7 +4,8 @@
 // principal (see runner.Principal), plus /healthz, /readyz and
 // /metrics. Errors are JSON {code, message}; bad input is a 4xx that changes
 // nothing; a 5xx carries a reference id that the log line with the detail
-// also carries.
+// also carries. The bodies are runner/apitype's records, which the Go
+// client (runner/client) decodes.
 package httpapi
 
 import (
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"reasonix/runner"
+	"reasonix/runner/apitype"
 	"reasonix/runner/webhook"
 )
 
@@ -94,7 +96,7 @@ func New(cfg Config) (*API, error) {
 		a.mux.Handle("/", cfg.Dashboard)
 	}
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "no such API route")
+		writeError(w, http.StatusNotFound, apitype.CodeNotFound, "no such API route")
 	})
 	return a, nil
 }
@@ -103,15 +105,15 @@ func New(cfg Config) (*API, error) {
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
 
 func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, apitype.Status{Status: "ok"})
 }
 
 func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
 	if err := a.svc.Ready(r.Context()); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the service is not ready")
+		writeError(w, http.StatusServiceUnavailable, apitype.CodeUnavailable, "the service is not ready")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, apitype.Status{Status: "ready"})
 }
 
 // NewServer returns an http.Server for h with timeouts that keep slow

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"reasonix/runner"
+	"reasonix/runner/apitype"
 )
 
 type principalKey struct{}
@@ -37,7 +38,7 @@ func (a *API) auth(next http.Handler) http.Handler {
 
 func unauthorized(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="reasonix"`)
-	writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
+	writeError(w, http.StatusUnauthorized, apitype.CodeUnauthorized, "a valid bearer token is required")
 }
 
 // principalOf is the principal auth established for r; the zero Principal
@@ -68,7 +69,7 @@ func refuseClaimedIdentity(w http.ResponseWriter, r *http.Request, field string,
 	if !present {
 		return false
 	}
-	writeError(w, http.StatusBadRequest, "invalid", "the "+field+" field is not accepted: the "+field+
+	writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "the "+field+" field is not accepted: the "+field+
 		" is the principal of the bearer token ("+principalOf(r).ID+")")
 	return true
 }

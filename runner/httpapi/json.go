@@ -13,14 +13,8 @@ import (
 	"strings"
 
 	"reasonix/runner"
+	"reasonix/runner/apitype"
 )
-
-// apiError is the body of every error response.
-type apiError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Ref     string `json:"ref,omitempty"`
-}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -31,7 +25,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, apiError{Code: code, Message: msg})
+	writeJSON(w, status, apitype.Error{Code: code, Message: msg})
 }
 
 // fail maps a service error to a response. A *runner.Error produces a 4xx
@@ -43,19 +37,19 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case !errors.As(err, &re):
 	case errors.Is(re.Kind, runner.ErrInvalid):
-		status, code = http.StatusBadRequest, "invalid"
+		status, code = http.StatusBadRequest, apitype.CodeInvalid
 	case errors.Is(re.Kind, runner.ErrNotFound):
-		status, code = http.StatusNotFound, "not_found"
+		status, code = http.StatusNotFound, apitype.CodeNotFound
 	case errors.Is(re.Kind, runner.ErrExpired):
-		status, code = http.StatusConflict, "expired"
+		status, code = http.StatusConflict, apitype.CodeExpired
 	case errors.Is(re.Kind, runner.ErrConflict):
-		status, code = http.StatusConflict, "conflict"
+		status, code = http.StatusConflict, apitype.CodeConflict
 	case errors.Is(re.Kind, runner.ErrUnauthenticated):
-		status, code = http.StatusUnauthorized, "unauthorized"
+		status, code = http.StatusUnauthorized, apitype.CodeUnauthorized
 	case errors.Is(re.Kind, runner.ErrForbidden):
-		status, code = http.StatusForbidden, "forbidden"
+		status, code = http.StatusForbidden, apitype.CodeForbidden
 	case errors.Is(re.Kind, runner.ErrUnavailable):
-		status, code = http.StatusServiceUnavailable, "unavailable"
+		status, code = http.StatusServiceUnavailable, apitype.CodeUnavailable
 	}
 	if status != 0 {
 		writeError(w, status, code, re.Message)
@@ -66,7 +60,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	ref := hex.EncodeToString(b[:])
 	a.log.Error("httpapi: request failed", slog.String("ref", ref), slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.Any("err", err))
-	writeJSON(w, http.StatusInternalServerError, apiError{Code: "internal",
+	writeJSON(w, http.StatusInternalServerError, apitype.Error{Code: apitype.CodeInternal,
 		Message: "the request failed; quote the reference when reporting it", Ref: ref})
 }
 
@@ -74,21 +68,21 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 // unknown fields. A failure has been answered with a 4xx.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send application/json")
+		writeError(w, http.StatusUnsupportedMediaType, apitype.CodeUnsupportedMediaType, "send application/json")
 		return false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body exceeds %d bytes", MaxBody))
+			writeError(w, http.StatusRequestEntityTooLarge, apitype.CodeTooLarge, fmt.Sprintf("the body exceeds %d bytes", MaxBody))
 			return false
 		}
-		writeError(w, http.StatusBadRequest, "invalid", "the body could not be read")
+		writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "the body could not be read")
 		return false
 	}
 	if err := decodeBody(body, v); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid", err.Error())
+		writeError(w, http.StatusBadRequest, apitype.CodeInvalid, err.Error())
 		return false
 	}
 	return true

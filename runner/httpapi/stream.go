@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"reasonix/runner/apitype"
 )
 
 // stream serves a task's events as server-sent events: those after ?after=N
@@ -21,7 +23,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 	release, ok := a.streams.acquire(r)
 	if !ok {
 		w.Header().Set("Retry-After", streamRetryAfter)
-		writeError(w, http.StatusTooManyRequests, "too_many_streams",
+		writeError(w, http.StatusTooManyRequests, apitype.CodeTooManyStreams,
 			fmt.Sprintf("this token already has %d event streams open; close one or retry later", a.streams.max))
 		return
 	}

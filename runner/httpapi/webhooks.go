@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+
+	"reasonix/runner/apitype"
 )
 
 // listWebhooks is GET /api/v1/webhooks: the configured webhooks and their
@@ -13,7 +15,7 @@ func (a *API) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("recent"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			writeError(w, http.StatusBadRequest, "invalid", "recent must be a number from 1 to 100")
+			writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "recent must be a number from 1 to 100")
 			return
 		}
 		recent = n
@@ -23,5 +25,9 @@ func (a *API) listWebhooks(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"webhooks": list})
+	out := make([]apitype.Webhook, 0, len(list))
+	for _, h := range list {
+		out = append(out, ViewWebhook(h))
+	}
+	writeJSON(w, http.StatusOK, apitype.WebhookList{Webhooks: out})
 }

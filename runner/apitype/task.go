@@ -1,0 +1,212 @@
+package apitype
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// TaskState is where a task is in its life.
+type TaskState string
+
+// The task states. Queued, Running and WaitingApproval are live; the rest
+// are terminal (see Terminal).
+const (
+	StateQueued          TaskState = "queued"
+	StateRunning         TaskState = "running"
+	StateWaitingApproval TaskState = "waiting_approval"
+	StateSucceeded       TaskState = "succeeded"
+	StateFailed          TaskState = "failed"
+	StateBlocked         TaskState = "blocked"
+	StateCancelled       TaskState = "cancelled"
+	StateInterrupted     TaskState = "interrupted"
+	StateBudgetExhausted TaskState = "budget_exhausted"
+)
+
+// Terminal reports whether a task in state s is finished for good: every
+// state but queued, running and waiting_approval. An interrupted task is
+// terminal until someone resumes it.
+func (s TaskState) Terminal() bool {
+	switch s {
+	case StateQueued, StateRunning, StateWaitingApproval:
+		return false
+	}
+	return true
+}
+
+// Source is where a task came from.
+type Source string
+
+// The intake sources. A client submits as SourceAPI (the default) or
+// SourceCLI; the others belong to the service's own intakes.
+const (
+	SourceAPI      Source = "api"
+	SourceCLI      Source = "cli"
+	SourceWebhook  Source = "webhook"
+	SourceCron     Source = "cron"
+	SourceSlack    Source = "slack"
+	SourceTelegram Source = "telegram"
+)
+
+// Posture is how a task resolves the calls its permission policy asks a
+// person about: ask, auto or yolo.
+type Posture string
+
+// The postures, from strictest to loosest.
+const (
+	PostureAsk  Posture = "ask"
+	PostureAuto Posture = "auto"
+	PostureYolo Posture = "yolo"
+)
+
+// Task is a task as GET /api/v1/tasks/{id} shows it.
+type Task struct {
+	ID        string         `json:"id"`
+	Source    Source         `json:"source"`
+	Requester string         `json:"requester"`
+	Prompt    string         `json:"prompt"`
+	Goal      bool           `json:"goal"`
+	PlanFirst bool           `json:"plan_first"`
+	BudgetUSD float64        `json:"budget_usd,omitempty"`
+	Workspace string         `json:"workspace"`
+	Posture   Posture        `json:"posture"`
+	Notify    []NotifyTarget `json:"notify"`
+	Approvers []string       `json:"approvers"`
+	State     TaskState      `json:"state"`
+	// Attempt counts how many times the task entered running.
+	Attempt int `json:"attempt"`
+	// Result is set once the task has run.
+	Result     *Result    `json:"result,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// NotifyTarget is one place a task reports to, e.g. a Slack thread.
+type NotifyTarget struct {
+	Transport string `json:"transport"`        // "slack", "telegram", "webhook", …
+	Channel   string `json:"channel"`          // channel or chat id
+	Thread    string `json:"thread,omitempty"` // thread ts or reply-to message id
+}
+
+// Result is what a task produced.
+type Result struct {
+	Summary     string `json:"summary,omitempty"`
+	FinalAnswer string `json:"final_answer,omitempty"`
+	DiffStat    string `json:"diff_stat,omitempty"`
+	Branch      string `json:"branch,omitempty"`
+	Tokens      Usage  `json:"tokens"`
+	// Cost is the USD of the calls whose model has prices. While
+	// UnpricedTokens is above 0 it is a lower bound and CostComplete is
+	// false. Models breaks tokens and cost down by model reference.
+	Cost           float64              `json:"cost"`
+	CostComplete   bool                 `json:"cost_complete"`
+	UnpricedTokens int                  `json:"unpriced_tokens,omitempty"`
+	Models         map[string]ModelCost `json:"models,omitempty"`
+	DurationMS     int64                `json:"duration_ms"`
+	// Error is the end's short code, with the log reference of the
+	// detail when there is one: "provider.rejected (ref 1a2b3c4d)".
+	Error string `json:"error,omitempty"`
+	// Reason says in a sentence why the task ended as it did.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Usage counts a model's tokens.
+type Usage struct {
+	Prompt     int `json:"prompt"`
+	Completion int `json:"completion"`
+	Cached     int `json:"cached"`
+}
+
+// ModelCost is what one model's calls in a task used and cost. An
+// unpriced model has Cost 0 and Priced false: unknown, not free.
+type ModelCost struct {
+	Calls  int     `json:"calls"`
+	Tokens Usage   `json:"tokens"`
+	Cost   float64 `json:"cost"` // USD; 0 when unpriced
+	Priced bool    `json:"priced"`
+}
+
+// SubmitRequest is the body of POST /api/v1/tasks. The requester is the
+// bearer token's principal; the body cannot name one.
+type SubmitRequest struct {
+	Prompt string `json:"prompt,omitempty"`
+	// Command names a custom command of the workspace; its rendered body
+	// is the prompt (Prompt, when also set, follows it). Args fill it.
+	Command   string   `json:"command,omitempty"`
+	Args      []string `json:"args,omitempty"`
+	Goal      bool     `json:"goal,omitempty"`
+	PlanFirst bool     `json:"plan_first,omitempty"`
+	// BudgetUSD is a goal's cost budget per slice; 0 means the configured one.
+	BudgetUSD float64 `json:"budget_usd,omitempty"`
+	// Workspace names a [[workspaces]] entry; empty means a scratch directory.
+	Workspace string `json:"workspace,omitempty"`
+	// Posture empty means ask.
+	Posture Posture        `json:"posture,omitempty"`
+	Notify  []NotifyTarget `json:"notify,omitempty"`
+	// Approvers narrows who may decide the task's approvals (principal ids).
+	Approvers []string `json:"approvers,omitempty"`
+	// Source is SourceAPI (when empty) or SourceCLI.
+	Source Source `json:"source,omitempty"`
+}
+
+// Submitted answers POST /api/v1/tasks: 202 with Created true, or 200 and
+// Created false when an Idempotency-Key matched an earlier task.
+// (The fields keep the order the API has always written them in.)
+type Submitted struct {
+	Created bool      `json:"created"`
+	ID      string    `json:"id"`
+	State   TaskState `json:"state"`
+}
+
+// TaskRef answers the task transitions (cancel, messages, resume): the
+// task's id and its state right after the request.
+type TaskRef struct {
+	ID    string    `json:"id"`
+	State TaskState `json:"state"`
+}
+
+// TaskPage answers GET /api/v1/tasks, newest first. NextCursor, when not
+// empty, fetches the following page (?cursor=).
+type TaskPage struct {
+	NextCursor string `json:"next_cursor"`
+	Tasks      []Task `json:"tasks"`
+}
+
+// MessageRequest is the body of POST /api/v1/tasks/{id}/messages.
+type MessageRequest struct {
+	Text string `json:"text"`
+}
+
+// Event is one entry of a task's append-only event log. Seq numbers a
+// task's events from 1; Payload's shape depends on Type (see the SPEC's
+// list of event types).
+type Event struct {
+	Seq     int64           `json:"seq"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+	Time    time.Time       `json:"time"`
+}
+
+// EventList answers GET /api/v1/tasks/{id}/events.
+type EventList struct {
+	Events []Event `json:"events"`
+}
+
+// The event type whose payload carries a task's new state.
+const EventTaskState = "task_state"
+
+// TaskStatePayload is the payload of a task_state event.
+type TaskStatePayload struct {
+	State TaskState `json:"state"`
+}
+
+// EndsTask reports whether e announces a terminal state: the last event a
+// watcher of the task needs.
+func (e Event) EndsTask() bool {
+	if e.Type != EventTaskState {
+		return false
+	}
+	var p TaskStatePayload
+	return json.Unmarshal(e.Payload, &p) == nil && p.State != "" && p.State.Terminal()
+}
