@@ -1,0 +1,219 @@
+package forge
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Forge is one project on one forge, reached with one token. The methods
+// are the whole contract publishing needs; each is one or a few REST calls
+// and safe for concurrent use.
+type Forge interface {
+	// Verify checks the token and the project: that the token is valid, the
+	// project exists and is visible to it, and that it may push. A token
+	// that may read but not push returns the Identity with ErrNoPush.
+	Verify(ctx context.Context) (Identity, error)
+	// FindPR returns the most relevant pull request whose head is the
+	// branch head, open or not (an open one wins over closed ones, then the
+	// newest), so that a publish interrupted after opening one finds it
+	// again. found is false when there is none.
+	FindPR(ctx context.Context, head string) (pr PullRequest, found bool, err error)
+	// OpenPR opens a pull request (GitLab: merge request). A second open
+	// request for the same head fails with ErrExists.
+	OpenPR(ctx context.Context, pr PR) (PullRequest, error)
+	// Checks returns the combined CI state of commit sha.
+	Checks(ctx context.Context, sha string) (CI, error)
+	// Logs returns at most max bytes (DefaultLogBytes when max <= 0) of the
+	// check's log, its end when it is longer: that is where failures are.
+	// It returns ErrNoLogs where the forge keeps none for this kind of
+	// check (a GitHub commit status).
+	Logs(ctx context.Context, check Check, max int) (string, error)
+	// Comment posts body on an issue or a pull request.
+	Comment(ctx context.Context, on Item, body string) error
+	// Permission returns what user may do in the project; a user the
+	// forge does not know, or who is no member, has PermNone.
+	Permission(ctx context.Context, user string) (Permission, error)
+}
+
+// Kind names a forge API.
+type Kind string
+
+// The forges this package speaks to.
+const (
+	GitHub Kind = "github"
+	GitLab Kind = "gitlab"
+)
+
+// Default API roots, used when Config.APIURL is empty.
+const (
+	DefaultGitHubURL = "https://api.github.com"
+	DefaultGitLabURL = "https://gitlab.com/api/v4"
+)
+
+// DefaultLogBytes bounds Logs when the caller passes no bound.
+const DefaultLogBytes = 16 << 10
+
+// Config selects and reaches a forge.
+type Config struct {
+	// Kind is GitHub or GitLab.
+	Kind Kind
+	// APIURL is the API root: DefaultGitHubURL, an Enterprise Server's
+	// "https://host/api/v3", or a GitLab's "https://host/api/v4". Empty
+	// means the public service of Kind.
+	APIURL string
+	// Project is "owner/repo" on GitHub, the full path ("group/sub/app")
+	// on GitLab.
+	Project string
+	// Token authenticates every request, in a header only.
+	Token string
+	// HTTPClient sends the requests; nil means a client of its own. Its
+	// redirect policy is replaced by one that never follows a redirect to
+	// another host, so the token cannot leave for one.
+	HTTPClient *http.Client
+	// UserAgent is sent with every request; empty means "reasonix".
+	UserAgent string
+}
+
+// New returns the Forge described by cfg, or an error naming the first
+// field that is wrong. It makes no request; Verify does.
+func New(cfg Config) (Forge, error) {
+	cfg.Kind = Kind(strings.ToLower(strings.TrimSpace(string(cfg.Kind))))
+	var def string
+	switch cfg.Kind {
+	case GitHub:
+		def = DefaultGitHubURL
+	case GitLab:
+		def = DefaultGitLabURL
+	default:
+		return nil, fmt.Errorf("forge: unknown kind %q (known: %s, %s)", cfg.Kind, GitHub, GitLab)
+	}
+	base, err := apiBase(cmp.Or(strings.TrimSpace(cfg.APIURL), def))
+	if err != nil {
+		return nil, err
+	}
+	project := strings.Trim(strings.TrimSpace(cfg.Project), "/")
+	parts := strings.Split(project, "/")
+	if project == "" || len(parts) < 2 || (cfg.Kind == GitHub && len(parts) != 2) || slices.Contains(parts, "") {
+		if cfg.Kind == GitHub {
+			return nil, fmt.Errorf("forge: project %q: want owner/repo", cfg.Project)
+		}
+		return nil, fmt.Errorf("forge: project %q: want the project's full path, group/name", cfg.Project)
+	}
+	if cfg.Token == "" {
+		return nil, errors.New("forge: no token")
+	}
+	if strings.ContainsAny(cfg.Token, "\r\n") {
+		return nil, errors.New("forge: the token holds a line break")
+	}
+	c := newClient(cfg.Kind, base, cfg.Token, cfg.HTTPClient, cmp.Or(cfg.UserAgent, "reasonix"))
+	if cfg.Kind == GitHub {
+		return &gitHub{c: c, owner: parts[0], repo: parts[1]}, nil
+	}
+	return &gitLab{c: c, project: project}, nil
+}
+
+// apiBase parses an API root and refuses what would put a secret or
+// surprise in every request URL.
+func apiBase(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url's error quotes the input, which could hold credentials.
+		return nil, errors.New("forge: api_url is not a URL")
+	}
+	switch {
+	case u.Scheme != "https" && u.Scheme != "http":
+		return nil, fmt.Errorf("forge: api_url: scheme %q, want https or http", u.Scheme)
+	case u.Host == "":
+		return nil, errors.New("forge: api_url has no host")
+	case u.User != nil:
+		return nil, errors.New("forge: api_url holds credentials; name the token's variable instead")
+	case u.RawQuery != "" || u.Fragment != "":
+		return nil, errors.New("forge: api_url has a query or fragment")
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// Identity is what Verify learned: who the token is and the project it
+// reaches.
+type Identity struct {
+	User          string // login (GitHub) or username (GitLab)
+	Project       string // full name as the forge spells it
+	DefaultBranch string
+	CanPush       bool
+}
+
+// PR asks for a pull request.
+type PR struct {
+	Title  string
+	Body   string
+	Head   string // the branch with the work
+	Base   string // the branch to merge into
+	Draft  bool
+	Labels []string
+}
+
+// PullRequest is a pull request (GitLab: merge request) as the forge sees it.
+type PullRequest struct {
+	Number int     // GitHub number, GitLab iid
+	URL    string  // the web page
+	State  PRState // open, closed or merged
+	Draft  bool
+	Head   string
+	Base   string
+	SHA    string // the head commit, when the forge says
+}
+
+// PRState is a pull request's lifecycle state.
+type PRState string
+
+// Pull request states, the same for both forges.
+const (
+	PROpen   PRState = "open"
+	PRClosed PRState = "closed"
+	PRMerged PRState = "merged"
+)
+
+// Item names an issue or a pull request to comment on. GitLab numbers them
+// separately, so the number alone is not enough.
+type Item struct {
+	Number int
+	Issue  bool // false: a pull/merge request
+}
+
+// PullRequestItem and IssueItem build an Item.
+func PullRequestItem(n int) Item { return Item{Number: n} }
+
+// IssueItem names issue n.
+func IssueItem(n int) Item { return Item{Number: n, Issue: true} }
+
+// Permission is a user's role in a project, coarsened to what steering and
+// approval rules ask about. The values order by power.
+type Permission int
+
+// Permissions, weakest first.
+const (
+	PermNone Permission = iota
+	PermRead
+	PermWrite
+	PermAdmin
+)
+
+func (p Permission) String() string {
+	switch p {
+	case PermRead:
+		return "read"
+	case PermWrite:
+		return "write"
+	case PermAdmin:
+		return "admin"
+	}
+	return "none"
+}
