@@ -28,6 +28,8 @@ var allowed = map[string][]string{
 	"config":                      {},
 	"runner":                      {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner/..."},
 	"runner/...":                  {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner", "runner/..."},
+	"runner/forge":                {},
+	"runner/forge/forgetest":      {"runner/forge"},
 	"bot":                         {"runner", "policy", "agent", "agent/recipe", "config", "bot/..."},
 	"bot/...":                     {"runner", "runner/...", "policy", "agent", "agent/recipe", "config", "bot", "bot/..."},
 	"cmd/reasonix":                {"..."},
