@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -122,6 +123,7 @@ func (c *client) send(ctx context.Context, op, method string, u *url.URL, in any
 	case resp.StatusCode == http.StatusTooManyRequests,
 		resp.StatusCode == http.StatusForbidden && resp.Header.Get("X-RateLimit-Remaining") == "0":
 		ae.Err = ErrRateLimited
+		ae.RetryAfter = retryAfter(resp.Header, time.Now())
 	case resp.StatusCode == http.StatusForbidden:
 		ae.Err = ErrForbidden
 	case resp.StatusCode == http.StatusNotFound:

@@ -3,7 +3,10 @@ package forge
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -37,6 +40,9 @@ type APIError struct {
 	Status  int
 	Message string
 	Err     error // the condition, or nil when none applies
+	// RetryAfter is how long the forge asked to wait (Retry-After, or the
+	// rate limit's reset time); zero when it did not say.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string {
@@ -71,4 +77,28 @@ func safeText(token, s string) string {
 		s = string([]rune(s)[:maxMessage]) + "…"
 	}
 	return strings.ToValidUTF8(s, "?")
+}
+
+// retryAfter reads how long a refusing forge wants the caller to wait:
+// Retry-After in seconds or as a date, else the reset time of the rate
+// limit window (GitHub X-RateLimit-Reset, GitLab RateLimit-Reset, both Unix
+// seconds). It never returns a negative wait and caps it at an hour, so a
+// skewed clock cannot park a caller for days.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	var d time.Duration
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if secs, err := strconv.Atoi(v); err == nil {
+			d = time.Duration(secs) * time.Second
+		} else if t, err := http.ParseTime(v); err == nil {
+			d = t.Sub(now)
+		}
+	} else {
+		for _, k := range []string{"X-RateLimit-Reset", "RateLimit-Reset"} {
+			if unix, err := strconv.ParseInt(strings.TrimSpace(h.Get(k)), 10, 64); err == nil {
+				d = time.Unix(unix, 0).Sub(now)
+				break
+			}
+		}
+	}
+	return min(max(d, 0), time.Hour)
 }

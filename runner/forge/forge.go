@@ -25,7 +25,9 @@ type Forge interface {
 	// again. found is false when there is none.
 	FindPR(ctx context.Context, head string) (pr PullRequest, found bool, err error)
 	// OpenPR opens a pull request (GitLab: merge request). A second open
-	// request for the same head fails with ErrExists.
+	// request for the same head fails with ErrExists. When the request was
+	// opened but a follow-up step failed (labels on GitHub), the
+	// PullRequest is returned together with the error.
 	OpenPR(ctx context.Context, pr PR) (PullRequest, error)
 	// Checks returns the combined CI state of commit sha.
 	Checks(ctx context.Context, sha string) (CI, error)
@@ -147,7 +149,10 @@ type Identity struct {
 	User          string // login (GitHub) or username (GitLab)
 	Project       string // full name as the forge spells it
 	DefaultBranch string
-	CanPush       bool
+	// CanPush is false when the forge reports that the token may not push
+	// (Verify then also returns ErrNoPush); a forge that reports nothing
+	// about the caller's permissions leaves it true.
+	CanPush bool
 }
 
 // PR asks for a pull request.
