@@ -89,7 +89,7 @@ func (s *Server) ghPull(p *PullRequest) map[string]any {
 		"id": 100000 + p.Number, "number": p.Number, "state": state, "title": p.Title, "body": p.Body,
 		"draft": p.Draft, "merged_at": merged, "labels": labels,
 		"html_url": s.webURL("/pull/" + strconv.Itoa(p.Number)),
-		"head":     map[string]any{"ref": p.Head, "sha": p.SHA, "label": owner + ":" + p.Head},
+		"head":     map[string]any{"ref": p.Head, "sha": s.liveSHA(p), "label": owner + ":" + p.Head},
 		"base":     map[string]any{"ref": p.Base},
 		"user":     map[string]any{"login": s.opts.User},
 	}
@@ -143,7 +143,15 @@ func (s *Server) ghCreatePull(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p := s.addPR(PullRequest{Title: in.Title, Body: in.Body, Head: in.Head, Base: in.Base, Draft: in.Draft})
+	sha, ok := s.headSHA(in.Head)
+	if !ok {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
+			"message": "Validation Failed", "documentation_url": "https://docs.github.com/rest",
+			"errors": []map[string]any{{"resource": "PullRequest", "field": "head", "code": "invalid"}},
+		})
+		return
+	}
+	p := s.addPR(PullRequest{Title: in.Title, Body: in.Body, Head: in.Head, Base: in.Base, SHA: sha, Draft: in.Draft})
 	writeJSON(w, http.StatusCreated, s.ghPull(p))
 }
 

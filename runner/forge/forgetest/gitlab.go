@@ -85,7 +85,7 @@ func (s *Server) glMR(p *PullRequest) map[string]any {
 	return map[string]any{
 		"id": 100000 + p.Number, "iid": p.Number, "project_id": 1, "title": p.Title, "description": p.Body,
 		"state": state, "draft": p.Draft, "work_in_progress": p.Draft,
-		"source_branch": p.Head, "target_branch": p.Base, "sha": p.SHA,
+		"source_branch": p.Head, "target_branch": p.Base, "sha": s.liveSHA(p),
 		"labels": append([]string{}, p.Labels...), "author": map[string]any{"username": s.opts.User},
 		"web_url": s.webURL("/-/merge_requests/" + strconv.Itoa(p.Number)),
 	}
@@ -140,9 +140,17 @@ func (s *Server) glCreateMR(w http.ResponseWriter, r *http.Request) {
 			labels = append(labels, l)
 		}
 	}
+	sha, ok := s.headSHA(in.SourceBranch)
+	if !ok {
+		// GitLab refuses an unknown source branch as a validation error
+		// of the merge request; the status here is an approximation.
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": []string{
+			"Source branch \"" + in.SourceBranch + "\" does not exist"}})
+		return
+	}
 	draft := in.Draft || strings.HasPrefix(strings.ToLower(in.Title), "draft:")
 	p := s.addPR(PullRequest{Title: in.Title, Body: in.Description, Head: in.SourceBranch, Base: in.TargetBranch,
-		Draft: draft, Labels: labels})
+		SHA: sha, Draft: draft, Labels: labels})
 	writeJSON(w, http.StatusCreated, s.glMR(p))
 }
 

@@ -24,6 +24,7 @@ type GitServer struct {
 	// Dir is the bare repository on disk.
 	Dir   string
 	token string
+	home  string // HOME for git commands the server runs itself
 
 	mu       sync.Mutex
 	requests []Request
@@ -60,7 +61,7 @@ func NewGitServer(t testing.TB, project, token string) *GitServer {
 			t.Fatalf("forgetest: git %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	g := &GitServer{Dir: dir, token: token}
+	g := &GitServer{Dir: dir, token: token, home: home}
 	h := &cgi.Handler{
 		Path: backend,
 		Dir:  root,
@@ -117,8 +118,12 @@ func (g *GitServer) Requests() []Request {
 // served repository, or "" when there is no such ref.
 func (g *GitServer) Ref(t testing.TB, ref string) string {
 	t.Helper()
-	cmd := exec.Command("git", "-C", g.Dir, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
-	cmd.Env = GitEnv(t.TempDir())
+	return g.ref(ref)
+}
+
+func (g *GitServer) ref(ref string) string {
+	cmd := exec.Command("git", "-C", g.Dir, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	cmd.Env = GitEnv(g.home)
 	out, err := cmd.Output()
 	if err != nil {
 		return ""

@@ -97,6 +97,7 @@ type Server struct {
 	requests []Request
 	fail     []failure
 	nextID   int64
+	git      *GitServer
 }
 
 // run is one published check: its id and the commit's pipeline (GitLab).
@@ -203,6 +204,45 @@ func (s *Server) addPR(pr PullRequest) *PullRequest {
 	p := &pr
 	s.prs = append(s.prs, p)
 	return p
+}
+
+// liveSHA is p's head commit: the branch's on a linked git server while
+// the pull request is open, as the forge follows pushes to it.
+func (s *Server) liveSHA(p *PullRequest) string {
+	if p.State == forge.PROpen {
+		if sha, _ := s.headSHA(p.Head); sha != "" {
+			return sha
+		}
+	}
+	return p.SHA
+}
+
+// SetPRState closes, merges or reopens pull request n.
+func (s *Server) SetPRState(n int, state forge.PRState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n >= 1 && n <= len(s.prs) {
+		s.prs[n-1].State = state
+	}
+}
+
+// UseGit links the forge to the repository g serves, as a real forge's
+// API and git side are one: opening a pull request then needs its head
+// branch pushed, and a pull request's head commit is the branch's.
+func (s *Server) UseGit(g *GitServer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.git = g
+}
+
+// headSHA is the commit of branch on the linked git server: ok is false
+// when a git server is linked and the branch is not there.
+func (s *Server) headSHA(branch string) (sha string, ok bool) {
+	if s.git == nil {
+		return "", true
+	}
+	sha = s.git.ref("refs/heads/" + branch)
+	return sha, sha != ""
 }
 
 // PRs returns copies of every pull request, in number order.
