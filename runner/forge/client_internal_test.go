@@ -76,4 +76,7 @@ func TestTailStringStartsOnACharacter(t *testing.T) {
 	if got != "€" {
 		t.Errorf("tailString = %q, want %q", got, "€")
 	}
+	if n := len(tailString(strings.Repeat("x", 2*MaxLogBytes), 1<<40)); n != MaxLogBytes {
+		t.Errorf("a huge bound kept %d bytes, want MaxLogBytes", n)
+	}
 }

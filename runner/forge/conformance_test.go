@@ -59,6 +59,16 @@ func TestVerifyNamesUserAndProject(t *testing.T) {
 	})
 }
 
+// A GitHub App's installation token cannot read /user but is valid.
+func TestVerifyGitHubAppToken(t *testing.T) {
+	srv := forgetest.NewGitHub(t, forgetest.Options{App: true})
+	id, err := open(t, srv.Config()).Verify(t.Context())
+	want := forge.Identity{Project: "acme/app", DefaultBranch: "main", CanPush: true}
+	if err != nil || id != want {
+		t.Fatalf("Verify with an app token = %+v, %v; want %+v", id, err, want)
+	}
+}
+
 func TestVerifyNestedGitLabProject(t *testing.T) {
 	srv := forgetest.NewGitLab(t, forgetest.Options{Project: "group/sub group/app"})
 	id, err := open(t, srv.Config()).Verify(t.Context())

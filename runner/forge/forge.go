@@ -31,8 +31,8 @@ type Forge interface {
 	OpenPR(ctx context.Context, pr PR) (PullRequest, error)
 	// Checks returns the combined CI state of commit sha.
 	Checks(ctx context.Context, sha string) (CI, error)
-	// Logs returns at most max bytes (DefaultLogBytes when max <= 0) of the
-	// check's log, its end when it is longer: that is where failures are.
+	// Logs returns at most max bytes (DefaultLogBytes when max <= 0, at
+	// most MaxLogBytes) of the check's log, its end when it is longer: that is where failures are.
 	// It returns ErrNoLogs where the forge keeps none for this kind of
 	// check (a GitHub commit status).
 	Logs(ctx context.Context, check Check, max int) (string, error)
@@ -58,8 +58,12 @@ const (
 	DefaultGitLabURL = "https://gitlab.com/api/v4"
 )
 
-// DefaultLogBytes bounds Logs when the caller passes no bound.
-const DefaultLogBytes = 16 << 10
+// DefaultLogBytes bounds Logs when the caller passes no bound, and
+// MaxLogBytes however large a bound the caller passes.
+const (
+	DefaultLogBytes = 16 << 10
+	MaxLogBytes     = 1 << 20
+)
 
 // Config selects and reaches a forge.
 type Config struct {
@@ -221,4 +225,29 @@ func (p Permission) String() string {
 		return "admin"
 	}
 	return "none"
+}
+
+// pickPR chooses among the pull requests of one head branch: an open one
+// over closed and merged ones, then the newest (highest number).
+func pickPR(prs []PullRequest) (PullRequest, bool) {
+	if len(prs) == 0 {
+		return PullRequest{}, false
+	}
+	return slices.MaxFunc(prs, func(a, b PullRequest) int {
+		if ao, bo := a.State == PROpen, b.State == PROpen; ao != bo {
+			if ao {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.Number, b.Number)
+	}), true
+}
+
+// logBound applies DefaultLogBytes and MaxLogBytes to a caller's bound.
+func logBound(max int) int {
+	if max <= 0 {
+		return DefaultLogBytes
+	}
+	return min(max, MaxLogBytes)
 }

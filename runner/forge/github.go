@@ -30,7 +30,10 @@ func (g *gitHub) Verify(ctx context.Context) (Identity, error) {
 	var user struct {
 		Login string `json:"login"`
 	}
-	if err := g.c.do(ctx, "check the token (GET /user)", http.MethodGet, "/user", nil, nil, &user); err != nil {
+	err := g.c.do(ctx, "check the token (GET /user)", http.MethodGet, "/user", nil, nil, &user)
+	// A GitHub App's installation token is no user and gets 403 here; it
+	// is still a valid token, and the project check below judges it.
+	if err != nil && !errors.Is(err, ErrForbidden) {
 		return Identity{}, err
 	}
 	var repo struct {
@@ -54,7 +57,7 @@ func (g *gitHub) Verify(ctx context.Context) (Identity, error) {
 	}
 	id.CanPush = repo.Permissions.Push || repo.Permissions.Admin
 	if !id.CanPush {
-		return id, fmt.Errorf("forge: github: project %s: user %s: %w", repo.FullName, user.Login, ErrNoPush)
+		return id, fmt.Errorf("forge: github: project %s: user %q: %w", repo.FullName, user.Login, ErrNoPush)
 	}
 	return id, nil
 }
@@ -109,18 +112,6 @@ func (g *gitHub) FindPR(ctx context.Context, head string) (PullRequest, bool, er
 	}
 	pr, ok := pickPR(found)
 	return pr, ok, nil
-}
-
-// pickPR prefers an open request, then the newest (highest number).
-func pickPR(prs []PullRequest) (PullRequest, bool) {
-	var best PullRequest
-	for _, p := range prs {
-		if best.Number == 0 || (p.State == PROpen) != (best.State == PROpen) && p.State == PROpen ||
-			(p.State == PROpen) == (best.State == PROpen) && p.Number > best.Number {
-			best = p
-		}
-	}
-	return best, best.Number != 0
 }
 
 func (g *gitHub) OpenPR(ctx context.Context, in PR) (PullRequest, error) {
@@ -315,12 +306,10 @@ func (g *gitHub) Permission(ctx context.Context, user string) (Permission, error
 	return PermNone, nil
 }
 
-// tailString keeps the last max bytes of s (DefaultLogBytes when max <= 0),
-// starting at a whole character.
+// tailString keeps the last logBound(max) bytes of s, starting at a whole
+// character.
 func tailString(s string, max int) string {
-	if max <= 0 {
-		max = DefaultLogBytes
-	}
+	max = logBound(max)
 	if len(s) <= max {
 		return s
 	}

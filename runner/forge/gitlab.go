@@ -246,10 +246,7 @@ func (g *gitLab) Logs(ctx context.Context, check Check, max int) (string, error)
 	if _, err := strconv.ParseInt(id, 10, 64); err != nil {
 		return "", fmt.Errorf("forge: gitlab: logs: %q is not a job id", check.ID)
 	}
-	if max <= 0 {
-		max = DefaultLogBytes
-	}
-	return g.c.tail(ctx, "read the log of job "+check.Name, g.projectPath()+"/jobs/"+id+"/trace", max)
+	return g.c.tail(ctx, "read the log of job "+check.Name, g.projectPath()+"/jobs/"+id+"/trace", logBound(max))
 }
 
 func (g *gitLab) Comment(ctx context.Context, on Item, body string) error {

@@ -13,6 +13,10 @@ import (
 // gitHubRoutes serves the REST v3 subset package forge uses.
 func (s *Server) gitHubRoutes(mux *http.ServeMux, p string) {
 	mux.HandleFunc("GET "+p+"/user", func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.App {
+			s.errorJSON(w, http.StatusForbidden, "Resource not accessible by integration")
+			return
+		}
 		s.mu.Lock()
 		id := s.userID(s.opts.User)
 		s.mu.Unlock()
@@ -61,13 +65,16 @@ func (s *Server) ghRepo(w http.ResponseWriter, r *http.Request) {
 	p := s.perms[s.opts.User]
 	s.mu.Unlock()
 	owner, _, _ := strings.Cut(s.opts.Project, "/")
-	writeJSON(w, http.StatusOK, map[string]any{
+	repo := map[string]any{
 		"id": 1, "name": s.opts.Project[len(owner)+1:], "full_name": s.opts.Project,
 		"owner": map[string]any{"login": owner}, "private": true, "default_branch": "main",
 		"html_url": s.webURL(""),
-		"permissions": map[string]bool{"admin": p >= forge.PermAdmin, "maintain": p >= forge.PermAdmin,
-			"push": p >= forge.PermWrite, "triage": p >= forge.PermRead, "pull": p >= forge.PermRead},
-	})
+	}
+	if !s.opts.App {
+		repo["permissions"] = map[string]bool{"admin": p >= forge.PermAdmin, "maintain": p >= forge.PermAdmin,
+			"push": p >= forge.PermWrite, "triage": p >= forge.PermRead, "pull": p >= forge.PermRead}
+	}
+	writeJSON(w, http.StatusOK, repo)
 }
 
 func (s *Server) ghPull(p *PullRequest) map[string]any {

@@ -31,6 +31,9 @@ type Options struct {
 	// User is the token's account; "reasonix-bot". Its permission is
 	// PermWrite until SetPermission changes it.
 	User string
+	// App makes the token a GitHub App installation token: GET /user is
+	// refused (403) and the repository carries no permissions (GitHub only).
+	App bool
 	// PageSize caps per_page of list answers; 100 (the real maximum).
 	// A test sets it low to make the client follow pages.
 	PageSize int
