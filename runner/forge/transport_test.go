@@ -1,14 +1,17 @@
 package forge_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"reasonix/runner/forge"
+	"reasonix/runner/forge/forgetest"
 )
 
 // A forge answering with a redirect to another host must not make the
@@ -116,4 +119,42 @@ func TestTokenHeader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A forge that never answers is left when the caller's deadline passes.
+func TestDeadlineEndsAHangingCall(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	f := open(t, forge.Config{Kind: forge.GitLab, APIURL: srv.URL, Project: "acme/app", Token: "tok-0123456789"})
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := f.Verify(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Verify against a silent forge: %v, want DeadlineExceeded", err)
+	}
+}
+
+// One Forge serves concurrent callers (run with -race).
+func TestConcurrentCalls(t *testing.T) {
+	forEach(t, forgetest.Options{}, func(t *testing.T, h harness) {
+		h.srv.SetChecks("abc", forgetest.Check{Name: "build", State: forge.CISuccess})
+		errs := make(chan error, 8)
+		for i := range 8 {
+			go func() {
+				if i%2 == 0 {
+					_, err := h.f.Checks(t.Context(), "abc")
+					errs <- err
+					return
+				}
+				_, err := h.f.Verify(t.Context())
+				errs <- err
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+	})
 }
