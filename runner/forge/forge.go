@@ -32,9 +32,10 @@ type Forge interface {
 	// Checks returns the combined CI state of commit sha.
 	Checks(ctx context.Context, sha string) (CI, error)
 	// Logs returns at most max bytes (DefaultLogBytes when max <= 0, at
-	// most MaxLogBytes) of the check's log, its end when it is longer: that is where failures are.
-	// It returns ErrNoLogs where the forge keeps none for this kind of
-	// check (a GitHub commit status).
+	// most MaxLogBytes) of the check's log; of a longer log its end, where
+	// failures are. It returns ErrNoLogs where the forge keeps none for
+	// this kind of check (a GitHub commit status). The text comes from CI
+	// and is untrusted.
 	Logs(ctx context.Context, check Check, max int) (string, error)
 	// Comment posts body on an issue or a pull request.
 	Comment(ctx context.Context, on Item, body string) error
@@ -51,6 +52,16 @@ const (
 	GitHub Kind = "github"
 	GitLab Kind = "gitlab"
 )
+
+// ParseKind turns a configured forge name ("github", "GitLab") into a Kind,
+// or an error naming the known ones.
+func ParseKind(s string) (Kind, error) {
+	switch k := Kind(strings.ToLower(strings.TrimSpace(s))); k {
+	case GitHub, GitLab:
+		return k, nil
+	}
+	return "", fmt.Errorf("forge: unknown kind %q (known: %s, %s)", s, GitHub, GitLab)
+}
 
 // Default API roots, used when Config.APIURL is empty.
 const (
@@ -89,15 +100,14 @@ type Config struct {
 // New returns the Forge described by cfg, or an error naming the first
 // field that is wrong. It makes no request; Verify does.
 func New(cfg Config) (Forge, error) {
-	cfg.Kind = Kind(strings.ToLower(strings.TrimSpace(string(cfg.Kind))))
-	var def string
-	switch cfg.Kind {
-	case GitHub:
-		def = DefaultGitHubURL
-	case GitLab:
+	kind, err := ParseKind(string(cfg.Kind))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Kind = kind
+	def := DefaultGitHubURL
+	if kind == GitLab {
 		def = DefaultGitLabURL
-	default:
-		return nil, fmt.Errorf("forge: unknown kind %q (known: %s, %s)", cfg.Kind, GitHub, GitLab)
 	}
 	base, err := apiBase(cmp.Or(strings.TrimSpace(cfg.APIURL), def))
 	if err != nil {
@@ -197,7 +207,7 @@ type Item struct {
 	Issue  bool // false: a pull/merge request
 }
 
-// PullRequestItem and IssueItem build an Item.
+// PullRequestItem names pull (merge) request n.
 func PullRequestItem(n int) Item { return Item{Number: n} }
 
 // IssueItem names issue n.
@@ -215,6 +225,7 @@ const (
 	PermAdmin
 )
 
+// String is the role's name: none, read, write or admin.
 func (p Permission) String() string {
 	switch p {
 	case PermRead:
