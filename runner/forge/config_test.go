@@ -25,6 +25,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"credentials in url", func(c *forge.Config) { c.APIURL = "https://u:pw@example.com/api/v3" }, "credentials"},
 		{"query in url", func(c *forge.Config) { c.APIURL = "https://example.com/api/v3?access_token=x" }, "query"},
 		{"no host", func(c *forge.Config) { c.APIURL = "https:///api/v3" }, "no host"},
+		{"gitlab web url", func(c *forge.Config) { c.Kind = forge.GitLab; c.APIURL = "https://gitlab.example.com" }, "ends in /api/v4"},
+		{"github web path", func(c *forge.Config) { c.APIURL = "https://ghe.example.com/acme" }, "ends in /api/v3"},
 	} {
 		cfg := ok
 		tc.edit(&cfg)
@@ -40,6 +42,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	for _, cfg := range []forge.Config{
 		ok,
 		{Kind: "GitLab", Project: "group/sub/app", Token: "t"},
+		{Kind: forge.GitLab, APIURL: "https://example.com/gitlab/api/v4", Project: "g/a", Token: "t"},
+		{Kind: forge.GitHub, APIURL: "http://127.0.0.1:1234", Project: "a/b", Token: "t"},
 		{Kind: forge.GitHub, APIURL: "https://ghe.example.com/api/v3/", Project: "a/b", Token: "t"},
 	} {
 		if _, err := forge.New(cfg); err != nil {

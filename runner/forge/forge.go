@@ -113,6 +113,14 @@ func New(cfg Config) (Forge, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The web address in place of the API root is the usual mistake; every
+	// call would then fail with a confusing 404 or an HTML page.
+	switch {
+	case kind == GitLab && !strings.HasSuffix(base.Path, "/api/v4"):
+		return nil, fmt.Errorf("forge: api_url %q: a GitLab API root ends in /api/v4", base.Redacted())
+	case kind == GitHub && base.Path != "" && !strings.HasSuffix(base.Path, "/api/v3"):
+		return nil, fmt.Errorf("forge: api_url %q: a GitHub API root is https://api.github.com or, on Enterprise Server, ends in /api/v3", base.Redacted())
+	}
 	project := strings.Trim(strings.TrimSpace(cfg.Project), "/")
 	parts := strings.Split(project, "/")
 	if project == "" || len(parts) < 2 || (cfg.Kind == GitHub && len(parts) != 2) || slices.Contains(parts, "") {

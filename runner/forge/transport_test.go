@@ -31,7 +31,7 @@ func TestRedirectToAnotherHostIsRefused(t *testing.T) {
 				http.Redirect(w, r, target+"/user", http.StatusFound)
 			}))
 			t.Cleanup(srv.Close)
-			f := open(t, forge.Config{Kind: kind, APIURL: srv.URL, Project: "acme/app", Token: "tok-0123456789"})
+			f := open(t, forge.Config{Kind: kind, APIURL: apiRoot(kind, srv.URL), Project: "acme/app", Token: "tok-0123456789"})
 			if _, err := f.Verify(t.Context()); err == nil || !strings.Contains(err.Error(), "redirect") {
 				t.Fatalf("Verify through a cross-host redirect: %v, want a refusal", err)
 			}
@@ -101,7 +101,7 @@ func TestTokenHeader(t *testing.T) {
 				w.WriteHeader(http.StatusUnauthorized)
 			}))
 			t.Cleanup(srv.Close)
-			f := open(t, forge.Config{Kind: kind, APIURL: srv.URL, Project: "acme/app", Token: "tok-0123456789"})
+			f := open(t, forge.Config{Kind: kind, APIURL: apiRoot(kind, srv.URL), Project: "acme/app", Token: "tok-0123456789"})
 			_, _ = f.Verify(t.Context())
 			if got.Get(header[0]) != header[1] {
 				t.Errorf("%s = %q, want %q", header[0], got.Get(header[0]), header[1])
@@ -127,7 +127,7 @@ func TestDeadlineEndsAHangingCall(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	t.Cleanup(srv.Close)
-	f := open(t, forge.Config{Kind: forge.GitLab, APIURL: srv.URL, Project: "acme/app", Token: "tok-0123456789"})
+	f := open(t, forge.Config{Kind: forge.GitLab, APIURL: srv.URL + "/api/v4", Project: "acme/app", Token: "tok-0123456789"})
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	if _, err := f.Verify(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -157,4 +157,12 @@ func TestConcurrentCalls(t *testing.T) {
 			}
 		}
 	})
+}
+
+// apiRoot is the API root of kind on a test server at base.
+func apiRoot(kind forge.Kind, base string) string {
+	if kind == forge.GitLab {
+		return base + "/api/v4"
+	}
+	return base + "/api/v3"
 }
