@@ -285,6 +285,26 @@ func checkName(checks []forgetest.Check, got string) string {
 	return "\x00no such check"
 }
 
+// A GitLab commit with a branch and a merge request pipeline reports the
+// jobs of both, each named with its pipeline.
+func TestGitLabChecksOfTwoPipelines(t *testing.T) {
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	srv := forgetest.NewGitLab(t, forgetest.Options{})
+	f := open(t, srv.Config())
+	srv.SetChecks(sha,
+		forgetest.Check{Name: "unit", Stage: "test", State: forge.CISuccess},
+		forgetest.Check{Name: "unit", Stage: "test", State: forge.CIFailure, Ref: "refs/merge-requests/1/head"})
+	ci, err := f.Checks(t.Context(), sha)
+	if err != nil || ci.State != forge.CIFailure || len(ci.Checks) != 2 {
+		t.Fatalf("Checks = %+v, %v; want two checks, failure", ci, err)
+	}
+	names := []string{ci.Checks[0].Name, ci.Checks[1].Name}
+	slices.Sort(names)
+	if want := []string{"merge_request_event: test/unit", "push: test/unit"}; !slices.Equal(names, want) {
+		t.Errorf("names = %q, want %q", names, want)
+	}
+}
+
 func TestChecksFollowPages(t *testing.T) {
 	const sha = "89abcdef0123456789abcdef0123456789abcdef"
 	forEach(t, forgetest.Options{PageSize: 2}, func(t *testing.T, h harness) {

@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,37 +149,72 @@ func (g *gitLab) OpenPR(ctx context.Context, in PR) (PullRequest, error) {
 
 const glJobPrefix = "job:"
 
+// maxPipelines bounds how many pipelines of one commit are read.
+const maxPipelines = 4
+
 func (g *gitLab) Checks(ctx context.Context, sha string) (CI, error) {
 	if sha == "" {
 		return CI{}, errors.New("forge: gitlab: checks: no commit")
 	}
 	type pipeline struct {
 		ID     int64  `json:"id"`
+		Ref    string `json:"ref"`
+		Source string `json:"source"`
 		Status string `json:"status"`
 		WebURL string `json:"web_url"`
 	}
-	// Pipelines come newest first; a retried or re-run pipeline replaces
-	// the ones before it, so only the newest one counts.
-	var newest *pipeline
+	// A commit can have a branch pipeline and a merge request pipeline
+	// (another ref) at once, and both count. Within one ref a re-run
+	// replaces what ran before, so only the newest pipeline of each ref
+	// is read; the list comes newest first.
+	var latest []pipeline
+	seen := map[string]bool{}
 	q := url.Values{"sha": {sha}, "order_by": {"id"}, "sort": {"desc"}}
 	err := g.c.pages(ctx, "list pipelines", g.projectPath()+"/pipelines", q, func(raw []byte) (bool, error) {
 		var page []pipeline
 		if err := json.Unmarshal(raw, &page); err != nil {
 			return true, fmt.Errorf("forge: gitlab: list pipelines: unexpected answer: %w", err)
 		}
-		for i := range page {
-			if newest == nil || page[i].ID > newest.ID {
-				newest = &page[i]
+		for _, p := range page {
+			if !seen[p.Ref] && len(latest) < maxPipelines {
+				seen[p.Ref] = true
+				latest = append(latest, p)
 			}
 		}
-		return true, nil
+		return true, nil // one page of the newest is enough
 	})
-	if err != nil || newest == nil {
-		return combine(nil), err
+	if err != nil {
+		return CI{}, err
 	}
 	var checks []Check
-	path := g.projectPath() + "/pipelines/" + strconv.FormatInt(newest.ID, 10) + "/jobs"
-	err = g.c.pages(ctx, "list pipeline jobs", path, url.Values{"include_retried": {"false"}}, func(raw []byte) (bool, error) {
+	for _, p := range latest {
+		jobs, err := g.jobs(ctx, p.ID)
+		if err != nil {
+			return CI{}, err
+		}
+		if len(jobs) == 0 {
+			// A pipeline without jobs still has a state worth reporting.
+			state, summary := glJobState(p.Status, false)
+			jobs = []Check{{ID: "pipeline:" + strconv.FormatInt(p.ID, 10),
+				Name: "pipeline", State: state, Summary: summary, URL: p.WebURL}}
+		}
+		if len(latest) > 1 {
+			// Name which pipeline a job ran in, or the same job of two
+			// pipelines would read as one check twice.
+			for i := range jobs {
+				jobs[i].Name = cmp.Or(p.Source, p.Ref) + ": " + jobs[i].Name
+			}
+		}
+		checks = append(checks, jobs...)
+	}
+	return combine(checks), nil
+}
+
+// jobs lists the jobs of pipeline id, without retried ones.
+func (g *gitLab) jobs(ctx context.Context, id int64) ([]Check, error) {
+	var checks []Check
+	path := g.projectPath() + "/pipelines/" + strconv.FormatInt(id, 10) + "/jobs"
+	err := g.c.pages(ctx, "list pipeline jobs", path, url.Values{"include_retried": {"false"}}, func(raw []byte) (bool, error) {
 		var page []struct {
 			ID            int64  `json:"id"`
 			Name          string `json:"name"`
@@ -205,16 +241,7 @@ func (g *gitLab) Checks(ctx context.Context, sha string) (CI, error) {
 		}
 		return len(page) == 0, nil
 	})
-	if err != nil {
-		return CI{}, err
-	}
-	if len(checks) == 0 {
-		// A pipeline without jobs still has a state worth reporting.
-		state, summary := glJobState(newest.Status, false)
-		checks = append(checks, Check{ID: "pipeline:" + strconv.FormatInt(newest.ID, 10),
-			Name: "pipeline", State: state, Summary: summary, URL: newest.WebURL})
-	}
-	return combine(checks), nil
+	return checks, err
 }
 
 // glJobState maps a job's (or pipeline's) status. A job allowed to fail

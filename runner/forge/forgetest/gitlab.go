@@ -1,6 +1,7 @@
 package forgetest
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strconv"
@@ -191,9 +192,12 @@ func glJobStatus(c run) string {
 	return "running"
 }
 
-func glPipelineStatus(rs []run) string {
+func glPipelineStatus(rs []run, pipeline int64) string {
 	status := "success"
 	for _, c := range rs {
+		if c.Pipeline != pipeline {
+			continue
+		}
 		switch glJobStatus(c) {
 		case "running":
 			return "running"
@@ -211,14 +215,27 @@ func (s *Server) glPipelines(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	var out []map[string]any
 	for commit, rs := range s.runs {
-		if len(rs) == 0 || sha != "" && sha != commit {
+		if sha != "" && sha != commit {
 			continue
 		}
-		out = append(out, map[string]any{"id": rs[0].Pipeline, "iid": rs[0].Pipeline, "project_id": 1,
-			"sha": commit, "ref": "main", "status": glPipelineStatus(rs), "source": "push",
-			"web_url": s.webURL("/-/pipelines/" + strconv.FormatInt(rs[0].Pipeline, 10))})
+		seen := map[int64]bool{}
+		for _, c := range rs {
+			if seen[c.Pipeline] {
+				continue
+			}
+			seen[c.Pipeline] = true
+			source := "push"
+			if strings.HasPrefix(c.Ref, "refs/merge-requests/") {
+				source = "merge_request_event"
+			}
+			out = append(out, map[string]any{"id": c.Pipeline, "iid": c.Pipeline, "project_id": 1,
+				"sha": commit, "ref": c.Ref, "status": glPipelineStatus(rs, c.Pipeline), "source": source,
+				"web_url": s.webURL("/-/pipelines/" + strconv.FormatInt(c.Pipeline, 10))})
+		}
 	}
 	s.mu.Unlock()
+	// Newest first, as the client asks (order_by=id, sort=desc).
+	slices.SortFunc(out, func(a, b map[string]any) int { return cmp.Compare(b["id"].(int64), a["id"].(int64)) })
 	page(s, w, r, out, nil)
 }
 
@@ -228,11 +245,11 @@ func (s *Server) glJobs(w http.ResponseWriter, r *http.Request) {
 	var out []map[string]any
 	found := false
 	for commit, rs := range s.runs {
-		if len(rs) == 0 || rs[0].Pipeline != pid {
-			continue
-		}
-		found = true
 		for _, c := range rs {
+			if c.Pipeline != pid {
+				continue
+			}
+			found = true
 			reason := any(nil)
 			if c.State == forge.CIFailure {
 				reason = "script_failure"
@@ -241,7 +258,7 @@ func (s *Server) glJobs(w http.ResponseWriter, r *http.Request) {
 				"status": glJobStatus(c), "allow_failure": c.AllowFailure, "failure_reason": reason,
 				"web_url":  s.webURL("/-/jobs/" + strconv.FormatInt(c.ID, 10)),
 				"commit":   map[string]any{"id": commit},
-				"pipeline": map[string]any{"id": pid, "sha": commit, "status": glPipelineStatus(rs)}})
+				"pipeline": map[string]any{"id": pid, "sha": commit, "ref": c.Ref, "status": glPipelineStatus(rs, pid)}})
 		}
 	}
 	s.mu.Unlock()

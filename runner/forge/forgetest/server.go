@@ -64,6 +64,10 @@ type Check struct {
 	// Stage and AllowFailure are GitLab job fields.
 	Stage        string
 	AllowFailure bool
+	// Ref is the ref of the GitLab pipeline the job runs in; "main" when
+	// empty. Checks of different refs run in separate pipelines, as a
+	// branch pipeline and a merge request pipeline do.
+	Ref string
 }
 
 // Comment is a comment posted through the API.
@@ -260,17 +264,23 @@ func (s *Server) PRs() []PullRequest {
 	return out
 }
 
-// SetChecks replaces the checks of commit sha. On GitLab each call is a
-// new pipeline, as a re-run is.
+// SetChecks replaces the checks of commit sha. On GitLab each call makes
+// new pipelines (one per Ref), as a re-run does.
 func (s *Server) SetChecks(sha string, checks ...Check) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.nextID++
-	pipeline := s.nextID
+	pipelines := map[string]int64{}
 	rs := make([]run, len(checks))
 	for i, c := range checks {
+		if c.Ref == "" {
+			c.Ref = "main"
+		}
+		if pipelines[c.Ref] == 0 {
+			s.nextID++
+			pipelines[c.Ref] = s.nextID
+		}
 		s.nextID++
-		rs[i] = run{Check: c, ID: s.nextID, Pipeline: pipeline}
+		rs[i] = run{Check: c, ID: s.nextID, Pipeline: pipelines[c.Ref]}
 	}
 	s.runs[sha] = rs
 }
