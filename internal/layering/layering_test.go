@@ -30,6 +30,8 @@ var allowed = map[string][]string{
 	"runner/...":                  {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner", "runner/..."},
 	"runner/apitype":              {}, // the wire types: for programs outside the service too
 	"runner/client":               {"runner/apitype"},
+	"runner/forge":                {},
+	"runner/forge/forgetest":      {"runner/forge"},
 	"bot":                         {"runner", "policy", "agent", "agent/recipe", "config", "bot/..."},
 	"bot/...":                     {"runner", "runner/...", "policy", "agent", "agent/recipe", "config", "bot", "bot/..."},
 	"cmd/reasonix":                {"..."},
