@@ -110,8 +110,17 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
+// Validate reports what New would refuse in c, one error per server,
+// without starting anything: `reasonix config check`, `doctor` and `serve`
+// run it at start, so a plugin name or transport the manager would refuse
+// at a task's first step is refused before any task runs.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // withDefaults returns a copy of c with defaults applied and every server
-// config normalised, or an error naming the first invalid field.
+// config normalised, or an error per invalid server.
 func (c Config) withDefaults() (Config, error) {
 	c.StartupTimeout = cmp.Or(c.StartupTimeout, DefaultStartupTimeout)
 	c.CallTimeout = cmp.Or(c.CallTimeout, DefaultCallTimeout)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"reasonix/config"
+	"reasonix/runner"
 )
 
 // The variables a container or a systemd unit sets instead of writing a
@@ -30,6 +32,23 @@ func configFileFromEnv(flagValue string, env func(string) (string, bool)) string
 		return flagValue
 	}
 	return lookupSet(env, envConfig)
+}
+
+// loadCheckedServiceConfig is serve's configuration, checked by the rules
+// config check runs (checkConfig) before serve touches anything: what
+// config check refuses, serve refuses, with the same message.
+func loadCheckedServiceConfig(file string) (*config.Config, error) {
+	cfg, err := loadServiceConfig(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := sealEnvironment(cfg); err != nil {
+		return nil, err
+	}
+	if err := checkConfig(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
 // applyServiceEnv lays the service variables over a loaded configuration
@@ -109,4 +128,19 @@ func (f logFormat) handler(w io.Writer, opts *slog.HandlerOptions) slog.Handler 
 		return slog.NewTextHandler(w, opts)
 	}
 	return slog.NewJSONHandler(w, opts)
+}
+
+// runnerSettings is the part of the runner's configuration that the
+// service configuration decides; serve adds the wiring (store, node,
+// providers, workspaces), and configRules validates it as runner.New will.
+func runnerSettings(cfg *config.Config) runner.Config {
+	return runner.Config{
+		Settings: cfg,
+		Version:  version,
+		// How nodes hand tasks to each other (docs/SPEC.md, "Nodes"):
+		// drain_timeout 0 means hand over at once.
+		DrainTimeout:      cmp.Or(cfg.Serve.DrainTimeout, -1),
+		StaleAfter:        cfg.Serve.StaleAfter,
+		HeartbeatInterval: cfg.Serve.StaleAfter / 6,
+	}
 }
