@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"reasonix/internal/envexpand"
 )
 
 // Transport kinds of ServerConfig.Type.
@@ -212,9 +214,20 @@ func (s ServerConfig) normalize(c Config) (ServerConfig, error) {
 // environment variable of the same name.
 var workspacePlaceholders = []string{"${REASONIX_WORKSPACE_ROOT}", "${CLAUDE_PROJECT_DIR}"}
 
+// expandWorkspace replaces the workspace variables in v in the
+// configuration's ${VAR} grammar (internal/envexpand), so that a default
+// the loader kept, as in ${CLAUDE_PROJECT_DIR:-.}, is expanded too; other
+// references are left as they are. A value outside the grammar (a server
+// configured in code) has only the plain placeholders replaced.
 func expandWorkspace(v, root string) string {
-	if root == "" {
+	if root == "" || !strings.Contains(v, "${") {
 		return v
+	}
+	out, err := envexpand.Expand(v, func(string) (string, bool) { return root, true }, envexpand.Options{
+		Keep: func(name string) bool { return name != "REASONIX_WORKSPACE_ROOT" && name != "CLAUDE_PROJECT_DIR" },
+	})
+	if err == nil {
+		return out
 	}
 	for _, p := range workspacePlaceholders {
 		v = strings.ReplaceAll(v, p, root)
