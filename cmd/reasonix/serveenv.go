@@ -45,7 +45,7 @@ func loadCheckedServiceConfig(file string) (*config.Config, error) {
 	if err := sealEnvironment(cfg); err != nil {
 		return nil, err
 	}
-	if err := checkConfig(cfg); err != nil {
+	if err := checkConfig(cfg, nil); err != nil {
 		return nil, err
 	}
 	return cfg, nil
