@@ -92,12 +92,7 @@ func configRules(usable func(config.Workspace)) []configRule {
 		// The same check serve makes: secrets set, templates and filters parse.
 		{"webhooks", func(cfg *config.Config) error { _, err := webhook.Compile(cfg.Webhooks, secretenv.Lookup); return err }},
 		{"chat", func(cfg *config.Config) error { _, err := readChatTokens(cfg); return err }},
-		{"api token", func(cfg *config.Config) error {
-			if name := cfg.Serve.APITokenEnv; name != "" && strings.TrimSpace(secretenv.Getenv(name)) == "" {
-				return fmt.Errorf("[serve] api_token_env names $%s, which is not set", name)
-			}
-			return nil
-		}},
+		{"api token", func(cfg *config.Config) error { _, err := apiTokenFromEnv(cfg); return err }},
 		{"workspaces", func(cfg *config.Config) error { return checkWorkspaces(cfg, usable) }},
 	}
 }

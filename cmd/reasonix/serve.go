@@ -283,9 +283,9 @@ func registerAPIToken(ctx context.Context, st *store.Store, node, secret, source
 // the token itself.
 func apiToken(cfg *config.Config, dataDir string) (string, string, error) {
 	if name := cfg.Serve.APITokenEnv; name != "" {
-		v := strings.TrimSpace(secretenv.Getenv(name))
-		if v == "" {
-			return "", "", &configError{fmt.Errorf("[serve] api_token_env names $%s, which is not set", name)}
+		v, err := apiTokenFromEnv(cfg)
+		if err != nil {
+			return "", "", err
 		}
 		return v, "$" + name, nil
 	}

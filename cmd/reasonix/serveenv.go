@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"reasonix/config"
+	"reasonix/internal/secretenv"
 	"reasonix/runner"
 )
 
@@ -85,6 +86,21 @@ func applyServiceEnv(cfg *config.Config, env func(string) (string, bool)) error 
 		return nil
 	}
 	return cfg.Validate()
+}
+
+// apiTokenFromEnv is the value of the variable [serve] api_token_env
+// names, "" when it names none; a named variable that is not set is an
+// error, for serve and config check alike.
+func apiTokenFromEnv(cfg *config.Config) (string, error) {
+	name := cfg.Serve.APITokenEnv
+	if name == "" {
+		return "", nil
+	}
+	v := strings.TrimSpace(secretenv.Getenv(name))
+	if v == "" {
+		return "", &configError{fmt.Errorf("[serve] api_token_env names $%s, which is not set", name)}
+	}
+	return v, nil
 }
 
 // lookupSet returns the variable's value trimmed of blanks, "" when unset.
