@@ -36,7 +36,6 @@ type ProviderConfig struct {
 	// provider's default. Exceeding either fails with ErrOutputTooLarge.
 	MaxOutputBytes int
 	MaxStreamBytes int
-	Extra          map[string]any
 }
 
 // ProviderFactory builds a Provider from its configuration, validating it.

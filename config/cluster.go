@@ -3,15 +3,16 @@ package config
 import "time"
 
 // How `reasonix serve` nodes hand work to each other (see docs/SPEC.md,
-// "Nodes").
+// "Nodes"). Exported for the runner, whose Config defaults to the same
+// values (see DefaultTaskTimeout).
 const (
-	// defaultDrainTimeout is how long a stopping node lets its running
+	// DefaultDrainTimeout is how long a stopping node lets its running
 	// steps finish before it hands the rest to another node; it stays
 	// below the 30 s most supervisors (Kubernetes, Docker) wait.
-	defaultDrainTimeout = 20 * time.Second
-	// defaultStaleAfter is how long a running task may go without a
+	DefaultDrainTimeout = 20 * time.Second
+	// DefaultStaleAfter is how long a running task may go without a
 	// heartbeat before another node takes it over.
-	defaultStaleAfter = 60 * time.Second
+	DefaultStaleAfter = 60 * time.Second
 )
 
 // validateCluster checks [serve] drain_timeout and stale_after.

@@ -57,12 +57,12 @@ func Default() *Config {
 		Sandbox:     Sandbox{Bash: BashAuto},
 		Store:       Store{Driver: DriverSQLite},
 		Runner: Runner{
-			MaxConcurrentTasks: 4,
-			TaskTimeout:        defaultTaskTimeout,
-			ApprovalTTL:        defaultApprovalTTL,
+			MaxConcurrentTasks: DefaultMaxConcurrentTasks,
+			TaskTimeout:        DefaultTaskTimeout,
+			ApprovalTTL:        DefaultApprovalTTL,
 		},
 		Serve: Serve{Addr: "127.0.0.1:8080", MaxStreamsPerToken: 64, IntakeInflightBytes: defaultIntakeInflightBytes,
-			DrainTimeout: defaultDrainTimeout, StaleAfter: defaultStaleAfter},
+			DrainTimeout: DefaultDrainTimeout, StaleAfter: DefaultStaleAfter},
 		origins: map[string]string{},
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"reasonix/internal/envexpand"
 )
 
 // ErrNoProviders is returned (wrapped) by ResolveModel when no [[providers]]
@@ -13,8 +15,9 @@ import (
 var ErrNoProviders = errors.New("config: no providers are configured")
 
 // ErrUnsetVariable is returned (wrapped) by Expand for a ${VAR} reference to a
-// variable that is not set and has no default.
-var ErrUnsetVariable = errors.New("variable is not set and has no default")
+// variable that is not set and has no default. It is the shared grammar's
+// error, so errors.Is holds wherever the reference was expanded.
+var ErrUnsetVariable = envexpand.ErrUnset
 
 // FileError is a problem reading or decoding one configuration file. Line is
 // 0 when unknown, Key is "" when the problem is not about one key.

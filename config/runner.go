@@ -2,10 +2,16 @@ package config
 
 import "time"
 
+// Defaults and bounds of the [runner] table. They are exported because the
+// runner applies the same values to a configuration built in code (a test,
+// a program embedding it): this package sits below every component and
+// imports none, so the runner reads them from here rather than the other
+// way round.
 const (
-	defaultTaskTimeout = 2 * time.Hour
-	defaultApprovalTTL = 30 * time.Minute
-	maxApprovalTTL     = 24 * time.Hour
+	DefaultMaxConcurrentTasks = 4
+	DefaultTaskTimeout        = 2 * time.Hour
+	DefaultApprovalTTL        = 30 * time.Minute
+	MaxApprovalTTL            = 24 * time.Hour
 )
 
 // Runner is the [runner] table: how the service runs tasks.
@@ -19,12 +25,21 @@ type Runner struct {
 	MaxCostPerTask     float64       `toml:"max_cost_per_task"`    // USD per task run, priced calls only; 0 = off
 }
 
+// Validate checks r as Load does, for a Runner built in code: the runner's
+// constructor calls it, so a value Load refuses is refused there too, with
+// the same message.
+func (r Runner) Validate() error {
+	var p problems
+	r.validate(&Config{}, &p)
+	return p.err()
+}
+
 func (r *Runner) validate(c *Config, p *problems) {
 	checkRange(p, c.origins["runner.max_concurrent_tasks"], "runner.max_concurrent_tasks", r.MaxConcurrentTasks, 1, 1024)
 	if r.TaskTimeout <= 0 {
 		p.add(c.origins["runner.task_timeout"], "runner.task_timeout", "must be positive (got %s)", r.TaskTimeout)
 	}
-	if r.ApprovalTTL <= 0 || r.ApprovalTTL > maxApprovalTTL {
+	if r.ApprovalTTL <= 0 || r.ApprovalTTL > MaxApprovalTTL {
 		p.add(c.origins["runner.approval_ttl"], "runner.approval_ttl", "must be positive and at most 24h (got %s)", r.ApprovalTTL)
 	}
 	checkNonNegative(p, c.origins["runner.max_tool_calls"], "runner.max_tool_calls", r.MaxToolCalls)

@@ -170,7 +170,7 @@ func TestConfigDefaults(t *testing.T) {
 	m, err := New(Config{
 		WorkspaceRoot: "/ws",
 		Servers: []ServerConfig{
-			{Name: "plain", Command: "${REASONIX_WORKSPACE_ROOT}/bin/srv", Args: []string{"--root=${CLAUDE_PROJECT_DIR}", "${HOME}"},
+			{Name: "plain", Command: "${REASONIX_WORKSPACE_ROOT}/bin/srv", Args: []string{"--root=${CLAUDE_PROJECT_DIR}", "${HOME}", "${CLAUDE_PROJECT_DIR:-.}/x", "${"},
 				Env: map[string]string{"ROOT": "${REASONIX_WORKSPACE_ROOT}"}},
 			{Name: "Playwright", Command: "x", StartupTimeout: time.Second, CallTimeout: 2 * time.Second,
 				ToolTimeouts: map[string]time.Duration{"render": time.Hour}},
@@ -184,7 +184,8 @@ func TestConfigDefaults(t *testing.T) {
 	if plain.cfg.Type != TypeStdio || plain.sem != nil || plain.cfg.StartupTimeout != DefaultStartupTimeout || plain.cfg.callTimeout("any") != DefaultCallTimeout {
 		t.Errorf("plain defaults wrong: %+v", plain.cfg)
 	}
-	if plain.cfg.Command != "/ws/bin/srv" || plain.cfg.Args[0] != "--root=/ws" || plain.cfg.Args[1] != "${HOME}" || plain.cfg.Env["ROOT"] != "/ws" {
+	if plain.cfg.Command != "/ws/bin/srv" || plain.cfg.Args[0] != "--root=/ws" || plain.cfg.Args[1] != "${HOME}" || plain.cfg.Args[2] != "/ws/x" ||
+		plain.cfg.Args[3] != "${" || plain.cfg.Env["ROOT"] != "/ws" {
 		t.Errorf("workspace expansion wrong: %+v", plain.cfg)
 	}
 	if pw.sem == nil || pw.cfg.Concurrency != Serial {

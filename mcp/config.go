@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"reasonix/internal/envexpand"
 )
 
 // Transport kinds of ServerConfig.Type.
@@ -110,8 +112,17 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
+// Validate reports what New would refuse in c, one error per server,
+// without starting anything: `reasonix config check`, `doctor` and `serve`
+// run it at start, so a plugin name or transport the manager would refuse
+// at a task's first step is refused before any task runs.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // withDefaults returns a copy of c with defaults applied and every server
-// config normalised, or an error naming the first invalid field.
+// config normalised, or an error per invalid server.
 func (c Config) withDefaults() (Config, error) {
 	c.StartupTimeout = cmp.Or(c.StartupTimeout, DefaultStartupTimeout)
 	c.CallTimeout = cmp.Or(c.CallTimeout, DefaultCallTimeout)
@@ -203,9 +214,20 @@ func (s ServerConfig) normalize(c Config) (ServerConfig, error) {
 // environment variable of the same name.
 var workspacePlaceholders = []string{"${REASONIX_WORKSPACE_ROOT}", "${CLAUDE_PROJECT_DIR}"}
 
+// expandWorkspace replaces the workspace variables in v in the
+// configuration's ${VAR} grammar (internal/envexpand), so that a default
+// the loader kept, as in ${CLAUDE_PROJECT_DIR:-.}, is expanded too; other
+// references are left as they are. A value outside the grammar (a server
+// configured in code) has only the plain placeholders replaced.
 func expandWorkspace(v, root string) string {
-	if root == "" {
+	if root == "" || !strings.Contains(v, "${") {
 		return v
+	}
+	out, err := envexpand.Expand(v, func(string) (string, bool) { return root, true }, envexpand.Options{
+		Keep: func(name string) bool { return name != "REASONIX_WORKSPACE_ROOT" && name != "CLAUDE_PROJECT_DIR" },
+	})
+	if err == nil {
+		return out
 	}
 	for _, p := range workspacePlaceholders {
 		v = strings.ReplaceAll(v, p, root)

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -147,44 +145,9 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Providers == nil {
 		return nil, errors.New("runner: a provider resolver is required")
 	}
-	if cfg.Settings == nil {
-		cfg.Settings = config.Default()
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Node == "" {
-		cfg.Node = "node-" + newRef() + newRef()
-	}
-	if cfg.Version == "" {
-		cfg.Version = buildVersion()
-	}
-	defaultPoll := 50 * time.Millisecond
-	if cfg.Store.Driver() == store.DriverPostgres {
-		defaultPoll = time.Second
-	}
-	cfg.PollInterval = cmp.Or(cfg.PollInterval, defaultPoll)
-	cfg.ControlInterval = cmp.Or(cfg.ControlInterval, time.Second)
-	cfg.HeartbeatInterval = cmp.Or(cfg.HeartbeatInterval, 10*time.Second)
-	cfg.StaleAfter = cmp.Or(cfg.StaleAfter, 60*time.Second)
-	cfg.SweepInterval = cmp.Or(cfg.SweepInterval, 2*time.Second)
-	cfg.DrainTimeout = cmp.Or(cfg.DrainTimeout, 20*time.Second)
-	cfg.ScratchMoveLimit = cmp.Or(cfg.ScratchMoveLimit, defaultScratchMoveLimit)
-	cfg.ScratchWait = cmp.Or(cfg.ScratchWait, 30*time.Second)
-	cfg.ScheduleInterval = cmp.Or(cfg.ScheduleInterval, time.Second)
-	if cfg.Workspaces == nil {
-		dir := cfg.ScratchDir
-		if dir == "" {
-			dir = filepath.Join(cmp.Or(cfg.Settings.DataDir(), filepath.Join(os.TempDir(), "reasonix")), "scratch")
-		}
-		cfg.Workspaces = scratchWorkspaces{root: dir}
-	}
-	r := cfg.Settings.Runner
-	if r.MaxConcurrentTasks < 0 || r.TaskTimeout < 0 || r.ApprovalTTL < 0 || r.ApprovalTTL > 24*time.Hour {
-		return nil, errors.New("runner: [runner] settings are out of range; validate the configuration first")
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	pol, err := policy.New(policy.Config{
 		Mode:             cfg.Settings.Permissions.Mode,
@@ -221,12 +184,14 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-func (s *Service) maxConcurrent() int { return cmp.Or(s.set.Runner.MaxConcurrentTasks, 4) }
+func (s *Service) maxConcurrent() int {
+	return cmp.Or(s.set.Runner.MaxConcurrentTasks, config.DefaultMaxConcurrentTasks)
+}
 func (s *Service) taskTimeout() time.Duration {
-	return cmp.Or(s.set.Runner.TaskTimeout, 2*time.Hour)
+	return cmp.Or(s.set.Runner.TaskTimeout, config.DefaultTaskTimeout)
 }
 func (s *Service) approvalTTL() time.Duration {
-	return min(cmp.Or(s.set.Runner.ApprovalTTL, 30*time.Minute), 24*time.Hour)
+	return min(cmp.Or(s.set.Runner.ApprovalTTL, config.DefaultApprovalTTL), config.MaxApprovalTTL)
 }
 
 // Node is this service's node id.

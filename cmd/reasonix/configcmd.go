@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"reasonix/config"
 	"reasonix/internal/secretenv"
+	"reasonix/runner/session"
 	"reasonix/runner/webhook"
 )
 
@@ -32,22 +34,81 @@ func configCheck(file string, stdout, _ io.Writer) error {
 		fmt.Fprintf(stdout, "model %s/%s (%s; %s)\n", ref.Name, ref.Model,
 			windowNote(ref.ContextWindow, cfg.Agent.EffectiveCompactRatio()), priceNote(cfg, ref))
 	}
-	if _, err := buildPolicy(cfg); err != nil {
-		return err
-	}
-	if err := checkWorkspaces(cfg, func(ws config.Workspace) {
+	if err := checkConfig(cfg, func(ws config.Workspace) {
 		fmt.Fprintf(stdout, "workspace %s: %s (%s)\n", ws.Name, ws.Repo, ws.Base)
 	}); err != nil {
 		return err
-	}
-	// The same check serve makes: secrets set, templates and filters parse.
-	if _, err := webhook.Compile(cfg.Webhooks, secretenv.Lookup); err != nil {
-		return &configError{err}
 	}
 	for _, h := range cfg.Webhooks {
 		fmt.Fprintf(stdout, "webhook %s: POST /hooks/%s (%s, posture %s)\n", h.Name, h.Name, h.Kind, h.Posture)
 	}
 	fmt.Fprintln(stdout, "configuration ok")
+	return nil
+}
+
+// configRule is one component's validator, run over a loaded
+// configuration: the check the component's constructor makes, or the
+// check its first use would make, run before anything starts.
+type configRule struct {
+	what  string // the doctor's label
+	check func(*config.Config) error
+}
+
+// configRules are the rules a loaded configuration must pass for `serve`
+// to start. `config check`, `doctor` and `serve` all run this one list
+// (Load has checked each key's own value before), so what `config check`
+// accepts, `serve` accepts: each rule is the component's own validator,
+// never a copy of it. usable, when not nil, is told each usable workspace.
+func configRules(usable func(config.Workspace)) []configRule {
+	return []configRule{
+		// The default model's provider as a task builds it. Serve starts
+		// without a model, or without its key, and warns (a fresh installation
+		// runs with no configuration at all); config check, which builds the
+		// provider first, requires both.
+		{"provider", func(cfg *config.Config) error {
+			ref, err := cfg.ResolveModel("")
+			switch {
+			case errors.Is(err, config.ErrNoProviders):
+				return nil
+			case err != nil:
+				return err
+			case ref.APIKeyEnv != "" && strings.TrimSpace(secretenv.Getenv(ref.APIKeyEnv)) == "":
+				return nil
+			}
+			_, err = session.ResolveModel(cfg, "")
+			return err
+		}},
+		{"permissions", func(cfg *config.Config) error { _, err := session.NewPolicy(cfg); return err }},
+		{"sandbox", func(cfg *config.Config) error { _, _, err := session.SandboxStatus(cfg); return err }},
+		// The MCP manager's rule, which the first task of a run would apply
+		// (a name with "__" would not split in mcp__<server>__<tool>).
+		{"plugins", func(cfg *config.Config) error {
+			if err := session.MCPConfig(cfg, cfg.Plugins, "").Validate(); err != nil {
+				return fmt.Errorf("[[plugins]]: %w", err)
+			}
+			return nil
+		}},
+		{"runner", func(cfg *config.Config) error { return runnerSettings(cfg).Validate() }},
+		// The same check serve makes: secrets set, templates and filters parse.
+		{"webhooks", func(cfg *config.Config) error { _, err := webhook.Compile(cfg.Webhooks, secretenv.Lookup); return err }},
+		{"chat", func(cfg *config.Config) error { _, err := readChatTokens(cfg); return err }},
+		{"api token", func(cfg *config.Config) error { _, err := apiTokenFromEnv(cfg); return err }},
+		{"workspaces", func(cfg *config.Config) error { return checkWorkspaces(cfg, usable) }},
+	}
+}
+
+// checkConfig runs configRules and reports every failure, as a
+// configError (exit 2).
+func checkConfig(cfg *config.Config, usable func(config.Workspace)) error {
+	var errs []error
+	for _, r := range configRules(usable) {
+		if err := r.check(cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return &configError{err}
+	}
 	return nil
 }
 

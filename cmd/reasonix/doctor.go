@@ -33,6 +33,20 @@ func doctor(file string, stdout, _ io.Writer) error {
 			cfg.Permissions.Mode, cfg.Permissions.Posture, len(cfg.Permissions.Allow), len(cfg.Permissions.Ask), len(cfg.Permissions.Deny)))
 	}
 
+	// The rest of the rules serve starts by (see configRules); permissions,
+	// the sandbox and workspaces have their own, more detailed lines.
+	for _, r := range configRules(nil) {
+		switch r.what {
+		case "permissions", "sandbox", "workspaces":
+			continue
+		}
+		if err := r.check(cfg); err != nil {
+			d.fail(r.what, err.Error())
+		} else {
+			d.ok(r.what, "passes serve's start-up check")
+		}
+	}
+
 	ref, err := cfg.ResolveModel("")
 	switch {
 	case err != nil:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -54,11 +53,8 @@ func serveFlags(fs *flag.FlagSet) action {
 
 // serveCommand is `reasonix serve`: the durable service with its HTTP API.
 func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) error {
-	cfg, err := loadServiceConfig(file)
+	cfg, err := loadCheckedServiceConfig(file)
 	if err != nil {
-		return err
-	}
-	if err := sealEnvironment(cfg); err != nil {
 		return err
 	}
 	listen := cmpString(addr, cfg.Serve.Addr)
@@ -104,9 +100,6 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 		log.Warn(warning)
 	} else {
 		log.Info("bash is sandboxed", "sandbox", kind)
-	}
-	if err := checkWorkspaces(cfg, nil); err != nil {
-		return err
 	}
 
 	ctx := context.Background()
@@ -231,20 +224,11 @@ func serviceConfig(cfg *config.Config, dataDir string, log *slog.Logger) (runner
 	if err != nil {
 		return runner.Config{}, err
 	}
-	c := runner.Config{
-		Settings: cfg,
-		Providers: func(ref string) (session.Model, error) {
-			return session.ResolveModel(cfg, ref)
-		},
-		Node:   node,
-		Logger: log,
-		// How nodes hand tasks to each other (docs/SPEC.md, "Nodes"):
-		// drain_timeout 0 means hand over at once.
-		Version:           version,
-		DrainTimeout:      cmp.Or(cfg.Serve.DrainTimeout, -1),
-		StaleAfter:        cfg.Serve.StaleAfter,
-		HeartbeatInterval: cfg.Serve.StaleAfter / 6,
+	c := runnerSettings(cfg)
+	c.Providers = func(ref string) (session.Model, error) {
+		return session.ResolveModel(cfg, ref)
 	}
+	c.Node, c.Logger = node, log
 	if len(cfg.Workspaces) > 0 {
 		m, err := workspace.New(workspace.Config{
 			Root:   filepath.Join(dataDir, "workspaces"),
@@ -299,9 +283,9 @@ func registerAPIToken(ctx context.Context, st *store.Store, node, secret, source
 // the token itself.
 func apiToken(cfg *config.Config, dataDir string) (string, string, error) {
 	if name := cfg.Serve.APITokenEnv; name != "" {
-		v := strings.TrimSpace(secretenv.Getenv(name))
-		if v == "" {
-			return "", "", &configError{fmt.Errorf("[serve] api_token_env names $%s, which is not set", name)}
+		v, err := apiTokenFromEnv(cfg)
+		if err != nil {
+			return "", "", err
 		}
 		return v, "$" + name, nil
 	}

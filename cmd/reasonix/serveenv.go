@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"reasonix/config"
+	"reasonix/internal/secretenv"
+	"reasonix/runner"
 )
 
 // The variables a container or a systemd unit sets instead of writing a
@@ -30,6 +33,23 @@ func configFileFromEnv(flagValue string, env func(string) (string, bool)) string
 		return flagValue
 	}
 	return lookupSet(env, envConfig)
+}
+
+// loadCheckedServiceConfig is serve's configuration, checked by the rules
+// config check runs (checkConfig) before serve touches anything: what
+// config check refuses, serve refuses, with the same message.
+func loadCheckedServiceConfig(file string) (*config.Config, error) {
+	cfg, err := loadServiceConfig(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := sealEnvironment(cfg); err != nil {
+		return nil, err
+	}
+	if err := checkConfig(cfg, nil); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
 // applyServiceEnv lays the service variables over a loaded configuration
@@ -66,6 +86,21 @@ func applyServiceEnv(cfg *config.Config, env func(string) (string, bool)) error 
 		return nil
 	}
 	return cfg.Validate()
+}
+
+// apiTokenFromEnv is the value of the variable [serve] api_token_env
+// names, "" when it names none; a named variable that is not set is an
+// error, for serve and config check alike.
+func apiTokenFromEnv(cfg *config.Config) (string, error) {
+	name := cfg.Serve.APITokenEnv
+	if name == "" {
+		return "", nil
+	}
+	v := strings.TrimSpace(secretenv.Getenv(name))
+	if v == "" {
+		return "", &configError{fmt.Errorf("[serve] api_token_env names $%s, which is not set", name)}
+	}
+	return v, nil
 }
 
 // lookupSet returns the variable's value trimmed of blanks, "" when unset.
@@ -109,4 +144,19 @@ func (f logFormat) handler(w io.Writer, opts *slog.HandlerOptions) slog.Handler 
 		return slog.NewTextHandler(w, opts)
 	}
 	return slog.NewJSONHandler(w, opts)
+}
+
+// runnerSettings is the part of the runner's configuration that the
+// service configuration decides; serve adds the wiring (store, node,
+// providers, workspaces), and configRules validates it as runner.New will.
+func runnerSettings(cfg *config.Config) runner.Config {
+	return runner.Config{
+		Settings: cfg,
+		Version:  version,
+		// How nodes hand tasks to each other (docs/SPEC.md, "Nodes"):
+		// drain_timeout 0 means hand over at once.
+		DrainTimeout:      cmp.Or(cfg.Serve.DrainTimeout, -1),
+		StaleAfter:        cfg.Serve.StaleAfter,
+		HeartbeatInterval: cfg.Serve.StaleAfter / 6,
+	}
 }

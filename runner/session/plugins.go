@@ -10,13 +10,11 @@ import (
 	"reasonix/mcp"
 )
 
-// StartPlugins starts MCP servers for one run in workdir and waits, at most
-// the longest startup cap, for them to list their tools. A server that is
-// not ready in time is logged and left out rather than failing the run.
-// The caller stops the returned manager.
-func StartPlugins(ctx context.Context, set *config.Config, plugins []config.Plugin, workdir string, log *slog.Logger) (*mcp.Manager, error) {
+// MCPConfig is the MCP manager's configuration for plugins run in workdir
+// ("" when only validating it: mcp.Config.Validate is the rule a run's
+// plugins must pass, and the commands that check a configuration run it).
+func MCPConfig(set *config.Config, plugins []config.Plugin, workdir string) mcp.Config {
 	servers := make([]mcp.ServerConfig, 0, len(plugins))
-	wait := set.Tools.MCPStartupTimeout()
 	for _, p := range plugins {
 		timeouts := map[string]time.Duration{}
 		for tool := range p.ToolTimeoutSeconds {
@@ -30,15 +28,27 @@ func StartPlugins(ctx context.Context, set *config.Config, plugins []config.Plug
 			ToolTimeouts:   timeouts,
 			Concurrency:    p.Concurrency,
 		})
-		wait = max(wait, p.StartupTimeout(set.Tools))
 	}
-	m, err := mcp.New(mcp.Config{
+	return mcp.Config{
 		Servers:        servers,
 		StartupTimeout: set.Tools.MCPStartupTimeout(),
 		CallTimeout:    set.Tools.MCPCallTimeout(),
 		WorkspaceRoot:  workdir,
-		Logger:         log.With(slog.String("component", "mcp")),
-	})
+	}
+}
+
+// StartPlugins starts MCP servers for one run in workdir and waits, at most
+// the longest startup cap, for them to list their tools. A server that is
+// not ready in time is logged and left out rather than failing the run.
+// The caller stops the returned manager.
+func StartPlugins(ctx context.Context, set *config.Config, plugins []config.Plugin, workdir string, log *slog.Logger) (*mcp.Manager, error) {
+	cfg := MCPConfig(set, plugins, workdir)
+	cfg.Logger = log.With(slog.String("component", "mcp"))
+	wait := cfg.StartupTimeout
+	for _, s := range cfg.Servers {
+		wait = max(wait, s.StartupTimeout)
+	}
+	m, err := mcp.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
