@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"reasonix/bot"
 	"reasonix/policy"
 	"reasonix/runner"
-	"reasonix/runner/store"
 )
 
 // HandleMessage turns a message for the bot into a task, a steer, or a
@@ -90,9 +88,9 @@ func (r *Relay) claim(ctx context.Context, key string) claimOutcome {
 			return claimLeave
 		}
 		switch c {
-		case store.ChatClaimed:
+		case runner.ChatClaimed:
 			return claimHandle
-		case store.ChatHandled:
+		case runner.ChatHandled:
 			return claimDrop // a retry or a redelivery: handled already
 		}
 		select {
@@ -125,7 +123,7 @@ func (r *Relay) handle(ctx context.Context, t bot.Transport, in bot.Inbound) boo
 			return true
 		}
 		id, err := r.st.ThreadTask(ctx, in.Transport, in.Channel, in.Thread)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, runner.ErrRecordNotFound) {
 			return true
 		}
 		if err != nil {
@@ -147,7 +145,7 @@ func (r *Relay) handle(ctx context.Context, t bot.Transport, in bot.Inbound) boo
 				return done
 			}
 			return r.steer(ctx, t, in, id)
-		} else if !errors.Is(err, store.ErrNotFound) {
+		} else if !errors.Is(err, runner.ErrRecordNotFound) {
 			r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "looking up this thread's task"))
 			return false
 		}
@@ -184,15 +182,15 @@ func transient(err error) bool {
 // false when a redelivery may succeed where this failed.
 func (r *Relay) submit(ctx context.Context, t bot.Transport, in bot.Inbound, cmd bot.Command) bool {
 	home := in.Home()
-	target := store.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: home}
+	target := runner.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: home}
 	req := runner.TaskRequest{
-		Source:    store.Source(in.Transport),
+		Source:    runner.Source(in.Transport),
 		Requester: in.Requester(),
 		Prompt:    cmd.Text,
 		Goal:      cmd.Verb == bot.VerbGoal,
 		PlanFirst: cmd.Verb == bot.VerbPlan,
 		Workspace: cmd.Workspace,
-		Notify:    []store.NotifyTarget{target},
+		Notify:    []runner.NotifyTarget{target},
 		// No approvers list: who may decide is checked at each decision —
 		// in chat a configured approver or an identity with the approve
 		// role (mayApprove), through the API a token with that role — so
@@ -236,7 +234,7 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 		key = "ack:" + in.Transport + ":" + in.EventID
 		if _, err := r.st.ChatPost(ctx, taskID, key); err == nil {
 			return
-		} else if !errors.Is(err, store.ErrNotFound) {
+		} else if !errors.Is(err, runner.ErrRecordNotFound) {
 			r.log.Warn("relay: reading an acknowledgement", "task", taskID, "err", err)
 		}
 	}
@@ -244,7 +242,7 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 		if key == "" {
 			return
 		}
-		p := store.ChatPost{TaskID: taskID, Key: key, Transport: in.Transport, Channel: in.Channel, MessageID: id}
+		p := runner.ChatPost{TaskID: taskID, Key: key, Transport: in.Transport, Channel: in.Channel, MessageID: id}
 		if err := r.st.SaveChatPost(context.WithoutCancel(ctx), p); err != nil {
 			r.log.Warn("relay: recording an acknowledgement", "task", taskID, "err", err)
 		}
@@ -282,7 +280,7 @@ func (r *Relay) steer(ctx context.Context, t bot.Transport, in bot.Inbound, task
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "checking who you are"))
 		return !transient(err)
 	}
-	var task store.Task
+	var task runner.Task
 	if in.EventID != "" {
 		task, err = r.svc.MessageOnce(ctx, taskID, p, in.Text, in.Transport+":"+in.EventID)
 	} else {
@@ -310,7 +308,7 @@ func (r *Relay) steer(ctx context.Context, t bot.Transport, in bot.Inbound, task
 			return true
 		}
 	}
-	r.watch(task.ID, store.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: in.Thread})
+	r.watch(task.ID, runner.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: in.Thread})
 	return true
 }
 
@@ -378,7 +376,7 @@ func (r *Relay) cancelTask(ctx context.Context, t bot.Transport, in bot.Inbound,
 }
 
 func (r *Relay) listTasks(ctx context.Context, t bot.Transport, in bot.Inbound) {
-	page, err := r.svc.Tasks(ctx, store.TaskFilter{Requester: in.Requester(), Limit: 10})
+	page, err := r.svc.Tasks(ctx, runner.TaskFilter{Requester: in.Requester(), Limit: 10})
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "listing tasks"))
 		return
@@ -396,9 +394,7 @@ func (r *Relay) listTasks(ctx context.Context, t bot.Transport, in bot.Inbound) 
 }
 
 // listApprovals answers `approvals`: the pending approvals the asker may
-// decide (runner.Service.MayDecide) and may see from here — those of tasks
-// relayed in this conversation; an admin or a global approver sees all
-// they may decide.
+// decide and may see from here (runner.Service.ChatApprovals).
 func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbound) {
 	p, err := r.principal(ctx, in.Transport, in.Team, in.User)
 	if err != nil {
@@ -409,23 +405,13 @@ func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbou
 		r.reply(ctx, t, in.Channel, in.Home(), "Nothing is waiting for your decision: you are not an approver.")
 		return
 	}
-	list, err := r.svc.Approvals(ctx, runner.ApprovalFilter{State: store.ApprovalPending, Limit: 200})
+	list, err := r.svc.ChatApprovals(ctx, p, in.Transport, in.Channel, 20)
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "listing approvals"))
 		return
 	}
-	everywhere := p.Role == store.RoleAdmin || slices.Contains(r.cfg.Bot.GlobalApprovers, p.ID)
 	var b strings.Builder
-	shown := 0
 	for _, a := range list {
-		if shown == 20 {
-			break
-		}
-		task, err := r.svc.Task(ctx, a.TaskID)
-		if err != nil || !everywhere && !p.MaySee(task, in.Transport, in.Channel) || r.svc.MayDecide(ctx, p, a) != nil {
-			continue
-		}
-		shown++
 		fmt.Fprintf(&b, "%s  task %s  %s: %s (expires %s)\n", a.ID, a.TaskID, a.Tool, firstLine(a.Subject, 80), a.ExpiresAt.UTC().Format("15:04 MST"))
 	}
 	if b.Len() == 0 {

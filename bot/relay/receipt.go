@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"reasonix/bot"
-	"reasonix/runner/store"
+	"reasonix/runner"
 )
 
 // Durable receipt: a transport that acknowledges a delivery at once (Slack
@@ -53,7 +53,7 @@ func (r *Relay) Receive(ctx context.Context, in bot.Inbound) (func(context.Conte
 	if err != nil {
 		return nil, fmt.Errorf("relay: recording a delivery: %w", err)
 	}
-	if c != store.ChatClaimed {
+	if c != runner.ChatClaimed {
 		// Handled, or recorded by a live receiver (a retry of a delivery
 		// under way): that receiver or the recovery pass handles it.
 		return nil, nil
@@ -110,7 +110,7 @@ func (r *Relay) recoverOnce(ctx context.Context) {
 		var in bot.Inbound
 		if err := json.Unmarshal(e.Payload, &in); err != nil || in.Transport+":"+in.EventID != e.Key {
 			r.log.Error("relay: an unreadable recorded delivery; dropping it", "event", e.Key, "err", err)
-			if c, err := r.st.ClaimChatEvent(ctx, e.Key, r.cfg.Node, r.cfg.ClaimWindow); err == nil && c == store.ChatClaimed {
+			if c, err := r.st.ClaimChatEvent(ctx, e.Key, r.cfg.Node, r.cfg.ClaimWindow); err == nil && c == runner.ChatClaimed {
 				if err := r.st.FinishChatEvent(ctx, e.Key); err != nil {
 					r.log.Warn("relay: dropping an unreadable delivery", "event", e.Key, "err", err) // it ages out of recovery anyway
 				}
@@ -126,7 +126,7 @@ func (r *Relay) recoverOnce(ctx context.Context) {
 			r.log.Warn("relay: claiming an unfinished delivery", "event", e.Key, "err", err)
 			continue
 		}
-		if c != store.ChatClaimed {
+		if c != runner.ChatClaimed {
 			continue // another node took it first
 		}
 		r.log.Info("relay: handling a delivery its receiver did not finish", "event", e.Key, "received_by", e.ClaimedBy, "received_at", e.CreatedAt)

@@ -14,13 +14,12 @@ import (
 	"reasonix/config"
 	"reasonix/internal/redact"
 	"reasonix/runner"
-	"reasonix/runner/store"
 )
 
 // Config configures a Relay.
 type Config struct {
 	Service *runner.Service // required
-	Store   *store.Store    // required: the relay's durable memory
+	Store   Store           // required: the relay's durable memory (the service's store implements it)
 	// Bot is the [bot] configuration: allow lists, approvers, routes.
 	Bot config.Bot
 	// Transports are the enabled platforms, by Name.
@@ -78,7 +77,7 @@ const DefaultClaimWindow = 15 * time.Second
 type Relay struct {
 	cfg        Config
 	svc        *runner.Service
-	st         *store.Store
+	st         Store
 	log        *slog.Logger
 	transports map[string]bot.Transport
 	access     map[string]access
@@ -189,7 +188,7 @@ func (r *Relay) scan() {
 }
 
 func (r *Relay) scanOnce() {
-	f := store.TaskFilter{States: []store.State{store.StateQueued, store.StateRunning, store.StateWaitingApproval}, Limit: 500}
+	f := runner.TaskFilter{States: []runner.State{runner.StateQueued, runner.StateRunning, runner.StateWaitingApproval}, Limit: 500}
 	page, err := r.svc.Tasks(r.ctx, f)
 	if err != nil {
 		if r.ctx.Err() == nil {
