@@ -13,91 +13,26 @@ import (
 )
 
 // HandleMessage turns a message for the bot into a task, a steer, or a
-// command's answer (see HandleDelivery).
-func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) { r.HandleDelivery(ctx, in) }
-
-// HandleDelivery handles in as HandleMessage does, and reports whether
-// the relay is done with the delivery: false when it left it for a
-// redelivery (the store or the service failed, or ctx ended while another
-// handler held it). Slack does not come through here: it records each
-// delivery on receipt (see Receive), so it can be acknowledged at once.
+// command's answer: it records the delivery as Receive does, and handles
+// it at once. A transport that acknowledges deliveries to its platform
+// calls Receive instead, and runs the handling once it has acknowledged.
 //
-// A delivery with an event id is claimed in the store before it is
-// handled and finished after, so a retry or a redelivery, on any node and
-// after any restart, is handled at most once to its end, and one whose
-// first handler died mid-way is handled again (see claim); one whose
-// handling failed is released, so its redelivery is handled at once. Handling it
-// again is harmless: a task is submitted under the delivery's dedupe key,
-// a steer is posted under it, the acknowledgement is a keyed chat post,
-// and a decision is taken once by the store. A command's answer (help,
-// status, tasks, approvals) may be sent a second time; that is only a
-// repeated answer.
-func (r *Relay) HandleDelivery(ctx context.Context, in bot.Inbound) bool {
-	t, ok := r.transports[in.Transport]
-	if !ok {
-		return true
+// A delivery with an event id is handled at most once to its end, on any
+// node and after any restart (see receipt.go): handled once, it is never
+// handled again; one whose handler died or failed mid-way is handled again
+// by the recovery pass. Handling it again is harmless: a task is submitted
+// under the delivery's dedupe key, a steer is posted under it, the
+// acknowledgement is a keyed chat post, and a decision is taken once by
+// the store. A command's answer (help, status, tasks, approvals) may be
+// sent a second time; that is only a repeated answer.
+func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
+	run, err := r.Receive(ctx, in)
+	if err != nil {
+		r.log.Warn("relay: a delivery could not be recorded; not handling it", "transport", in.Transport, "event", in.EventID, "err", err)
+		return
 	}
-	if !r.access[in.Transport].channelAllowed(in) {
-		return true // an unknown group or channel: say nothing
-	}
-	if in.EventID == "" {
-		return r.handle(ctx, t, in)
-	}
-	key := in.Transport + ":" + in.EventID
-	switch r.claim(ctx, key) {
-	case claimDrop:
-		return true
-	case claimLeave:
-		return false
-	}
-	if r.run(ctx, t, in, key) {
-		return true
-	}
-	// Left for the platform's redelivery: give the claim up, so that the
-	// redelivery is handled at once rather than after ClaimWindow.
-	if err := r.st.ReleaseChatEvent(context.WithoutCancel(ctx), key, r.cfg.Node); err != nil {
-		r.log.Warn("relay: releasing a delivery", "transport", in.Transport, "event", in.EventID, "err", err)
-	}
-	return false
-}
-
-// claimOutcome is what claim decided about a delivery.
-type claimOutcome int
-
-const (
-	claimHandle claimOutcome = iota // this call handles it
-	claimDrop                       // handled already
-	claimLeave                      // not now: left for a redelivery
-)
-
-// claim claims the handling of delivery key, and says whether this call
-// is to handle it. A delivery handled before is dropped. One claimed
-// by a handler that has not finished it is waited for, not dropped: it
-// is dropped once that handler finishes, and claimed here once the claim
-// is older than ClaimWindow (its handler died). Dropping it at once would
-// lose it: Telegram moves its offset past a handled batch, and Slack
-// retries no further after an answered retry.
-func (r *Relay) claim(ctx context.Context, key string) claimOutcome {
-	poll := min(max(r.cfg.ClaimWindow/5, 10*time.Millisecond), time.Second)
-	for {
-		c, err := r.st.ClaimChatEvent(ctx, key, r.cfg.Node, r.cfg.ClaimWindow)
-		if err != nil {
-			// Not acting is the safe side: a delivery is never handled
-			// without a claim, and an unclaimed one can be redelivered.
-			r.log.Error("relay: claiming a delivery failed; not handling it", "event", key, "err", err)
-			return claimLeave
-		}
-		switch c {
-		case runner.ChatClaimed:
-			return claimHandle
-		case runner.ChatHandled:
-			return claimDrop // a retry or a redelivery: handled already
-		}
-		select {
-		case <-ctx.Done():
-			return claimLeave
-		case <-time.After(poll):
-		}
+	if run != nil {
+		run(ctx)
 	}
 }
 

@@ -94,8 +94,7 @@ type Relay struct {
 }
 
 var (
-	_ bot.Handler         = (*Relay)(nil)
-	_ bot.DeliveryHandler = (*Relay)(nil) // Telegram leaves what it could not take for a redelivery
+	_ bot.Receiver = (*Relay)(nil)
 )
 
 // New validates cfg and returns a relay that is not started.

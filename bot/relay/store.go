@@ -22,8 +22,8 @@ type Store interface {
 	// ClaimChatEvent claims delivery key for owner; a claim older than
 	// window and unfinished is handed over.
 	ClaimChatEvent(ctx context.Context, key, owner string, window time.Duration) (runner.ChatClaim, error)
-	// ReleaseChatEvent gives owner's unfinished claim on key up, so a
-	// redelivery is handled at once.
+	// ReleaseChatEvent gives owner's unfinished claim on key up: the next
+	// recovery pass takes it at once.
 	ReleaseChatEvent(ctx context.Context, key, owner string) error
 	// FinishChatEvent marks delivery key handled: it is never claimed
 	// again.

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,9 +17,9 @@ import (
 	"reasonix/runner/store/storetest"
 )
 
-// leaver records every delivery and, while failing is set, leaves the
-// message "flaky" for a redelivery, as the relay does while its store is
-// down.
+// leaver keeps receipts (a bot.Receiver): it counts every delivery and,
+// while failing is set, fails to record the message "flaky", as the relay
+// does while its store is down.
 type leaver struct {
 	mu      sync.Mutex
 	seen    map[string]int   // text -> deliveries
@@ -26,14 +27,17 @@ type leaver struct {
 	failing atomic.Bool
 }
 
-func (l *leaver) HandleMessage(ctx context.Context, in bot.Inbound) { l.HandleDelivery(ctx, in) }
+func (l *leaver) HandleMessage(context.Context, bot.Inbound) {}
 
-func (l *leaver) HandleDelivery(_ context.Context, in bot.Inbound) bool {
+func (l *leaver) Receive(_ context.Context, in bot.Inbound) (func(context.Context), error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seen[in.Text]++
 	l.ids[in.Text], _ = strconv.ParseInt(in.EventID, 10, 64)
-	return in.Text != "flaky" || !l.failing.Load()
+	if in.Text == "flaky" && l.failing.Load() {
+		return nil, errors.New("store down")
+	}
+	return func(context.Context) {}, nil
 }
 
 func (l *leaver) HandleClick(context.Context, bot.Click) string { return "" }
