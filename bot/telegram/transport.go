@@ -82,6 +82,8 @@ type Transport struct {
 	intake context.Context    // polling, webhook intake; ends when Stop begins
 	cancel context.CancelFunc // ends intake
 	h      atomic.Pointer[bot.Handler]
+	// workers holds a slot per handling running, at most Workers.
+	workers chan struct{}
 	// retry spaces the polls after a failed one, or after a batch with an
 	// update the handler left.
 	retry backoff.Policy
@@ -126,7 +128,7 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.IntakeBudget == nil {
 		cfg.IntakeBudget = intakebudget.New(0)
 	}
-	return &Transport{cfg: cfg, log: cfg.Logger, ctx: context.Background(),
+	return &Transport{cfg: cfg, log: cfg.Logger, ctx: context.Background(), workers: make(chan struct{}, cfg.Workers),
 		retry: backoff.Policy{Base: time.Second, Cap: time.Minute}}, nil
 }
 
@@ -243,15 +245,15 @@ func (t *Transport) poll(ctx context.Context, h bot.Handler) {
 
 // pollHeld fetches updates from the stored offset while held lasts, has
 // the handler record a batch (see bot.Receiver), moves the offset past the
-// updates recorded — acknowledging them to Telegram — and only then runs
-// their handling. An update that could not be recorded (the store failed)
+// updates recorded — the next poll acknowledges them to Telegram — and
+// hands their handling to the workers. An update that could not be recorded (the store failed)
 // stops the offset there, so the next poll fetches it again with those
 // after it (which the receipts drop); the poller backs off first, so an
 // outage is not polled in a loop. A batch fetched is handled to its end
-// (under the handlers' context) even when Stop begins or the lease is
-// lost meanwhile; the next holder may fetch it again if the offset had
-// not moved yet, and the receipts drop what was recorded. Nothing is
-// skipped: the offset only ever moves past recorded updates, and a
+// (under the handlers' context, Stop waiting for it) even when Stop
+// begins or the lease is lost meanwhile; the next holder may fetch it
+// again if the offset had not moved yet, and the receipts drop what was
+// recorded. Nothing is skipped: the offset only ever moves past recorded updates, and a
 // recorded one whose handling dies with this node is the relay's to
 // recover.
 func (t *Transport) pollHeld(held context.Context, h bot.Handler) {
@@ -286,7 +288,7 @@ func (t *Transport) pollHeld(held context.Context, h bot.Handler) {
 				t.log.Warn("telegram: saving the offset", "err", err)
 			}
 		}
-		t.runAll(ctx, runs)
+		t.dispatch(ctx, runs)
 		if left == 0 || ctx.Err() != nil {
 			failures = 0
 			continue
@@ -359,19 +361,24 @@ func (t *Transport) receiveBatch(ctx context.Context, h bot.Handler, offset int6
 	return next, left, runs
 }
 
-// runAll runs the handlings of a batch, up to Workers at a time, and
-// returns when all have.
-func (t *Transport) runAll(ctx context.Context, runs []func(context.Context)) {
-	sem := make(chan struct{}, t.cfg.Workers)
-	var batch sync.WaitGroup
+// dispatch runs the handlings of a batch on the workers, waiting for one
+// to be free when all are busy, and does not wait for them to end: the
+// next poll, which acknowledges the batch to Telegram, goes out while
+// they run. Stop waits for them. Should the handlers' context end first
+// (Stop gave up), the rest are not started: they are recorded, and the
+// relay recovers them.
+func (t *Transport) dispatch(ctx context.Context, runs []func(context.Context)) {
 	for _, run := range runs {
-		sem <- struct{}{}
-		batch.Go(func() {
-			defer func() { <-sem }()
+		select {
+		case t.workers <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		t.wg.Go(func() {
+			defer func() { <-t.workers }()
 			run(ctx)
 		})
 	}
-	batch.Wait()
 }
 
 // click hands a button press to h and answers it with h's answer, which
