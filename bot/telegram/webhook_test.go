@@ -13,6 +13,7 @@ import (
 
 	"reasonix/bot"
 	"reasonix/bot/bottest"
+	"reasonix/internal/eventually"
 )
 
 // recorder keeps receipts (a bot.Receiver): it records the messages
@@ -134,10 +135,7 @@ func TestWebhookRegistersItself(t *testing.T) {
 	if err := tr.Start(context.Background(), &recorder{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(fake.Webhooks()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, 20*time.Second, func() bool { return len(fake.Webhooks()) > 0 }, "the webhook to be registered")
 	if err := tr.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +153,7 @@ func TestWebhookRegistersItself(t *testing.T) {
 	if err := tr2.Start(context.Background(), &recorder{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Stop waits for whatever Start began: a registration would be done.
 	if err := tr2.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
