@@ -86,9 +86,18 @@ func (r *rig) reactionsOn(ts string) int {
 	return n
 }
 
-// settle lets the relay's watchers and scans run a while, so a duplicate
-// post they would make has time to show.
-func settle() { time.Sleep(400 * time.Millisecond) }
+// settle waits for rl to look again: three more scans for live tasks (a
+// watcher a scan starts twice would post twice) and, with recovery set,
+// two more recovery passes (a delivery handled twice would show), so a
+// duplicate they would make has had its chance to show.
+func settle(t testing.TB, rl *relay.Relay, recovery bool) {
+	t.Helper()
+	scans, recoveries := rl.Passes()
+	eventually(t, "the relay to look again", func() bool {
+		s, r := rl.Passes()
+		return s >= scans+3 && (!recovery || r >= recoveries+2)
+	})
+}
 
 const testWindow = 300 * time.Millisecond
 
@@ -133,7 +142,7 @@ func TestRedeliveryAfterACrashSubmitsOnce(t *testing.T) {
 		t.Errorf("claim after handling = %v, %v; want handled", c, err)
 	}
 	r.relay.HandleMessage(ctx, in)
-	settle()
+	settle(t, r.relay, true)
 	if got := r.tasksWithPrompt(t, in.Text); len(got) != 1 {
 		t.Errorf("tasks = %d, want 1", len(got))
 	}
@@ -157,7 +166,7 @@ func TestRedeliveryAfterACrashSubmitsOnce(t *testing.T) {
 	r.relay.HandleMessage(ctx, in)
 	r.relay.HandleMessage(ctx, in)
 	r.waitHandled(t, "slack:EvCrash2")
-	settle()
+	settle(t, r.relay, true)
 	got := r.tasksWithPrompt(t, in.Text)
 	if len(got) != 1 || got[0].ID != first.ID {
 		t.Fatalf("tasks = %v, want only %s", got, first.ID)
@@ -188,7 +197,7 @@ func TestRedeliveryAfterACrashSubmitsOnce(t *testing.T) {
 	}
 	r.relay.HandleMessage(ctx, in)
 	r.waitHandled(t, "slack:EvCrash3")
-	settle()
+	settle(t, r.relay, true)
 	if got := r.tasksWithPrompt(t, in.Text); len(got) != 1 {
 		t.Errorf("tasks = %d, want 1", len(got))
 	}
@@ -235,7 +244,7 @@ func TestRedeliveryAfterACrashSteersOnce(t *testing.T) {
 		return false
 	})
 	runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded)
-	settle()
+	settle(t, r.relay, true)
 	counts := map[string]int{}
 	for _, ev := range runnertest.Events(t, r.svc, id, "message") {
 		for _, s := range []string{steer.Text, steer2.Text} {
@@ -283,7 +292,7 @@ func TestRedeliveryWithinTheWindowIsLeftToItsReceiver(t *testing.T) {
 		t.Fatalf("Receive of a delivery under a fresh claim = %v, %v; want nothing to run", run != nil, err)
 	}
 	r.relay.HandleMessage(ctx, in) // returns: nothing to wait for
-	settle()
+	settle(t, r.relay, true)
 	if got := r.tasksWithPrompt(t, in.Text); len(got) != 0 {
 		t.Errorf("%q started %d tasks; its first handler owns it", in.Text, len(got))
 	}

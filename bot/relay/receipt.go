@@ -93,6 +93,7 @@ func (r *Relay) recoverLoop() {
 		case <-tick.C:
 		}
 		r.recoverOnce(r.ctx)
+		r.recoveries.Add(1)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"reasonix/bot"
@@ -91,6 +92,10 @@ type Relay struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+
+	// scans and recoveries count the passes done: a test's signal that
+	// the relay has looked again since (see export_test.go).
+	scans, recoveries atomic.Int64
 }
 
 var (
@@ -203,6 +208,7 @@ func (r *Relay) scanOnce() {
 			}
 		}
 	}
+	r.scans.Add(1)
 }
 
 // post sends m through t, paced per channel and retried after a rate
