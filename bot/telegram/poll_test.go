@@ -48,7 +48,7 @@ func (l *leaver) deliveries(text string) (int, int64) {
 	return l.seen[text], l.ids[text]
 }
 
-// An update the handler left is fetched again, with those after it in
+// An update the handler could not record is fetched again, with those after it in
 // its batch, a backoff apart; the offset stops at it until it is done,
 // then moves past the batch. Nothing is lost and nothing before it is
 // fetched again.

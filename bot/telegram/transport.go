@@ -85,7 +85,7 @@ type Transport struct {
 	// workers holds a slot per handling running, at most Workers.
 	workers chan struct{}
 	// retry spaces the polls after a failed one, or after a batch with an
-	// update the handler left.
+	// update the handler could not record.
 	retry backoff.Policy
 	wg    sync.WaitGroup
 	// stopMu orders a webhook request's wg.Add before Stop's wg.Wait: a
