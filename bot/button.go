@@ -3,16 +3,13 @@ package bot
 import (
 	"errors"
 	"strings"
+
+	"reasonix/runner"
 )
 
-// Choices an approval button offers, as the runner names them.
-const (
-	AllowOnce = "allow_once"
-	AllowTask = "allow_task"
-	Deny      = "deny"
-)
-
-var choiceCodes = map[string]string{"o": AllowOnce, "t": AllowTask, "d": Deny}
+// choiceCodes are the runner's choices (runner.Choice, the one vocabulary
+// of decisions) as a button's data carries them, one letter each.
+var choiceCodes = map[string]runner.Choice{"o": runner.AllowOnce, "t": runner.AllowTask, "d": runner.Deny}
 
 // maxButtonData is Telegram's callback_data limit, the smaller of the two.
 const maxButtonData = 64
@@ -20,13 +17,13 @@ const maxButtonData = 64
 // ApprovalButton is the data of an approval button: the approval id and a
 // one-letter choice, nothing that grants anything — the relay checks who
 // clicked, where, and whether the approval is still open.
-func ApprovalButton(approvalID, choice string) string {
+func ApprovalButton(approvalID string, choice runner.Choice) string {
 	for code, c := range choiceCodes {
 		if c == choice {
 			return "ap:" + approvalID + ":" + code
 		}
 	}
-	panic("bot: unknown approval choice " + choice)
+	panic("bot: unknown approval choice " + string(choice))
 }
 
 // ErrButton: the button data is not ours or is malformed.
@@ -34,7 +31,7 @@ var ErrButton = errors.New("bot: unrecognised button data")
 
 // ParseApprovalButton reverses ApprovalButton. Anything else — forged,
 // truncated or from another app — is ErrButton.
-func ParseApprovalButton(data string) (approvalID, choice string, err error) {
+func ParseApprovalButton(data string) (approvalID string, choice runner.Choice, err error) {
 	if len(data) > maxButtonData {
 		return "", "", ErrButton
 	}

@@ -3,6 +3,8 @@ package bot
 import (
 	"strings"
 	"testing"
+
+	"reasonix/runner"
 )
 
 func TestParseCommand(t *testing.T) {
@@ -47,7 +49,7 @@ func FuzzParseCommand(f *testing.F) {
 
 func TestApprovalButtonRoundTrip(t *testing.T) {
 	id := "a_01JABCDEFGHJKMNPQRSTVWXYZ0"
-	for _, choice := range []string{AllowOnce, AllowTask, Deny} {
+	for _, choice := range []runner.Choice{runner.AllowOnce, runner.AllowTask, runner.Deny} {
 		data := ApprovalButton(id, choice)
 		if len(data) > maxButtonData {
 			t.Errorf("%q is longer than Telegram's 64 bytes", data)

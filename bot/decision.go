@@ -1,6 +1,10 @@
 package bot
 
-import "strings"
+import (
+	"strings"
+
+	"reasonix/runner"
+)
 
 // ParseDecision reads an approval decided in words, as an approver types
 // it in a direct message with the bot:
@@ -13,7 +17,7 @@ import "strings"
 // suffix are accepted; "once" may be said). The id is the approval's
 // opaque id and nothing else: who may decide is the relay's check. ok is
 // false for anything else, which is then read as an ordinary command.
-func ParseDecision(text string) (approvalID, choice string, ok bool) {
+func ParseDecision(text string) (approvalID string, choice runner.Choice, ok bool) {
 	words := strings.Fields(text)
 	if len(words) < 2 || len(words) > 3 {
 		return "", "", false
@@ -32,11 +36,11 @@ func ParseDecision(text string) (approvalID, choice string, ok bool) {
 	}
 	switch {
 	case (verb == "approve" || verb == "allow") && (scope == "" || scope == "once"):
-		return id, AllowOnce, true
+		return id, runner.AllowOnce, true
 	case (verb == "approve" || verb == "allow") && scope == "task":
-		return id, AllowTask, true
+		return id, runner.AllowTask, true
 	case verb == "deny" && scope == "":
-		return id, Deny, true
+		return id, runner.Deny, true
 	}
 	return "", "", false
 }

@@ -3,18 +3,21 @@ package bot
 import (
 	"strings"
 	"testing"
+
+	"reasonix/runner"
 )
 
 func TestParseDecision(t *testing.T) {
 	id := "a_01jabcdefghjkmnpqrstvwxyz0"
 	for _, tc := range []struct {
-		in, id, choice string
+		in, id string
+		choice runner.Choice
 	}{
-		{"approve " + id, id, AllowOnce},
-		{"Approve " + id + " once", id, AllowOnce},
-		{"/allow@reasonix_bot " + id + " task", id, AllowTask},
-		{"  deny   " + id + "  ", id, Deny},
-		{"deny " + strings.ToUpper(id), id, Deny},
+		{"approve " + id, id, runner.AllowOnce},
+		{"Approve " + id + " once", id, runner.AllowOnce},
+		{"/allow@reasonix_bot " + id + " task", id, runner.AllowTask},
+		{"  deny   " + id + "  ", id, runner.Deny},
+		{"deny " + strings.ToUpper(id), id, runner.Deny},
 	} {
 		gotID, choice, ok := ParseDecision(tc.in)
 		if !ok || gotID != tc.id || choice != tc.choice {
@@ -44,12 +47,12 @@ func FuzzParseDecision(f *testing.F) {
 			t.Fatalf("%q gave id %q", s, id)
 		}
 		switch choice {
-		case AllowOnce, AllowTask, Deny:
+		case runner.AllowOnce, runner.AllowTask, runner.Deny:
 		default:
 			t.Fatalf("%q gave choice %q", s, choice)
 		}
 		// And it reads the same when said again in canonical form.
-		canon := map[string]string{AllowOnce: "approve " + id, AllowTask: "approve " + id + " task", Deny: "deny " + id}[choice]
+		canon := map[runner.Choice]string{runner.AllowOnce: "approve " + id, runner.AllowTask: "approve " + id + " task", runner.Deny: "deny " + id}[choice]
 		if id2, c2, ok2 := ParseDecision(canon); !ok2 || id2 != id || c2 != choice {
 			t.Fatalf("canonical %q of %q reads as %q %q %v", canon, s, id2, c2, ok2)
 		}

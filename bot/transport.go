@@ -15,8 +15,7 @@ type Transport interface {
 	Name() string
 	// Start begins intake and returns once it is under way; deliveries go
 	// to h until Stop. Acknowledging a delivery to the platform is the
-	// transport's job; one that acknowledges after handling (Telegram)
-	// asks a DeliveryHandler whether it is done with the delivery.
+	// transport's job, after a Receiver recorded it (see Receiver).
 	Start(ctx context.Context, h Handler) error
 	// Stop ends intake; posting keeps working.
 	Stop(ctx context.Context) error
@@ -49,25 +48,37 @@ type Handler interface {
 	HandleClick(ctx context.Context, c Click) string
 }
 
-// DeliveryHandler is the optional Handler behaviour of saying whether a
-// message was dealt with, for a transport that can leave it with the
-// platform to be delivered again (Telegram: the poll offset, a webhook's
-// answer).
-type DeliveryHandler interface {
-	// HandleDelivery handles in as HandleMessage does and reports true
-	// when done with it (handled, or dropped on purpose), false to leave
-	// it for a redelivery (the store or the service failed).
-	HandleDelivery(ctx context.Context, in Inbound) bool
+// Receiver is the optional Handler behaviour of keeping receipts, the
+// one intake contract of every transport (the relay is a Receiver): a
+// transport hands a message to Receive before it acknowledges the
+// delivery to its platform, and acknowledges it only once Receive has
+// recorded it. From then on the record, not the transport, is what makes
+// the message handled: Receive returns the handling, which the transport
+// runs after acknowledging (nil: nothing to do — not for the bot, handled
+// already, or being handled by the node that recorded it), and whatever is
+// recorded but not handled to its end (the node died, the handling failed,
+// the transport's queue had no room) is the Receiver's to recover. An
+// error means nothing was recorded: the transport leaves the delivery
+// unacknowledged (Slack's envelope, Telegram's offset, a webhook's non-2xx
+// answer) so the platform delivers it again. Clicks are not recorded: the
+// store takes a decision once, and a clicker can click again.
+type Receiver interface {
+	Handler
+	Receive(ctx context.Context, in Inbound) (func(context.Context), error)
 }
 
-// Deliver hands in to h and reports whether h is done with it. A handler
-// that cannot say is always done.
-func Deliver(ctx context.Context, h Handler, in Inbound) bool {
-	if d, ok := h.(DeliveryHandler); ok {
-		return d.HandleDelivery(ctx, in)
+// Receive records in through h when h is a Receiver and returns the
+// handling to run once the delivery is acknowledged, with recorded true.
+// A Handler that keeps no receipts records nothing (recorded false): its
+// handling is HandleMessage, and the transport acknowledges the delivery
+// once it has run it (Telegram) or, where the platform will not wait
+// (Slack), once it has queued it.
+func Receive(ctx context.Context, h Handler, in Inbound) (run func(context.Context), recorded bool, err error) {
+	if r, ok := h.(Receiver); ok {
+		run, err := r.Receive(ctx, in)
+		return run, true, err
 	}
-	h.HandleMessage(ctx, in)
-	return true
+	return func(ctx context.Context) { h.HandleMessage(ctx, in) }, false, nil
 }
 
 // Message is something to post or an edit of it. Text is markup of the

@@ -27,10 +27,19 @@ func (s *Service) Approvals(ctx context.Context, f ApprovalFilter) ([]store.Appr
 	return list, mapStoreErr(err, "the approval list")
 }
 
+// Approval returns approval id; an unknown id is an *Error of kind
+// ErrNotFound.
+func (s *Service) Approval(ctx context.Context, id string) (store.Approval, error) {
+	a, err := s.st.Approval(ctx, id)
+	return a, mapStoreErr(err, "approval "+id)
+}
+
 // Decision is a person's answer to an approval request.
 type Decision struct {
 	ApprovalID string
-	// Decision is "allow_once", "allow_task" or "deny".
+	// Decision is one of the choices AllowOnce, AllowTask and Deny
+	// ("allow_once", "allow_task", "deny"), as a string: it arrives as
+	// one, and Decide refuses any other.
 	Decision string
 	// Approver is the principal id of who decides, taken from their
 	// credential ("token:bob", "slack:T1/U2"), never from the request.

@@ -45,7 +45,7 @@ func (s *Service) ChatPrincipal(ctx context.Context, id string) (Principal, erro
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
 		return Principal{}, mapStoreErr(err, "the role of "+id)
-	case role.Rank() > p.Role.Rank():
+	case !p.Role.AtLeast(role):
 		p.Role = role
 	}
 	return p, nil
@@ -136,14 +136,14 @@ func (s *Service) mayDecide(p Principal, t store.Task, a store.Approval) error {
 	// whole check: "alice", "API:alice" or "token:Alice" are other
 	// principals' ids, which a request cannot claim.
 	if !s.cfg.AllowSelfApproval {
-		if p.Role != store.RoleAdmin && t.Requester != "" && p.ID == t.Requester {
+		if !p.Role.AtLeast(store.RoleAdmin) && t.Requester != "" && p.ID == t.Requester {
 			return failf(ErrForbidden, "%s requested this task and may not approve its calls; another approver must decide", p.ID)
 		}
 		if p.ID != t.Requester && slices.Contains(a.Instructors, p.ID) {
 			return failf(ErrForbidden, "%s sent this task a message before it asked for this call, so may not approve it; another approver must decide", p.ID)
 		}
 	}
-	if transport, _, chat := chatIdentity(p.ID); chat && p.Role != store.RoleAdmin && !s.globalApprover(p.ID) && !s.relayedTo(t, transport) {
+	if transport, _, chat := chatIdentity(p.ID); chat && !p.Role.AtLeast(store.RoleAdmin) && !s.globalApprover(p.ID) && !s.relayedTo(t, transport) {
 		return failf(ErrForbidden, "task %s is not relayed where %s approves; an approver of its own channel, a global approver or an admin must decide", t.ID, p.ID)
 	}
 	return nil
@@ -155,7 +155,7 @@ func (s *Service) mayDecide(p Principal, t store.Task, a store.Approval) error {
 // thread anyway. It governs what the chat commands `status` and
 // `approvals` show.
 func (p Principal) MaySee(t store.Task, transport, channel string) bool {
-	if p.Role == store.RoleAdmin || (p.ID != "" && p.ID == t.Requester) {
+	if p.Role.AtLeast(store.RoleAdmin) || (p.ID != "" && p.ID == t.Requester) {
 		return true
 	}
 	for _, n := range t.Notify {
@@ -164,6 +164,34 @@ func (p Principal) MaySee(t store.Task, transport, channel string) bool {
 		}
 	}
 	return false
+}
+
+// ChatApprovals lists, oldest first and at most limit of them, the pending
+// approvals chat user p may decide (MayDecide) and may see from the
+// conversation (transport, channel): those of tasks relayed there (MaySee);
+// an admin or a [bot] global approver sees every one it may decide, from
+// anywhere. It answers the chat command `approvals`.
+func (s *Service) ChatApprovals(ctx context.Context, p Principal, transport, channel string, limit int) ([]store.Approval, error) {
+	if p.ID == "" || p.MayDecide() != nil {
+		return nil, nil
+	}
+	list, err := s.Approvals(ctx, ApprovalFilter{State: store.ApprovalPending, Limit: 200})
+	if err != nil {
+		return nil, err
+	}
+	everywhere := p.Role.AtLeast(store.RoleAdmin) || s.globalApprover(p.ID)
+	var out []store.Approval
+	for _, a := range list {
+		if len(out) == limit {
+			break
+		}
+		t, err := s.st.Task(ctx, a.TaskID)
+		if err != nil || !everywhere && !p.MaySee(t, transport, channel) || s.mayDecide(p, t, a) != nil {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // instructors are the principals besides the requester whose messages

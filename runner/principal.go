@@ -39,7 +39,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 // MayDecide reports whether p may decide approvals at all; whether it may
 // decide one of its own tasks is Decide's concern.
 func (p Principal) MayDecide() error {
-	if p.Role.Rank() < store.RoleApprove.Rank() {
+	if !p.Role.AtLeast(store.RoleApprove) {
 		return failf(ErrForbidden, "%s may submit tasks but not decide approvals (role %s); an approve or admin token is needed", p.ID, p.Role)
 	}
 	return nil
@@ -48,7 +48,7 @@ func (p Principal) MayDecide() error {
 // MayControl reports whether p may message, cancel or resume task t: its
 // own tasks, or any task for an admin.
 func (p Principal) MayControl(t store.Task) error {
-	if p.Role == store.RoleAdmin || (p.ID != "" && p.ID == t.Requester) {
+	if p.Role.AtLeast(store.RoleAdmin) || (p.ID != "" && p.ID == t.Requester) {
 		return nil
 	}
 	return failf(ErrForbidden, "task %s belongs to %s; only its requester or an admin may change it", t.ID, t.Requester)

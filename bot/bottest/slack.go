@@ -62,6 +62,7 @@ type Slack struct {
 	ephemerals []SlackEphemeral
 	conns      map[*websocket.Conn]bool
 	connects   int
+	connected  chan struct{}        // closed, and replaced, at every new connection
 	acks       map[string]time.Time // envelope id -> ack time
 	sent       map[string]time.Time // envelope id -> send time
 	limits     SlackLimits
@@ -72,6 +73,7 @@ type Slack struct {
 	slow       atomic.Int64      // delay of every Web API write, in ns
 	retries    []time.Duration   // see RetryUnacked
 	timers     []*time.Timer     // pending redeliveries
+	pending    int               // redeliveries scheduled and not yet done
 	closed     bool              // no more redeliveries
 	envEvent   map[string]string // envelope id -> event id, for Events API envelopes
 }
@@ -91,7 +93,7 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 	if limits.Burst == 0 {
 		limits.Burst = 3
 	}
-	s := &Slack{t: t, messages: map[string]*SlackMessage{}, conns: map[*websocket.Conn]bool{},
+	s := &Slack{t: t, messages: map[string]*SlackMessage{}, conns: map[*websocket.Conn]bool{}, connected: make(chan struct{}),
 		acks: map[string]time.Time{}, sent: map[string]time.Time{}, envEvent: map[string]string{}, limits: limits,
 		buckets: map[string]*bucket{}, writes: map[string][]time.Time{}}
 	mux := http.NewServeMux()
@@ -260,6 +262,8 @@ func (s *Slack) socket(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.conns[c] = true
 	s.connects++
+	close(s.connected)
+	s.connected = make(chan struct{})
 	s.mu.Unlock()
 	s.write(c, map[string]any{"type": "hello", "num_connections": 1})
 	for {
@@ -313,15 +317,26 @@ func (s *Slack) send(env map[string]any) {
 		if c != nil {
 			s.sent[env["envelope_id"].(string)] = time.Now()
 		}
+		next := s.connected
 		s.mu.Unlock()
 		if c != nil && s.write(c, env) == nil {
 			return
 		}
-		if time.Now().After(deadline) {
+		if c != nil {
+			// The connection broke under the write: the client is gone or
+			// reconnecting; wait for the next one.
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}
+		timer := time.NewTimer(time.Until(deadline))
+		select {
+		case <-next:
+			timer.Stop()
+		case <-timer.C:
 			s.t.Errorf("bottest: no Socket Mode connection to deliver %v", env["type"])
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -382,7 +397,13 @@ func (s *Slack) Redeliver(e Event, retry int) {
 	s.mu.Lock()
 	s.envEvent[envID] = e.ID
 	if retry < len(s.retries) && !s.closed {
-		s.timers = append(s.timers, time.AfterFunc(s.retries[retry], func() { s.retryUnacked(e, envID, retry+1) }))
+		s.pending++
+		s.timers = append(s.timers, time.AfterFunc(s.retries[retry], func() {
+			s.retryUnacked(e, envID, retry+1)
+			s.mu.Lock()
+			s.pending--
+			s.mu.Unlock()
+		}))
 	}
 	s.mu.Unlock()
 	s.send(env)
@@ -407,6 +428,15 @@ func (s *Slack) retryUnacked(e Event, envID string, retry int) {
 	if !acked && !closed {
 		s.Redeliver(e, retry)
 	}
+}
+
+// PendingRetries counts the redeliveries RetryUnacked has scheduled that
+// have not yet happened (or been found unneeded): once it is 0, no
+// further redelivery comes.
+func (s *Slack) PendingRetries() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending
 }
 
 // Envelopes counts the envelopes that carried Events API event eventID,

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"reasonix/bot"
-	"reasonix/runner/store"
+	"reasonix/runner"
 )
 
 // postApproval posts an approval request with its buttons, once.
-func (w *watcher) postApproval(ctx context.Context, ev store.Event) {
+func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	r := w.r
 	var p struct {
 		ApprovalID string    `json:"approval_id"`
@@ -28,11 +28,11 @@ func (w *watcher) postApproval(ctx context.Context, ev store.Event) {
 	}
 	if _, err := r.st.ChatPost(ctx, w.v.taskID, approvalKey(p.ApprovalID)); err == nil {
 		return // posted before a restart
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, runner.ErrRecordNotFound) {
 		r.log.Warn("relay: approval lookup", "approval", p.ApprovalID, "err", err)
 		return
 	}
-	a, err := r.st.Approval(ctx, p.ApprovalID)
+	a, err := r.svc.Approval(ctx, p.ApprovalID)
 	if err != nil {
 		return
 	}
@@ -59,42 +59,42 @@ func (w *watcher) postApproval(ctx context.Context, ev store.Event) {
 	if parts := bot.Split(text, f.Limit()); len(parts) > 1 {
 		text = parts[0]
 	}
-	buttons := []bot.Button{{Label: "Allow once", Data: bot.ApprovalButton(a.ID, bot.AllowOnce), Style: "primary"}}
+	buttons := []bot.Button{{Label: "Allow once", Data: bot.ApprovalButton(a.ID, runner.AllowOnce), Style: "primary"}}
 	if len(p.Scopes) > 0 {
-		buttons = append(buttons, bot.Button{Label: "Allow for this task", Data: bot.ApprovalButton(a.ID, bot.AllowTask)})
+		buttons = append(buttons, bot.Button{Label: "Allow for this task", Data: bot.ApprovalButton(a.ID, runner.AllowTask)})
 	}
-	buttons = append(buttons, bot.Button{Label: "Deny", Data: bot.ApprovalButton(a.ID, bot.Deny), Style: "danger"})
+	buttons = append(buttons, bot.Button{Label: "Deny", Data: bot.ApprovalButton(a.ID, runner.Deny), Style: "danger"})
 	id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text, Buttons: buttons})
 	if err != nil {
 		r.log.Warn("relay: posting an approval failed", "approval", a.ID, "err", err)
 		return
 	}
 	w.bind(ctx, id)
-	post := store.ChatPost{TaskID: w.v.taskID, Key: approvalKey(a.ID), Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}
+	post := runner.ChatPost{TaskID: w.v.taskID, Key: approvalKey(a.ID), Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}
 	if err := r.st.SaveChatPost(context.WithoutCancel(ctx), post); err != nil {
 		r.log.Warn("relay: saving an approval post", "approval", a.ID, "err", err)
 	}
 	// Decided while we posted (from the API, or expired)? Show it.
-	if cur, err := r.st.Approval(ctx, a.ID); err == nil && cur.State != store.ApprovalPending {
+	if cur, err := r.svc.Approval(ctx, a.ID); err == nil && cur.State != runner.ApprovalPending {
 		r.editDecided(ctx, w.t, post, cur)
 	}
 }
 
 // editDecided replaces an approval message's buttons with who decided and
 // when.
-func (r *Relay) editDecided(ctx context.Context, t bot.Transport, post store.ChatPost, a store.Approval) {
-	if a.State == store.ApprovalPending {
+func (r *Relay) editDecided(ctx context.Context, t bot.Transport, post runner.ChatPost, a runner.Approval) {
+	if a.State == runner.ApprovalPending {
 		return
 	}
 	f := t.Format()
 	at := a.DecidedAt.UTC().Format("15:04:05 MST")
 	var line string
 	switch {
-	case a.State == store.ApprovalExpired:
+	case a.State == runner.ApprovalExpired:
 		line = "⌛ Expired at " + at + " — the call was refused."
-	case a.Decision == store.Deny:
+	case a.Decision == runner.Deny:
 		line = "🚫 Denied by " + a.DecidedBy + " at " + at
-	case a.Decision == store.AllowTask:
+	case a.Decision == runner.AllowTask:
 		line = "✅ Allowed for this task (" + a.Scope + ") by " + a.DecidedBy + " at " + at
 	default:
 		line = "✅ Allowed once by " + a.DecidedBy + " at " + at

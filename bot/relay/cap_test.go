@@ -42,7 +42,7 @@ func TestPerTaskPostCap(t *testing.T) {
 	r.slack.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
 	runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded, store.StateFailed)
 	eventually(t, "the report", func() bool { return strings.Contains(r.threadText(m.TS), "END-MARK") })
-	time.Sleep(300 * time.Millisecond) // nothing more may follow
+	settle(t, r.relay, false) // nothing more may follow
 	var questions, reports int
 	for _, msg := range r.slack.Thread(channel, m.TS) {
 		switch {

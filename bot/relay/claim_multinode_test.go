@@ -84,7 +84,7 @@ func TestTelegramTakeoverHandlesADeadNodesClaim(t *testing.T) {
 		h, err := look.PollLeaseHolder(ctx, "telegram")
 		return err == nil && h == "A"
 	})
-	start("B", func(tr bot.Transport, _ *store.Store) bot.Transport { return tr })
+	_, relayB := start("B", func(tr bot.Transport, _ *store.Store) bot.Transport { return tr })
 
 	fake.Send(tgAlice, tgAlice, "doomed: fix the build", 0)
 	var key string
@@ -118,7 +118,7 @@ func TestTelegramTakeoverHandlesADeadNodesClaim(t *testing.T) {
 	if c, err := look.ClaimChatEvent(ctx, key, "probe", 0); err != nil || c != store.ChatHandled {
 		t.Errorf("the DM's claim = %v, %v; want handled", c, err)
 	}
-	time.Sleep(time.Second) // room for a duplicate to show
+	settle(t, relayB, false) // room for a duplicate to show
 	page, err := look.ListTasks(ctx, store.TaskFilter{Limit: 50})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,9 @@ import (
 // A relay that dies mid-handling leaves its delivery claimed and not
 // finished. These tests stand in for the dead relay by doing in the store
 // what it got done (its claim, and in some cases its submit or steer) and
-// hand the platform's redelivery to the live relay on the same store.
+// hand the platform's redelivery to the live relay on the same store: the
+// redelivery records the message with the claim, and the live relay's
+// recovery pass handles it once the dead claim is stale.
 
 // mention is a Slack app_mention delivery as the transport hands it over.
 func mention(eventID, ts, text string) bot.Inbound {
@@ -84,9 +86,18 @@ func (r *rig) reactionsOn(ts string) int {
 	return n
 }
 
-// settle lets the relay's watchers and scans run a while, so a duplicate
-// post they would make has time to show.
-func settle() { time.Sleep(400 * time.Millisecond) }
+// settle waits for rl to look again: three more scans for live tasks (a
+// watcher a scan starts twice would post twice) and, with recovery set,
+// two more recovery passes (a delivery handled twice would show), so a
+// duplicate they would make has had its chance to show.
+func settle(t testing.TB, rl *relay.Relay, recovery bool) {
+	t.Helper()
+	scans, recoveries := rl.Passes()
+	eventually(t, "the relay to look again", func() bool {
+		s, r := rl.Passes()
+		return s >= scans+3 && (!recovery || r >= recoveries+2)
+	})
+}
 
 const testWindow = 300 * time.Millisecond
 
@@ -94,7 +105,16 @@ func newClaimRig(t *testing.T, window time.Duration) *rig {
 	return newRigOpts(t, rigOpts{
 		model:        func(agenttest.Request) agenttest.Turn { return agenttest.Turn{Text: "done"} },
 		editInterval: 50 * time.Millisecond,
-		tune:         func(c *relay.Config) { c.ClaimWindow = window },
+		tune:         func(c *relay.Config) { c.ClaimWindow, c.RecoverInterval = window, 50*time.Millisecond },
+	})
+}
+
+// waitHandled waits for delivery key to be handled to its end.
+func (r *rig) waitHandled(t *testing.T, key string) {
+	t.Helper()
+	eventually(t, key+" to be handled", func() bool {
+		c, err := r.st.ClaimChatEvent(context.Background(), key, "probe", time.Hour) // a probe: claims nothing fresher than an hour
+		return err == nil && c == store.ChatHandled
 	})
 }
 
@@ -103,14 +123,16 @@ func TestRedeliveryAfterACrashSubmitsOnce(t *testing.T) {
 	ctx := context.Background()
 
 	// The node died after claiming and before submitting: the redelivery
-	// waits out the claim, then starts the task.
+	// is recorded, and the task started once the claim is stale.
 	in := mention("EvCrash1", "1700000100.000001", "fix the flaky test")
 	deadClaim(t, r.st, "slack:EvCrash1")
 	start := time.Now()
 	r.relay.HandleMessage(ctx, in)
+	eventually(t, "the task", func() bool { return len(r.tasksWithPrompt(t, in.Text)) > 0 })
 	if took := time.Since(start); took < testWindow/2 {
 		t.Errorf("the redelivery was handled %v after the claim; the claim was fresh for %v", took, testWindow)
 	}
+	r.waitHandled(t, "slack:EvCrash1")
 	if got := r.tasksWithPrompt(t, in.Text); len(got) != 1 {
 		t.Fatalf("tasks after the redelivery = %d, want 1", len(got))
 	}
@@ -120,7 +142,7 @@ func TestRedeliveryAfterACrashSubmitsOnce(t *testing.T) {
 		t.Errorf("claim after handling = %v, %v; want handled", c, err)
 	}
 	r.relay.HandleMessage(ctx, in)
-	settle()
+	settle(t, r.relay, true)
 	if got := r.tasksWithPrompt(t, in.Text); len(got) != 1 {
 		t.Errorf("tasks = %d, want 1", len(got))
 	}
@@ -143,7 +165,8 @@ func TestRedeliveryAfterACrashSubmitsOnce(t *testing.T) {
 	}
 	r.relay.HandleMessage(ctx, in)
 	r.relay.HandleMessage(ctx, in)
-	settle()
+	r.waitHandled(t, "slack:EvCrash2")
+	settle(t, r.relay, true)
 	got := r.tasksWithPrompt(t, in.Text)
 	if len(got) != 1 || got[0].ID != first.ID {
 		t.Fatalf("tasks = %v, want only %s", got, first.ID)
@@ -173,7 +196,8 @@ func TestRedeliveryAfterACrashSubmitsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.relay.HandleMessage(ctx, in)
-	settle()
+	r.waitHandled(t, "slack:EvCrash3")
+	settle(t, r.relay, true)
 	if got := r.tasksWithPrompt(t, in.Text); len(got) != 1 {
 		t.Errorf("tasks = %d, want 1", len(got))
 	}
@@ -220,7 +244,7 @@ func TestRedeliveryAfterACrashSteersOnce(t *testing.T) {
 		return false
 	})
 	runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded)
-	settle()
+	settle(t, r.relay, true)
 	counts := map[string]int{}
 	for _, ev := range runnertest.Events(t, r.svc, id, "message") {
 		for _, s := range []string{steer.Text, steer2.Text} {
@@ -254,50 +278,35 @@ func TestRedeliveryAfterACrashSteersOnce(t *testing.T) {
 }
 
 // A redelivery of a delivery whose handler is still at work (the claim is
-// fresh) is not handled: it waits, and is dropped when that handler
-// finishes, or when it is itself given up.
-func TestRedeliveryWithinTheWindowIsDropped(t *testing.T) {
+// fresh) is not handled: it is recorded and left to that handler — or,
+// should it die, to the recovery pass once its claim is stale — and the
+// redelivery's receiver returns at once, for its platform to be answered.
+func TestRedeliveryWithinTheWindowIsLeftToItsReceiver(t *testing.T) {
 	r := newClaimRig(t, time.Hour)
 	ctx := context.Background()
 
 	in := mention("EvBusy1", "1700000300.000001", "refactor the parser")
 	deadClaim(t, r.st, "slack:EvBusy1") // a live, slow handler's claim
-	returned := make(chan struct{})
-	go func() { defer close(returned); r.relay.HandleMessage(ctx, in) }()
-	select {
-	case <-returned:
-		t.Fatal("the redelivery returned while the first handler's claim is fresh and unfinished")
-	case <-time.After(500 * time.Millisecond):
+	run, err := r.relay.Receive(ctx, in)
+	if err != nil || run != nil {
+		t.Fatalf("Receive of a delivery under a fresh claim = %v, %v; want nothing to run", run != nil, err)
 	}
-	if err := r.st.FinishChatEvent(ctx, "slack:EvBusy1"); err != nil { // the first handler is done
-		t.Fatal(err)
+	r.relay.HandleMessage(ctx, in) // returns: nothing to wait for
+	settle(t, r.relay, true)
+	if got := r.tasksWithPrompt(t, in.Text); len(got) != 0 {
+		t.Errorf("%q started %d tasks; its first handler owns it", in.Text, len(got))
 	}
-	select {
-	case <-returned:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the redelivery still waits after the first handler finished")
+	if n := r.reactionsOn(in.MessageID); n != 0 {
+		t.Errorf("%q acknowledged %d times by the redelivery", in.Text, n)
 	}
-
-	in2 := mention("EvBusy2", "1700000300.000002", "rename the package")
-	deadClaim(t, r.st, "slack:EvBusy2")
-	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	if r.relay.HandleDelivery(cctx, in2) { // returns when its context ends
-		t.Error("done with a delivery it gave up waiting for")
+	// The claim is still the first handler's, not finished, and the
+	// message is recorded with it for the recovery pass.
+	if c, err := r.st.ClaimChatEvent(ctx, "slack:EvBusy1", "probe", time.Hour); err != nil || c != store.ChatInFlight {
+		t.Errorf("claim after the redelivery = %v, %v; want in flight", c, err)
 	}
-	cancel()
-	settle()
-	for _, x := range []bot.Inbound{in, in2} {
-		if got := r.tasksWithPrompt(t, x.Text); len(got) != 0 {
-			t.Errorf("%q started %d tasks; its first handler owns it", x.Text, len(got))
-		}
-		if n := r.reactionsOn(x.MessageID); n != 0 {
-			t.Errorf("%q acknowledged %d times by the redelivery", x.Text, n)
-		}
-	}
-	// The given-up wait left the claim as it was: still the first
-	// handler's, not finished.
-	if c, err := r.st.ClaimChatEvent(ctx, "slack:EvBusy2", "probe", time.Hour); err != nil || c != store.ChatInFlight {
-		t.Errorf("claim after the given-up wait = %v, %v; want in flight", c, err)
+	list, err := r.st.UnfinishedChatEvents(ctx, 0, time.Now().Add(-time.Minute), 10)
+	if err != nil || len(list) != 1 || list[0].Key != "slack:EvBusy1" || list[0].ClaimedBy != "dead-node" {
+		t.Errorf("unfinished deliveries = %+v, %v; want the redelivered one, still the first handler's", list, err)
 	}
 }
 
@@ -305,7 +314,7 @@ func TestRedeliveryWithinTheWindowIsDropped(t *testing.T) {
 // after a crash, it decides nothing twice and says so.
 func TestRedeliveredDecisionInADMDecidesOnce(t *testing.T) {
 	r := newRigOpts(t, rigOpts{model: approvalScript, editInterval: 50 * time.Millisecond,
-		tune: func(c *relay.Config) { c.ClaimWindow = testWindow }})
+		tune: func(c *relay.Config) { c.ClaimWindow, c.RecoverInterval = testWindow, 50*time.Millisecond }})
 	ctx := context.Background()
 	m := r.slack.Mention(alice, channel, "", "decide me twice")
 	r.approvalMessage(t, m.TS)
@@ -329,6 +338,7 @@ func TestRedeliveredDecisionInADMDecidesOnce(t *testing.T) {
 	if decided := runnertest.Events(t, r.svc, id, "approval_decided"); len(decided) != 1 {
 		t.Errorf("decisions = %d, want 1", len(decided))
 	}
+	eventually(t, "the second answer", func() bool { return len(r.slack.Thread("DBOB", dm.MessageID)) >= 2 })
 	answers := r.slack.Thread("DBOB", dm.MessageID)
 	if len(answers) != 2 || !strings.Contains(answers[0].Text, "Allowed once") || !strings.Contains(answers[1].Text, "decided already") {
 		t.Errorf("answers = %+v; want the decision, then that it was decided already", answers)
@@ -336,10 +346,10 @@ func TestRedeliveredDecisionInADMDecidesOnce(t *testing.T) {
 }
 
 // A refused or ignored delivery is finished, so it is not handled again;
-// one whose action failed in a way a retry may get past is released
-// unfinished, so its redelivery is claimed at once.
-func TestRefusedDeliveriesFinishFailedOnesAreReleased(t *testing.T) {
-	r := newClaimRig(t, testWindow)
+// one whose action failed in a way a retry may get past is left
+// unfinished and its claim released, for the next recovery pass.
+func TestRefusedDeliveriesFinishFailedOnesAreLeftForRecovery(t *testing.T) {
+	r := newClaimRig(t, time.Hour) // no recovery during the test
 	ctx := context.Background()
 	state := func(key string) store.ChatClaim {
 		t.Helper()
@@ -353,9 +363,7 @@ func TestRefusedDeliveriesFinishFailedOnesAreReleased(t *testing.T) {
 	stranger.User = eve
 	chatter := reply("EvChatter", "1700000500.999999", "1700000500.000002", "not a task's thread")
 	for _, in := range []bot.Inbound{stranger, chatter} {
-		if !r.relay.HandleDelivery(ctx, in) {
-			t.Errorf("%s: not done with a refused or ignored delivery; Slack would retry it", in.EventID)
-		}
+		r.relay.HandleMessage(ctx, in)
 	}
 	for _, key := range []string{"slack:EvStranger", "slack:EvChatter"} {
 		if c := state(key); c != store.ChatHandled {
@@ -364,18 +372,19 @@ func TestRefusedDeliveriesFinishFailedOnesAreReleased(t *testing.T) {
 	}
 
 	// The service is shutting down: the submit fails, the user is told,
-	// and the delivery is released, not finished.
+	// and the delivery is left unfinished, with its message, for recovery.
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := r.svc.Stop(sctx); err != nil {
 		t.Fatal(err)
 	}
 	late := mention("EvLate", "1700000500.000003", "fix the docs while stopping")
-	if r.relay.HandleDelivery(ctx, late) {
-		t.Error("done with a delivery whose submit failed; Slack would not retry it")
-	}
-	if c := state("slack:EvLate"); c != store.ChatClaimed {
-		t.Errorf("a failed delivery = %v, want released: claimed again at once, not finished", c)
+	r.relay.HandleMessage(ctx, late)
+	// Released: stale for any claim window, so the next recovery pass
+	// takes it, with its message.
+	list, err := r.st.UnfinishedChatEvents(ctx, time.Hour, time.Now().Add(-time.Minute), 10)
+	if err != nil || len(list) != 1 || list[0].Key != "slack:EvLate" {
+		t.Errorf("released deliveries = %+v, %v; want the failed one", list, err)
 	}
 	if got := r.threadText(late.MessageID); !strings.Contains(got, "shutting down") {
 		t.Errorf("the user was told %q", got)

@@ -7,7 +7,6 @@ import (
 
 	"reasonix/bot"
 	"reasonix/runner"
-	"reasonix/runner/store"
 )
 
 // HandleClick decides an approval from a button. The button only names the
@@ -22,7 +21,7 @@ func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
 	if err != nil {
 		return "That button is not one I know; nothing changed."
 	}
-	a, err := r.st.Approval(ctx, id)
+	a, err := r.svc.Approval(ctx, id)
 	if err != nil {
 		return "That approval does not exist (any more); nothing changed."
 	}
@@ -38,7 +37,7 @@ func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
 // approver alone sees. The runner refuses the requester, a decided and an
 // expired approval, and records the decision with its approver in the
 // approval's audit trail; exactly one decision wins.
-func (r *Relay) decide(ctx context.Context, transport, team, user string, a store.Approval, choice string, post *store.ChatPost) string {
+func (r *Relay) decide(ctx context.Context, transport, team, user string, a runner.Approval, choice runner.Choice, post *runner.ChatPost) string {
 	ok, err := r.mayApprove(ctx, transport, team, user)
 	if err != nil {
 		return r.safeMessage(err, "checking who may decide")
@@ -47,7 +46,7 @@ func (r *Relay) decide(ctx context.Context, transport, team, user string, a stor
 		return "Only approvers may decide this; nothing changed."
 	}
 	_, err = r.svc.Decide(ctx, runner.Decision{
-		ApprovalID: a.ID, Decision: choice, Approver: bot.Principal(transport, team, user), CallHash: a.CallHash,
+		ApprovalID: a.ID, Decision: string(choice), Approver: bot.Principal(transport, team, user), CallHash: a.CallHash,
 	})
 	if err != nil {
 		var re *runner.Error
@@ -74,7 +73,7 @@ func (r *Relay) decide(ctx context.Context, transport, team, user string, a stor
 		post = &p
 	}
 	if t, ok := r.transports[post.Transport]; ok && !r.relayedSomewhere(ctx, a.TaskID) {
-		if decided, err := r.st.Approval(ctx, a.ID); err == nil {
+		if decided, err := r.svc.Approval(ctx, a.ID); err == nil {
 			r.editDecided(ctx, t, *post, decided)
 		}
 	}
@@ -86,10 +85,10 @@ func approvalKey(id string) string { return "approval:" + id }
 // approvalPost finds where approval id was posted. A click can arrive
 // between the platform accepting the post and the relay recording it, so
 // a pending approval is looked up again for a moment before giving up.
-func (r *Relay) approvalPost(ctx context.Context, taskID, id string) (store.ChatPost, error) {
+func (r *Relay) approvalPost(ctx context.Context, taskID, id string) (runner.ChatPost, error) {
 	for i := 0; ; i++ {
 		post, err := r.st.ChatPost(ctx, taskID, approvalKey(id))
-		if err == nil || !errors.Is(err, store.ErrNotFound) || i == 30 {
+		if err == nil || !errors.Is(err, runner.ErrRecordNotFound) || i == 30 {
 			return post, err
 		}
 		select {

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"reasonix/bot"
-	"reasonix/runner/store"
+	"reasonix/runner"
 )
 
 // decideInDM decides an approval an approver named in a direct message
@@ -18,7 +18,7 @@ import (
 // store failed before anything was decided, for a redelivery to retry; a
 // decision is taken once by the store, so a repeat only hears that it
 // was decided already.
-func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound, id, choice string) bool {
+func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound, id string, choice runner.Choice) bool {
 	ok, err := r.mayApprove(ctx, in.Transport, in.Team, in.User)
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "checking who may decide"))
@@ -33,8 +33,8 @@ func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound,
 		r.reply(ctx, t, in.Channel, in.Home(), "Only approvers may decide approvals; nothing changed.")
 		return true
 	}
-	a, err := r.st.Approval(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	a, err := r.svc.Approval(ctx, id)
+	if errors.Is(err, runner.ErrNotFound) {
 		r.reply(ctx, t, in.Channel, in.Home(), "There is no approval "+id+"; nothing changed. Say approvals to list the ones waiting for you.")
 		return true
 	} else if err != nil {
@@ -46,7 +46,7 @@ func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound,
 		return true
 	}
 	r.log.Info("relay: approval decided in a direct message", "approval", a.ID, "task", a.TaskID, "approver", in.Requester(), "decision", choice)
-	what := map[string]string{bot.AllowOnce: "Allowed once", bot.AllowTask: "Allowed for the task", bot.Deny: "Denied"}[choice]
+	what := map[runner.Choice]string{runner.AllowOnce: "Allowed once", runner.AllowTask: "Allowed for the task", runner.Deny: "Denied"}[choice]
 	r.reply(ctx, t, in.Channel, in.Home(), what+": "+a.Tool+" "+firstLine(a.Subject, 120)+" (approval "+a.ID+", task "+a.TaskID+").")
 	return true
 }

@@ -4,102 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"reasonix/bot"
 	"reasonix/policy"
 	"reasonix/runner"
-	"reasonix/runner/store"
 )
 
 // HandleMessage turns a message for the bot into a task, a steer, or a
-// command's answer (see HandleDelivery).
-func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) { r.HandleDelivery(ctx, in) }
-
-// HandleDelivery handles in as HandleMessage does, and reports whether
-// the relay is done with the delivery: false when it left it for a
-// redelivery (the store or the service failed, or ctx ended while another
-// handler held it). Slack does not come through here: it records each
-// delivery on receipt (see Receive), so it can be acknowledged at once.
+// command's answer: it records the delivery as Receive does, and handles
+// it at once. A transport that acknowledges deliveries to its platform
+// calls Receive instead, and runs the handling once it has acknowledged.
 //
-// A delivery with an event id is claimed in the store before it is
-// handled and finished after, so a retry or a redelivery, on any node and
-// after any restart, is handled at most once to its end, and one whose
-// first handler died mid-way is handled again (see claim); one whose
-// handling failed is released, so its redelivery is handled at once. Handling it
-// again is harmless: a task is submitted under the delivery's dedupe key,
-// a steer is posted under it, the acknowledgement is a keyed chat post,
-// and a decision is taken once by the store. A command's answer (help,
-// status, tasks, approvals) may be sent a second time; that is only a
-// repeated answer.
-func (r *Relay) HandleDelivery(ctx context.Context, in bot.Inbound) bool {
-	t, ok := r.transports[in.Transport]
-	if !ok {
-		return true
+// A delivery with an event id is handled at most once to its end, on any
+// node and after any restart (see receipt.go): handled once, it is never
+// handled again; one whose handler died or failed mid-way is handled again
+// by the recovery pass. Handling it again is harmless: a task is submitted
+// under the delivery's dedupe key, a steer is posted under it, the
+// acknowledgement is a keyed chat post, and a decision is taken once by
+// the store. A command's answer (help, status, tasks, approvals) may be
+// sent a second time; that is only a repeated answer.
+func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
+	run, err := r.Receive(ctx, in)
+	if err != nil {
+		r.log.Warn("relay: a delivery could not be recorded; not handling it", "transport", in.Transport, "event", in.EventID, "err", err)
+		return
 	}
-	if !r.access[in.Transport].channelAllowed(in) {
-		return true // an unknown group or channel: say nothing
-	}
-	if in.EventID == "" {
-		return r.handle(ctx, t, in)
-	}
-	key := in.Transport + ":" + in.EventID
-	switch r.claim(ctx, key) {
-	case claimDrop:
-		return true
-	case claimLeave:
-		return false
-	}
-	if r.run(ctx, t, in, key) {
-		return true
-	}
-	// Left for the platform's redelivery: give the claim up, so that the
-	// redelivery is handled at once rather than after ClaimWindow.
-	if err := r.st.ReleaseChatEvent(context.WithoutCancel(ctx), key, r.cfg.Node); err != nil {
-		r.log.Warn("relay: releasing a delivery", "transport", in.Transport, "event", in.EventID, "err", err)
-	}
-	return false
-}
-
-// claimOutcome is what claim decided about a delivery.
-type claimOutcome int
-
-const (
-	claimHandle claimOutcome = iota // this call handles it
-	claimDrop                       // handled already
-	claimLeave                      // not now: left for a redelivery
-)
-
-// claim claims the handling of delivery key, and says whether this call
-// is to handle it. A delivery handled before is dropped. One claimed
-// by a handler that has not finished it is waited for, not dropped: it
-// is dropped once that handler finishes, and claimed here once the claim
-// is older than ClaimWindow (its handler died). Dropping it at once would
-// lose it: Telegram moves its offset past a handled batch, and Slack
-// retries no further after an answered retry.
-func (r *Relay) claim(ctx context.Context, key string) claimOutcome {
-	poll := min(max(r.cfg.ClaimWindow/5, 10*time.Millisecond), time.Second)
-	for {
-		c, err := r.st.ClaimChatEvent(ctx, key, r.cfg.Node, r.cfg.ClaimWindow)
-		if err != nil {
-			// Not acting is the safe side: a delivery is never handled
-			// without a claim, and an unclaimed one can be redelivered.
-			r.log.Error("relay: claiming a delivery failed; not handling it", "event", key, "err", err)
-			return claimLeave
-		}
-		switch c {
-		case store.ChatClaimed:
-			return claimHandle
-		case store.ChatHandled:
-			return claimDrop // a retry or a redelivery: handled already
-		}
-		select {
-		case <-ctx.Done():
-			return claimLeave
-		case <-time.After(poll):
-		}
+	if run != nil {
+		run(ctx)
 	}
 }
 
@@ -125,7 +58,7 @@ func (r *Relay) handle(ctx context.Context, t bot.Transport, in bot.Inbound) boo
 			return true
 		}
 		id, err := r.st.ThreadTask(ctx, in.Transport, in.Channel, in.Thread)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, runner.ErrRecordNotFound) {
 			return true
 		}
 		if err != nil {
@@ -147,7 +80,7 @@ func (r *Relay) handle(ctx context.Context, t bot.Transport, in bot.Inbound) boo
 				return done
 			}
 			return r.steer(ctx, t, in, id)
-		} else if !errors.Is(err, store.ErrNotFound) {
+		} else if !errors.Is(err, runner.ErrRecordNotFound) {
 			r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "looking up this thread's task"))
 			return false
 		}
@@ -184,15 +117,15 @@ func transient(err error) bool {
 // false when a redelivery may succeed where this failed.
 func (r *Relay) submit(ctx context.Context, t bot.Transport, in bot.Inbound, cmd bot.Command) bool {
 	home := in.Home()
-	target := store.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: home}
+	target := runner.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: home}
 	req := runner.TaskRequest{
-		Source:    store.Source(in.Transport),
+		Source:    runner.Source(in.Transport),
 		Requester: in.Requester(),
 		Prompt:    cmd.Text,
 		Goal:      cmd.Verb == bot.VerbGoal,
 		PlanFirst: cmd.Verb == bot.VerbPlan,
 		Workspace: cmd.Workspace,
-		Notify:    []store.NotifyTarget{target},
+		Notify:    []runner.NotifyTarget{target},
 		// No approvers list: who may decide is checked at each decision —
 		// in chat a configured approver or an identity with the approve
 		// role (mayApprove), through the API a token with that role — so
@@ -236,7 +169,7 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 		key = "ack:" + in.Transport + ":" + in.EventID
 		if _, err := r.st.ChatPost(ctx, taskID, key); err == nil {
 			return
-		} else if !errors.Is(err, store.ErrNotFound) {
+		} else if !errors.Is(err, runner.ErrRecordNotFound) {
 			r.log.Warn("relay: reading an acknowledgement", "task", taskID, "err", err)
 		}
 	}
@@ -244,7 +177,7 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 		if key == "" {
 			return
 		}
-		p := store.ChatPost{TaskID: taskID, Key: key, Transport: in.Transport, Channel: in.Channel, MessageID: id}
+		p := runner.ChatPost{TaskID: taskID, Key: key, Transport: in.Transport, Channel: in.Channel, MessageID: id}
 		if err := r.st.SaveChatPost(context.WithoutCancel(ctx), p); err != nil {
 			r.log.Warn("relay: recording an acknowledgement", "task", taskID, "err", err)
 		}
@@ -282,7 +215,7 @@ func (r *Relay) steer(ctx context.Context, t bot.Transport, in bot.Inbound, task
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "checking who you are"))
 		return !transient(err)
 	}
-	var task store.Task
+	var task runner.Task
 	if in.EventID != "" {
 		task, err = r.svc.MessageOnce(ctx, taskID, p, in.Text, in.Transport+":"+in.EventID)
 	} else {
@@ -310,7 +243,7 @@ func (r *Relay) steer(ctx context.Context, t bot.Transport, in bot.Inbound, task
 			return true
 		}
 	}
-	r.watch(task.ID, store.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: in.Thread})
+	r.watch(task.ID, runner.NotifyTarget{Transport: in.Transport, Channel: in.Channel, Thread: in.Thread})
 	return true
 }
 
@@ -378,7 +311,7 @@ func (r *Relay) cancelTask(ctx context.Context, t bot.Transport, in bot.Inbound,
 }
 
 func (r *Relay) listTasks(ctx context.Context, t bot.Transport, in bot.Inbound) {
-	page, err := r.svc.Tasks(ctx, store.TaskFilter{Requester: in.Requester(), Limit: 10})
+	page, err := r.svc.Tasks(ctx, runner.TaskFilter{Requester: in.Requester(), Limit: 10})
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "listing tasks"))
 		return
@@ -396,9 +329,7 @@ func (r *Relay) listTasks(ctx context.Context, t bot.Transport, in bot.Inbound) 
 }
 
 // listApprovals answers `approvals`: the pending approvals the asker may
-// decide (runner.Service.MayDecide) and may see from here — those of tasks
-// relayed in this conversation; an admin or a global approver sees all
-// they may decide.
+// decide and may see from here (runner.Service.ChatApprovals).
 func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbound) {
 	p, err := r.principal(ctx, in.Transport, in.Team, in.User)
 	if err != nil {
@@ -409,23 +340,13 @@ func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbou
 		r.reply(ctx, t, in.Channel, in.Home(), "Nothing is waiting for your decision: you are not an approver.")
 		return
 	}
-	list, err := r.svc.Approvals(ctx, runner.ApprovalFilter{State: store.ApprovalPending, Limit: 200})
+	list, err := r.svc.ChatApprovals(ctx, p, in.Transport, in.Channel, 20)
 	if err != nil {
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "listing approvals"))
 		return
 	}
-	everywhere := p.Role == store.RoleAdmin || slices.Contains(r.cfg.Bot.GlobalApprovers, p.ID)
 	var b strings.Builder
-	shown := 0
 	for _, a := range list {
-		if shown == 20 {
-			break
-		}
-		task, err := r.svc.Task(ctx, a.TaskID)
-		if err != nil || !everywhere && !p.MaySee(task, in.Transport, in.Channel) || r.svc.MayDecide(ctx, p, a) != nil {
-			continue
-		}
-		shown++
 		fmt.Fprintf(&b, "%s  task %s  %s: %s (expires %s)\n", a.ID, a.TaskID, a.Tool, firstLine(a.Subject, 80), a.ExpiresAt.UTC().Format("15:04 MST"))
 	}
 	if b.Len() == 0 {

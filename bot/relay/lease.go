@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"reasonix/bot"
-	"reasonix/runner/store"
 )
 
 // Several serve nodes on one store each run a relay, and every one of
@@ -17,7 +16,7 @@ import (
 
 // taskLease is the lease of one task's relay, seen by this node.
 type taskLease struct {
-	st         *store.Store
+	st         Store
 	task, node string
 }
 

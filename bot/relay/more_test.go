@@ -146,8 +146,13 @@ func TestStrangersAndOtherChannels(t *testing.T) {
 	r.slack.Mention(alice, "C0UNKNOWN", "", "hello?")
 	eventually(t, "the refusal", func() bool { return len(r.slack.Thread(channel, m.TS)) == 1 })
 	r.slack.Redeliver(m, 1)
-	r.slack.Mention(eve, channel, "", "please?") // told once is enough
-	time.Sleep(300 * time.Millisecond)
+	again := r.slack.Mention(eve, channel, "", "please?") // told once is enough
+	eventually(t, "the redelivery and the second mention taken", func() bool {
+		_, a := r.slack.Envelopes(m.ID)
+		_, b := r.slack.Envelopes(again.ID)
+		return a == 2 && b == 1
+	})
+	settle(t, r.relay, false)
 	if msgs := r.slack.Messages(); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "allow list") {
 		t.Errorf("messages = %+v", msgs)
 	}
@@ -281,7 +286,7 @@ func TestRestartedRelayEditsInsteadOfReposting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r2.Stop(context.Background())
-	time.Sleep(500 * time.Millisecond) // the new relay rescans and replays the log
+	settle(t, r2, false) // the new relay rescans and replays the log
 	if n := len(r.slack.Thread(channel, m.TS)); n != before {
 		t.Fatalf("the restart posted again: %d messages, was %d\n%s", n, before, r.threadText(m.TS))
 	}

@@ -84,7 +84,9 @@ func TestTwoNodesRelayATaskOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * ttl / 2) // both nodes' scans have seen the task many times
+	for _, n := range nodes { // both nodes' scans have seen the task, more than once
+		settle(t, n.relay, false)
+	}
 	if n := len(fake.Thread(channel, m.TS)); n != 2 {
 		t.Fatalf("%d messages in the thread, want the status and the approval:\n%+v", n, fake.Thread(channel, m.TS))
 	}
@@ -113,7 +115,11 @@ func TestTwoNodesRelayATaskOnce(t *testing.T) {
 	eventually(t, "the report", func() bool {
 		return strings.Contains(threadText(fake, m.TS), "finished: ran")
 	})
-	time.Sleep(500 * time.Millisecond)
+	eventually(t, "the survivor to finish the status message", func() bool {
+		msgs := fake.Thread(channel, m.TS)
+		return len(msgs) > 0 && strings.Contains(msgs[0].Text, "— done")
+	})
+	settle(t, nodes[survivor].relay, false)
 	var statuses, reports, approvals int
 	for _, msg := range fake.Thread(channel, m.TS) {
 		switch {
@@ -178,7 +184,8 @@ func TestTwoNodesShareOneTelegramBot(t *testing.T) {
 	}
 
 	ask("first task", 1)
-	time.Sleep(2 * time.Second) // more polls and renewals go by
+	polled := len(fake.Polls()) // more polls and renewals go by
+	eventually(t, "more polls", func() bool { return len(fake.Polls()) >= polled+3 })
 	poller, err := look.PollLeaseHolder(ctx, "telegram")
 	if err != nil || (poller != "A" && poller != "B") {
 		t.Fatalf("poll lease holder %q, %v", poller, err)
@@ -190,7 +197,11 @@ func TestTwoNodesShareOneTelegramBot(t *testing.T) {
 	cancel()
 
 	ask("second task", 2)
-	time.Sleep(time.Second)
+	for name, n := range nodes {
+		if name != poller {
+			settle(t, n.relay, false)
+		}
+	}
 	if n := count("queued t_"); n != 2 {
 		t.Errorf("%d acknowledgements, want one per DM", n)
 	}

@@ -134,17 +134,19 @@ func TestTelegramDMSurvivesAStoreOutage(t *testing.T) {
 	o.handledOnce(dm)
 }
 
-// TestTelegramDMFailedAfterItsClaimIsHandledAtOnce: the DM is claimed but
-// starting its task fails (the dedupe_keys table is gone for a while).
-// The relay gives its claim up, so once the store is back the re-fetched
-// DM is handled at the next poll, well before the claim window (15 s)
-// would have let it be claimed again.
+// TestTelegramDMFailedAfterItsClaimIsHandledAtOnce: the DM is recorded
+// (and so acknowledged to Telegram: the offset moves past it) but starting
+// its task fails (the dedupe_keys table is gone for a while). The relay
+// gives its claim up, so once the store is back the next recovery pass
+// handles the recorded DM, well before the claim window (15 s) would have
+// let it be claimed again.
 func TestTelegramDMFailedAfterItsClaimIsHandledAtOnce(t *testing.T) {
 	o := newOutage(t)
 	o.exec("ALTER TABLE dedupe_keys RENAME TO dedupe_keys_away") // submitting the task fails
 	o.fake.Send(tgAlice, tgAlice, "fix the outage", 0)
 	dm := o.fake.LastUpdate()
-	o.fetchedAgain(dm)
+	eventually(t, "the DM to be recorded and acknowledged", func() bool { return o.offset() == dm+1 })
+	eventually(t, "a failed attempt to be told", func() bool { return o.count("went wrong") >= 1 })
 	if c := o.count("queued t_"); c != 0 {
 		t.Fatalf("%d acknowledgements while submitting failed", c)
 	}

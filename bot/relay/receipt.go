@@ -7,18 +7,20 @@ import (
 	"time"
 
 	"reasonix/bot"
-	"reasonix/runner/store"
+	"reasonix/runner"
 )
 
-// Durable receipt: a transport that acknowledges a delivery at once (Slack
-// must be answered within seconds, whatever the relay's workers are
-// doing) first has the relay record it — claimed by this node, the inbound
-// message stored with the claim — and acknowledges it once that is
-// stored. Slack never sends an acknowledged event again, so from then on
-// the store is what makes it handled: the receiving node handles it and
-// finishes the claim, and if that node dies first, or could not queue it,
-// or its handling failed, the recovery pass of any node running the relay
-// takes the stale claim over and handles it from the stored message.
+// Durable receipt (the bot.Receiver contract): every transport has the
+// relay record a delivery before it acknowledges it to its platform
+// (Slack must be answered within seconds, whatever the relay's workers
+// are doing; Telegram's offset moves past it) — claimed by this node, the
+// inbound message stored with the claim — and acknowledges it once that
+// is stored. A platform never sends an acknowledged delivery again, so
+// from then on the store is what makes it handled: the receiving node
+// handles it and finishes the claim, and if that node dies first, or
+// could not queue it, or its handling failed, the recovery pass of any
+// node running the relay takes the stale claim over and handles it from
+// the stored message.
 
 // recoverFor is how long after its receipt a delivery is still recovered:
 // one whose handling keeps failing is given up after it (the retention
@@ -53,7 +55,7 @@ func (r *Relay) Receive(ctx context.Context, in bot.Inbound) (func(context.Conte
 	if err != nil {
 		return nil, fmt.Errorf("relay: recording a delivery: %w", err)
 	}
-	if c != store.ChatClaimed {
+	if c != runner.ChatClaimed {
 		// Handled, or recorded by a live receiver (a retry of a delivery
 		// under way): that receiver or the recovery pass handles it.
 		return nil, nil
@@ -62,12 +64,15 @@ func (r *Relay) Receive(ctx context.Context, in bot.Inbound) (func(context.Conte
 }
 
 // run handles in, whose delivery key this node has claimed, and finishes
-// the claim. One whose handling failed is left claimed: the recovery pass
-// tries a recorded one again once the claim is stale, and HandleDelivery
-// releases the claim for the platform's redelivery.
+// the claim. One whose handling failed is left unfinished, its claim given
+// up, so the next recovery pass tries it again rather than one after the
+// claim window: the store or the service that failed may be back by then.
 func (r *Relay) run(ctx context.Context, t bot.Transport, in bot.Inbound, key string) bool {
 	if !r.handle(ctx, t, in) {
 		r.log.Warn("relay: handling a delivery failed; it is tried again", "transport", in.Transport, "event", in.EventID)
+		if err := r.st.ReleaseChatEvent(context.WithoutCancel(ctx), key, r.cfg.Node); err != nil {
+			r.log.Warn("relay: releasing a delivery", "transport", in.Transport, "event", in.EventID, "err", err)
+		}
 		return false
 	}
 	if err := r.st.FinishChatEvent(context.WithoutCancel(ctx), key); err != nil {
@@ -88,6 +93,7 @@ func (r *Relay) recoverLoop() {
 		case <-tick.C:
 		}
 		r.recoverOnce(r.ctx)
+		r.recoveries.Add(1)
 	}
 }
 
@@ -110,7 +116,7 @@ func (r *Relay) recoverOnce(ctx context.Context) {
 		var in bot.Inbound
 		if err := json.Unmarshal(e.Payload, &in); err != nil || in.Transport+":"+in.EventID != e.Key {
 			r.log.Error("relay: an unreadable recorded delivery; dropping it", "event", e.Key, "err", err)
-			if c, err := r.st.ClaimChatEvent(ctx, e.Key, r.cfg.Node, r.cfg.ClaimWindow); err == nil && c == store.ChatClaimed {
+			if c, err := r.st.ClaimChatEvent(ctx, e.Key, r.cfg.Node, r.cfg.ClaimWindow); err == nil && c == runner.ChatClaimed {
 				if err := r.st.FinishChatEvent(ctx, e.Key); err != nil {
 					r.log.Warn("relay: dropping an unreadable delivery", "event", e.Key, "err", err) // it ages out of recovery anyway
 				}
@@ -126,7 +132,7 @@ func (r *Relay) recoverOnce(ctx context.Context) {
 			r.log.Warn("relay: claiming an unfinished delivery", "event", e.Key, "err", err)
 			continue
 		}
-		if c != store.ChatClaimed {
+		if c != runner.ChatClaimed {
 			continue // another node took it first
 		}
 		r.log.Info("relay: handling a delivery its receiver did not finish", "event", e.Key, "received_by", e.ClaimedBy, "received_at", e.CreatedAt)

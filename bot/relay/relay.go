@@ -8,19 +8,19 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"reasonix/bot"
 	"reasonix/config"
 	"reasonix/internal/redact"
 	"reasonix/runner"
-	"reasonix/runner/store"
 )
 
 // Config configures a Relay.
 type Config struct {
 	Service *runner.Service // required
-	Store   *store.Store    // required: the relay's durable memory
+	Store   Store           // required: the relay's durable memory (the service's store implements it)
 	// Bot is the [bot] configuration: allow lists, approvers, routes.
 	Bot config.Bot
 	// Transports are the enabled platforms, by Name.
@@ -78,7 +78,7 @@ const DefaultClaimWindow = 15 * time.Second
 type Relay struct {
 	cfg        Config
 	svc        *runner.Service
-	st         *store.Store
+	st         Store
 	log        *slog.Logger
 	transports map[string]bot.Transport
 	access     map[string]access
@@ -92,11 +92,14 @@ type Relay struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+
+	// scans and recoveries count the passes done: a test's signal that
+	// the relay has looked again since (see export_test.go).
+	scans, recoveries atomic.Int64
 }
 
 var (
-	_ bot.Handler         = (*Relay)(nil)
-	_ bot.DeliveryHandler = (*Relay)(nil) // Telegram leaves what it could not take for a redelivery
+	_ bot.Receiver = (*Relay)(nil)
 )
 
 // New validates cfg and returns a relay that is not started.
@@ -189,7 +192,7 @@ func (r *Relay) scan() {
 }
 
 func (r *Relay) scanOnce() {
-	f := store.TaskFilter{States: []store.State{store.StateQueued, store.StateRunning, store.StateWaitingApproval}, Limit: 500}
+	f := runner.TaskFilter{States: []runner.State{runner.StateQueued, runner.StateRunning, runner.StateWaitingApproval}, Limit: 500}
 	page, err := r.svc.Tasks(r.ctx, f)
 	if err != nil {
 		if r.ctx.Err() == nil {
@@ -205,6 +208,7 @@ func (r *Relay) scanOnce() {
 			}
 		}
 	}
+	r.scans.Add(1)
 }
 
 // post sends m through t, paced per channel and retried after a rate

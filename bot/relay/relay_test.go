@@ -13,6 +13,7 @@ import (
 	"reasonix/bot/relay"
 	"reasonix/bot/slack"
 	"reasonix/config"
+	ev "reasonix/internal/eventually"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -30,13 +31,7 @@ const (
 // eventually polls cond until it holds or the test fails after 20s.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ev.True(t, 20*time.Second, cond, "timed out waiting for %s", what)
 }
 
 type rig struct {

@@ -32,7 +32,7 @@ func TestSlowSlackEventIsAcknowledgedAtOnce(t *testing.T) {
 	}
 	eventually(t, "the status message", func() bool { return r.statusPosts(ev.TS) == 1 })
 	r.slack.Slow(0)
-	settle()
+	settle(t, r.relay, false)
 	if sent, _ := r.slack.Envelopes(ev.ID); sent != 1 {
 		t.Errorf("Slack sent the event %d times, want once", sent)
 	}
@@ -49,13 +49,15 @@ func TestSlowSlackEventIsAcknowledgedAtOnce(t *testing.T) {
 // not send it again; node B's recovery pass handles it from the stored
 // message once A's claim is stale: one task, one status message, and the
 // delivery finished, so no later pass handles it again.
+const recoverEvery = 50 * time.Millisecond
+
 func TestSlackReceiptRecoveredAfterACrash(t *testing.T) {
 	r := newRigOpts(t, rigOpts{
 		model:        func(agenttest.Request) agenttest.Turn { return agenttest.Turn{Text: "done"} },
 		editInterval: 50 * time.Millisecond,
 		tune: func(c *relay.Config) {
 			c.ClaimWindow = testWindow
-			c.RecoverInterval = 50 * time.Millisecond
+			c.RecoverInterval = recoverEvery
 			c.Node = "B"
 		},
 	})
@@ -74,7 +76,11 @@ func TestSlackReceiptRecoveredAfterACrash(t *testing.T) {
 		t.Errorf("recovered %v after the receipt, while node A's claim was fresh for %v", took, testWindow)
 	}
 	eventually(t, "the status message", func() bool { return r.statusPosts(in.MessageID) == 1 })
-	time.Sleep(3 * testWindow) // several more passes, past the window again
+	// Several more recovery passes, past the window again: the passes
+	// are a RecoverInterval apart at least.
+	_, passes := r.relay.Passes()
+	more := int64(2*testWindow/recoverEvery) + 1
+	eventually(t, "more recovery passes", func() bool { _, n := r.relay.Passes(); return n >= passes+more })
 	if got := r.tasksWithPrompt(t, in.Text); len(got) != 1 {
 		t.Errorf("tasks = %d, want 1", len(got))
 	}

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"reasonix/bot"
-	"reasonix/runner/store"
+	"reasonix/runner"
 )
 
 // view is what the status message shows, folded from the task's events.
 type view struct {
 	taskID, prompt string
-	state          store.State
+	state          runner.State
 	plan           []todo
 	fleet          []node
 	step           string
@@ -41,11 +41,11 @@ type node struct {
 }
 
 // apply folds ev into the view; it reports whether the status changed.
-func (v *view) apply(ev store.Event) bool {
+func (v *view) apply(ev runner.Event) bool {
 	switch ev.Type {
 	case "task_state":
 		var p struct {
-			State store.State `json:"state"`
+			State runner.State `json:"state"`
 		}
 		if json.Unmarshal(ev.Payload, &p) != nil || p.State == "" {
 			return false

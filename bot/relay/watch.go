@@ -10,13 +10,12 @@ import (
 	"time"
 
 	"reasonix/bot"
-	"reasonix/runner/session"
-	"reasonix/runner/store"
+	"reasonix/runner"
 )
 
 // watch starts relaying task taskID to target unless it is relayed
 // already. It is a no-op before Start and after Stop.
-func (r *Relay) watch(taskID string, target store.NotifyTarget) {
+func (r *Relay) watch(taskID string, target runner.NotifyTarget) {
 	t, ok := r.transports[target.Transport]
 	if !ok {
 		return
@@ -68,7 +67,7 @@ func (r *Relay) isWatching(taskID string) bool {
 type watcher struct {
 	r      *Relay
 	t      bot.Transport
-	target store.NotifyTarget
+	target runner.NotifyTarget
 	v      view
 	status string // the status message's id
 	shown  string // what the status message shows now
@@ -172,7 +171,7 @@ func (w *watcher) ensureStatus(ctx context.Context) error {
 	if p, err := r.st.ChatPost(ctx, w.v.taskID, "status"); err == nil {
 		w.status = p.MessageID
 		return nil
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, runner.ErrRecordNotFound) {
 		return err
 	}
 	text := r.redact.String(w.v.render(w.t.Format(), r.now()))
@@ -181,7 +180,7 @@ func (w *watcher) ensureStatus(ctx context.Context) error {
 		return fmt.Errorf("posting the status message: %w", err)
 	}
 	w.bind(ctx, id)
-	if err := r.st.SaveChatPost(context.WithoutCancel(ctx), store.ChatPost{TaskID: w.v.taskID, Key: "status", Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}); err != nil {
+	if err := r.st.SaveChatPost(context.WithoutCancel(ctx), runner.ChatPost{TaskID: w.v.taskID, Key: "status", Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}); err != nil {
 		return err
 	}
 	if p, err := r.st.ChatPost(ctx, w.v.taskID, "status"); err == nil {
@@ -217,7 +216,7 @@ func (w *watcher) editStatus(ctx context.Context, wait bool) error {
 
 // post makes the separate messages some events deserve, once each: an
 // approval request, a question, a sub-agent's report, the final report.
-func (w *watcher) post(ctx context.Context, ev store.Event) {
+func (w *watcher) post(ctx context.Context, ev runner.Event) {
 	switch ev.Type {
 	case "approval_requested":
 		w.postApproval(ctx, ev)
@@ -232,7 +231,7 @@ func (w *watcher) post(ctx context.Context, ev store.Event) {
 		if err != nil {
 			return
 		}
-		if a, err := w.r.st.Approval(ctx, p.ApprovalID); err == nil {
+		if a, err := w.r.svc.Approval(ctx, p.ApprovalID); err == nil {
 			w.r.editDecided(ctx, w.t, post, a)
 		}
 	case "fleet_updated":
@@ -276,7 +275,7 @@ func (w *watcher) post(ctx context.Context, ev store.Event) {
 // the per-task cap nothing new is posted — the status message says how
 // much was held back — except the final report, which gets what room is
 // left (at least one message) and keeps its tail.
-func (w *watcher) once(ctx context.Context, ev store.Event, text string) {
+func (w *watcher) once(ctx context.Context, ev runner.Event, text string) {
 	r := w.r
 	key := "ev:" + strconv.FormatInt(ev.Seq, 10)
 	if _, err := r.st.ChatPost(ctx, w.v.taskID, key); err == nil {
@@ -310,7 +309,7 @@ func (w *watcher) once(ctx context.Context, ev store.Event, text string) {
 		if i > 0 {
 			partKey += "." + strconv.Itoa(i)
 		}
-		if err := r.st.SaveChatPost(context.WithoutCancel(ctx), store.ChatPost{TaskID: w.v.taskID, Key: partKey,
+		if err := r.st.SaveChatPost(context.WithoutCancel(ctx), runner.ChatPost{TaskID: w.v.taskID, Key: partKey,
 			Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}); err != nil {
 			// The post is out; unrecorded, a restart would post it again.
 			r.log.Warn("relay: recording a post failed", "task", w.v.taskID, "key", partKey, "err", err)
@@ -320,13 +319,13 @@ func (w *watcher) once(ctx context.Context, ev store.Event, text string) {
 
 // report renders a final_report event; compact leaves out the diff stat
 // and keeps less of the answer, for a thread that reached its post cap.
-func (w *watcher) report(ev store.Event, compact bool) string {
+func (w *watcher) report(ev runner.Event, compact bool) string {
 	var p struct {
-		State       store.State `json:"state"`
-		Summary     string      `json:"summary"`
-		FinalAnswer string      `json:"final_answer"`
-		DiffStat    string      `json:"diff_stat"`
-		Branch      string      `json:"branch"`
+		State       runner.State `json:"state"`
+		Summary     string       `json:"summary"`
+		FinalAnswer string       `json:"final_answer"`
+		DiffStat    string       `json:"diff_stat"`
+		Branch      string       `json:"branch"`
 		Tokens      struct{ Prompt, Completion int64 }
 		Cost        float64 `json:"cost"`
 		Unpriced    int     `json:"unpriced_tokens"`
@@ -356,7 +355,7 @@ func (w *watcher) report(ev store.Event, compact bool) string {
 	}
 	facts = append(facts, fmt.Sprintf("%d tokens", p.Tokens.Prompt+p.Tokens.Completion))
 	if p.Cost > 0 || p.Unpriced > 0 {
-		facts = append(facts, session.FormatCost(p.Cost, p.Unpriced)) // "unpriced", never $0
+		facts = append(facts, runner.FormatCost(p.Cost, p.Unpriced)) // "unpriced", never $0
 	}
 	facts = append(facts, (time.Duration(p.DurationMS) * time.Millisecond).Round(time.Second).String())
 	b.WriteString(f.Escape(strings.Join(facts, " · ")))

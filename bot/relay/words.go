@@ -3,7 +3,7 @@ package relay
 import (
 	"strings"
 
-	"reasonix/runner/store"
+	"reasonix/runner"
 )
 
 func cmpStr(a, b string) string {
@@ -23,34 +23,34 @@ func firstLine(s string, n int) string {
 }
 
 // stateWords says a task state the way a person would.
-func stateWords(s store.State) string {
+func stateWords(s runner.State) string {
 	switch s {
-	case store.StateQueued:
+	case runner.StateQueued:
 		return "queued"
-	case store.StateRunning:
+	case runner.StateRunning:
 		return "running"
-	case store.StateWaitingApproval:
+	case runner.StateWaitingApproval:
 		return "waiting for approval"
-	case store.StateSucceeded:
+	case runner.StateSucceeded:
 		return "done"
-	case store.StateBudgetExhausted:
+	case runner.StateBudgetExhausted:
 		return "out of budget"
 	}
 	return string(s)
 }
 
 // stateIcon is the status line's marker.
-func stateIcon(s store.State) string {
+func stateIcon(s runner.State) string {
 	switch s {
-	case store.StateQueued:
+	case runner.StateQueued:
 		return "⏳"
-	case store.StateRunning:
+	case runner.StateRunning:
 		return "▶"
-	case store.StateWaitingApproval:
+	case runner.StateWaitingApproval:
 		return "✋"
-	case store.StateSucceeded:
+	case runner.StateSucceeded:
 		return "✅"
-	case store.StateCancelled:
+	case runner.StateCancelled:
 		return "⏹"
 	}
 	return "⚠️"

@@ -97,8 +97,11 @@ func TestSocketModeLeavesAnUnrecordedEventUnacknowledged(t *testing.T) {
 	rec.fail = true
 	_, log := startSocketWith(t, fake, rec, Config{AckWithin: ackBound})
 	ev := fake.DM("U1", "D1", "lost?")
+	// Envelopes are taken one at a time, in order: once the next one is
+	// refused too, the first one's acknowledgement would have been sent.
 	eventually.True(t, 5*time.Second, func() bool { return log.logged("recording an event failed") }, "the refusal")
-	time.Sleep(100 * time.Millisecond)
+	fake.DM("U1", "D1", "and this?")
+	eventually.True(t, 5*time.Second, func() bool { return log.count("recording an event failed") >= 2 }, "the second refusal")
 	if _, acked := fake.Envelopes(ev.ID); acked != 0 {
 		t.Error("an event that was not recorded was acknowledged")
 	}
@@ -178,7 +181,8 @@ func TestHTTPModeAnswersARecordedEvent200BeforeHandling(t *testing.T) {
 	}
 	close(rec.open)
 	eventually.True(t, 5*time.Second, func() bool { return rec.times("Ev1") == 1 }, "the handling")
-	time.Sleep(100 * time.Millisecond)
+	// The retry was answered after Receive gave it nothing to run, so no
+	// second handling can be under way.
 	if n := rec.times("Ev1"); n != 1 {
 		t.Errorf("handled %d times, want 1", n)
 	}
@@ -194,7 +198,7 @@ func TestHTTPModeAnswersAnUnrecordedEvent503(t *testing.T) {
 		t.Fatalf("status %d, want 503", code)
 	}
 	close(rec.open)
-	time.Sleep(100 * time.Millisecond)
+	// Answered 503 after Receive failed: no handling was queued.
 	if rec.times("Ev1") != 0 {
 		t.Error("an event that was not recorded was handled")
 	}

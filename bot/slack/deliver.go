@@ -11,7 +11,7 @@ import (
 // it is recorded durably, before it is handled: Slack wants an answer
 // within 3 s whatever the relay's workers are doing, and never sends an
 // acknowledged event again, so what makes an acknowledged event handled
-// is the record, not this process. The relay is the receiver: it records
+// is the record, not this process. The relay is the bot.Receiver: it records
 // the delivery in the store (one INSERT, claimed by this node, the
 // inbound message stored with the claim) in the receive path, and hands
 // back the handling, which a worker runs afterwards. Should this node die
@@ -24,31 +24,13 @@ import (
 // acknowledged when handled, or at AckWithin even when its handling goes
 // on (withholding the answer would only show the user a false error).
 
-// receiver is a handler that records a delivery before it is
-// acknowledged (the relay is one). Receive returns the handling to run
-// once acknowledged (nil: nothing to do) or, when nothing was recorded,
-// an error.
-type receiver interface {
-	Receive(ctx context.Context, in bot.Inbound) (func(context.Context), error)
-}
-
-// receive records event in through h when h keeps receipts; a plain
-// handler keeps none, and its handling is returned as it is.
-func receive(ctx context.Context, h bot.Handler, in bot.Inbound) (func(context.Context), bool, error) {
-	if rc, ok := h.(receiver); ok {
-		run, err := rc.Receive(ctx, in)
-		return run, true, err
-	}
-	return func(ctx context.Context) { h.HandleMessage(ctx, in) }, false, nil
-}
-
 // accept records event in and queues its handling, without waiting for
 // room in a full queue when the delivery is recorded (the recovery pass
 // handles one left over), and reports whether it may be acknowledged:
 // once recorded, or, for a handler that keeps no receipts, once queued.
 func (t *Transport) accept(ctx context.Context, h bot.Handler, in bot.Inbound, deadline time.Time) bool {
 	rctx, cancel := context.WithDeadline(ctx, deadline)
-	run, recorded, err := receive(rctx, h, in)
+	run, recorded, err := bot.Receive(rctx, h, in)
 	cancel()
 	if err != nil {
 		t.log.Warn("slack: recording an event failed; leaving it unacknowledged for Slack to retry", "event", in.EventID, "err", err)

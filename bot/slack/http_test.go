@@ -17,6 +17,7 @@ import (
 
 	"reasonix/bot"
 	"reasonix/bot/bottest"
+	"reasonix/internal/eventually"
 )
 
 type recorder struct {
@@ -112,26 +113,15 @@ func TestHTTPModeVerifiesSignatures(t *testing.T) {
 	if code, _ := post("/slack/commands", cmd, sign("shh", time.Now(), cmd)); code != 200 {
 		t.Errorf("command: %d", code)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	eventually.True(t, 5*time.Second, func() bool {
 		rec.mu.Lock()
-		n, c := len(rec.in), len(rec.clicks)
-		rec.mu.Unlock()
-		if n == 2 && c == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("handled %d messages, %d clicks", n, c)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer rec.mu.Unlock()
+		return len(rec.in) == 2 && len(rec.clicks) == 1
+	}, "two messages and a click handled")
 	if rec.in[0].Text != "hi" || rec.in[1].Text != "status" || rec.clicks[0].User != "U2" {
 		t.Errorf("handled %+v %+v", rec.in, rec.clicks)
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for len(fake.Ephemerals()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, 5*time.Second, func() bool { return len(fake.Ephemerals()) > 0 }, "the click's answer")
 	if e := fake.Ephemerals(); len(e) != 1 || e[0].User != "U2" {
 		t.Errorf("click answer: %+v", e)
 	}

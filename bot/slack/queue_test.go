@@ -167,14 +167,19 @@ func TestFullQueueLeavesAnEventForSlackToRedeliver(t *testing.T) {
 	close(g.open)
 	eventually.True(t, 5*time.Second, func() bool { return g.times(third.ID) == 1 }, "a redelivery of the third to be handled")
 	eventually.True(t, 5*time.Second, func() bool { _, acked := fake.Envelopes(third.ID); return acked > 0 }, "its acknowledgement")
-	time.Sleep(700 * time.Millisecond) // any further redelivery would arrive by now
 	// Several envelopes may be acknowledged: a redelivery arriving while
 	// the third is handled waits for that handling and is acknowledged
-	// with it. What matters is that Slack stops sending it.
-	sent, _ := fake.Envelopes(third.ID)
-	time.Sleep(700 * time.Millisecond)
-	if again, _ := fake.Envelopes(third.ID); again != sent {
-		t.Errorf("Slack still redelivers the third event: %d envelopes, then %d", sent, again)
+	// with it. What matters is that Slack stops sending it: every
+	// redelivery it scheduled finds its envelope acknowledged, well before
+	// the retries run out.
+	eventually.True(t, 5*time.Second, func() bool { return fake.PendingRetries() == 0 }, "Slack's redeliveries to end")
+	if sent, _ := fake.Envelopes(third.ID); sent >= 6 {
+		t.Errorf("Slack redelivered the third event until its retries ran out: %d envelopes", sent)
+	}
+	for _, e := range []bottest.Event{busy, queued, third} {
+		if sent, acked := fake.Envelopes(e.ID); acked == 0 {
+			t.Errorf("event %s: none of %d envelopes acknowledged", e.ID, sent)
+		}
 	}
 	for _, e := range []bottest.Event{busy, queued, third} {
 		if n := g.times(e.ID); n != 1 {

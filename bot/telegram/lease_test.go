@@ -164,7 +164,11 @@ func TestTwoNodesPollOneTokenInTurn(t *testing.T) {
 		fake.Send(tgChat, tgUser, fmt.Sprintf("first %d", i), 0)
 	}
 	eventually.True(t, 10*time.Second, func() bool { return len(log.texts(t)) == 4 }, "the first updates")
-	time.Sleep(2500 * time.Millisecond) // a few poll rounds and lease renewals
+	// A few poll rounds, and so lease renewals: each long poll with
+	// nothing to fetch lasts its timeout (1 s), the lease is renewed every
+	// third of its ttl (2 s).
+	polled := len(fake.Polls())
+	eventually.True(t, 10*time.Second, func() bool { return len(fake.Polls()) >= polled+3 }, "more polls and lease renewals")
 	owner := holder()
 	if owner != "A" && owner != "B" {
 		t.Fatalf("poll lease holder %q", owner)

@@ -82,8 +82,10 @@ type Transport struct {
 	intake context.Context    // polling, webhook intake; ends when Stop begins
 	cancel context.CancelFunc // ends intake
 	h      atomic.Pointer[bot.Handler]
+	// workers holds a slot per handling running, at most Workers.
+	workers chan struct{}
 	// retry spaces the polls after a failed one, or after a batch with an
-	// update the handler left.
+	// update the handler could not record.
 	retry backoff.Policy
 	wg    sync.WaitGroup
 	// stopMu orders a webhook request's wg.Add before Stop's wg.Wait: a
@@ -126,7 +128,7 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.IntakeBudget == nil {
 		cfg.IntakeBudget = intakebudget.New(0)
 	}
-	return &Transport{cfg: cfg, log: cfg.Logger, ctx: context.Background(),
+	return &Transport{cfg: cfg, log: cfg.Logger, ctx: context.Background(), workers: make(chan struct{}, cfg.Workers),
 		retry: backoff.Policy{Base: time.Second, Cap: time.Minute}}, nil
 }
 
@@ -241,18 +243,19 @@ func (t *Transport) poll(ctx context.Context, h bot.Handler) {
 	}
 }
 
-// pollHeld fetches updates from the stored offset while held lasts,
-// handles a batch, and only then moves the offset, past the updates the
-// handler is done with: an update is acknowledged once handled, and the
-// relay's dedupe makes a redelivery harmless. An update the handler left
-// (the store or the service failed) stops the offset there, so the next
-// poll fetches it again with those after it (which the dedupe drops); the
-// poller backs off first, so an outage is not polled in a loop. A batch
-// fetched is handled to its end (under the handlers' context) even when
-// Stop begins or the lease is lost meanwhile; the next holder may fetch it
-// again if the offset had not moved yet, and the dedupe drops what was
-// handled. Nothing is skipped: the offset only ever moves past handled
-// updates.
+// pollHeld fetches updates from the stored offset while held lasts, has
+// the handler record a batch (see bot.Receiver), moves the offset past the
+// updates recorded — the next poll acknowledges them to Telegram — and
+// hands their handling to the workers. An update that could not be recorded (the store failed)
+// stops the offset there, so the next poll fetches it again with those
+// after it (which the receipts drop); the poller backs off first, so an
+// outage is not polled in a loop. A batch fetched is handled to its end
+// (under the handlers' context, Stop waiting for it) even when Stop
+// begins or the lease is lost meanwhile; the next holder may fetch it
+// again if the offset had not moved yet, and the receipts drop what was
+// recorded. Nothing is skipped: the offset only ever moves past recorded updates, and a
+// recorded one whose handling dies with this node is the relay's to
+// recover.
 func (t *Transport) pollHeld(held context.Context, h bot.Handler) {
 	ctx := t.ctx
 	failures := 0
@@ -279,17 +282,18 @@ func (t *Transport) pollHeld(held context.Context, h bot.Handler) {
 			failures++
 			continue
 		}
-		next, left := t.handleBatch(ctx, h, offset, raws)
+		next, left, runs := t.receiveBatch(ctx, h, offset, raws)
 		if next > offset && ctx.Err() == nil {
 			if err := t.cfg.Cursor.SetChatCursor(ctx, offsetKey, next); err != nil && ctx.Err() == nil {
 				t.log.Warn("telegram: saving the offset", "err", err)
 			}
 		}
+		t.dispatch(ctx, runs)
 		if left == 0 || ctx.Err() != nil {
 			failures = 0
 			continue
 		}
-		t.log.Warn("telegram: updates not handled (the store or the service failed); fetching them again", "updates", left, "from", next)
+		t.log.Warn("telegram: updates not recorded (the store failed); fetching them again", "updates", left, "from", next)
 		if backoff.Sleep(held, t.retry.Delay(failures, 0)) != nil {
 			return
 		}
@@ -297,30 +301,46 @@ func (t *Transport) pollHeld(held context.Context, h bot.Handler) {
 	}
 }
 
-// handleBatch handles the updates of one poll, up to Workers at a time,
-// and returns the offset past the longest run of them, from the first,
-// that the handler is done with, and how many it left. Unreadable and
-// ignored updates count as done: fetching them again would not help.
-func (t *Transport) handleBatch(ctx context.Context, h bot.Handler, offset int64, raws []json.RawMessage) (next int64, left int) {
+// receiveBatch has h record the messages of one poll, up to Workers at a
+// time, and returns the offset past the longest run of updates, from the
+// first, that are recorded (or need no record), how many were not, and
+// the handlings to run once the offset is saved. Unreadable and ignored
+// updates count as done: fetching them again would not help; a click
+// needs no record. A handler that keeps no receipts handles each message
+// here, before the offset moves past it.
+func (t *Transport) receiveBatch(ctx context.Context, h bot.Handler, offset int64, raws []json.RawMessage) (next int64, left int, runs []func(context.Context)) {
 	ids := make([]int64, len(raws))
 	done := make([]bool, len(raws))
+	all := make([]func(context.Context), len(raws))
 	sem := make(chan struct{}, t.cfg.Workers)
 	var batch sync.WaitGroup
 	for i, raw := range raws {
 		p, err := parseUpdate(raw, t.self)
 		ids[i] = p.UpdateID
-		if err != nil {
+		switch {
+		case err != nil:
 			if !errors.Is(err, errIgnored) {
 				t.log.Warn("telegram: unreadable update", "err", err)
 			}
 			done[i] = true
-			continue
+		case p.Click != nil:
+			done[i], all[i] = true, func(ctx context.Context) { t.click(ctx, h, p) }
+		default:
+			sem <- struct{}{}
+			batch.Go(func() {
+				defer func() { <-sem }()
+				run, recorded, err := bot.Receive(ctx, h, *p.In)
+				switch {
+				case err != nil:
+					t.log.Warn("telegram: recording an update failed; leaving it for Telegram to send again", "update", p.UpdateID, "err", err)
+					return
+				case !recorded:
+					run(ctx) // no receipt: the offset moves past it once handled
+					run = nil
+				}
+				done[i], all[i] = true, run
+			})
 		}
-		sem <- struct{}{}
-		batch.Go(func() {
-			defer func() { <-sem }()
-			done[i] = t.handle(ctx, h, p)
-		})
 	}
 	batch.Wait()
 	next = offset
@@ -334,29 +354,45 @@ func (t *Transport) handleBatch(ctx context.Context, h bot.Handler, offset int64
 		case left == 0:
 			next = max(next, id+1)
 		}
+		if all[i] != nil {
+			runs = append(runs, all[i])
+		}
 	}
-	return next, left
+	return next, left, runs
 }
 
-// handle hands p to h and reports whether h is done with it. A click is
-// always done: the store takes a decision once, and the clicker can click
-// again.
-func (t *Transport) handle(ctx context.Context, h bot.Handler, p parsed) bool {
-	switch {
-	case p.In != nil:
-		return bot.Deliver(ctx, h, *p.In)
-	case p.Click != nil:
-		answer := h.HandleClick(ctx, *p.Click)
-		params := tgbotapi.Params{"callback_query_id": p.CallbackID}
-		if answer != "" {
-			params["text"] = answer
-			params["show_alert"] = "true"
+// dispatch runs the handlings of a batch on the workers, waiting for one
+// to be free when all are busy, and does not wait for them to end: the
+// next poll, which acknowledges the batch to Telegram, goes out while
+// they run. Stop waits for them. Should the handlers' context end first
+// (Stop gave up), the rest are not started: they are recorded, and the
+// relay recovers them.
+func (t *Transport) dispatch(ctx context.Context, runs []func(context.Context)) {
+	for _, run := range runs {
+		select {
+		case t.workers <- struct{}{}:
+		case <-ctx.Done():
+			return
 		}
-		if _, err := t.call(ctx, "answerCallbackQuery", params); err != nil {
-			t.log.Warn("telegram: answering a click", "err", err)
-		}
+		t.wg.Go(func() {
+			defer func() { <-t.workers }()
+			run(ctx)
+		})
 	}
-	return true
+}
+
+// click hands a button press to h and answers it with h's answer, which
+// the clicker alone sees.
+func (t *Transport) click(ctx context.Context, h bot.Handler, p parsed) {
+	answer := h.HandleClick(ctx, *p.Click)
+	params := tgbotapi.Params{"callback_query_id": p.CallbackID}
+	if answer != "" {
+		params["text"] = answer
+		params["show_alert"] = "true"
+	}
+	if _, err := t.call(ctx, "answerCallbackQuery", params); err != nil {
+		t.log.Warn("telegram: answering a click", "err", err)
+	}
 }
 
 // getUpdates long-polls from offset; ctx cuts the poll (Stop, or the lease

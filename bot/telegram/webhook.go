@@ -1,10 +1,12 @@
 package telegram
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/http"
 	"time"
 
+	"reasonix/bot"
 	"reasonix/internal/intakebudget"
 )
 
@@ -31,8 +33,9 @@ func (t *Transport) admit() bool {
 }
 
 // Handler serves webhook updates; it answers 503 until Start, once Stop
-// has begun, and for an update the handler left. Telegram retries a
-// non-2xx answer, and the relay's dedupe makes that harmless.
+// has begun, and for an update the handler could not record (see
+// bot.Receiver). Telegram retries a non-2xx answer, and the receipts make
+// that harmless.
 func (t *Transport) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -49,7 +52,7 @@ func (t *Transport) Handler() http.Handler {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
-		defer t.wg.Done() // unless handed to the handling goroutine below
+		defer t.wg.Done() // the request's own; a handling goroutine adds its own
 		// A body that does not fit the intake budget is answered 429
 		// unread, and Telegram delivers the update again.
 		body, err := t.cfg.IntakeBudget.Read(r, maxUpdate, nil)
@@ -63,27 +66,56 @@ func (t *Transport) Handler() http.Handler {
 			w.WriteHeader(http.StatusOK) // ignored or unreadable: a retry would not help
 			return
 		}
-		done := make(chan bool, 1) // buffered: the goroutine never waits for a request that answered
-		t.wg.Add(1)                // the handling goroutine's own, added while the request's holds Stop
-		go func() {
-			defer t.wg.Done()
-			done <- t.handle(t.ctx, h, p)
-		}()
-		// Answer within Telegram's patience; handling goes on. An update
-		// the handler left (the store or the service failed) is answered
-		// 503, so Telegram delivers it again. One still being handled
-		// when the window ends is answered 200: it is normally taken by
-		// then (the task is stored; what is slow is a paced reply, seconds
-		// in a group), and a 503 for every slow one would have Telegram
-		// send each again and report the webhook failing.
-		select {
-		case ok := <-done:
-			if !ok {
-				http.Error(w, "not handled; try again", http.StatusServiceUnavailable)
-				return
-			}
-		case <-time.After(2500 * time.Millisecond):
+		if p.Click != nil {
+			t.within(func(ctx context.Context) { t.click(ctx, h, p) })
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		// Recorded, the update is answered 200 at once and handled after;
+		// not recorded (the store failed), it is answered 503, so Telegram
+		// delivers it again.
+		rctx, cancel := context.WithTimeout(r.Context(), answerWithin)
+		run, recorded, err := bot.Receive(rctx, h, *p.In)
+		cancel()
+		if err != nil {
+			t.log.Warn("telegram: recording an update failed; answering 503 for Telegram to send it again", "update", p.UpdateID, "err", err)
+			http.Error(w, "not recorded; try again", http.StatusServiceUnavailable)
+			return
+		}
+		if run != nil && recorded {
+			t.wg.Add(1) // the handling goroutine's own, added while the request's holds Stop
+			go func() {
+				defer t.wg.Done()
+				run(t.ctx)
+			}()
+		} else if run != nil {
+			t.within(run)
 		}
 		w.WriteHeader(http.StatusOK)
 	})
+}
+
+// answerWithin is how long a webhook request waits for a record or a
+// handling before it is answered: within Telegram's patience.
+const answerWithin = 2500 * time.Millisecond
+
+// within runs fn (a click's handling, or the handling of a handler that
+// keeps no receipts) under the handlers' context and waits for it up to
+// answerWithin; the handling goes on after. One still running then is
+// answered 200 all the same: a click is not worth a redelivery, and a 503
+// for every slow one would have Telegram report the webhook failing.
+func (t *Transport) within(fn func(context.Context)) {
+	done := make(chan struct{})
+	t.wg.Add(1) // the handling goroutine's own, added while the request's holds Stop
+	go func() {
+		defer t.wg.Done()
+		defer close(done)
+		fn(t.ctx)
+	}()
+	timer := time.NewTimer(answerWithin)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	}
 }

@@ -11,6 +11,12 @@ import (
 // its own role; a Slack or Telegram user authenticates through its
 // platform, and what it may do is granted here.
 
+// AtLeast reports whether r has min's rights: roles are ranked (see Rank)
+// and each has the rights of the ones below it; an unknown role has none.
+// It is the one comparison of roles: whoever asks "may this role …" asks
+// it here rather than comparing names or ranks.
+func (r Role) AtLeast(min Role) bool { return r.Rank() > 0 && r.Rank() >= min.Rank() }
+
 // PrincipalRole is a role granted to a chat identity.
 type PrincipalRole struct {
 	Principal string

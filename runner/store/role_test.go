@@ -49,3 +49,17 @@ func testRoles(t *testing.T, open storetest.Opener) {
 		t.Errorf("role after revoke: %v", err)
 	}
 }
+
+func TestRoleAtLeastIsTheRankOrder(t *testing.T) {
+	roles := []store.Role{store.RoleSubmit, store.RoleApprove, store.RoleAdmin}
+	for i, r := range roles {
+		for j, min := range roles {
+			if got := r.AtLeast(min); got != (i >= j) {
+				t.Errorf("%s.AtLeast(%s) = %v", r, min, got)
+			}
+		}
+		if store.Role("root").AtLeast(r) || store.Role("").AtLeast(r) {
+			t.Errorf("an unknown role has %s's rights", r)
+		}
+	}
+}

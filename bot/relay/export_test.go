@@ -1,0 +1,6 @@
+package relay
+
+// Passes counts the scans for live tasks and the recovery passes this
+// relay has completed: a test waits for more of them to know the relay
+// has looked again since, instead of sleeping.
+func (r *Relay) Passes() (scans, recoveries int64) { return r.scans.Load(), r.recoveries.Load() }
