@@ -94,6 +94,33 @@ func (q *eventQueue) flush() {
 	}
 }
 
+// take hands the events queued so far to a step write of the run
+// (run.writeStep), which writes them with the step, and holds the writer
+// off until taken reports how that went: the log stays in order.
+func (q *eventQueue) take() []store.EventInput {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.writing {
+		q.idle.Wait()
+	}
+	batch := q.pending
+	q.pending = nil
+	q.writing = true
+	return batch
+}
+
+// taken ends a take: the step write that took batch succeeded (ok), or
+// batch is written on its own now, still before anything queued later.
+func (q *eventQueue) taken(batch []store.EventInput, ok bool) {
+	if !ok {
+		q.s.write(context.Background(), q.taskID, batch...)
+	}
+	q.mu.Lock()
+	q.writing = false
+	q.idle.Broadcast()
+	q.mu.Unlock()
+}
+
 // close flushes the queue and stops its writer; later events are written
 // directly.
 func (q *eventQueue) close() {
@@ -144,6 +171,9 @@ func (q *eventQueue) loop() {
 		q.linger()
 		for {
 			q.mu.Lock()
+			for q.writing { // a step write took the events before these
+				q.idle.Wait()
+			}
 			n := min(len(q.pending), maxEventBatch)
 			batch := q.pending[:n:n]
 			q.pending = q.pending[n:]
@@ -156,10 +186,17 @@ func (q *eventQueue) loop() {
 			}
 			q.mu.Unlock()
 			q.s.write(context.Background(), q.taskID, batch...)
+			q.mu.Lock()
+			q.writing = false
+			q.idle.Broadcast()
+			q.mu.Unlock()
 		}
 	}
 	// close drained the channel: write what came after the last kick.
 	q.mu.Lock()
+	for q.writing {
+		q.idle.Wait()
+	}
 	batch := q.pending
 	q.pending, q.writing = nil, len(batch) > 0
 	q.mu.Unlock()

@@ -97,12 +97,20 @@ func (s *Service) encodeAll(id string, evs ...event) []store.EventInput {
 	return out
 }
 
+// eventWriteTimeout bounds one write of events.
+const eventWriteTimeout = 15 * time.Second
+
 // write appends events to a task's log, tells local subscribers, and logs
 // what could not be written.
 func (s *Service) write(ctx context.Context, taskID string, evs ...store.EventInput) {
 	if len(evs) == 0 {
 		return
 	}
+	// A store that hangs must not hold the run (or its end, which waits
+	// for the queue) forever: an event that cannot be written in time is
+	// lost, and logged, like one whose write failed.
+	ctx, cancel := context.WithTimeout(ctx, eventWriteTimeout)
+	defer cancel()
 	if _, err := s.st.AppendEvents(ctx, taskID, evs...); err != nil {
 		for _, e := range evs {
 			s.log.Error("runner: event lost", "task", taskID, "type", e.Type, "err", err)

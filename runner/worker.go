@@ -43,6 +43,10 @@ type run struct {
 	outcomes map[string]store.CallOutcome
 
 	events *eventQueue // the step events, written behind the run
+
+	stepMu sync.Mutex      // one step write at a time, in order (step.go)
+	held   []agent.Message // assistant messages waiting for their first call's journal start
+	stored int64           // messages in the stored conversation
 }
 
 func (r *run) poke() {
