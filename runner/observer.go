@@ -96,13 +96,13 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 	}
 }
 
-// emit queues a step event of the run (see eventQueue).
+// emit queues a step event of the run (see execute.EventQueue).
 func (r *run) emit(typ string, payload any) {
 	if r.events == nil {
 		r.s.emitLogged(context.Background(), r.task.ID, typ, payload)
 		return
 	}
-	r.events.add(typ, payload)
+	r.events.Add(typ, payload)
 }
 
 // redactMessage masks secrets in every text of m that is stored: the

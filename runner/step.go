@@ -36,11 +36,11 @@ func (r *run) writeStep(ctx context.Context, msgs []agent.Message, done []store.
 	all := append(r.held[:len(r.held):len(r.held)], msgs...)
 	var evs []store.EventInput
 	if r.events != nil {
-		evs = r.events.take()
+		evs = r.events.Take()
 	}
 	res, err := r.s.st.WriteStep(ctx, r.task.ID, store.Step{After: r.stored, Messages: all, Finish: done, Start: start, Events: evs})
 	if r.events != nil {
-		r.events.taken(evs, err == nil)
+		r.events.Taken(evs, err == nil)
 	}
 	if err != nil {
 		return res, err

@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"config":                      {},
 	"runner":                      {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner/..."},
 	"runner/...":                  {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner", "runner/..."},
+	"runner/internal/execute":     {"agent", "runner/store"}, // handed what it needs, never runner
 	"bot":                         {"runner", "policy", "agent", "agent/recipe", "config", "bot/..."},
 	"bot/...":                     {"runner", "runner/...", "policy", "agent", "agent/recipe", "config", "bot", "bot/..."},
 	"cmd/reasonix":                {"..."},

@@ -1,35 +1,51 @@
-package runner
+// Package execute holds pieces of one task's execution that need nothing
+// of the service but what they are handed: the run's event queue, for
+// now. The rest of a run (claim, session, journal, finish) is still in
+// package runner; it moves here as it loses its back-pointers to
+// runner.Service.
+package execute
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"reasonix/runner/store"
 )
 
-// eventQueue writes a run's step events (tool started and finished, usage,
+// Sink is what a queue writes through: the service's event log.
+type Sink interface {
+	// Write appends evs to the task's log, tells its subscribers, and
+	// logs (never returns) what could not be written.
+	Write(ctx context.Context, taskID string, evs ...store.EventInput)
+	// Encode marshals an event's payload, every known secret masked.
+	Encode(typ string, payload any) (json.RawMessage, error)
+}
+
+// EventQueue writes a run's step events (tool started and finished, usage,
 // plan, …) behind the run instead of in its way: the agent's next step does
 // not wait for a database round trip per event, and what piles up while one
 // write is in flight goes in the next one, as one statement. The transcript
 // and the tool journal, which a resumed run is rebuilt from, are still
 // written before the step goes on; these events only report it.
 //
-// A write waits eventLinger after the first event of a batch, so a step's
+// A write waits EventLinger after the first event of a batch, so a step's
 // events (its usage, the tool's start and finish) share one statement and
 // one commit instead of taking one each: on a busy database the commits,
-// not the rows, are the cost. flush and close do not wait.
+// not the rows, are the cost. Flush and Close do not wait.
 //
 // Order holds: one writer per run, in the order the events were queued, and
 // every other event of the task (a state change, an approval) is written
-// only after the queue is flushed (Service.emitLogged), so the log reads as
+// only after the queue is flushed (runner's Service.emitLogged), so the log reads as
 // the run happened. The run closes its queue before it ends; events still
 // queued when the process dies are lost, like an event whose write was
 // under way.
-type eventQueue struct {
-	s      *Service
+type EventQueue struct {
+	sink   Sink
+	log    *slog.Logger
+	now    func() time.Time
 	taskID string
 
 	mu      sync.Mutex
@@ -44,36 +60,38 @@ type eventQueue struct {
 	done  chan struct{}
 }
 
-// eventLinger is how long the writer gathers events before writing them:
+// EventLinger is how long the writer gathers events before writing them:
 // longer than one step's tool call takes, short enough that a chat thread
 // or a live stream does not notice.
-const eventLinger = 50 * time.Millisecond
+const EventLinger = 50 * time.Millisecond
 
-// maxEventBatch bounds one write; a busier queue takes several.
-const maxEventBatch = 64
+// MaxEventBatch bounds one write; a busier queue takes several.
+const MaxEventBatch = 64
 
-func newEventQueue(s *Service, taskID string) *eventQueue {
-	q := &eventQueue{s: s, taskID: taskID, kick: make(chan struct{}, 1), hurry: make(chan struct{}, 1), done: make(chan struct{})}
+// NewEventQueue starts the queue of task taskID's step events; Close
+// stops it.
+func NewEventQueue(sink Sink, log *slog.Logger, now func() time.Time, taskID string) *EventQueue {
+	q := &EventQueue{sink: sink, log: log, now: now, taskID: taskID, kick: make(chan struct{}, 1), hurry: make(chan struct{}, 1), done: make(chan struct{})}
 	q.idle = sync.NewCond(&q.mu)
 	go q.loop()
 	return q
 }
 
-// add queues an event; payload is marshalled to JSON and masked here, in
+// Add queues an event; payload is marshalled to JSON and masked here, in
 // the run's goroutine. After close it writes at once.
-func (q *eventQueue) add(typ string, payload any) {
-	raw, err := q.s.encodeEvent(typ, payload)
+func (q *EventQueue) Add(typ string, payload any) {
+	raw, err := q.sink.Encode(typ, payload)
 	if err != nil {
-		q.s.log.Error("runner: event lost", "task", q.taskID, "type", typ, "err", err)
+		q.log.Error("runner: event lost", "task", q.taskID, "type", typ, "err", err)
 		return
 	}
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
-		q.s.write(context.Background(), q.taskID, store.EventInput{Type: typ, Payload: raw})
+		q.sink.Write(context.Background(), q.taskID, store.EventInput{Type: typ, Payload: raw})
 		return
 	}
-	q.pending = append(q.pending, store.EventInput{Type: typ, Payload: raw, Time: q.s.now()})
+	q.pending = append(q.pending, store.EventInput{Type: typ, Payload: raw, Time: q.now()})
 	select { // under mu: close cannot close kick meanwhile
 	case q.kick <- struct{}{}:
 	default:
@@ -81,9 +99,9 @@ func (q *eventQueue) add(typ string, payload any) {
 	q.mu.Unlock()
 }
 
-// flush waits until every event queued so far is written (or lost, and
+// Flush waits until every event queued so far is written (or lost, and
 // logged).
-func (q *eventQueue) flush() {
+func (q *EventQueue) Flush() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.waiting++
@@ -94,10 +112,10 @@ func (q *eventQueue) flush() {
 	}
 }
 
-// take hands the events queued so far to a step write of the run
-// (run.writeStep), which writes them with the step, and holds the writer
-// off until taken reports how that went: the log stays in order.
-func (q *eventQueue) take() []store.EventInput {
+// Take hands the events queued so far to a step write of the run
+// (runner's run.writeStep), which writes them with the step, and holds the writer
+// off until Taken reports how that went: the log stays in order.
+func (q *EventQueue) Take() []store.EventInput {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.writing {
@@ -109,11 +127,11 @@ func (q *eventQueue) take() []store.EventInput {
 	return batch
 }
 
-// taken ends a take: the step write that took batch succeeded (ok), or
+// Taken ends a Take: the step write that took batch succeeded (ok), or
 // batch is written on its own now, still before anything queued later.
-func (q *eventQueue) taken(batch []store.EventInput, ok bool) {
+func (q *EventQueue) Taken(batch []store.EventInput, ok bool) {
 	if !ok {
-		q.s.write(context.Background(), q.taskID, batch...)
+		q.sink.Write(context.Background(), q.taskID, batch...)
 	}
 	q.mu.Lock()
 	q.writing = false
@@ -121,9 +139,9 @@ func (q *eventQueue) taken(batch []store.EventInput, ok bool) {
 	q.mu.Unlock()
 }
 
-// close flushes the queue and stops its writer; later events are written
+// Close flushes the queue and stops its writer; later events are written
 // directly.
-func (q *eventQueue) close() {
+func (q *EventQueue) Close() {
 	q.mu.Lock()
 	if !q.closed {
 		q.closed = true
@@ -135,18 +153,18 @@ func (q *eventQueue) close() {
 }
 
 // hasten ends the writer's current linger.
-func (q *eventQueue) hasten() {
+func (q *EventQueue) hasten() {
 	select {
 	case q.hurry <- struct{}{}:
 	default:
 	}
 }
 
-// linger waits eventLinger for more events, or not at all when a flush is
+// linger waits EventLinger for more events, or not at all when a flush is
 // waiting or the queue is closing. A hurry left over from a flush that
 // found nothing to wait for is dropped first; one sent after the check
 // below ends the wait.
-func (q *eventQueue) linger() {
+func (q *EventQueue) linger() {
 	select {
 	case <-q.hurry:
 	default:
@@ -157,7 +175,7 @@ func (q *eventQueue) linger() {
 	if urgent {
 		return
 	}
-	t := time.NewTimer(eventLinger)
+	t := time.NewTimer(EventLinger)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -165,7 +183,7 @@ func (q *eventQueue) linger() {
 	}
 }
 
-func (q *eventQueue) loop() {
+func (q *EventQueue) loop() {
 	defer close(q.done)
 	for range q.kick {
 		q.linger()
@@ -174,7 +192,7 @@ func (q *eventQueue) loop() {
 			for q.writing { // a step write took the events before these
 				q.idle.Wait()
 			}
-			n := min(len(q.pending), maxEventBatch)
+			n := min(len(q.pending), MaxEventBatch)
 			batch := q.pending[:n:n]
 			q.pending = q.pending[n:]
 			q.writing = n > 0
@@ -185,7 +203,7 @@ func (q *eventQueue) loop() {
 				break
 			}
 			q.mu.Unlock()
-			q.s.write(context.Background(), q.taskID, batch...)
+			q.sink.Write(context.Background(), q.taskID, batch...)
 			q.mu.Lock()
 			q.writing = false
 			q.idle.Broadcast()
@@ -200,22 +218,9 @@ func (q *eventQueue) loop() {
 	batch := q.pending
 	q.pending, q.writing = nil, len(batch) > 0
 	q.mu.Unlock()
-	q.s.write(context.Background(), q.taskID, batch...)
+	q.sink.Write(context.Background(), q.taskID, batch...)
 	q.mu.Lock()
 	q.writing = false
 	q.idle.Broadcast()
 	q.mu.Unlock()
-}
-
-// encodeEvent marshals an event's payload (nil becomes {}) with every known
-// secret masked.
-func (s *Service) encodeEvent(typ string, payload any) (json.RawMessage, error) {
-	if payload == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return nil, fmt.Errorf("runner: encode %s event: %w", typ, err)
-	}
-	return s.redact.Bytes(b), nil
 }
