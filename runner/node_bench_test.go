@@ -166,7 +166,8 @@ func BenchmarkIdleNode(b *testing.B) {
 // Postgres: 24 short tasks (4 bash steps and an answer, think 100 ms) and
 // 4 long ones (20 bash steps) on one node with 8 workers and the default
 // intervals. It reports the wall time a short task spent beyond its
-// model's think time, per step (the median), and, when the server has
+// model's think time per step (the median task), the same for one more
+// step of a long task (the difference of the medians), and, when the server has
 // pg_stat_statements loaded, the statements the server ran per short task
 // and per extra step of a long task (BEGIN and COMMIT count). The
 // statement counts read the whole server: run it on a database nothing
@@ -188,7 +189,7 @@ func BenchmarkStepCost(b *testing.B) {
 				c.PollInterval, c.ControlInterval, c.SweepInterval = 0, 0, 0
 			}})
 		ctx := context.Background()
-		burst := func(prompt string, n, steps int) ([]float64, float64) {
+		burst := func(prompt string, n, steps int) (float64, float64) {
 			resetStatements(b)
 			ids := make([]string, n)
 			for i := range n {
@@ -209,14 +210,18 @@ func BenchmarkStepCost(b *testing.B) {
 					b.Fatalf("task %s: %s %v", id, done.State, err)
 				}
 				run := done.FinishedAt.Sub(done.StartedAt) - time.Duration(steps+1)*think
-				extra = append(extra, float64(run.Microseconds())/1000/float64(steps+1))
+				extra = append(extra, float64(run.Microseconds())/1000)
 			}
-			return extra, float64(stmts) / float64(n)
+			slices.Sort(extra)
+			return extra[len(extra)/2], float64(stmts) / float64(n)
 		}
-		extra, perShort := burst("short", short, shortSteps)
-		_, perLong := burst("long", long, longSteps)
-		slices.Sort(extra)
-		b.ReportMetric(extra[len(extra)/2], "ms-extra/step")
+		extraShort, perShort := burst("short", short, shortSteps)
+		extraLong, perLong := burst("long", long, longSteps)
+		// What a task spends beyond its model's think time, per step: all
+		// of it for a short task (its workspace's preparation and commit
+		// included), and the step's own as the long task's difference.
+		b.ReportMetric(extraShort/(shortSteps+1), "ms-extra/step")
+		b.ReportMetric((extraLong-extraShort)/(longSteps-shortSteps), "ms/step")
 		if perShort > 0 {
 			b.ReportMetric(perShort, "stmts/task")
 			b.ReportMetric((perLong-perShort)/(longSteps-shortSteps), "stmts/step")
