@@ -80,12 +80,14 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 		r.cancel(errToolBudget)
 		return "", fmt.Errorf("the call was not run: the task's budget of %d tool calls is spent", limit)
 	}
-	// The start goes with the assistant message that asked for the call,
-	// if it is still held, and the events queued so far (step.go).
-	res, err := r.writeStep(ctx, nil, nil, &store.JournalCall{CallID: key, Tool: j.Name(), ArgsHash: argsHash(args), Args: string(args)})
-	if err != nil && ctx.Err() != nil {
-		return "", errors.New("not run: the run was stopped before this call")
+	if ctx.Err() != nil {
+		return "", errNotRun
 	}
+	// The start goes with the assistant message that asked for the call,
+	// if it is still held, and the events queued so far (step.go). It is
+	// not cancelled halfway: a write that might have committed would leave
+	// the run unsure what the conversation holds.
+	res, err := r.writeStep(context.WithoutCancel(ctx), nil, nil, &store.JournalCall{CallID: key, Tool: j.Name(), ArgsHash: argsHash(args), Args: string(args)})
 	if err != nil {
 		s.log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", err)
 		if errors.Is(err, store.ErrConversationMoved) {

@@ -76,6 +76,9 @@ func (r *run) flushHeld(ctx context.Context) {
 	}
 }
 
+// errNotRun is why a call was not run: the run was stopped first.
+var errNotRun = errors.New("not run: the run was stopped before this call")
+
 // errNotJournaled is why a call was not run: its journal entry could not
 // be written.
 var errNotJournaled = errors.New("the call was not run: it could not be recorded in the task's journal")
