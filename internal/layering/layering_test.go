@@ -27,8 +27,8 @@ var allowed = map[string][]string{
 	"goals/...":                   {"agent", "policy", "goals", "agent/recipe"},
 	"config":                      {},
 	"runner":                      {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner/..."},
-	"runner/...":                  {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner", "runner/..."},
 	"runner/internal/execute":     {"agent", "runner/store"}, // handed what it needs, never runner
+	"runner/...":                  {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner", "runner/..."},
 	"bot":                         {"runner", "policy", "agent", "agent/recipe", "config", "bot/..."},
 	"bot/...":                     {"runner", "runner/...", "policy", "agent", "agent/recipe", "config", "bot", "bot/..."},
 	"cmd/reasonix":                {"..."},
