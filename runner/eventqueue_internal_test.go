@@ -53,7 +53,7 @@ func TestEventQueueKeepsOrder(t *testing.T) {
 			}
 			want = append(want, name)
 		}
-		r.events.close()
+		r.events.Close()
 		s.removeRun(r)
 		r.emit("queued", map[string]string{"n": "after-close"}) // written directly
 		want = append(want, "after-close")
@@ -98,18 +98,18 @@ func TestEventQueueFlush(t *testing.T) {
 	eachStore(t, func(t *testing.T, open storetest.Opener) {
 		s, id := queueService(t, open)
 		q := newEventQueue(s, id)
-		defer q.close()
+		defer q.Close()
 		var wg sync.WaitGroup
 		for w := range 4 {
 			wg.Go(func() {
 				for i := range 50 {
-					q.add("noise", map[string]int{"w": w, "i": i})
+					q.Add("noise", map[string]int{"w": w, "i": i})
 				}
 			})
 		}
 		for i := range 20 {
-			q.add("mark", map[string]int{"i": i})
-			q.flush()
+			q.Add("mark", map[string]int{"i": i})
+			q.Flush()
 			evs, err := s.st.Events(context.Background(), id, 0, 1000)
 			if err != nil {
 				t.Fatal(err)

@@ -2,9 +2,12 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
+	"reasonix/runner/internal/execute"
 	"reasonix/runner/store"
 )
 
@@ -58,7 +61,7 @@ func (s *Service) emitLogged(ctx context.Context, taskID, typ string, payload an
 		return
 	}
 	if r := s.runFor(taskID); r != nil && r.events != nil {
-		r.events.flush()
+		r.events.Flush()
 	}
 	s.write(context.WithoutCancel(ctx), taskID, store.EventInput{Type: typ, Payload: raw})
 }
@@ -77,7 +80,7 @@ type event struct {
 // Tell subscribers with s.hub.notify once it is.
 func (s *Service) announce(id string, evs ...event) []store.EventInput {
 	if r := s.runFor(id); r != nil && r.events != nil {
-		r.events.flush()
+		r.events.Flush()
 	}
 	return s.encodeAll(id, evs...)
 }
@@ -97,12 +100,20 @@ func (s *Service) encodeAll(id string, evs ...event) []store.EventInput {
 	return out
 }
 
+// eventWriteTimeout bounds one write of events.
+const eventWriteTimeout = 15 * time.Second
+
 // write appends events to a task's log, tells local subscribers, and logs
 // what could not be written.
 func (s *Service) write(ctx context.Context, taskID string, evs ...store.EventInput) {
 	if len(evs) == 0 {
 		return
 	}
+	// A store that hangs must not hold the run (or its end, which waits
+	// for the queue) forever: an event that cannot be written in time is
+	// lost, and logged, like one whose write failed.
+	ctx, cancel := context.WithTimeout(ctx, eventWriteTimeout)
+	defer cancel()
 	if _, err := s.st.AppendEvents(ctx, taskID, evs...); err != nil {
 		for _, e := range evs {
 			s.log.Error("runner: event lost", "task", taskID, "type", e.Type, "err", err)
@@ -158,4 +169,33 @@ func (s *Service) Subscribe(ctx context.Context, id string, after int64) (<-chan
 		}
 	}()
 	return out, nil
+}
+
+// encodeEvent marshals an event's payload (nil becomes {}) with every known
+// secret masked.
+func (s *Service) encodeEvent(typ string, payload any) (json.RawMessage, error) {
+	if payload == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("runner: encode %s event: %w", typ, err)
+	}
+	return s.redact.Bytes(b), nil
+}
+
+// eventSink is the service's event log as a run's event queue writes it.
+type eventSink struct{ s *Service }
+
+func (k eventSink) Write(ctx context.Context, taskID string, evs ...store.EventInput) {
+	k.s.write(ctx, taskID, evs...)
+}
+
+func (k eventSink) Encode(typ string, payload any) (json.RawMessage, error) {
+	return k.s.encodeEvent(typ, payload)
+}
+
+// newEventQueue starts the step-event queue of a run of task taskID.
+func newEventQueue(s *Service, taskID string) *execute.EventQueue {
+	return execute.NewEventQueue(eventSink{s}, s.log, s.now, taskID)
 }

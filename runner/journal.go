@@ -80,14 +80,25 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 		r.cancel(errToolBudget)
 		return "", fmt.Errorf("the call was not run: the task's budget of %d tool calls is spent", limit)
 	}
-	err := s.st.JournalStart(ctx, r.task.ID, key, j.Name(), argsHash(args), string(args))
-	if err != nil && ctx.Err() != nil {
-		return "", errors.New("not run: the run was stopped before this call")
+	if ctx.Err() != nil {
+		return "", errNotRun
 	}
-	if err != nil && !(errors.Is(err, store.ErrAlreadyStarted) && j.ReadOnly()) {
-		// A read-only call may be re-run after a crash; a writer may not.
+	// The start goes with the assistant message that asked for the call,
+	// if it is still held, and the events queued so far (step.go). It is
+	// not cancelled halfway: a write that might have committed would leave
+	// the run unsure what the conversation holds.
+	res, err := r.writeStep(context.WithoutCancel(ctx), nil, nil, &store.JournalCall{CallID: key, Tool: j.Name(), ArgsHash: argsHash(args), Args: string(args)})
+	if err != nil {
 		s.log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", err)
-		return "", errors.New("the call was not run: it could not be recorded in the task's journal")
+		if errors.Is(err, store.ErrConversationMoved) {
+			r.cancel(errPersist)
+		}
+		return "", errNotJournaled
+	}
+	if !res.Started && !j.ReadOnly() {
+		// A read-only call may be re-run after a crash; a writer may not.
+		s.log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", store.ErrAlreadyStarted)
+		return "", errNotJournaled
 	}
 	// A process the call starts is journaled with it: after a crash the
 	// restarted service kills what is left of it (killOrphans) before
@@ -159,6 +170,7 @@ func (r *run) takeOutcome(m agent.Message) []store.CallOutcome {
 // settleOutcomes writes the outcomes no tool message took, when the
 // conversation stops: one whose message could not be saved, say.
 func (r *run) settleOutcomes(ctx context.Context) {
+	r.flushHeld(ctx)
 	r.mu.Lock()
 	left := r.outcomes
 	r.outcomes = nil
@@ -257,5 +269,7 @@ func (r *run) recoverJournal(ctx context.Context, history []agent.Message, tools
 	if _, err := r.s.st.AppendMessages(ctx, r.task.ID, synth...); err != nil {
 		return nil, err
 	}
-	return append(history, synth...), nil
+	history = append(history, synth...)
+	r.setStored(len(history))
+	return history, nil
 }

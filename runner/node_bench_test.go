@@ -161,3 +161,140 @@ func BenchmarkIdleNode(b *testing.B) {
 		b.ReportMetric(float64((backendCPU(b, app)-p0).Microseconds())/1000/10, "ms-pg-cpu/s")
 	}
 }
+
+// BenchmarkStepCost measures what one step of a task costs the service on
+// Postgres: 24 short tasks (4 bash steps and an answer, think 100 ms) and
+// 4 long ones (20 bash steps) on one node with 8 workers and the default
+// intervals. It reports the wall time a short task spent beyond its
+// model's think time per step (the median task), the same for one more
+// step of a long task (the difference of the medians), and, when the server has
+// pg_stat_statements loaded, the statements the server ran per short task
+// and per extra step of a long task (BEGIN and COMMIT count). The
+// statement counts read the whole server: run it on a database nothing
+// else uses.
+func BenchmarkStepCost(b *testing.B) {
+	const short, long, shortSteps, longSteps = 24, 4, 4, 20
+	think := 100 * time.Millisecond
+	for b.Loop() {
+		app := fmt.Sprintf("rxstep%d", time.Now().UnixNano())
+		st, err := store.Open(context.Background(), store.Config{Driver: store.DriverPostgres,
+			DSN: storetest.PostgresDSN(b) + "&application_name=" + app, Logger: storetest.Quiet()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(st.Close)
+		svc := runnertest.Start(b, runnertest.Options{Store: st, Settings: settings(8),
+			Provider: scriptByPrompt{"long": stepProvider{steps: longSteps, think: think}, "short": stepProvider{steps: shortSteps, think: think}},
+			Configure: func(c *runner.Config) {
+				c.PollInterval, c.ControlInterval, c.SweepInterval = 0, 0, 0
+			}})
+		ctx := context.Background()
+		burst := func(prompt string, n, steps int) (float64, float64) {
+			resetStatements(b)
+			ids := make([]string, n)
+			for i := range n {
+				task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: fmt.Sprint(prompt, " ", i), Posture: "auto"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = task.ID
+			}
+			// Wait through the store's own notifications rather than by
+			// reading the tasks, which would count as the service's.
+			waitFinished(b, svc, ids)
+			stmts := countStatements(b)
+			var extra []float64
+			for _, id := range ids {
+				done, err := svc.Task(ctx, id)
+				if err != nil || done.State != store.StateSucceeded {
+					b.Fatalf("task %s: %s %v", id, done.State, err)
+				}
+				run := done.FinishedAt.Sub(done.StartedAt) - time.Duration(steps+1)*think
+				extra = append(extra, float64(run.Microseconds())/1000)
+			}
+			slices.Sort(extra)
+			return extra[len(extra)/2], float64(stmts) / float64(n)
+		}
+		extraShort, perShort := burst("short", short, shortSteps)
+		extraLong, perLong := burst("long", long, longSteps)
+		// What a task spends beyond its model's think time, per step: all
+		// of it for a short task (its workspace's preparation and commit
+		// included), and the step's own as the long task's difference.
+		b.ReportMetric(extraShort/(shortSteps+1), "ms-extra/step")
+		b.ReportMetric((extraLong-extraShort)/(longSteps-shortSteps), "ms/step")
+		if perShort > 0 {
+			b.ReportMetric(perShort, "stmts/task")
+			b.ReportMetric((perLong-perShort)/(longSteps-shortSteps), "stmts/step")
+		}
+	}
+}
+
+// scriptByPrompt answers each task with the provider named by its
+// prompt's first word.
+type scriptByPrompt map[string]stepProvider
+
+func (scriptByPrompt) Name() string { return "by-prompt" }
+
+func (p scriptByPrompt) Stream(ctx context.Context, req agent.Request) (<-chan agent.Chunk, error) {
+	for _, m := range req.Messages {
+		if m.Role == agent.RoleUser {
+			word, _, _ := strings.Cut(m.Content, " ")
+			if sp, ok := p[word]; ok {
+				return sp.Stream(ctx, req)
+			}
+		}
+	}
+	return nil, fmt.Errorf("no script for this task")
+}
+
+// resetStatements clears pg_stat_statements, when the server has it.
+func resetStatements(b *testing.B) {
+	conn, err := pgx.Connect(context.Background(), storetest.PostgresDSN(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	_, _ = conn.Exec(context.Background(), "SELECT public.pg_stat_statements_reset()")
+}
+
+// countStatements is how many statements the server ran since
+// resetStatements, leaving out the counting's own and the event reads of
+// the benchmark's subscriptions (the service reads a task's log only for a
+// client); 0 without pg_stat_statements.
+func countStatements(b *testing.B) int64 {
+	conn, err := pgx.Connect(context.Background(), storetest.PostgresDSN(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int64
+	err = conn.QueryRow(context.Background(), `SELECT coalesce(sum(calls), 0)::bigint FROM public.pg_stat_statements
+		WHERE query NOT ILIKE '%pg_stat_statements%' AND query NOT ILIKE '%SCHEMA%'
+		AND query NOT ILIKE 'SELECT seq, type, payload, created_at FROM task_events%'`).Scan(&n)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// waitFinished waits until every task of ids has its final_report event,
+// watching each through Subscribe (which reads only on a change).
+func waitFinished(b *testing.B, svc *runner.Service, ids []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, id := range ids {
+		evs, err := svc.Subscribe(ctx, id, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for e := range evs {
+			if e.Type == "task_state" && (strings.Contains(string(e.Payload), string(store.StateSucceeded)) ||
+				strings.Contains(string(e.Payload), string(store.StateFailed))) {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			b.Fatalf("task %s did not finish", id)
+		}
+	}
+}

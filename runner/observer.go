@@ -27,27 +27,37 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 			return
 		case agent.EventMessage:
 			m := redactMessage(s.redact, *e.Message)
-			var done []store.CallOutcome
-			if m.Role == agent.RoleTool {
-				done = r.takeOutcome(m)
-			}
-			seq, missed, err := s.st.AppendMessagesFinishing(pctx, id, done, m)
-			if err != nil {
-				s.log.Error("runner: saving a message failed", "task", id, "err", err)
-				r.cancel(errPersist)
-				r.finishCalls(pctx, done...)
-				return
-			}
-			for _, key := range missed {
-				s.log.Error("runner: journal finish: no unfinished entry", "task", id, "call", key)
+			if m.Role == agent.RoleAssistant && len(m.ToolCalls) > 0 {
+				// Written with its first call's journal start (step.go).
+				seq := r.holdAssistant(m)
+				r.mu.Lock()
+				r.lastAsst = seq
+				r.mu.Unlock()
+			} else {
+				var done []store.CallOutcome
+				if m.Role == agent.RoleTool {
+					done = r.takeOutcome(m)
+				}
+				res, err := r.writeStep(pctx, []agent.Message{m}, done, nil)
+				if err != nil {
+					s.log.Error("runner: saving a message failed", "task", id, "err", err)
+					r.cancel(errPersist)
+					r.finishCalls(pctx, done...)
+					return
+				}
+				for _, key := range res.Missed {
+					s.log.Error("runner: journal finish: no unfinished entry", "task", id, "call", key)
+				}
+				if m.Role == agent.RoleAssistant {
+					r.mu.Lock()
+					r.lastAsst = res.Seq
+					r.mu.Unlock()
+				}
 			}
 			if e.Message.Role == agent.RoleUser {
 				r.sawUserMessage(e.Message.Content)
 			}
 			if e.Message.Role == agent.RoleAssistant {
-				r.mu.Lock()
-				r.lastAsst = seq
-				r.mu.Unlock()
 				if e.Message.Content != "" {
 					r.emit("message", map[string]any{"role": "assistant", "step": e.Step, "text": truncate(e.Message.Content, 8<<10)})
 				}
@@ -86,13 +96,13 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 	}
 }
 
-// emit queues a step event of the run (see eventQueue).
+// emit queues a step event of the run (see execute.EventQueue).
 func (r *run) emit(typ string, payload any) {
 	if r.events == nil {
 		r.s.emitLogged(context.Background(), r.task.ID, typ, payload)
 		return
 	}
-	r.events.add(typ, payload)
+	r.events.Add(typ, payload)
 }
 
 // redactMessage masks secrets in every text of m that is stored: the

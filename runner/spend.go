@@ -33,7 +33,7 @@ type usagePayload struct {
 // fields of the result are set.
 func (s *Service) spent(ctx context.Context, id string) (store.Result, error) {
 	if r := s.runFor(id); r != nil && r.events != nil {
-		r.events.flush() // its latest calls may still be queued
+		r.events.Flush() // its latest calls may still be queued
 	}
 	evs, err := s.st.EventsOfType(ctx, id, "usage")
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/runner/internal/execute"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
@@ -42,7 +43,11 @@ type run struct {
 	// waits for their tool message, to be written with it (journaledTool).
 	outcomes map[string]store.CallOutcome
 
-	events *eventQueue // the step events, written behind the run
+	events *execute.EventQueue // the step events, written behind the run
+
+	stepMu sync.Mutex      // one step write at a time, in order (step.go)
+	held   []agent.Message // assistant messages waiting for their first call's journal start
+	stored int64           // messages in the stored conversation
 }
 
 func (r *run) poke() {
@@ -149,7 +154,7 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		events: newEventQueue(s, task.ID)}
 	s.addRun(r)
 	defer s.removeRun(r)
-	defer r.events.close() // before removeRun: until then other events wait for the queue
+	defer r.events.Close() // before removeRun: until then other events wait for the queue
 	if s.stopping.Load() { // Stop ran between the claim and addRun: hand it over
 		cancel(errDrained)
 	}

@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"goals/...":                   {"agent", "policy", "goals", "agent/recipe"},
 	"config":                      {},
 	"runner":                      {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner/..."},
+	"runner/internal/execute":     {"agent", "runner/store"}, // handed what it needs, never runner
 	"runner/...":                  {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner", "runner/..."},
 	"runner/apitype":              {}, // the wire types: for programs outside the service too
 	"runner/client":               {"runner/apitype"},

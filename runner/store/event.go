@@ -22,7 +22,7 @@ type Event struct {
 // AppendEvent appends an event of type typ to task taskID's log and returns
 // it with its sequence number. payload must be valid JSON; nil stores "{}".
 // Concurrent appenders to the same task are serialized by the task's counter
-// row, so sequence numbers never collide or skip.
+// row (task_counters), so sequence numbers never collide or skip.
 func (s *Store) AppendEvent(ctx context.Context, taskID, typ string, payload json.RawMessage) (Event, error) {
 	evs, err := s.AppendEvents(ctx, taskID, EventInput{Type: typ, Payload: payload})
 	if err != nil {
@@ -53,8 +53,9 @@ func (s *Store) AppendEvents(ctx context.Context, taskID string, in ...EventInpu
 	}
 	if s.dialect == dialectPostgres {
 		values, vargs := eventValues(evs)
-		args := append([]any{int64(len(evs)), taskID, taskID, int64(len(evs))}, vargs...)
-		rs, err := s.db.query(ctx, `WITH c AS (UPDATE tasks SET event_seq = event_seq + ? WHERE id = ? RETURNING event_seq AS n)
+		n := int64(len(evs))
+		args := append(append(counterArgs(taskID, n), taskID, n), vargs...)
+		rs, err := s.db.query(ctx, `WITH c AS (`+counterSQL+`)
 			INSERT INTO task_events (task_id, seq, type, payload, created_at)
 			SELECT ?, c.n - ? + v.i, v.t, v.p, v.at FROM c, `+values+`
 			RETURNING seq`, args...)
@@ -132,7 +133,7 @@ func appendEventsTx(ctx context.Context, tx txn, evs []Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	end, err := bumpCounter(ctx, tx, evs[0].TaskID, "event_seq", int64(len(evs)))
+	end, err := bumpEvents(ctx, tx, evs[0].TaskID, int64(len(evs)))
 	if err != nil {
 		return err
 	}
@@ -152,37 +153,30 @@ func insertEvents(ctx context.Context, q querier, evs []Event, end int64) error 
 	return nil
 }
 
-// appendCounted bumps the task's counter column col by one and inserts a
-// row numbered by it in one statement (Postgres): the UPDATE in a CTE
-// named c yields the new value as n, which insert (an INSERT ... SELECT
-// ... FROM c RETURNING seq) uses. One statement is one round trip and an
-// implicit transaction, where BEGIN, UPDATE, INSERT and COMMIT were four;
-// events and messages are written several times per step. The row lock
-// the UPDATE takes orders concurrent appenders as before. args are
-// insert's; the task id is prepended for the UPDATE. An unknown task is
-// ErrNotFound.
-func (s *Store) appendCounted(ctx context.Context, col, insert, taskID string, args ...any) (int64, error) {
-	var seq int64
-	err := s.db.queryRow(ctx, "WITH c AS (UPDATE tasks SET "+col+" = "+col+" + 1 WHERE id = ? RETURNING "+col+" AS n) "+insert,
-		append([]any{taskID}, args...)...).Scan(&seq)
-	if isNoRows(err) {
-		return 0, fmt.Errorf("store: task %s: %w", taskID, ErrNotFound)
-	}
-	return seq, err
-}
+// counterSQL moves a task's event counter by n and returns its new value
+// as n: an upsert into task_counters whose first row for the task starts
+// from the counter the tasks row kept (set when the task was created, or
+// before migration 18). The counter row's lock orders concurrent
+// appenders, as the tasks row's did, without rewriting that wide row.
+// Its args are counterArgs'; a task that does not exist moves nothing
+// and returns no row.
+const counterSQL = `INSERT INTO task_counters (task_id, event_seq)
+	SELECT id, event_seq + ? FROM tasks WHERE id = ?
+	ON CONFLICT (task_id) DO UPDATE SET event_seq = task_counters.event_seq + ?
+	RETURNING event_seq AS n`
 
-// bumpCounter adds n to one of the task's counter columns and returns the new
-// value. The UPDATE takes the task row's write lock (Postgres) or the
-// database write lock (SQLite) until the transaction ends, which is what
-// serializes concurrent appenders.
-func bumpCounter(ctx context.Context, tx txn, taskID, col string, n int64) (int64, error) {
+func counterArgs(taskID string, n int64) []any { return []any{n, taskID, n} }
+
+// bumpEvents adds n to the task's event counter (counterSQL) and returns
+// the new value.
+func bumpEvents(ctx context.Context, q querier, taskID string, n int64) (int64, error) {
 	var v int64
-	err := tx.queryRow(ctx, "UPDATE tasks SET "+col+" = "+col+" + ? WHERE id = ? RETURNING "+col, n, taskID).Scan(&v)
+	err := q.queryRow(ctx, counterSQL, counterArgs(taskID, n)...).Scan(&v)
 	if isNoRows(err) {
 		return 0, fmt.Errorf("store: task %s: %w", taskID, ErrNotFound)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("store: bump %s: %w", col, err)
+		return 0, fmt.Errorf("store: bump the event counter: %w", err)
 	}
 	return v, nil
 }

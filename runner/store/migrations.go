@@ -371,4 +371,16 @@ CREATE INDEX scratch_requests_node ON scratch_requests (node) WHERE answered_at 
 	{version: 17, sql: `
 ALTER TABLE approvals ADD COLUMN instructors TEXT NOT NULL DEFAULT '[]';
 `},
+	// 18: a task's event counter moves off its wide tasks row, which was
+	// rewritten for every batch of events only to move the counter. The
+	// row here is made by the task's first append after this migration,
+	// seeded from tasks.event_seq (which then stays as it is). Messages
+	// need no counter any more: their numbers are read from the
+	// conversation itself (the largest seq) in the statement that appends.
+	{version: 18, sql: `
+CREATE TABLE task_counters (
+	task_id   TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	event_seq BIGINT NOT NULL
+);
+`},
 }

@@ -33,78 +33,8 @@ type CallOutcome struct {
 // unfinished entry, which change nothing; the messages are appended
 // regardless.
 func (s *Store) AppendMessagesFinishing(ctx context.Context, taskID string, done []CallOutcome, msgs ...agent.Message) (int64, []string, error) {
-	bodies := make([]string, len(msgs))
-	for i, m := range msgs {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return 0, nil, fmt.Errorf("store: encode message: %w", err)
-		}
-		bodies[i] = string(b)
-	}
-	var last int64
-	var missed []string
-	now := micros(s.now())
-	if len(msgs) == 1 && len(done) <= 1 && s.dialect == dialectPostgres { // the common case: one statement
-		seq, found, err := s.appendMessageFinishing(ctx, taskID, done, bodies[0], now)
-		if err != nil {
-			return 0, nil, fmt.Errorf("store: append message: %w", err)
-		}
-		if !found {
-			missed = []string{done[0].CallID}
-		}
-		return seq, missed, nil
-	}
-	err := s.inTx(ctx, func(tx txn) error {
-		missed = nil // a retried transaction starts over
-		for _, o := range done {
-			n, err := tx.exec(ctx, journalFinishSQL, now, o.Result, boolInt(o.IsError), taskID, o.CallID)
-			if err != nil {
-				return fmt.Errorf("store: journal finish %s/%s: %w", taskID, o.CallID, err)
-			}
-			if n == 0 {
-				missed = append(missed, o.CallID)
-			}
-		}
-		end, err := bumpCounter(ctx, tx, taskID, "message_seq", int64(len(msgs)))
-		if err != nil {
-			return err
-		}
-		last = end
-		for i, b := range bodies {
-			seq := end - int64(len(bodies)) + int64(i) + 1
-			if _, err := tx.exec(ctx, "INSERT INTO task_messages (task_id, seq, body, created_at) VALUES (?, ?, ?, ?)",
-				taskID, seq, b, now); err != nil {
-				return fmt.Errorf("store: append message: %w", err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return last, missed, nil
-}
-
-// appendMessageFinishing appends one message, and finishes at most one
-// journal entry, in one statement (see appendCounted): the journal's
-// UPDATE is a CTE of its own, which Postgres runs whether or not the rest
-// reads it, and the count of its rows says whether it found the entry.
-func (s *Store) appendMessageFinishing(ctx context.Context, taskID string, done []CallOutcome, body string, now int64) (int64, bool, error) {
-	insert := "INSERT INTO task_messages (task_id, seq, body, created_at) SELECT ?, n, ?, ? FROM c RETURNING seq"
-	if len(done) == 0 {
-		seq, err := s.appendCounted(ctx, "message_seq", insert, taskID, taskID, body, now)
-		return seq, true, err
-	}
-	o := done[0]
-	var seq, found int64
-	err := s.db.queryRow(ctx, "WITH j AS ("+journalFinishSQL+" RETURNING 1), "+
-		"c AS (UPDATE tasks SET message_seq = message_seq + 1 WHERE id = ? RETURNING message_seq AS n) "+
-		insert+", (SELECT count(*) FROM j)",
-		now, o.Result, boolInt(o.IsError), taskID, o.CallID, taskID, taskID, body, now).Scan(&seq, &found)
-	if isNoRows(err) {
-		return 0, false, fmt.Errorf("store: task %s: %w", taskID, ErrNotFound)
-	}
-	return seq, found == 1, err
+	res, err := s.WriteStep(ctx, taskID, Step{After: -1, Messages: msgs, Finish: done})
+	return res.Seq, res.Missed, err
 }
 
 // Messages returns the task's persisted conversation in order; nil for a

@@ -378,7 +378,7 @@ func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []S
 	if err != nil {
 		return Task{}, err
 	}
-	args := []any{string(to), now, running, running, now, finished, result, lease, int64(len(evs)), id}
+	args := []any{string(to), now, running, running, now, finished, result, lease, id}
 	for _, f := range from {
 		args = append(args, string(f))
 	}
@@ -387,8 +387,7 @@ func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []S
 			started_at = CASE WHEN ? = 1 THEN COALESCE(started_at, ?) ELSE started_at END,
 			finished_at = COALESCE(?, finished_at),
 			result = COALESCE(?, result),
-			lease_owner = COALESCE(?, lease_owner),
-			event_seq = event_seq + ?
+			lease_owner = COALESCE(?, lease_owner)
 		WHERE id = ? AND state IN (?` + strings.Repeat(", ?", len(from)-1) + `)
 		RETURNING ` + taskCols
 	var t Task
@@ -396,16 +395,21 @@ func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []S
 	case len(evs) == 0:
 		t, err = scanTask(q.queryRow(ctx, upd, args...))
 	case s.dialect == dialectPostgres:
-		// One statement, as without events: the events are numbered from
-		// the counter the UPDATE moved.
+		// One statement, as without events: the counter moves (counterSQL,
+		// reading the task through u so that a refused change moves
+		// nothing) and the events are numbered from it.
+		n := int64(len(evs))
 		values, vargs := eventValues(evs)
-		args = append(append(args, int64(len(evs))), vargs...)
-		t, err = scanTask(q.queryRow(ctx, `WITH u AS (`+upd+`, event_seq AS n),
+		args = append(append(args, n, n, n), vargs...)
+		t, err = scanTask(q.queryRow(ctx, `WITH u AS (`+upd+`, event_seq),
+			c AS (INSERT INTO task_counters (task_id, event_seq) SELECT u.id, u.event_seq + ? FROM u
+				ON CONFLICT (task_id) DO UPDATE SET event_seq = task_counters.event_seq + ?
+				RETURNING event_seq AS n),
 			e AS (INSERT INTO task_events (task_id, seq, type, payload, created_at)
-				SELECT u.id, u.n - ? + v.i, v.t, v.p, v.at FROM u, `+values+`)
+				SELECT u.id, c.n - ? + v.i, v.t, v.p, v.at FROM u, c, `+values+`)
 			SELECT `+taskCols+` FROM u`, args...))
 	default:
-		t, err = s.setStateWithEvents(ctx, q, upd+", event_seq", args, evs)
+		t, err = s.setStateWithEvents(ctx, q, upd, args, evs)
 	}
 	if err == nil {
 		return t, nil
@@ -420,15 +424,18 @@ func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []S
 	return Task{}, &StateError{TaskID: id, Current: cur.State}
 }
 
-// setStateWithEvents runs upd, a state change returning the task and its
-// moved event counter, and inserts evs numbered by it, in q's transaction
-// or a new one.
+// setStateWithEvents runs upd, a state change returning the task, moves
+// its event counter and inserts evs numbered by it, in q's transaction or
+// a new one.
 func (s *Store) setStateWithEvents(ctx context.Context, q querier, upd string, args []any, evs []Event) (Task, error) {
 	var t Task
 	apply := func(tx querier) error {
-		var end int64
 		var err error
-		if t, err = scanTask(withColumn{tx.queryRow(ctx, upd, args...), &end}); err != nil {
+		if t, err = scanTask(tx.queryRow(ctx, upd, args...)); err != nil {
+			return err
+		}
+		end, err := bumpEvents(ctx, tx, t.ID, int64(len(evs)))
+		if err != nil {
 			return err
 		}
 		return insertEvents(ctx, tx, evs, end)
@@ -441,14 +448,6 @@ func (s *Store) setStateWithEvents(ctx context.Context, q querier, upd string, a
 	}
 	return t, err // t is read after apply set it
 }
-
-// withColumn scans one more column after those its caller asks for.
-type withColumn struct {
-	r   row
-	end *int64
-}
-
-func (w withColumn) Scan(dest ...any) error { return w.r.Scan(append(dest, w.end)...) }
 
 // TaskFilter selects tasks for ListTasks. Zero fields do not filter.
 type TaskFilter struct {

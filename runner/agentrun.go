@@ -61,6 +61,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
+	r.setStored(len(history))
 	history, err = r.recoverJournal(ctx, history, tools)
 	if err != nil {
 		return outcome{}, err
