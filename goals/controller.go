@@ -3,13 +3,12 @@ package goals
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
 
 	"reasonix/agent"
+	"reasonix/internal/ids"
 	"reasonix/policy"
 )
 
@@ -109,11 +108,7 @@ func New(cfg Config) (*Controller, error) {
 	return &Controller{cfg: cfg}, nil
 }
 
-func randomID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "g-" + hex.EncodeToString(b[:])
-}
+func randomID() string { return "g-" + ids.Hex(6) }
 
 // Result is the end of one Run or Resume.
 type Result struct {

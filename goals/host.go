@@ -3,8 +3,6 @@ package goals
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/internal/ids"
 )
 
 // HostConfig assembles a Host.
@@ -220,11 +219,7 @@ func (h *Host) emit(e agent.Event) {
 	}
 }
 
-func newRef() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "sa-" + hex.EncodeToString(b[:])
-}
+func newRef() string { return "sa-" + ids.Hex(6) }
 
 // RunFleet runs a preflighted graph to its end and returns every node's
 // final status. Adopted refs are checked before anything starts. The error

@@ -1,11 +1,10 @@
 package runner
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
+	"reasonix/internal/ids"
 	"reasonix/runner/store"
 )
 
@@ -113,8 +112,4 @@ func stateWords(s store.State) string {
 
 // newRef returns a short reference id that a person can quote and that the
 // log line with the internal detail carries.
-func newRef() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func newRef() string { return ids.Hex(4) }

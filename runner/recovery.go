@@ -2,14 +2,13 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"reasonix/internal/ids"
 	"reasonix/runner/store"
 )
 
@@ -31,9 +30,7 @@ func NodeID(dataDir string) (string, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return "", fmt.Errorf("runner: node id: %w", err)
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	id := "node-" + hex.EncodeToString(b[:])
+	id := "node-" + ids.Hex(8)
 	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("runner: write node id: %w", err)
 	}

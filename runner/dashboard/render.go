@@ -2,9 +2,7 @@ package dashboard
 
 import (
 	"bytes"
-	"crypto/rand"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
@@ -13,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"reasonix/internal/ids"
 	"reasonix/runner"
 )
 
@@ -121,9 +120,7 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, s *session, err
 // logRef logs err under a fresh reference and returns the sentence a person
 // sees instead of the detail.
 func (d *Dashboard) logRef(r *http.Request, err error) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	ref := hex.EncodeToString(b[:])
+	ref := ids.Hex(4)
 	d.log.Error("dashboard: request failed", slog.String("ref", ref), slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.Any("err", err))
 	return "Something went wrong on the server; quote reference " + ref + " when reporting it."

@@ -2,9 +2,7 @@ package dashboard
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/url"
@@ -12,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"reasonix/internal/ids"
 	"reasonix/runner"
 	"reasonix/runner/store"
 )
@@ -118,9 +117,7 @@ func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) renderLogin(w http.ResponseWriter, r *http.Request, status int, problem string) {
-	var b [32]byte
-	_, _ = rand.Read(b[:])
-	v := hex.EncodeToString(b[:])
+	v := ids.Hex(32)
 	d.setCookie(w, r, loginCookie, v, time.Now().Add(time.Hour))
 	d.render(w, r, status, "login", nil, map[string]any{"LoginCSRF": v, "Problem": problem,
 		"Next": nextPage(r.FormValue("next"))})

@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"reasonix/internal/ids"
 	"reasonix/runner"
 	"reasonix/runner/apitype"
 )
@@ -55,9 +54,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, status, code, re.Message)
 		return
 	}
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	ref := hex.EncodeToString(b[:])
+	ref := ids.Hex(4)
 	a.log.Error("httpapi: request failed", slog.String("ref", ref), slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.Any("err", err))
 	writeJSON(w, http.StatusInternalServerError, apitype.Error{Code: apitype.CodeInternal,

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"reasonix/internal/ids"
 )
 
 // ApprovalState is where an approval request is.
@@ -164,7 +166,7 @@ func (s *Store) CreateApproval(ctx context.Context, na NewApproval) (Approval, e
 		a, err = scanApproval(tx.queryRow(ctx, `INSERT INTO approvals (id, task_id, tool, subject, call_hash,
 				preview, requester, approvers, state, created_at, expires_at, scopes, instructors)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+approvalCols,
-			newID("a_", now), na.TaskID, na.Tool, na.Subject, na.CallHash, na.Preview, na.Requester,
+			ids.Sortable("a_", now), na.TaskID, na.Tool, na.Subject, na.CallHash, na.Preview, na.Requester,
 			string(aj), string(ApprovalPending), micros(now), micros(na.ExpiresAt), string(sj), string(ij)))
 		if err != nil {
 			return fmt.Errorf("store: insert approval: %w", err)
@@ -179,7 +181,7 @@ func (s *Store) CreateApproval(ctx context.Context, na NewApproval) (Approval, e
 
 func (s *Store) audit(ctx context.Context, tx txn, a Approval, action, actor, detail string, now time.Time) error {
 	if _, err := tx.exec(ctx, `INSERT INTO approval_audit (id, approval_id, task_id, action, actor, detail, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, newID("au_", now), a.ID, a.TaskID, action, actor, detail, micros(now)); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, ids.Sortable("au_", now), a.ID, a.TaskID, action, actor, detail, micros(now)); err != nil {
 		return fmt.Errorf("store: write approval audit: %w", err)
 	}
 	return nil

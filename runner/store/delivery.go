@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"reasonix/internal/ids"
 )
 
 // DeliveryOutcome is what became of one webhook delivery.
@@ -80,7 +82,7 @@ func (s *Store) RecordDelivery(ctx context.Context, d Delivery) (Delivery, error
 		return Delivery{}, invalid("a delivery needs a webhook and an outcome")
 	}
 	now := s.now()
-	d.ID, d.CreatedAt = newID("d_", now), fromMicros(micros(now))
+	d.ID, d.CreatedAt = ids.Sortable("d_", now), fromMicros(micros(now))
 	d.DeliveryID, d.Event = clip(d.DeliveryID, maxDeliveryID), clip(d.Event, maxDeliveryID)
 	d.Reason = clip(d.Reason, maxReason)
 	err := s.inTx(ctx, func(tx txn) error {

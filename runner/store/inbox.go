@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"reasonix/internal/ids"
 )
 
 // InboxMessage is a message from a person to a task (a chat reply, an API
@@ -46,7 +48,7 @@ func (s *Store) postMessage(ctx context.Context, taskID, requester, text, key st
 		return InboxMessage{}, false, invalid("message text is empty")
 	}
 	now := s.now()
-	m := InboxMessage{ID: newID("m_", now), TaskID: taskID, Requester: requester, Text: text, CreatedAt: fromMicros(micros(now))}
+	m := InboxMessage{ID: ids.Sortable("m_", now), TaskID: taskID, Requester: requester, Text: text, CreatedAt: fromMicros(micros(now))}
 	var dedupe any // NULL: no key, never a conflict
 	if key != "" {
 		dedupe = key

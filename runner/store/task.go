@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/internal/ids"
 	"reasonix/policy"
 )
 
@@ -254,7 +255,7 @@ func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKeys
 	// for each other instead of deadlocking.
 	slices.Sort(keys)
 	now := s.now()
-	id := newID("t_", now)
+	id := ids.Sortable("t_", now)
 	for i, k := range keys {
 		// ON CONFLICT DO NOTHING rather than catching a unique violation:
 		// on Postgres a concurrent duplicate waits for the first

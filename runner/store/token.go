@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"database/sql"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"reasonix/internal/ids"
 	"reasonix/policy"
 )
 
@@ -106,9 +106,7 @@ var tokenName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 // NewSecret returns a fresh random token secret: SecretPrefix and 32 random
 // bytes in hex.
 func NewSecret() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return SecretPrefix + hex.EncodeToString(b[:])
+	return SecretPrefix + ids.Hex(32)
 }
 
 // hashSecret is the stored form of a secret. A plain SHA-256 suffices: the
@@ -154,7 +152,7 @@ func (s *Store) CreateToken(ctx context.Context, nt NewToken) (Token, string, er
 		return Token{}, "", invalid("max posture: %v", err)
 	}
 	secret, now := NewSecret(), s.now()
-	t := Token{ID: newID("tok_", now), Name: nt.Name, Role: nt.Role, MaxPosture: nt.MaxPosture, CreatedAt: fromMicros(micros(now))}
+	t := Token{ID: ids.Sortable("tok_", now), Name: nt.Name, Role: nt.Role, MaxPosture: nt.MaxPosture, CreatedAt: fromMicros(micros(now))}
 	err := s.inTx(ctx, func(tx txn) error {
 		var n int
 		if err := tx.queryRow(ctx, "SELECT COUNT(*) FROM tokens WHERE name = ?", t.Name).Scan(&n); err != nil {
@@ -211,7 +209,7 @@ func (s *Store) RegisterBootstrapToken(ctx context.Context, name, secret string)
 			return fmt.Errorf("store: register bootstrap token: %w", err)
 		}
 		if n == 0 {
-			if err := insertToken(ctx, tx, Token{ID: newID("tok_", now), Name: name, Role: RoleAdmin,
+			if err := insertToken(ctx, tx, Token{ID: ids.Sortable("tok_", now), Name: name, Role: RoleAdmin,
 				MaxPosture: policy.PostureYolo, CreatedAt: now}, hash); err != nil {
 				return err
 			}

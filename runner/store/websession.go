@@ -2,10 +2,10 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"time"
+
+	"reasonix/internal/ids"
 )
 
 // WebSession is a signed-in dashboard session: the token whose principal
@@ -23,12 +23,6 @@ type WebSession struct {
 // recognisable.
 const LoginCodePrefix = "rxl_"
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b)
-}
-
 // CreateLoginCode returns a single-use code that signs in as the valid
 // token called tokenName until ttl has passed. Only the code's hash is
 // kept. An unknown or revoked token is ErrNotFound.
@@ -43,7 +37,7 @@ func (s *Store) CreateLoginCode(ctx context.Context, tokenName string, ttl time.
 	if t.Revoked() {
 		return "", fmt.Errorf("store: token %s is revoked: %w", tokenName, ErrNotFound)
 	}
-	code, now := LoginCodePrefix+randomHex(32), s.now()
+	code, now := LoginCodePrefix+ids.Hex(32), s.now()
 	if _, err := s.db.exec(ctx, "INSERT INTO login_codes (code_hash, token_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
 		hashSecret(code), t.ID, micros(now), micros(now.Add(ttl))); err != nil {
 		return "", fmt.Errorf("store: create login code: %w", err)
@@ -96,8 +90,8 @@ func (s *Store) CreateWebSession(ctx context.Context, t Token, ttl time.Duration
 	if ttl <= 0 {
 		return "", WebSession{}, invalid("a session needs a positive lifetime")
 	}
-	secret, now := randomHex(32), s.now()
-	ws := WebSession{Token: t, CSRF: randomHex(32), CreatedAt: fromMicros(micros(now)), ExpiresAt: fromMicros(micros(now.Add(ttl)))}
+	secret, now := ids.Hex(32), s.now()
+	ws := WebSession{Token: t, CSRF: ids.Hex(32), CreatedAt: fromMicros(micros(now)), ExpiresAt: fromMicros(micros(now.Add(ttl)))}
 	if _, err := s.db.exec(ctx, "INSERT INTO web_sessions (secret_hash, token_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
 		hashSecret(secret), t.ID, ws.CSRF, micros(ws.CreatedAt), micros(ws.ExpiresAt)); err != nil {
 		return "", WebSession{}, fmt.Errorf("store: create web session: %w", err)

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/config"
+	"reasonix/internal/ids"
 	"reasonix/internal/intakebudget"
 	"reasonix/runner"
 	"reasonix/runner/store"
@@ -295,8 +295,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func newRef() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func newRef() string { return ids.Hex(4) }

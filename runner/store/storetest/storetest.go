@@ -5,8 +5,6 @@ package storetest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/url"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"reasonix/internal/ids"
 	"reasonix/internal/testenv"
 	"reasonix/runner/store"
 )
@@ -95,9 +94,7 @@ func PostgresDSN(t testing.TB) string {
 		testenv.Missing(t, testenv.Postgres, err)
 	}
 	defer conn.Close(context.Background())
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "test_" + hex.EncodeToString(b[:])
+	schema := "test_" + ids.Hex(6)
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatalf("storetest: create schema: %v", err)
 	}
