@@ -149,15 +149,9 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pol, err := policy.New(policy.Config{
-		Mode:             cfg.Settings.Permissions.Mode,
-		Allow:            cfg.Settings.Permissions.Allow,
-		Ask:              cfg.Settings.Permissions.Ask,
-		Deny:             cfg.Settings.Permissions.Deny,
-		AllowDynamicBash: cfg.Settings.Permissions.AllowDynamicBash,
-	})
+	pol, err := session.NewPolicy(cfg.Settings)
 	if err != nil {
-		return nil, fmt.Errorf("runner: [permissions]: %w", err)
+		return nil, fmt.Errorf("runner: %w", err)
 	}
 	s := &Service{
 		cfg: cfg, st: cfg.Store, set: cfg.Settings, pol: pol, log: cfg.Logger, now: cfg.Now,
