@@ -33,7 +33,7 @@ import (
 // else it runs — but it is gone before the next command, and before
 // anyone outside the sandbox runs git, unless the process is killed in
 // between. Why not bubblewrap for every command on a checkout: it costs
-// 11–18 ms more per command than Landlock's thread (docs/SPEC.md §3.1),
+// 11–18 ms more per command than Landlock's thread (docs/SPEC.md §7.1),
 // while a guard check costs about 0.2 ms (BenchmarkGitGuardCheck: only
 // files whose change time moved are read again).
 //

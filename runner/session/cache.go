@@ -34,7 +34,7 @@ var toolCaches = [][2]string{
 // next task of every other principal. Each principal writes only its
 // own; another's stays read-only like the rest of the disk. The cost is
 // one cold cache per principal and the disk each one takes (docs/SPEC.md
-// §3.1 quotes the measurement).
+// §7.1 quotes the measurement).
 func cacheDir(set *config.Config, scope string) string {
 	dir := set.DataDir()
 	if dir == "" {
