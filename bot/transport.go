@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// Transport is one chat platform. The relay calls Start once, then Post,
-// Edit and Ephemeral from several goroutines at once; implementations must
-// be safe for that.
+// Transport is one chat platform. The relay calls Start once, then Post
+// and Edit from several goroutines at once; implementations must be safe
+// for that.
 type Transport interface {
 	// Name is the transport's notify name: "slack", "telegram".
 	Name() string

@@ -1,7 +1,11 @@
 // Package store is the runner's durable state: tasks and their intake dedupe
-// keys, the per-task event log, the write-ahead tool journal, the persisted
-// transcript and goal state, approvals with their audit trail, and the River
-// job queue that hands tasks to workers.
+// keys, the per-task event log and counters, the write-ahead tool journal
+// (each step's messages, journal entries and events written together), the
+// persisted transcript and goal state, approvals with their audit trail and
+// standing grants, schedules, API tokens, roles and dashboard sessions, the
+// nodes of a cluster with their hand-overs and scratch moves, the chat
+// relay's receipts, posts and leases (behind the relay's own interface),
+// spend, and the River job queue that hands tasks to workers.
 //
 // One Store runs on either an embedded SQLite file (one machine) or a shared
 // Postgres database (several nodes). Both use the same schema and the same
