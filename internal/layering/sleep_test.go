@@ -64,7 +64,6 @@ var sleepAllowed = []struct{ file, fn, reason string }{
 	{"cmd/reasonix/rolling_e2e_test.go", "TestRollingRestartLosesNothing", "sleeps replaces"},
 	{"deploy/e2e/e2e_test.go", "waitReady", "sleeps replaces"},
 	{"deploy/e2e/image_test.go", "TestImageStartsServingWithinASecond", "sleeps replaces"},
-	{"internal/eventually/eventually_test.go", "TestTrueReturnsOnceTheConditionHolds", "sleeps replaces"},
 	{"internal/procgroup/bound_linux_test.go", "waitGone", "sleeps replaces"},
 	{"internal/procgroup/bound_linux_test.go", "TestStartBoundOutlivesOtherThreads", "sleeps replaces"},
 	{"internal/procgroup/bound_linux_test.go", "TestKillIdentifiedSparesAnotherGroup", "sleeps replaces"},
