@@ -62,7 +62,6 @@ var sleepAllowed = []struct{ file, fn, reason string }{
 	{"cmd/reasonix/rolling_e2e_test.go", "TestRollingRestartLosesNothing", "sleeps replaces"},
 	{"deploy/e2e/e2e_test.go", "waitReady", "sleeps replaces"},
 	{"deploy/e2e/image_test.go", "TestImageStartsServingWithinASecond", "sleeps replaces"},
-	{"runner/store/notify_test.go", "TestPostgresQueueNeedsNoPoll", "sleeps replaces"},
 }
 
 // sleepSite is one time.Sleep found in a test file.
