@@ -60,8 +60,6 @@ var sleepAllowed = []struct{ file, fn, reason string }{
 	{"cmd/reasonix/chat_e2e_test.go", "TestServeSlackMentionApprovalReport", "sleeps replaces"},
 	{"cmd/reasonix/orphan_e2e_test.go", "TestServeSIGKILLLeavesNoLateWrite", "sleeps replaces"},
 	{"cmd/reasonix/rolling_e2e_test.go", "TestRollingRestartLosesNothing", "sleeps replaces"},
-	{"deploy/e2e/e2e_test.go", "waitReady", "sleeps replaces"},
-	{"deploy/e2e/image_test.go", "TestImageStartsServingWithinASecond", "sleeps replaces"},
 }
 
 // sleepSite is one time.Sleep found in a test file.
