@@ -58,7 +58,6 @@ var sleepAllowed = []struct{ file, fn, reason string }{
 
 	// Outside bot/: helper sleeps replaces these (issue 24, item 6).
 	{"cmd/reasonix/chat_e2e_test.go", "TestServeSlackMentionApprovalReport", "sleeps replaces"},
-	{"cmd/reasonix/rolling_e2e_test.go", "TestRollingRestartLosesNothing", "sleeps replaces"},
 }
 
 // sleepSite is one time.Sleep found in a test file.
