@@ -57,7 +57,6 @@ var sleepAllowed = []struct{ file, fn, reason string }{
 	{"bot/telegram/webhook_test.go", "TestWebhookRegistersItself", "botdoor removes"},
 
 	// Outside bot/: helper sleeps replaces these (issue 24, item 6).
-	{"cmd/reasonix/chat_e2e_test.go", "TestServeSlackMentionApprovalReport", "sleeps replaces"},
 }
 
 // sleepSite is one time.Sleep found in a test file.
