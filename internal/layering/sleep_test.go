@@ -55,8 +55,6 @@ var sleepAllowed = []struct{ file, fn, reason string }{
 	{"bot/telegram/lease_test.go", "TestTwoNodesPollOneTokenInTurn", "botdoor removes"},
 	{"bot/telegram/poll_test.go", "TestALeftUpdateIsFetchedAgainUntilDone", "botdoor removes"},
 	{"bot/telegram/webhook_test.go", "TestWebhookRegistersItself", "botdoor removes"},
-
-	// Outside bot/: helper sleeps replaces these (issue 24, item 6).
 }
 
 // sleepSite is one time.Sleep found in a test file.
