@@ -121,8 +121,9 @@ func TestServeSlackMentionApprovalReport(t *testing.T) {
 	// Slack mode records a delivery, then acknowledges it: once the
 	// redelivery is acknowledged the relay has looked it up among the
 	// recorded ones, and had it taken it for new, its handling would be
-	// queued by then. A help command sent after it is queued after it, so
-	// its answer is the sign that the redelivery's turn has come and gone.
+	// queued by then. A help command sent after it is queued after it, and
+	// the workers take the queue in order: once help is answered, a
+	// duplicate's handling has started, and submitting its task comes first.
 	s.waitFor(func() bool { _, n := fake.Envelopes(mention.ID); return n == acked+1 }, "the redelivery to be acknowledged")
 	help := fake.Mention("UALICE", "C0DEV", "", "help")
 	s.waitFor(func() bool { return len(fake.Thread("C0DEV", help.TS)) > 0 }, "the answer to help")
