@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"reasonix/agent"
@@ -230,59 +231,65 @@ func TestRunRefusalBlocksAndSaysWhoRefused(t *testing.T) {
 	}
 }
 
+// TestRunReadersInParallelWritersAlone runs in a synctest bubble, so the
+// writers' sleep moves a fake clock: had the two writers run at once, both
+// would be inside it before the clock moved, and the overlap is seen every
+// time rather than when the scheduler happens to interleave them.
 func TestRunReadersInParallelWritersAlone(t *testing.T) {
-	// Two readers each wait for the other to start: they only finish when run concurrently.
-	var arrived sync.WaitGroup
-	arrived.Add(2)
-	both := make(chan struct{})
-	go func() { arrived.Wait(); close(both) }()
-	reader := func(name string) *fakeTool {
-		return &fakeTool{name: name, readOnly: true, fn: func(ctx context.Context, _ json.RawMessage) (string, error) {
-			arrived.Done()
-			select {
-			case <-both:
-				return name, nil
-			case <-time.After(10 * time.Second):
-				return "", errors.New("the other reader never started")
-			}
-		}}
-	}
-	var active, maxActive atomic.Int32
-	writer := func(name string) *fakeTool {
-		return &fakeTool{name: name, fn: func(context.Context, json.RawMessage) (string, error) {
-			n := active.Add(1)
-			defer active.Add(-1)
-			if n > maxActive.Load() {
-				maxActive.Store(n)
-			}
-			time.Sleep(5 * time.Millisecond)
-			return name, nil
-		}}
-	}
-	p := &script{replies: []func(agent.Request) []agent.Chunk{
-		callTools(
-			agent.ToolCall{ID: "1", Name: "r1", Arguments: `{}`},
-			agent.ToolCall{ID: "2", Name: "r2", Arguments: `{}`},
-			agent.ToolCall{ID: "3", Name: "w1", Arguments: `{}`},
-			agent.ToolCall{ID: "4", Name: "w2", Arguments: `{}`},
-		),
-		say("ok"),
-	}}
-	a := newAgent(t, agent.Config{Provider: p, Gate: allowAll,
-		Tools: registry(t, reader("r1"), reader("r2"), writer("w1"), writer("w2"))})
-	res := a.Run(context.Background(), "go")
-	if res.Outcome != agent.OutcomeSucceeded {
-		t.Fatalf("result = %+v", res)
-	}
-	msgs := p.requests[1].Messages
-	for i, want := range []string{"r1", "r2", "w1", "w2"} {
-		if m := msgs[len(msgs)-4+i]; m.Content != want || m.ToolCallID != fmt.Sprint(i+1) {
-			t.Errorf("result %d = %+v, want %q in call order", i, m, want)
+	synctest.Test(t, func(t *testing.T) {
+		// Two readers each wait for the other to start: they only finish when run concurrently.
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		both := make(chan struct{})
+		go func() { arrived.Wait(); close(both) }()
+		reader := func(name string) *fakeTool {
+			return &fakeTool{name: name, readOnly: true, fn: func(ctx context.Context, _ json.RawMessage) (string, error) {
+				arrived.Done()
+				select {
+				case <-both:
+					return name, nil
+				case <-time.After(10 * time.Second):
+					return "", errors.New("the other reader never started")
+				}
+			}}
 		}
-	}
-	if maxActive.Load() != 1 {
-		t.Errorf("writers overlapped: %d at once", maxActive.Load())
-	}
+		var active, maxActive atomic.Int32
+		writer := func(name string) *fakeTool {
+			return &fakeTool{name: name, fn: func(context.Context, json.RawMessage) (string, error) {
+				n := active.Add(1)
+				defer active.Add(-1)
+				if n > maxActive.Load() {
+					maxActive.Store(n)
+				}
+				time.Sleep(5 * time.Millisecond)
+				return name, nil
+			}}
+		}
+		p := &script{replies: []func(agent.Request) []agent.Chunk{
+			callTools(
+				agent.ToolCall{ID: "1", Name: "r1", Arguments: `{}`},
+				agent.ToolCall{ID: "2", Name: "r2", Arguments: `{}`},
+				agent.ToolCall{ID: "3", Name: "w1", Arguments: `{}`},
+				agent.ToolCall{ID: "4", Name: "w2", Arguments: `{}`},
+			),
+			say("ok"),
+		}}
+		a := newAgent(t, agent.Config{Provider: p, Gate: allowAll,
+			Tools: registry(t, reader("r1"), reader("r2"), writer("w1"), writer("w2"))})
+		res := a.Run(context.Background(), "go")
+		if res.Outcome != agent.OutcomeSucceeded {
+			t.Fatalf("result = %+v", res)
+		}
+		msgs := p.requests[1].Messages
+		for i, want := range []string{"r1", "r2", "w1", "w2"} {
+			if m := msgs[len(msgs)-4+i]; m.Content != want || m.ToolCallID != fmt.Sprint(i+1) {
+				t.Errorf("result %d = %+v, want %q in call order", i, m, want)
+			}
+		}
+		if maxActive.Load() != 1 {
+			t.Errorf("writers overlapped: %d at once", maxActive.Load())
+		}
+	})
 }
 
 func TestRunStepLimit(t *testing.T) {

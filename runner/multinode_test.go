@@ -109,7 +109,10 @@ func TestLeaderSweepsAlone(t *testing.T) {
 		}})
 	}
 	a, b := start("A"), start("B")
-	// Wait until one of them leads, then watch a while: only that one sweeps.
+	// Wait until one of them leads, then watch it sweep 25 more times (half
+	// a second at runnertest's interval): only that one sweeps. Counting the
+	// leader's sweeps, not the clock, gives the follower the same number of
+	// intervals to sweep in however slow the machine.
 	var leader, other *runner.Service
 	eventually.NoError(t, 20*time.Second, func() error {
 		switch {
@@ -123,9 +126,9 @@ func TestLeaderSweepsAlone(t *testing.T) {
 		return nil
 	})
 	l0 := leader.Sweeps()
-	time.Sleep(500 * time.Millisecond)
-	if other.Sweeps() != 0 || leader.Sweeps() <= l0 {
-		t.Fatalf("after 0.5s: leader %d sweeps (from %d), follower %d", leader.Sweeps(), l0, other.Sweeps())
+	eventually.True(t, 20*time.Second, func() bool { return leader.Sweeps() >= l0+25 }, "the leader did not sweep 25 times after its sweep %d", l0)
+	if n := other.Sweeps(); n != 0 {
+		t.Fatalf("the follower swept %d times while the leader swept from %d to %d", n, l0, leader.Sweeps())
 	}
 	nodes, err := a.Nodes(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/internal/eventually"
 	"reasonix/internal/procgroup"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
@@ -78,13 +79,7 @@ func TestRecoveryKillsOrphanedProcessGroups(t *testing.T) {
 
 	svc := runnertest.Start(t, runnertest.Options{Store: st, Configure: func(c *runner.Config) { c.Node = "crashed-node" }})
 	runnertest.WaitState(t, svc, mineTask, 0, store.StateInterrupted)
-	deadline := time.Now().Add(5 * time.Second)
-	for !processGone(mine) {
-		if time.Now().After(deadline) {
-			t.Fatal("the orphaned group of this node's crashed call still runs")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, 5*time.Second, func() bool { return processGone(mine) }, "the orphaned group of this node's crashed call still runs")
 	if processGone(theirs) {
 		t.Error("the group recorded by another node was killed")
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,14 +77,18 @@ func TestAnswerPastMaxOutputBytes(t *testing.T) {
 
 // hugeServer streams up to total bytes of text deltas (or, with comments,
 // of keep-alive comments that carry no text at all) and counts what it
-// managed to write before the client hung up.
-func hugeServer(t testing.TB, total int64, comments bool) (*httptest.Server, *atomic.Int64) {
+// managed to write before the client hung up. The channel is closed when the
+// first answer's handler has returned: it wrote all, or a write failed.
+func hugeServer(t testing.TB, total int64, comments bool) (*httptest.Server, *atomic.Int64, <-chan struct{}) {
 	var written atomic.Int64
+	ended := make(chan struct{})
+	var once sync.Once
 	piece := fmt.Sprintf(`data: {"choices":[{"index":0,"delta":{"content":%q}}]}`+"\n\n", strings.Repeat("x", 8<<10))
 	if comments {
 		piece = ": " + strings.Repeat("k", 8<<10) + "\n"
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer once.Do(func() { close(ended) })
 		w.Header().Set("Content-Type", "text/event-stream")
 		for written.Load() < total {
 			n, err := w.Write([]byte(piece))
@@ -95,7 +100,7 @@ func hugeServer(t testing.TB, total int64, comments bool) (*httptest.Server, *at
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}))
 	t.Cleanup(srv.Close)
-	return srv, &written
+	return srv, &written, ended
 }
 
 // TestHundredMegabyteAnswerStopsEarly: a server that streams 100 MB gets
@@ -107,7 +112,7 @@ func TestHundredMegabyteAnswerStopsEarly(t *testing.T) {
 	const total = 100 << 20
 	for name, comments := range map[string]bool{"text": false, "comments": true} {
 		t.Run(name, func(t *testing.T) {
-			srv, written := hugeServer(t, total, comments)
+			srv, written, ended := hugeServer(t, total, comments)
 			cfg := agent.ProviderConfig{BaseURL: srv.URL}
 			if comments {
 				cfg.MaxStreamBytes = 4 << 20
@@ -119,15 +124,13 @@ func TestHundredMegabyteAnswerStopsEarly(t *testing.T) {
 				t.Errorf("%d bytes of text passed on, more than the bound %d", len(got.Text), httpstream.DefaultMaxOutputBytes)
 			}
 			// The server notices the closed connection once the socket
-			// buffers are full: a few megabytes past the bound at most.
-			deadline := time.Now().Add(5 * time.Second)
-			for last := int64(-1); ; {
-				time.Sleep(50 * time.Millisecond)
-				n := written.Load()
-				if n == last || time.Now().After(deadline) {
-					break
-				}
-				last = n
+			// buffers are full: a few megabytes past the bound at most. Had
+			// the client kept reading, the handler would end after writing
+			// all of it.
+			select {
+			case <-ended:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the server still writes after %d bytes: the client neither reads on nor hangs up", written.Load())
 			}
 			if n := written.Load(); n >= total/4 {
 				t.Errorf("the server wrote %d bytes: the client kept reading past the bound (%v)", n, pe)
@@ -141,7 +144,7 @@ func TestHundredMegabyteAnswerStopsEarly(t *testing.T) {
 // server streams a 100 MB answer and the consumer keeps the text, as the
 // harness does. Run: go test ./agent/openai/ -run X -bench HundredMegabyte
 func BenchmarkHundredMegabyteAnswer(b *testing.B) {
-	srv, _ := hugeServer(b, 100<<20, false)
+	srv, _, _ := hugeServer(b, 100<<20, false)
 	p, _ := newTestProvider(b, agent.ProviderConfig{BaseURL: srv.URL})
 	var peak uint64
 	for b.Loop() {

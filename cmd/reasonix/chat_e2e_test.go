@@ -116,14 +116,25 @@ func TestServeSlackMentionApprovalReport(t *testing.T) {
 	<-s.done
 	posted := len(fake.Messages())
 	s = e.serve(t, slackEnv...)
+	_, acked := fake.Envelopes(mention.ID)
 	fake.Redeliver(mention, 2)
-	time.Sleep(1500 * time.Millisecond) // nothing should happen; give it the chance
+	// Slack mode records a delivery, then acknowledges it: once the
+	// redelivery is acknowledged the relay has looked it up among the
+	// recorded ones, and had it taken it for new, its handling would be
+	// queued by then. A help command sent after it is queued after it, and
+	// the workers take the queue in order: once help is answered, a
+	// duplicate's handling has started, and submitting its task comes first.
+	s.waitFor(func() bool { _, n := fake.Envelopes(mention.ID); return n == acked+1 }, "the redelivery to be acknowledged")
+	help := fake.Mention("UALICE", "C0DEV", "", "help")
+	s.waitFor(func() bool { return len(fake.Thread("C0DEV", help.TS)) > 0 }, "the answer to help")
 	s.call("GET", "/api/v1/tasks", nil, &list)
 	if len(list.Tasks) != 1 {
 		t.Errorf("after a redelivery across a restart: %d tasks", len(list.Tasks))
 	}
-	if n := len(fake.Messages()); n != posted {
-		t.Errorf("the restart re-posted: %d messages, was %d", n, posted)
+	for _, m := range fake.Messages()[posted:] {
+		if m.ThreadTS != help.TS {
+			t.Errorf("the restart re-posted: %+v", m)
+		}
 	}
 	if n := fake.Violations(); n != 0 {
 		t.Errorf("%d Slack rate limit violations", n)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reasonix/agent/agenttest"
+	"reasonix/internal/eventually"
 )
 
 // TestServeSIGKILLLeavesNoLateWrite: a tool command that is still running
@@ -34,18 +35,30 @@ func TestServeSIGKILLLeavesNoLateWrite(t *testing.T) {
 	s := e.serve(t)
 	id := s.submit("write late", map[string]any{"workspace": "app", "posture": "auto"})
 	s.waitFor(func() bool { return strings.Contains(s.events(id), "sleep 6") }, "the command to start")
-	time.Sleep(300 * time.Millisecond) // let bash start the background subshell
-	killed := time.Now()
+	// Both sleeps run (the background subshell has started), or the kill
+	// would prove nothing about it.
+	s.waitFor(func() bool {
+		n := 0
+		for _, p := range processesIn(e.home) {
+			if strings.Contains(p, ":sleep:") {
+				n++
+			}
+		}
+		return n == 2
+	}, "sleep 6 and sleep 2 to run")
 	s.cmd.Process.Kill()
 	<-s.done
 
 	s2 := e.serve(t)
 	s2.waitState(id, "interrupted")
-	// Past both late writes: had anything survived, f and g would exist now.
-	time.Sleep(time.Until(killed.Add(7 * time.Second)))
-	if left := processesIn(e.home); len(left) > 0 {
-		t.Errorf("processes of the dead service still run: %v", left)
-	}
+	// Once no process of the dead service is left, nothing writes any more:
+	// one that survived would have written f or g before it ended.
+	eventually.NoError(t, 30*time.Second, func() error {
+		if left := processesIn(e.home); len(left) > 0 {
+			return fmt.Errorf("processes of the dead service still run: %v", left)
+		}
+		return nil
+	})
 	if code := s2.call("POST", "/api/v1/tasks/"+id+"/resume", nil, nil); code/100 != 2 {
 		t.Fatalf("resume: %d", code)
 	}

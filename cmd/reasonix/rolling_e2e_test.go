@@ -180,7 +180,16 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	}
 	ids = append(ids, longIDs...)
 
-	time.Sleep(1500 * time.Millisecond)
+	// Restart once the work is under way: every long task a few steps in
+	// (the command of step 3 issued), so that a hand-over carries done steps.
+	c.live[0].waitFor(func() bool {
+		for _, id := range longIDs {
+			if !strings.Contains(c.live[0].events(id), "step-3") {
+				return false
+			}
+		}
+		return true
+	}, "every long task to reach step 3")
 	drainA := c.restart(0, 10*time.Second)
 	drainB := c.restart(1, 10*time.Second)
 	t.Logf("drains: A %s, B %s", drainA, drainB)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"reasonix/internal/eventually"
 )
 
 // maxImageBytes is the size budget of the image (issue #14): 200 MB.
@@ -99,17 +101,12 @@ func TestImageStartsServingWithinASecond(t *testing.T) {
 		starts = append(starts, waitReady(t, base, start, logs))
 		inside = append(inside, startedToServing(t, name, logs()))
 		if i == 0 {
-			deadline := time.Now().Add(30 * time.Second)
-			health := ""
-			for time.Now().Before(deadline) {
-				if health = run(t, "", "docker", "inspect", "-f", "{{.State.Health.Status}}", name); health == "healthy" {
-					break
+			eventually.NoError(t, 30*time.Second, func() error {
+				if health := run(t, "", "docker", "inspect", "-f", "{{.State.Health.Status}}", name); health != "healthy" {
+					return fmt.Errorf("health = %q\n%s", health, run(t, "", "docker", "inspect", "-f", "{{json .State.Health}}", name))
 				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			if health != "healthy" {
-				t.Errorf("health = %q\n%s", health, run(t, "", "docker", "inspect", "-f", "{{json .State.Health}}", name))
-			}
+				return nil
+			})
 			// An orphan (a background job whose shell exited) is adopted by
 			// PID 1 and must be reaped there, not left a zombie.
 			zombies := run(t, "", "docker", "exec", name, "bash", "-c",

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -22,19 +23,31 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	r.failed = fmt.Sprintf(format, args...)
 }
 
+// TestTrueReturnsOnceTheConditionHolds runs in a synctest bubble: the
+// goroutine's steps and the helper's polls follow the bubble's fake clock, so
+// the test also pins when True returns, within one poll of the condition.
 func TestTrueReturnsOnceTheConditionHolds(t *testing.T) {
-	var n atomic.Int32
-	go func() {
-		for range 3 {
-			time.Sleep(2 * time.Millisecond)
-			n.Add(1)
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int32
+		var held time.Time
+		go func() {
+			for i := range 3 {
+				time.Sleep(2 * time.Millisecond)
+				if i == 2 {
+					held = time.Now() // before the Add that True's read of n orders it after
+				}
+				n.Add(1)
+			}
+		}()
+		r := &recorder{TB: t}
+		True(r, 5*time.Second, func() bool { return n.Load() == 3 }, "n = %d", n.Load())
+		if r.failed != "" {
+			t.Fatalf("True failed although the condition came true: %s", r.failed)
 		}
-	}()
-	r := &recorder{TB: t}
-	True(r, 5*time.Second, func() bool { return n.Load() == 3 }, "n = %d", n.Load())
-	if r.failed != "" {
-		t.Fatalf("True failed although the condition came true: %s", r.failed)
-	}
+		if late := time.Since(held); held.IsZero() || late > maxPoll {
+			t.Errorf("True returned %v after the condition held (at %v), more than one poll (%v)", late, held, maxPoll)
+		}
+	})
 }
 
 func TestTrueFailsWithTheMessageAtTheDeadline(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"reasonix/internal/eventually"
 )
 
 // gone reports whether pid has exited (or is a zombie nobody reaped yet).
@@ -19,16 +21,47 @@ func gone(pid int) bool {
 	return err != nil || strings.Contains(string(stat), ") Z ")
 }
 
+// signalled reports whether pid is gone, exiting, or has a signal pending:
+// a kill sent to it has landed even if it has not died yet. It is how a test
+// proves a process was NOT killed without waiting to see: kill(2) queues its
+// signal before returning, and a fatal one marks the process as exiting.
+func signalled(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// After the command name: state, ppid, pgrp, session, tty, tpgid, flags.
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+		return true
+	}
+	if flags, _ := strconv.ParseUint(f[6], 10, 64); flags&pfExiting != 0 {
+		return true
+	}
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return true
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		name, mask, _ := strings.Cut(line, ":")
+		if (name == "SigPnd" || name == "ShdPnd") && strings.Trim(strings.TrimSpace(mask), "0") != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// pfExiting is the kernel's PF_EXITING task flag (include/linux/sched.h).
+const pfExiting = 0x4
+
 func waitGone(t *testing.T, pid int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
+	t.Cleanup(func() {
+		if !gone(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("%s (pid %d) is still alive", what, pid)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	})
+	eventually.True(t, 5*time.Second, func() bool { return gone(pid) }, "%s (pid %d) is still alive", what, pid)
 }
 
 // TestMain doubles as the helper parent of TestStartBoundDiesWithParent:
@@ -74,17 +107,29 @@ func TestStartBoundOutlivesOtherThreads(t *testing.T) {
 		cmd.Wait()
 		done()
 	}()
+	var tids []int
 	for range 20 {
-		exited := make(chan struct{})
+		tid := make(chan int)
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			close(exited)
+			tid <- syscall.Gettid()
 		}()
-		<-exited
+		if id := <-tid; id != os.Getpid() { // the main thread is parked, not ended
+			tids = append(tids, id)
+		}
 	}
-	time.Sleep(100 * time.Millisecond)
-	if gone(cmd.Process.Pid) {
-		t.Fatal("the bound child died when other threads exited")
+	// Once the threads are gone, a parent-death signal they caused has been
+	// sent: the kernel sends it as the thread exits.
+	eventually.True(t, 0, func() bool {
+		for _, id := range tids {
+			if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(id)); err == nil {
+				return false
+			}
+		}
+		return true
+	}, "the threads locked by ended goroutines did not end")
+	if signalled(cmd.Process.Pid) {
+		t.Fatal("the bound child was killed when other threads exited")
 	}
 }
 
@@ -120,6 +165,9 @@ func TestKillIdentifiedTakesAnOrphanedGroup(t *testing.T) {
 	if err != nil || !killed {
 		t.Fatalf("KillIdentified = %v, %v", killed, err)
 	}
+	if !signalled(member) { // what the tests that prove a process was spared rely on
+		t.Error("the member reads as not signalled right after the kill")
+	}
 	waitGone(t, member, "the orphaned member")
 }
 
@@ -141,8 +189,7 @@ func TestKillIdentifiedSparesAnotherGroup(t *testing.T) {
 			t.Errorf("%s: KillIdentified = %v, %v; want nothing killed", name, killed, err)
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
-	if gone(cmd.Process.Pid) {
+	if signalled(cmd.Process.Pid) {
 		t.Fatal("a group with another identity was killed")
 	}
 }

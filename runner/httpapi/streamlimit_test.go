@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/internal/eventually"
 )
 
 // TestStreamsPerTokenCapped: a token holds at most 64 event streams; the
@@ -68,17 +70,13 @@ func TestStreamsPerTokenCapped(t *testing.T) {
 
 	// Closing one stream lets a new one in (once the server noticed).
 	cancels[0]()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually.NoError(t, 10*time.Second, func() error {
 		res, cancel := open()
 		cancels = append(cancels, cancel)
 		if res.StatusCode == http.StatusOK {
-			break
+			return nil
 		}
 		res.Body.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("after closing a stream a new one still gets %d", res.StatusCode)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("after closing a stream a new one still gets %d", res.StatusCode)
+	})
 }

@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"reasonix/internal/eventually"
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
 
@@ -19,19 +21,27 @@ func TestPostgresQueueNeedsNoPoll(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Postgres(t, store.Config{})
 	started := make(chan string, 4)
+	release := make(chan struct{})
 	q, err := s.NewQueue(store.QueueConfig{
 		MaxWorkers:   2,
 		PollInterval: 30 * time.Second,
 		WakeInterval: 30 * time.Second,
 		Handler: store.HandlerFunc(func(ctx context.Context, job store.Job) error {
 			started <- job.TaskID
-			if job.Attempt == 1 {
-				if n, _ := s.Task(ctx, job.TaskID); n.Prompt == "park" && n.State == store.StateQueued {
-					if _, err := s.SetTaskState(ctx, job.TaskID, []store.State{store.StateQueued}, store.StateWaitingApproval, nil); err != nil {
-						return err
-					}
-					return store.Snooze(time.Hour)
+			n, _ := s.Task(ctx, job.TaskID)
+			switch {
+			case n.Prompt == "probe":
+				// It holds its worker to the end: its end would notify the
+				// queue of a freed worker, a fetch this test does not want.
+				select {
+				case <-release:
+				case <-ctx.Done():
 				}
+			case n.Prompt == "park" && job.Attempt == 1 && n.State == store.StateQueued:
+				if _, err := s.SetTaskState(ctx, job.TaskID, []store.State{store.StateQueued}, store.StateWaitingApproval, nil); err != nil {
+					return err
+				}
+				return store.Snooze(time.Hour)
 			}
 			return nil
 		}),
@@ -39,12 +49,6 @@ func TestPostgresQueueNeedsNoPoll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = q.Stop(context.Background()) })
-	// Let the queue's first fetch pass, so only a notification can help.
-	time.Sleep(time.Second)
 	wait := func(id, what string) {
 		t.Helper()
 		select {
@@ -56,9 +60,25 @@ func TestPostgresQueueNeedsNoPoll(t *testing.T) {
 			t.Fatalf("%s: not started within 5s (the poll is 30s)", what)
 		}
 	}
+	// A task there before the queue starts is run by the queue's first
+	// fetch: once it runs, that fetch has passed, and only a notification
+	// can start another task before the next poll.
+	probe := mustCreate(t, s, newTask("probe"), "")
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Stop(context.Background()) })
+	t.Cleanup(func() { close(release) }) // runs first: Stop waits for the probe
+	wait(probe.ID, "a task inserted before the start")
+
 	task := mustCreate(t, s, newTask("park"), "")
 	wait(task.ID, "a new task")
-	time.Sleep(500 * time.Millisecond) // parked
+	eventually.NoError(t, 0, func() error {
+		if state, err := s.JobStateForTest(ctx, task.JobID); err != nil || state != "scheduled" {
+			return fmt.Errorf("the parked task's job is %q (%v), not yet scheduled", state, err)
+		}
+		return nil
+	})
 	if err := s.Wake(ctx, task.ID); err != nil {
 		t.Fatal(err)
 	}
