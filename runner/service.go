@@ -69,10 +69,10 @@ type Config struct {
 	Secrets []string
 
 	// PollInterval is how often the queue looks for runnable jobs when no
-	// notification arrives; default 50ms on SQLite, which has no
-	// LISTEN/NOTIFY, and 1s on Postgres, where every insert and every wake
-	// notifies the nodes (see store.QueueConfig): a 50ms poll cost an idle
-	// node about 2.4% of a core between itself and Postgres.
+	// notification arrives; default 1s. Every insert and every wake
+	// notifies the queues (LISTEN/NOTIFY on Postgres, in process on SQLite;
+	// see store.QueueConfig): a 50ms poll cost an idle node about 2.4% of a
+	// core between itself and Postgres.
 	PollInterval time.Duration
 	// ControlInterval is how often a running task checks the store for a
 	// cancel request or a steering message from another node; default 1s.
@@ -162,11 +162,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Version == "" {
 		cfg.Version = buildVersion()
 	}
-	defaultPoll := 50 * time.Millisecond
-	if cfg.Store.Driver() == store.DriverPostgres {
-		defaultPoll = time.Second
-	}
-	cfg.PollInterval = cmp.Or(cfg.PollInterval, defaultPoll)
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, time.Second)
 	cfg.ControlInterval = cmp.Or(cfg.ControlInterval, time.Second)
 	cfg.HeartbeatInterval = cmp.Or(cfg.HeartbeatInterval, 10*time.Second)
 	cfg.StaleAfter = cmp.Or(cfg.StaleAfter, 60*time.Second)

@@ -264,20 +264,25 @@ func (s *Store) retryJob(ctx context.Context, jobID int64) error {
 const fetchCooldown = 20 * time.Millisecond
 
 // notifyAvailable tells the nodes' queues that a job became available, as
-// River does for an insert: River sends nothing when a job is retried, so
-// on Postgres, where the nodes poll rarely and listen instead, a woken
-// task would otherwise wait for the next poll. The topic and payload are
-// River's insert notification's (<schema>.river_insert, {"queue": ...}); SQLite
-// has no notifications and polls.
+// River does for an insert: River sends nothing when a job is retried, so a
+// woken task would otherwise wait for the next poll. The topic and payload
+// are River's insert notification's (<schema>.river_insert on Postgres,
+// {"queue": ...}); on SQLite the notification stays in process (see
+// notifyHub).
 func (s *Store) notifyAvailable(ctx context.Context) error {
-	if s.dialect != dialectPostgres {
+	payload := `{"queue": "` + queueName + `"}`
+	if hub := s.river.notifications(); hub != nil {
+		hub.publish(insertTopic, []string{payload})
 		return nil
 	}
-	if _, err := s.db.exec(ctx, "SELECT pg_notify(current_schema() || '.river_insert', ?)", `{"queue": "`+queueName+`"}`); err != nil {
+	if _, err := s.db.exec(ctx, "SELECT pg_notify(current_schema() || '.river_insert', ?)", payload); err != nil {
 		return fmt.Errorf("store: notify the queue: %w", err)
 	}
 	return nil
 }
+
+// insertTopic is River's notification topic for available jobs.
+const insertTopic = "river_insert"
 
 // retryPendingWakes retries the jobs of live tasks with a wake recorded that
 // no run has consumed yet.
