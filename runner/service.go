@@ -69,7 +69,7 @@ type Config struct {
 	Secrets []string
 
 	// PollInterval is how often the queue looks for runnable jobs when no
-	// notification arrives; default 5s. Every insert and every wake
+	// notification arrives; default 1s on Postgres, 5s on SQLite. Every insert and every wake
 	// notifies the queues (LISTEN/NOTIFY on Postgres, in process on SQLite;
 	// see store.QueueConfig), so the poll only catches a lost notification:
 	// each poll per second costs an idle node about 0.1% of a core.
@@ -162,7 +162,11 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Version == "" {
 		cfg.Version = buildVersion()
 	}
-	cfg.PollInterval = cmp.Or(cfg.PollInterval, 5*time.Second)
+	defaultPoll := time.Second
+	if cfg.Store.Driver() == store.DriverSQLite {
+		defaultPoll = 5 * time.Second // notifications never leave the process
+	}
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, defaultPoll)
 	cfg.ControlInterval = cmp.Or(cfg.ControlInterval, time.Second)
 	cfg.HeartbeatInterval = cmp.Or(cfg.HeartbeatInterval, 10*time.Second)
 	cfg.StaleAfter = cmp.Or(cfg.StaleAfter, 60*time.Second)
