@@ -368,7 +368,11 @@ func TestCountOutput(t *testing.T) {
 // service — share one HTTP client, so one task after another reuses the
 // kept-alive connection instead of dialling (and TLS-handshaking) its own.
 func TestClientsShareConnections(t *testing.T) {
-	s := newScript(t, reply{body: "ok\nEND\n"})
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "ok\nEND\n")
+	}))
 	var mu sync.Mutex
 	dialled := 0
 	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
@@ -378,6 +382,8 @@ func TestClientsShareConnections(t *testing.T) {
 			mu.Unlock()
 		}
 	}
+	s.Start()
+	t.Cleanup(s.Close)
 	var first *Client
 	for i := range 5 {
 		c, err := New("x", agent.ProviderConfig{Model: "m", BaseURL: s.URL}, "https://default", "/chat")
