@@ -13,9 +13,9 @@ import (
 // BenchmarkServeBurstRSS submits a burst of one-step tasks to one `serve`
 // (SQLite, 16 workers, a fake model over loopback HTTP) and reports the
 // resident set of the process right after the last one finished, while
-// the connections the tasks used are still kept alive (a node builds an
-// HTTP client per task, each keeping its own connection: 231 MB after
-// 9,000 tasks were reported). REASONIX_BENCH_BURST sets the size
+// the connections the tasks used are still kept alive. A node used to
+// build an HTTP client per task, each keeping its own connection, which
+// held 231 MB after 9,000 tasks. REASONIX_BENCH_BURST sets the size
 // (default 500); REASONIX_BENCH_BINARY measures another build instead.
 func BenchmarkServeBurstRSS(b *testing.B) {
 	if testing.Short() {
