@@ -18,11 +18,13 @@ import (
 // package's, so that a file, config.Default() and a Config built in code
 // mean the same thing.
 const (
-	// DefaultPollInterval is SQLite's, which has no LISTEN/NOTIFY;
+	// DefaultPollInterval is SQLite's, whose queue notifications never
+	// leave the process (so the poll is only a fallback);
 	// DefaultPostgresPollInterval is Postgres's, where every insert and
-	// every wake notifies the nodes (see store.QueueConfig): a 50ms poll
-	// cost an idle node about 2.4% of a core between itself and Postgres.
-	DefaultPollInterval         = 50 * time.Millisecond
+	// every wake notifies the nodes (see store.QueueConfig) but a
+	// notification can be lost with a connection. Polls are what an idle
+	// node spends its CPU on: 50ms cost it about 2.4% of a core.
+	DefaultPollInterval         = 5 * time.Second
 	DefaultPostgresPollInterval = time.Second
 	DefaultControlInterval      = time.Second
 	DefaultHeartbeatInterval    = 10 * time.Second

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"reasonix/config"
 	"reasonix/internal/cronspec"
 	"reasonix/policy"
@@ -28,7 +26,7 @@ type scheduleSet struct {
 	// occurrences counts what this node did with occurrences, by schedule
 	// and outcome (fire, skip, miss, manual); the schedule label is
 	// bounded by the configuration.
-	occurrences *prometheus.CounterVec
+	occurrences *counterVec
 }
 
 // loadSchedules parses the configured schedules and checks each run they
@@ -54,10 +52,9 @@ func (s *Service) loadSchedules() (scheduleSet, error) {
 			return scheduleSet{}, fmt.Errorf("runner: schedule %s: %w", sc.cfg.Name, err)
 		}
 	}
-	occ := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "reasonix_schedule_occurrences_total", Help: "Schedule occurrences handled by this node, by schedule and outcome.",
-	}, []string{"schedule", "outcome"})
-	s.metrics.reg.MustRegister(occ)
+	occ := newCounterVec("reasonix_schedule_occurrences_total", "Schedule occurrences handled by this node, by schedule and outcome.",
+		"schedule", "outcome")
+	s.metrics.reg.register(occ)
 	return scheduleSet{list: list, occurrences: occ}, nil
 }
 

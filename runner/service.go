@@ -67,10 +67,10 @@ type Config struct {
 	Secrets []string
 
 	// PollInterval is how often the queue looks for runnable jobs when no
-	// notification arrives; default 50ms on SQLite, which has no
-	// LISTEN/NOTIFY, and 1s on Postgres, where every insert and every wake
-	// notifies the nodes (see store.QueueConfig): a 50ms poll cost an idle
-	// node about 2.4% of a core between itself and Postgres.
+	// notification arrives; default 1s on Postgres, 5s on SQLite. Every insert and every wake
+	// notifies the queues (LISTEN/NOTIFY on Postgres, in process on SQLite;
+	// see store.QueueConfig), so the poll only catches a lost notification:
+	// each poll per second costs an idle node about 0.1% of a core.
 	PollInterval time.Duration
 	// ControlInterval is how often a running task checks the store for a
 	// cancel request or a steering message from another node; default 1s.
@@ -168,7 +168,7 @@ func New(cfg Config) (*Service, error) {
 		MaxWorkers:   s.maxConcurrent(),
 		JobTimeout:   s.taskTimeout() + 5*time.Minute,
 		PollInterval: cfg.PollInterval,
-		WakeInterval: max(cfg.PollInterval, 200*time.Millisecond),
+		WakeInterval: min(max(cfg.PollInterval, 200*time.Millisecond), time.Second),
 		ID:           cfg.Node,
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -360,5 +361,48 @@ func TestCountOutput(t *testing.T) {
 	unbounded := &Client{}
 	if pe := unbounded.CountOutput(&total, 1<<30); pe != nil {
 		t.Errorf("no bound: %v", pe)
+	}
+}
+
+// TestClientsShareConnections: the clients New builds — one per task in the
+// service — share one HTTP client, so one task after another reuses the
+// kept-alive connection instead of dialling (and TLS-handshaking) its own.
+func TestClientsShareConnections(t *testing.T) {
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "ok\nEND\n")
+	}))
+	var mu sync.Mutex
+	dialled := 0
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			mu.Lock()
+			dialled++
+			mu.Unlock()
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	var first *Client
+	for i := range 5 {
+		c, err := New("x", agent.ProviderConfig{Model: "m", BaseURL: s.URL}, "https://default", "/chat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.CloseIdleConnections)
+		if first == nil {
+			first = c
+		} else if c.HTTP != first.HTTP {
+			t.Fatalf("client %d has its own HTTP client", i)
+		}
+		if _, final := collect(t, c.Stream(t.Context(), request(`{}`))); final.Type != agent.ChunkDone {
+			t.Fatalf("request %d ended %+v", i, final)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if dialled != 1 {
+		t.Errorf("5 clients dialled %d connections, want 1 shared", dialled)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -16,7 +17,8 @@ import (
 // openStore opens the configured database (migrating it). The Postgres DSN
 // comes from the variable [store] dsn_env names and never appears in errors.
 func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
-	sc := store.Config{Driver: cfg.Store.Driver, Path: cfg.DataDir(), Logger: log}
+	sc := store.Config{Driver: cfg.Store.Driver, Path: cfg.DataDir(), Logger: log,
+		MaxConns: store.PoolConns(cmp.Or(cfg.Runner.MaxConcurrentTasks, 4))}
 	if cfg.Store.Driver == config.DriverPostgres {
 		dsn, ok := secretenv.Lookup(cfg.Store.DSNEnv)
 		if !ok || strings.TrimSpace(dsn) == "" {

@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -186,6 +188,29 @@ func (d *postgresDB) begin(ctx context.Context) (txn, error) {
 }
 
 func (d *postgresDB) close() { d.pool.Close() }
+
+// PoolConns is the Postgres pool a node with workers concurrent tasks
+// needs: one connection per running task (a task holds at most one at a
+// time), River's LISTEN connection, which it holds for good, its fetches,
+// completions and maintenance, and the API's reads. The pool used to be 32
+// whatever the workers, and a busy node kept ~21 of them open, so 4–5
+// nodes exhausted a default Postgres (max_connections 100); at this size 8
+// nodes of 4 workers hold at most 80.
+func PoolConns(workers int) int { return max(workers, 1) + 6 }
+
+// sizePool sets the pool's bound (PoolConns(4) when maxConns is 0) and,
+// unless the DSN says otherwise, lets idle connections go after a minute,
+// so a node that was busy does not keep its peak for the half hour pgx
+// would.
+func sizePool(cfg *pgxpool.Config, maxConns int) {
+	if maxConns <= 0 {
+		maxConns = PoolConns(4)
+	}
+	cfg.MaxConns = int32(min(maxConns, math.MaxInt32))
+	if !strings.Contains(cfg.ConnString(), "pool_max_conn_idle_time") {
+		cfg.MaxConnIdleTime = time.Minute
+	}
+}
 
 // lock holds a session advisory lock on one pooled connection.
 func (d *postgresDB) lock(ctx context.Context, key int64) (func(), error) {

@@ -59,7 +59,8 @@ type QueueConfig struct {
 	// polling only catches what a lost notification missed.
 	PollInterval time.Duration
 	// WakeInterval is how often the queue retries wakes that raced with a
-	// running job (see Wake); default 2s.
+	// running job (see Wake) after a worker freed; default 2s. An idle
+	// queue sweeps 30 times less often.
 	WakeInterval time.Duration
 	// ID names this node's client in River's tables; default random.
 	ID string
@@ -191,15 +192,25 @@ func (q *Queue) Stop(ctx context.Context) error {
 // cooldown later, so River's own fetch for the freed worker, when it makes
 // one, comes first and is not pushed back by the cooldown; bursts of ends
 // share one notice.
+//
+// A wake is left pending only when it raced with a running job, which
+// frees a worker when it snoozes. So wakes are swept every WakeInterval
+// only after a worker freed, until no wake is pending and wakeGrace sweeps
+// have passed (River records the snooze shortly after the job returns, and
+// a wake may land in between); an idle queue sweeps every wakeIdle
+// intervals, for a wake whose job ran on a node that died.
 func (q *Queue) sweep(ctx context.Context) {
 	defer close(q.swept)
-	t := time.NewTicker(q.wakeInt)
+	t := time.NewTimer(wakeIdle * q.wakeInt)
 	defer t.Stop()
+	fast := 0 // sweeps left at WakeInterval
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-q.freed:
+			fast = wakeGrace
+			t.Reset(q.wakeInt)
 			select {
 			case <-ctx.Done():
 				return
@@ -211,11 +222,28 @@ func (q *Queue) sweep(ctx context.Context) {
 			continue
 		case <-t.C:
 		}
-		if err := q.s.retryPendingWakes(ctx); err != nil && ctx.Err() == nil {
+		pending, err := q.s.retryPendingWakes(ctx)
+		if err != nil && ctx.Err() == nil {
 			q.s.log.Warn("store: wake sweep failed", "err", err)
+		}
+		if pending > 0 || err != nil {
+			fast = max(fast, 1)
+		}
+		if fast > 0 {
+			fast--
+			t.Reset(q.wakeInt)
+		} else {
+			t.Reset(wakeIdle * q.wakeInt)
 		}
 	}
 }
+
+const (
+	// wakeGrace is how many sweeps follow a freed worker at least.
+	wakeGrace = 3
+	// wakeIdle is how many WakeIntervals an idle queue waits between sweeps.
+	wakeIdle = 30
+)
 
 // Wake makes the task's snoozed job runnable now, from any node: it is what
 // a decided approval or a steering reply calls. A wake that races with the
@@ -264,48 +292,53 @@ func (s *Store) retryJob(ctx context.Context, jobID int64) error {
 const fetchCooldown = 20 * time.Millisecond
 
 // notifyAvailable tells the nodes' queues that a job became available, as
-// River does for an insert: River sends nothing when a job is retried, so
-// on Postgres, where the nodes poll rarely and listen instead, a woken
-// task would otherwise wait for the next poll. The topic and payload are
-// River's insert notification's (<schema>.river_insert, {"queue": ...}); SQLite
-// has no notifications and polls.
+// River does for an insert: River sends nothing when a job is retried, so a
+// woken task would otherwise wait for the next poll. The topic and payload
+// are River's insert notification's (<schema>.river_insert on Postgres,
+// {"queue": ...}); on SQLite the notification stays in process (see
+// notifyHub).
 func (s *Store) notifyAvailable(ctx context.Context) error {
-	if s.dialect != dialectPostgres {
+	payload := `{"queue": "` + queueName + `"}`
+	if hub := s.river.notifications(); hub != nil {
+		hub.publish(insertTopic, []string{payload})
 		return nil
 	}
-	if _, err := s.db.exec(ctx, "SELECT pg_notify(current_schema() || '.river_insert', ?)", `{"queue": "`+queueName+`"}`); err != nil {
+	if _, err := s.db.exec(ctx, "SELECT pg_notify(current_schema() || '.river_insert', ?)", payload); err != nil {
 		return fmt.Errorf("store: notify the queue: %w", err)
 	}
 	return nil
 }
 
+// insertTopic is River's notification topic for available jobs.
+const insertTopic = "river_insert"
+
 // retryPendingWakes retries the jobs of live tasks with a wake recorded that
-// no run has consumed yet.
-func (s *Store) retryPendingWakes(ctx context.Context) error {
+// no run has consumed yet, and reports how many there were.
+func (s *Store) retryPendingWakes(ctx context.Context) (int, error) {
 	rs, err := s.db.query(ctx, "SELECT job_id FROM tasks WHERE wake_pending = 1 AND state IN (?, ?, ?)",
 		string(StateQueued), string(StateRunning), string(StateWaitingApproval))
 	if err != nil {
-		return fmt.Errorf("store: read pending wakes: %w", err)
+		return 0, fmt.Errorf("store: read pending wakes: %w", err)
 	}
 	var ids []int64
 	for rs.Next() {
 		var id int64
 		if err := rs.Scan(&id); err != nil {
 			rs.Close()
-			return fmt.Errorf("store: read pending wakes: %w", err)
+			return 0, fmt.Errorf("store: read pending wakes: %w", err)
 		}
 		ids = append(ids, id)
 	}
 	rs.Close()
 	if err := rs.Err(); err != nil {
-		return fmt.Errorf("store: read pending wakes: %w", err)
+		return 0, fmt.Errorf("store: read pending wakes: %w", err)
 	}
 	for _, id := range ids {
 		if err := s.retryJob(ctx, id); err != nil {
-			return err
+			return len(ids), err
 		}
 	}
-	return nil
+	return len(ids), nil
 }
 
 var _ Handler = HandlerFunc(nil)

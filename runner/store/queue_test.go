@@ -170,3 +170,59 @@ func TestQueueConfigValidation(t *testing.T) {
 		t.Errorf("Stop of an unstarted queue: %v", err)
 	}
 }
+
+// TestQueueNotifiedWithoutPoll: with a poll too rare to matter, a task
+// submitted to a running queue and a wake of a snoozed task still run
+// promptly — the queue is told, on both databases (in process on SQLite),
+// so an idle node need not poll often.
+func TestQueueNotifiedWithoutPoll(t *testing.T) {
+	for name, open := range storetest.Openers {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t, store.Config{})
+			runs := make(chan run, 16)
+			parked := false
+			q, err := s.NewQueue(store.QueueConfig{
+				MaxWorkers:   1,
+				PollInterval: time.Hour,
+				WakeInterval: time.Hour,
+				Handler: store.HandlerFunc(func(ctx context.Context, job store.Job) error {
+					runs <- run{job.TaskID, job.Attempt}
+					task, err := s.Task(ctx, job.TaskID)
+					if err != nil {
+						return err
+					}
+					if task.Prompt == "park" && !parked { // one worker: no race
+						parked = true
+						return store.Snooze(time.Hour)
+					}
+					return nil
+				}),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				if err := q.Stop(stopCtx); err != nil {
+					t.Errorf("Stop: %v", err)
+				}
+			})
+			first := mustCreate(t, s, newTask("quick"), "")
+			want(t, runs, first.ID)
+			waitJobState(t, s, first.JobID, "completed")
+			park := mustCreate(t, s, newTask("park"), "")
+			want(t, runs, park.ID)
+			waitJobState(t, s, park.JobID, "scheduled")
+			if err := s.Wake(ctx, park.ID); err != nil {
+				t.Fatal(err)
+			}
+			want(t, runs, park.ID)
+			waitJobState(t, s, park.JobID, "completed")
+		})
+	}
+}

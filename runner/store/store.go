@@ -25,11 +25,6 @@ const (
 	DriverPostgres = "postgres"
 )
 
-// defaultPoolConns is the Postgres connection pool's size unless the DSN
-// sets pool_max_conns: enough for a node's workers (each holds at most one
-// connection at a time), their control loops and River.
-const defaultPoolConns = 32
-
 // SQLiteFile is the database file name inside Config.Path.
 const SQLiteFile = "reasonix.db"
 
@@ -44,6 +39,9 @@ type Config struct {
 	// DSN is the Postgres connection string (URL or key=value form). Put
 	// search_path in it to use a schema other than the default.
 	DSN string
+	// MaxConns bounds the Postgres connection pool; default PoolConns(4).
+	// A DSN's pool_max_conns wins.
+	MaxConns int
 	// MaxAttempts is how many times a task's job may run before River
 	// discards it (an error or a crash each use one; snoozes do not).
 	// Default 3.
@@ -174,11 +172,7 @@ func (s *Store) openPostgres(ctx context.Context, cfg Config) error {
 		return invalid("postgres DSN does not parse")
 	}
 	if !strings.Contains(cfg.DSN, "pool_max_conns") {
-		// pgx's default, max(4, CPUs), is less than one node's workers
-		// and River's own connections (the LISTEN connection holds one
-		// for good): on a small machine every step queued for a
-		// connection. A DSN's pool_max_conns still wins.
-		pcfg.MaxConns = max(pcfg.MaxConns, defaultPoolConns)
+		sizePool(pcfg, cfg.MaxConns)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/runner/store/storetest"
+)
+
+// idleBound is the share of one core an idle `serve` may use before
+// TestServeIdleCPU fails. The budget is 0.5 %; the bound is generous
+// because the test machine is shared, and a regression to a tight poll
+// (5 % before the queue stopped polling every 50 ms) still fails it.
+const idleBound = 0.02
+
+// TestServeIdleCPU: a `serve` with nothing to do and no bot configured
+// barely uses the CPU, on SQLite and on Postgres: its maintenance loops
+// wait on notifications and timers rather than polling tightly.
+func TestServeIdleCPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the child's CPU time from /proc")
+	}
+	if testing.Short() {
+		t.Skip("measures for 10 s per database")
+	}
+	for _, driver := range []string{"sqlite", "postgres"} {
+		t.Run(driver, func(t *testing.T) {
+			e := newE2E(t)
+			var env []string
+			if driver == "postgres" {
+				env = append(env, "RX_TEST_DSN="+storetest.PostgresDSN(t))
+				e.configure("\n[store]\ndriver = \"postgres\"\ndsn_env = \"RX_TEST_DSN\"\n")
+			}
+			s := e.serve(t, env...)
+			// Starting (migrations, River's first election and fetch) is
+			// not idling: the window opens once that has settled.
+			const settle, window = 2 * time.Second, 10 * time.Second
+			<-time.After(settle)
+			before := cpuTime(t, s.cmd.Process.Pid)
+			start := time.Now()
+			<-time.After(window)
+			used := cpuTime(t, s.cmd.Process.Pid) - before
+			share := used.Seconds() / time.Since(start).Seconds()
+			t.Logf("idle %s serve: %v of CPU in %v (%.2f %% of a core)", driver, used, window, share*100)
+			if share > idleBound {
+				t.Errorf("idle serve used %.2f %% of a core, want at most %.1f %%", share*100, idleBound*100)
+			}
+		})
+	}
+}
+
+// cpuTime is the user and system time process pid has used so far.
+func cpuTime(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command name (field 2) may hold spaces; the fields after its
+	// closing parenthesis start at field 3, so utime (14) and stime (15)
+	// are the 12th and 13th.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		t.Fatalf("unexpected /proc/%d/stat: %q", pid, b)
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("unexpected /proc/%d/stat: %q", pid, b)
+		}
+		ticks += n
+	}
+	// Linux reports these in USER_HZ, 100 per second on every
+	// architecture Go supports.
+	return time.Duration(ticks) * (time.Second / 100)
+}
