@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"reasonix/config"
 	"reasonix/internal/cronspec"
 	"reasonix/policy"
@@ -26,7 +28,7 @@ type scheduleSet struct {
 	// occurrences counts what this node did with occurrences, by schedule
 	// and outcome (fire, skip, miss, manual); the schedule label is
 	// bounded by the configuration.
-	occurrences *counterVec
+	occurrences *prometheus.CounterVec
 }
 
 // loadSchedules parses the configured schedules and checks each run they
@@ -52,9 +54,10 @@ func (s *Service) loadSchedules() (scheduleSet, error) {
 			return scheduleSet{}, fmt.Errorf("runner: schedule %s: %w", sc.cfg.Name, err)
 		}
 	}
-	occ := newCounterVec("reasonix_schedule_occurrences_total", "Schedule occurrences handled by this node, by schedule and outcome.",
-		"schedule", "outcome")
-	s.metrics.reg.register(occ)
+	occ := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reasonix_schedule_occurrences_total", Help: "Schedule occurrences handled by this node, by schedule and outcome.",
+	}, []string{"schedule", "outcome"})
+	s.metrics.reg.MustRegister(occ)
 	return scheduleSet{list: list, occurrences: occ}, nil
 }
 
