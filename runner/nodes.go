@@ -27,7 +27,6 @@ type nodeLife struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 	state   atomic.Value // store.NodeState
-	sweeps  atomic.Int64 // maintenance passes run here, for tests
 }
 
 // Nodes lists the nodes sharing the store with their heartbeats, running
