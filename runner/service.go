@@ -290,7 +290,7 @@ func (s *Service) stopMaintenance() {
 // workspace is checkpointed (see WorkspaceReleaser) and the task is queued
 // again, so another node — or this one after a restart — continues it from
 // its last completed step without anyone resuming it. Stop waits for the
-// workers and the sweeper. Give ctx more time than the drain timeout: when
+// workers and the maintenance loops. Give ctx more time than the drain timeout: when
 // ctx ends first, the runs left are marked interrupted instead. Stop is
 // idempotent.
 func (s *Service) Stop(ctx context.Context) error {
