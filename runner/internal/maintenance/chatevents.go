@@ -20,6 +20,12 @@ const ChatEventRetention = 7 * 24 * time.Hour
 // days, so hourly is plenty.
 const ChatEventPruneEvery = time.Hour
 
+// chatEventLeaderRetry is how long a pruner that was told it does not
+// lead waits before it asks again. A follower would otherwise ask every
+// look, for a prune that can wait an hour; a node elected meanwhile
+// prunes within a minute.
+const chatEventLeaderRetry = time.Minute
+
 // ChatEventStore is what the pruner needs of the store.
 type ChatEventStore interface {
 	// PruneChatEvents deletes the delivery records last marked before
@@ -45,14 +51,14 @@ type ChatEventPrunerConfig struct {
 }
 
 // ChatEventPruner deletes chat delivery records older than the retention,
-// on the leader, at the first look while leading and every Every after.
-// Between prunes a look is a comparison of times: it asks who leads only
-// when a prune is due.
+// on the leader, at its first look and every Every after. Between prunes
+// a look is a comparison of times: it asks who leads only when a prune is
+// due, and a follower asks again only a minute later.
 type ChatEventPruner struct {
 	cfg  ChatEventPrunerConfig
 	st   ChatEventStore
 	loop loop
-	last time.Time // the last prune; zero: the first leading look prunes
+	due  time.Time // the next look that asks and prunes; zero: the first
 }
 
 // NewChatEventPruner builds a pruner over st; Start runs it.
@@ -75,13 +81,14 @@ func (p *ChatEventPruner) Stop() { p.loop.stop() }
 
 func (p *ChatEventPruner) pass(ctx context.Context) {
 	now := p.cfg.Now()
-	if !p.last.IsZero() && now.Sub(p.last) < p.cfg.Every {
+	if now.Before(p.due) {
 		return
 	}
 	if !p.cfg.Leads(ctx) {
+		p.due = now.Add(chatEventLeaderRetry)
 		return
 	}
-	p.last = now
+	p.due = now.Add(p.cfg.Every)
 	n, err := p.st.PruneChatEvents(ctx, now.Add(-p.cfg.Retention))
 	if err != nil {
 		if ctx.Err() == nil {

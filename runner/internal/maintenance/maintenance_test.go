@@ -124,8 +124,9 @@ func TestChatEventPrunerPrunesHourlyAndAsksOnlyWhenDue(t *testing.T) {
 	})
 }
 
-// TestChatEventPrunerWaitsForLeadership: a follower does not prune, and
-// the first look after it is elected does.
+// TestChatEventPrunerWaitsForLeadership: a follower does not prune and
+// asks who leads once a minute, not every look; once elected, it prunes
+// at its next question.
 func TestChatEventPrunerWaitsForLeadership(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &fakeChatEvents{}
@@ -133,16 +134,16 @@ func TestChatEventPrunerWaitsForLeadership(t *testing.T) {
 		p := NewChatEventPruner(st, ChatEventPrunerConfig{Interval: time.Second, Leads: l.leads})
 		p.Start(t.Context())
 		defer p.Stop()
-		time.Sleep(10 * time.Second)
+		time.Sleep(90 * time.Second) // fake time: 90 looks, questions at 1 s and 61 s
 		synctest.Wait()
-		if st.count() != 0 {
-			t.Fatalf("a follower pruned %d times", st.count())
+		if st.count() != 0 || l.asks.Load() != 2 {
+			t.Fatalf("a follower: %d prunes, %d leader questions in 90 looks; want 0, 2", st.count(), l.asks.Load())
 		}
 		l.yes.Store(true)
-		time.Sleep(time.Second)
+		time.Sleep(32 * time.Second) // the next question is at 121 s
 		synctest.Wait()
-		if st.count() != 1 {
-			t.Fatalf("the new leader pruned %d times, want 1", st.count())
+		if st.count() != 1 || l.asks.Load() != 3 {
+			t.Fatalf("elected: %d prunes, %d leader questions; want 1, 3", st.count(), l.asks.Load())
 		}
 	})
 }
