@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"reasonix/runner/store"
 )
@@ -114,74 +113,10 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 	return decided, nil
 }
 
-// sweep expires unanswered approvals every SweepInterval and wakes their
-// tasks, whose runs then refuse the calls with code expired — on River's
-// elected leader only, which also prunes old chat deliveries hourly (see
-// chatretention.go). Every quarter of StaleAfter every node also takes
-// over the running tasks whose node stopped sending heartbeats (see
-// takeOverStale): the dead node may have been the leader, and River takes
-// up to 20 s to elect another.
-func (s *Service) sweep(ctx context.Context) {
-	defer s.bg.Done()
-	t := time.NewTicker(s.cfg.SweepInterval)
-	defer t.Stop()
-	lastStale := s.now()
-	var lastPrune time.Time // zero: the first leading pass prunes
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if s.now().Sub(lastStale) >= s.cfg.StaleAfter/4 {
-			lastStale = s.now()
-			s.takeOverDead(ctx)
-		}
-		if !s.leads(ctx) {
-			continue
-		}
-		s.life.sweeps.Add(1)
-		s.expireNow(ctx)
-		if now := s.now(); now.Sub(lastPrune) >= chatEventPruneEvery {
-			lastPrune = now
-			s.pruneChatEvents(ctx)
-		}
-	}
-}
-
-// takeOverDead hands every running task with a stale heartbeat to the
-// queue again (see takeOverStale): its node died.
-func (s *Service) takeOverDead(ctx context.Context) {
-	running, err := s.st.RunningTasks(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("runner: stale task sweep", "err", err)
-		}
-		return
-	}
-	for _, t := range running {
-		if s.staleSince(t) && s.runFor(t.ID) == nil {
-			if err := s.takeOverStale(ctx, t); err != nil {
-				s.log.Warn("runner: stale task sweep", "task", t.ID, "err", err)
-			}
-		}
-	}
-}
-
-// expireNow runs one expiry sweep.
-func (s *Service) expireNow(ctx context.Context) {
-	expired, err := s.st.ExpireApprovals(ctx, s.now())
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("runner: approval sweep", "err", err)
-		}
-		return
-	}
-	for _, a := range expired {
-		s.metrics.approvals.WithLabelValues("expired").Inc()
-		s.emitLogged(ctx, a.TaskID, "approval_decided", map[string]any{"approval_id": a.ID, "decision": "expired"})
-		if err := s.st.Wake(ctx, a.TaskID); err != nil && ctx.Err() == nil {
-			s.log.Warn("runner: wake after expiry", "task", a.TaskID, "err", err)
-		}
-	}
+// approvalExpired reports an approval the expiry sweep (see
+// startMaintenance) expired; the sweep then wakes its task, whose run
+// refuses the call with code expired.
+func (s *Service) approvalExpired(ctx context.Context, a store.Approval) {
+	s.metrics.approvals.WithLabelValues("expired").Inc()
+	s.emitLogged(ctx, a.TaskID, "approval_decided", map[string]any{"approval_id": a.ID, "decision": "expired"})
 }

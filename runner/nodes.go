@@ -21,13 +21,12 @@ type NodeInfo struct {
 }
 
 // nodeLife keeps this node's row in the nodes table: its own loop, apart
-// from the sweeper, because it must go on while the node drains.
+// from the maintenance loops, because it must go on while the node drains.
 type nodeLife struct {
 	started time.Time
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 	state   atomic.Value // store.NodeState
-	sweeps  atomic.Int64 // maintenance passes run here, for tests
 }
 
 // Nodes lists the nodes sharing the store with their heartbeats, running
@@ -118,9 +117,9 @@ func (s *Service) beatNode(ctx context.Context, state store.NodeState) error {
 }
 
 // leads reports whether River elected this node's queue leader, which is
-// where once-per-cluster maintenance (the sweeper, the schedule loop)
-// runs. Not knowing counts as no: a pass skipped is made up at the next
-// tick, a pass run twice would not be.
+// where once-per-cluster maintenance (see startMaintenance) runs. Not
+// knowing counts as no: a pass skipped is made up at the next tick, a pass
+// run twice would not be.
 func (s *Service) leads(ctx context.Context) bool {
 	id, err := s.st.Leader(ctx)
 	if err != nil {

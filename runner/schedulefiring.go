@@ -84,48 +84,21 @@ func (s *Service) scheduleNamed(name string) *scheduled {
 	return nil
 }
 
-// startSchedules creates the durable state of new schedules, anchored now
-// so that a schedule never fires for the time before it existed, and starts
-// the loop. Paused schedules stay paused across restarts.
-func (s *Service) startSchedules(startCtx, bgCtx context.Context) error {
-	if len(s.sched.list) == 0 {
-		return nil
-	}
+// ensureSchedules creates the durable state of new schedules, anchored now
+// so that a schedule never fires for the time before it existed. Paused
+// schedules stay paused across restarts. The service then starts the
+// ticker that wakes them (see startMaintenance).
+func (s *Service) ensureSchedules(ctx context.Context) error {
 	now := s.now()
 	for _, sc := range s.sched.list {
-		st, err := s.st.EnsureSchedule(startCtx, sc.cfg.Name, now)
+		st, err := s.st.EnsureSchedule(ctx, sc.cfg.Name, now)
 		if err != nil {
 			return fmt.Errorf("runner: %w", err)
 		}
 		s.log.Info("runner: schedule", "schedule", sc.cfg.Name, "cron", sc.cfg.Cron, "timezone", sc.spec.Location().String(),
 			"enabled", sc.cfg.IsEnabled(), "paused", st.Paused, "next", sc.spec.Next(st.Anchor))
 	}
-	s.bg.Add(1)
-	go s.scheduleLoop(bgCtx)
 	return nil
-}
-
-// scheduleLoop wakes every ScheduleInterval and, on River's elected leader
-// only, lets tickSchedules look at the store. The loop only wakes; whether an occurrence fires is decided by
-// a compare-and-swap in the store, so a restart or a second node changes
-// nothing about which occurrences run.
-func (s *Service) scheduleLoop(ctx context.Context) {
-	defer s.bg.Done()
-	t := time.NewTicker(s.cfg.ScheduleInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if !s.leads(ctx) {
-				continue
-			}
-			if err := s.tickSchedules(ctx); err != nil && ctx.Err() == nil {
-				s.log.Error("runner: schedules", "err", err)
-			}
-		}
-	}
 }
 
 // tickSchedules settles finished runs and fires, skips or misses what is

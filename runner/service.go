@@ -13,6 +13,7 @@ import (
 	"reasonix/config"
 	"reasonix/internal/redact"
 	"reasonix/policy"
+	"reasonix/runner/internal/maintenance"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
@@ -125,8 +126,12 @@ type Service struct {
 	// runsMu guards runs apart from mu, which Stop holds while it waits.
 	runsMu sync.Mutex
 	runs   map[string]*run // tasks running on this node
-	bgStop context.CancelFunc
-	bg     sync.WaitGroup
+
+	// The maintenance loops (see startMaintenance): bgStop ends them all,
+	// each one's Stop waits for it.
+	bgStop  context.CancelFunc
+	maint   []maintainer
+	expirer *maintenance.ApprovalExpirer
 
 	sched   scheduleSet   // [[schedules]]
 	life    nodeLife      // this node's row in the nodes table
@@ -211,20 +216,64 @@ func (s *Service) Start(ctx context.Context) error {
 		s.stopNode(ctx)
 		return fmt.Errorf("runner: %w", err)
 	}
-	bgCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.bgStop = cancel
-	s.bg.Add(1)
-	go s.sweep(bgCtx)
-	if err := s.startSchedules(ctx, bgCtx); err != nil {
-		cancel()
-		s.bg.Wait()
+	if err := s.ensureSchedules(ctx); err != nil {
 		_ = s.queue.Stop(context.WithoutCancel(ctx))
 		s.stopNode(ctx)
 		return err
 	}
+	s.startMaintenance(ctx)
 	s.started = true
 	s.ready.Store(true)
 	return nil
+}
+
+// maintainer is a background loop of package maintenance.
+type maintainer interface {
+	Start(ctx context.Context)
+	Stop()
+}
+
+// startMaintenance starts the node's upkeep, each loop handed only what it
+// needs. On River's elected leader only (see leads): approvals are expired
+// every SweepInterval and their tasks woken, old chat deliveries pruned
+// hourly, and the schedules woken every ScheduleInterval. On every node,
+// every quarter of StaleAfter, the running tasks whose node stopped
+// sending heartbeats are taken over (see takeOverStale): the dead node may
+// have been the leader, and River takes up to 20 s to elect another.
+// ctx bounds nothing: the loops run until Stop.
+func (s *Service) startMaintenance(ctx context.Context) {
+	s.expirer = maintenance.NewApprovalExpirer(s.st, maintenance.ApprovalExpirerConfig{
+		Interval: s.cfg.SweepInterval, Now: s.now, Leads: s.leads, Expired: s.approvalExpired, Log: s.log,
+	})
+	s.maint = []maintainer{
+		s.expirer,
+		maintenance.NewChatEventPruner(s.st, maintenance.ChatEventPrunerConfig{
+			Interval: s.cfg.SweepInterval, Now: s.now, Leads: s.leads, Log: s.log,
+		}),
+		maintenance.NewStaleReclaimer(maintenance.StaleReclaimerConfig{
+			Interval: s.cfg.SweepInterval, Every: s.cfg.StaleAfter / 4, Now: s.now,
+			Running:  s.st.RunningTasks,
+			Dead:     func(t store.RunningTask) bool { return s.staleSince(t) && s.runFor(t.ID) == nil },
+			TakeOver: s.takeOverStale, Log: s.log,
+		}),
+	}
+	if len(s.sched.list) > 0 {
+		s.maint = append(s.maint, maintenance.NewScheduleTicker(maintenance.ScheduleTickerConfig{
+			Interval: s.cfg.ScheduleInterval, Leads: s.leads, Tick: s.tickSchedules, Log: s.log,
+		}))
+	}
+	bgCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.bgStop = cancel
+	for _, m := range s.maint {
+		m.Start(bgCtx)
+	}
+}
+
+// stopMaintenance waits for the loops bgStop ended.
+func (s *Service) stopMaintenance() {
+	for _, m := range s.maint {
+		m.Stop()
+	}
 }
 
 // Stop drains the node. Intake stops at once (Submit reports
@@ -235,7 +284,7 @@ func (s *Service) Start(ctx context.Context) error {
 // workspace is checkpointed (see WorkspaceReleaser) and the task is queued
 // again, so another node — or this one after a restart — continues it from
 // its last completed step without anyone resuming it. Stop waits for the
-// workers and the sweeper. Give ctx more time than the drain timeout: when
+// workers and the maintenance loops. Give ctx more time than the drain timeout: when
 // ctx ends first, the runs left are marked interrupted instead. Stop is
 // idempotent.
 func (s *Service) Stop(ctx context.Context) error {
@@ -262,7 +311,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	err := s.queue.Stop(ctx)
 	close(drained)
 	drainer.Wait()
-	s.bg.Wait()
+	s.stopMaintenance()
 	s.stopNode(ctx)
 	if err != nil {
 		return fmt.Errorf("runner: %w", err)

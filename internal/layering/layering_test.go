@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"config":                      {},
 	"runner":                      {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner/..."},
 	"runner/internal/execute":     {"agent", "runner/store"}, // handed what it needs, never runner
+	"runner/internal/maintenance": {"runner/store"},          // the upkeep loops: handed what they need, never runner
 	"runner/...":                  {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner", "runner/..."},
 	"runner/apitype":              {}, // the wire types: for programs outside the service too
 	"runner/client":               {"runner/apitype"},

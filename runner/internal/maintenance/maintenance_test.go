@@ -1,0 +1,263 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"reasonix/runner/store"
+)
+
+// leader is a Leads whose answer a test sets, counting the questions.
+type leader struct {
+	yes  atomic.Bool
+	asks atomic.Int64
+}
+
+func (l *leader) leads(context.Context) bool { l.asks.Add(1); return l.yes.Load() }
+
+type fakeApprovals struct {
+	mu      sync.Mutex
+	pending []store.Approval
+	calls   int
+	woken   []string
+}
+
+func (f *fakeApprovals) ExpireApprovals(_ context.Context, now time.Time) ([]store.Approval, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	out := f.pending
+	f.pending = nil
+	return out, nil
+}
+
+func (f *fakeApprovals) Wake(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.woken = append(f.woken, id)
+	return nil
+}
+
+// TestApprovalExpirerRunsOnTheLeaderOnly: a follower's passes touch
+// nothing; the leader's expire, report each approval, then wake its task.
+func TestApprovalExpirerRunsOnTheLeaderOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &fakeApprovals{pending: []store.Approval{{ID: "a1", TaskID: "t1"}, {ID: "a2", TaskID: "t2"}}}
+		var l leader
+		var reported []string
+		e := NewApprovalExpirer(st, ApprovalExpirerConfig{Interval: 2 * time.Second, Leads: l.leads,
+			Expired: func(_ context.Context, a store.Approval) { reported = append(reported, a.ID) }})
+		e.Start(t.Context())
+		defer e.Stop()
+
+		time.Sleep(5 * time.Second) // fake time: two passes as a follower
+		synctest.Wait()
+		if l.asks.Load() != 2 || st.calls != 0 || e.Passes() != 0 {
+			t.Fatalf("follower: asked %d, store calls %d, passes %d; want 2, 0, 0", l.asks.Load(), st.calls, e.Passes())
+		}
+		l.yes.Store(true)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if st.calls != 1 || e.Passes() != 1 {
+			t.Fatalf("leader: store calls %d, passes %d; want 1, 1", st.calls, e.Passes())
+		}
+		if len(reported) != 2 || reported[0] != "a1" || reported[1] != "a2" || len(st.woken) != 2 || st.woken[0] != "t1" || st.woken[1] != "t2" {
+			t.Fatalf("reported %v, woken %v", reported, st.woken)
+		}
+	})
+}
+
+type fakeChatEvents struct {
+	mu      sync.Mutex
+	cutoffs []time.Time
+}
+
+func (f *fakeChatEvents) PruneChatEvents(_ context.Context, before time.Time) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cutoffs = append(f.cutoffs, before)
+	return 1, nil
+}
+
+func (f *fakeChatEvents) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.cutoffs)
+}
+
+// TestChatEventPrunerPrunesHourlyAndAsksOnlyWhenDue: the first look while
+// leading prunes what is older than the retention; the looks of the next
+// hour ask no one anything, and the first one after it prunes again.
+func TestChatEventPrunerPrunesHourlyAndAsksOnlyWhenDue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &fakeChatEvents{}
+		var l leader
+		l.yes.Store(true)
+		p := NewChatEventPruner(st, ChatEventPrunerConfig{Interval: 2 * time.Second, Leads: l.leads})
+		start := time.Now()
+		p.Start(t.Context())
+		defer p.Stop()
+
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		if st.count() != 1 || l.asks.Load() != 1 {
+			t.Fatalf("after the first look: %d prunes, %d leader questions; want 1, 1", st.count(), l.asks.Load())
+		}
+		if want := start.Add(2*time.Second - ChatEventRetention); !st.cutoffs[0].Equal(want) {
+			t.Fatalf("cutoff %v, want %v", st.cutoffs[0], want)
+		}
+		time.Sleep(ChatEventPruneEvery - 4*time.Second)
+		synctest.Wait()
+		if st.count() != 1 || l.asks.Load() != 1 {
+			t.Fatalf("within the hour: %d prunes, %d leader questions; want 1, 1", st.count(), l.asks.Load())
+		}
+		time.Sleep(4 * time.Second)
+		synctest.Wait()
+		if st.count() != 2 || l.asks.Load() != 2 {
+			t.Fatalf("after the hour: %d prunes, %d leader questions; want 2, 2", st.count(), l.asks.Load())
+		}
+	})
+}
+
+// TestChatEventPrunerWaitsForLeadership: a follower does not prune and
+// asks who leads once a minute, not every look; once elected, it prunes
+// at its next question.
+func TestChatEventPrunerWaitsForLeadership(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &fakeChatEvents{}
+		var l leader
+		p := NewChatEventPruner(st, ChatEventPrunerConfig{Interval: time.Second, Leads: l.leads})
+		p.Start(t.Context())
+		defer p.Stop()
+		time.Sleep(90 * time.Second) // fake time: 90 looks, questions at 1 s and 61 s
+		synctest.Wait()
+		if st.count() != 0 || l.asks.Load() != 2 {
+			t.Fatalf("a follower: %d prunes, %d leader questions in 90 looks; want 0, 2", st.count(), l.asks.Load())
+		}
+		l.yes.Store(true)
+		time.Sleep(32 * time.Second) // the next question is at 121 s
+		synctest.Wait()
+		if st.count() != 1 || l.asks.Load() != 3 {
+			t.Fatalf("elected: %d prunes, %d leader questions; want 1, 3", st.count(), l.asks.Load())
+		}
+	})
+}
+
+// TestStaleReclaimerTakesOverDeadTasksEveryEvery: the first scan comes
+// Every after the reclaimer is built, then one per Every; only the tasks
+// Dead picks are taken over, and a failed take-over does not stop the
+// others.
+func TestStaleReclaimerTakesOverDeadTasksEveryEvery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var scans atomic.Int64
+		var mu sync.Mutex
+		var taken []string
+		r := NewStaleReclaimer(StaleReclaimerConfig{Interval: time.Second, Every: 15 * time.Second,
+			Running: func(context.Context) ([]store.RunningTask, error) {
+				scans.Add(1)
+				return []store.RunningTask{{ID: "alive"}, {ID: "dead1"}, {ID: "dead2"}}, nil
+			},
+			Dead: func(t store.RunningTask) bool { return t.ID != "alive" },
+			TakeOver: func(_ context.Context, t store.RunningTask) error {
+				mu.Lock()
+				defer mu.Unlock()
+				taken = append(taken, t.ID)
+				if t.ID == "dead1" {
+					return errors.New("lost a race")
+				}
+				return nil
+			}})
+		r.Start(t.Context())
+		defer r.Stop()
+		time.Sleep(14500 * time.Millisecond)
+		synctest.Wait()
+		if scans.Load() != 0 {
+			t.Fatalf("%d scans before Every", scans.Load())
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		mu.Lock()
+		got := append([]string(nil), taken...)
+		mu.Unlock()
+		if scans.Load() != 1 || len(got) != 2 || got[0] != "dead1" || got[1] != "dead2" {
+			t.Fatalf("after Every: %d scans, taken over %v; want 1, [dead1 dead2]", scans.Load(), got)
+		}
+		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		if scans.Load() != 2 {
+			t.Fatalf("after 2×Every: %d scans, want 2", scans.Load())
+		}
+	})
+}
+
+// TestScheduleTickerTicksOnTheLeaderOnly: a follower never ticks; the
+// leader ticks once per interval, and a failing tick does not stop it.
+func TestScheduleTickerTicksOnTheLeaderOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var l leader
+		var ticks atomic.Int64
+		s := NewScheduleTicker(ScheduleTickerConfig{Interval: time.Second, Leads: l.leads,
+			Tick: func(context.Context) error { ticks.Add(1); return errors.New("schedule x: store down") }})
+		s.Start(t.Context())
+		defer s.Stop()
+		time.Sleep(3500 * time.Millisecond)
+		synctest.Wait()
+		if ticks.Load() != 0 || l.asks.Load() != 3 {
+			t.Fatalf("follower: %d ticks, %d questions; want 0, 3", ticks.Load(), l.asks.Load())
+		}
+		l.yes.Store(true)
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		if ticks.Load() != 3 {
+			t.Fatalf("leader: %d ticks, want 3", ticks.Load())
+		}
+	})
+}
+
+// TestStopWaitsForThePassAndIsIdempotent: Stop cancels the pass's context
+// and returns only once the pass has; a second Stop, and a Stop of a loop
+// never started, return at once; after Stop nothing runs.
+func TestStopWaitsForThePassAndIsIdempotent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		new(ScheduleTicker).Stop()
+		entered, leave := make(chan struct{}), make(chan struct{})
+		var ended atomic.Bool
+		var ticks atomic.Int64
+		s := NewScheduleTicker(ScheduleTickerConfig{Interval: time.Second, Leads: func(context.Context) bool { return true },
+			Tick: func(ctx context.Context) error {
+				if ticks.Add(1) == 1 {
+					close(entered)
+					<-ctx.Done()
+					<-leave
+					ended.Store(true)
+				}
+				return nil
+			}})
+		s.Start(t.Context())
+		<-entered
+		stopped := make(chan struct{})
+		go func() { s.Stop(); close(stopped) }()
+		synctest.Wait()
+		select {
+		case <-stopped:
+			t.Fatal("Stop returned while the pass was running")
+		default:
+		}
+		close(leave)
+		<-stopped
+		if !ended.Load() {
+			t.Fatal("Stop returned before the pass")
+		}
+		s.Stop()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if ticks.Load() != 1 {
+			t.Fatalf("%d ticks after Stop, want 1", ticks.Load())
+		}
+	})
+}
