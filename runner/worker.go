@@ -405,6 +405,8 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			} else if result.Error == "" {
 				result.Error, result.Reason = "workspace_commit (ref "+ref+")", session.Reason("workspace_commit")
 			}
+		} else {
+			s.checkpointed(ctx, id)
 		}
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
 	}
