@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
@@ -55,5 +57,45 @@ func testCheckpointed(t *testing.T, open storetest.Opener) {
 	}
 	if got := lost(other.ID); len(got) != 1 || got[0] != "o1" {
 		t.Fatalf("the other task: %v, want [o1]", got)
+	}
+}
+
+// BenchmarkCheckpoint measures what the lost-change bookkeeping costs a
+// task on each database: marking 30 journaled calls checkpointed (once per
+// hand-over or task end, nothing per step) and listing the calls outside
+// any checkpoint (once per worktree made anew).
+func BenchmarkCheckpoint(b *testing.B) {
+	for name, open := range storetest.Openers {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			s := open(b, store.Config{})
+			var mark, list time.Duration
+			n := 0
+			for b.Loop() {
+				b.StopTimer()
+				task, _, err := s.CreateTask(ctx, newTask("checkpoint bench"), "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range 30 {
+					if err := s.JournalStart(ctx, task.ID, fmt.Sprintf("%d/c", i+2), "bash", "h", `{"command":"true"}`); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				t0 := time.Now()
+				if _, err := s.UncheckpointedCalls(ctx, task.ID); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if err := s.MarkCheckpointed(ctx, task.ID); err != nil {
+					b.Fatal(err)
+				}
+				list, mark = list+t1.Sub(t0), mark+time.Since(t1)
+				n++
+			}
+			b.ReportMetric(float64(mark.Microseconds())/float64(n), "mark-µs")
+			b.ReportMetric(float64(list.Microseconds())/float64(n), "list-µs")
+		})
 	}
 }
