@@ -76,6 +76,9 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		return outcome{}, err
 	}
 	if lost != "" {
+		r.mu.Lock()
+		r.lostNote = lost
+		r.mu.Unlock()
 		// First in line: a conversation that had ended is continued by the
 		// note; one that goes on reads it before its next request.
 		inbox = append([]store.InboxMessage{{TaskID: task.ID, Text: lost}}, inbox...)

@@ -13,13 +13,23 @@ import (
 // maxLostListed bounds how many lost calls the note names one by one.
 const maxLostListed = 40
 
-// checkpointed records that the effects of every call the task journaled
-// so far are in the commit just made on its branch (Release or Finish).
-// A failure only costs precision: a later continuation in a fresh worktree
-// names those calls as lost although the branch holds them.
-func (s *Service) checkpointed(ctx context.Context, id string) {
-	if err := s.st.MarkCheckpointed(ctx, id); err != nil {
-		s.log.Warn("runner: record the workspace checkpoint", "task", id, "err", err)
+// checkpointed records that the effects of every call run r's task
+// journaled so far are in the commit just made on its branch (Release or
+// Finish). While the run's note about lost changes has not reached the
+// conversation (the run was cut first), nothing is marked: the calls it
+// names are still missing and the next continuation must hear of them.
+// A failure, like that case, only costs precision: a later continuation in
+// a fresh worktree names calls as lost although the branch holds them.
+func (s *Service) checkpointed(ctx context.Context, r *run) {
+	r.mu.Lock()
+	untold := r.lostNote != ""
+	r.mu.Unlock()
+	if untold {
+		s.log.Info("runner: checkpoint not recorded: the note on lost changes was not delivered", "task", r.task.ID)
+		return
+	}
+	if err := s.st.MarkCheckpointed(ctx, r.task.ID); err != nil {
+		s.log.Warn("runner: record the workspace checkpoint", "task", r.task.ID, "err", err)
 	}
 }
 
