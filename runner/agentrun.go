@@ -7,6 +7,7 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/recipe"
 	"reasonix/runner/session"
+	"reasonix/runner/store"
 )
 
 // runSession assembles the task's agent in ws and runs or continues it: a
@@ -69,6 +70,18 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	inbox, err := s.st.TakeInbox(ctx, task.ID)
 	if err != nil {
 		return outcome{}, err
+	}
+	lost, err := r.lostChanges(ctx, ws, tools)
+	if err != nil {
+		return outcome{}, err
+	}
+	if lost != "" {
+		r.mu.Lock()
+		r.lostNote = lost
+		r.mu.Unlock()
+		// First in line: a conversation that had ended is continued by the
+		// note; one that goes on reads it before its next request.
+		inbox = append([]store.InboxMessage{{TaskID: task.ID, Text: lost}}, inbox...)
 	}
 	if task.Goal || task.PlanFirst {
 		return s.runGoal(ctx, r, sess, history, inbox)

@@ -68,6 +68,7 @@ func (s *Service) release(ctx context.Context, r *run, ws *Workdir, reason strin
 				return s.finish(ctx, r, ws, outcome{state: store.StateInterrupted, code: "interrupted",
 					reason: "the service stopped and the workspace could not be checkpointed (ref " + ref + ")"}, s.now())
 			}
+			s.checkpointed(ctx, r)
 		}
 	}
 	return s.requeueRunning(ctx, id, reason)

@@ -42,6 +42,9 @@ type run struct {
 	// outcomes are the conversation's finished calls whose journal entry
 	// waits for their tool message, to be written with it (journaledTool).
 	outcomes map[string]store.CallOutcome
+	// lostNote is the note naming calls whose changes the workspace lost
+	// (lostchanges.go), until the conversation holds it.
+	lostNote string
 
 	events *execute.EventQueue // the step events, written behind the run
 
@@ -256,6 +259,9 @@ func (r *run) control(ctx context.Context) {
 func (r *run) sawUserMessage(text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.lostNote != "" && strings.Contains(text, r.lostNote) {
+		r.lostNote = ""
+	}
 	for i, m := range r.steered {
 		if m.Text == text {
 			r.steered = append(r.steered[:i], r.steered[i+1:]...)
@@ -405,6 +411,8 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			} else if result.Error == "" {
 				result.Error, result.Reason = "workspace_commit (ref "+ref+")", session.Reason("workspace_commit")
 			}
+		} else {
+			s.checkpointed(ctx, r)
 		}
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
 	}

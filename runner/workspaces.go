@@ -22,6 +22,11 @@ type Workdir struct {
 	Branch string // the task's branch; "" for a scratch directory
 	Base   string
 	Spec   string // the workspace name; "" for a scratch directory
+	// Fresh: the worktree was made anew from the task branch as last
+	// committed, so changes an earlier run did not checkpoint are not in
+	// it (see lostChanges). False for a reopened worktree and a scratch
+	// directory.
+	Fresh bool
 	// Handle is the implementation's own value, passed back to Finish.
 	Handle any
 }

@@ -24,7 +24,7 @@ func (g gitWorkspaces) Prepare(ctx context.Context, taskID string, spec *Workspa
 	if err != nil {
 		return nil, fmt.Errorf("runner: workspace: %w", err)
 	}
-	return &Workdir{Dir: w.Dir, Branch: w.Branch, Base: w.Base, Spec: w.Spec, Handle: w}, nil
+	return &Workdir{Dir: w.Dir, Branch: w.Branch, Base: w.Base, Spec: w.Spec, Fresh: w.Fresh, Handle: w}, nil
 }
 
 func (g gitWorkspaces) Finish(ctx context.Context, w *Workdir, message string) (WorkResult, error) {

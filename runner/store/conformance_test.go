@@ -33,6 +33,7 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("ApprovalRefusals", func(t *testing.T) { testApprovalRefusals(t, open) })
 	t.Run("Journal", func(t *testing.T) { testJournal(t, open) })
 	t.Run("JournalProcess", func(t *testing.T) { testJournalProcess(t, open) })
+	t.Run("Checkpointed", func(t *testing.T) { testCheckpointed(t, open) })
 	t.Run("AppendFinishing", func(t *testing.T) { testAppendFinishing(t, open) })
 	t.Run("WriteStep", func(t *testing.T) { testWriteStep(t, open) })
 	t.Run("StateCAS", func(t *testing.T) { testStateCAS(t, open) })

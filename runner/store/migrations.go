@@ -383,4 +383,14 @@ CREATE TABLE task_counters (
 	event_seq BIGINT NOT NULL
 );
 `},
+	// 19: whether a journaled call's effect is in a checkpoint of the
+	// task's workspace (a commit on its branch made by Release or Finish).
+	// A node that restores the workspace from its branch tells the model
+	// which calls' changes are missing: those not checkpointed. Calls
+	// journaled before this migration are taken as checkpointed, so an
+	// upgrade reports no old call as lost.
+	{version: 19, sql: `
+ALTER TABLE tool_journal ADD COLUMN checkpointed INTEGER NOT NULL DEFAULT 0;
+UPDATE tool_journal SET checkpointed = 1;
+`},
 }

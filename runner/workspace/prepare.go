@@ -16,6 +16,11 @@ type Workspace struct {
 	Branch string // "reasonix/<task-id>"; "" for a scratch directory
 	Base   string // the commit the branch started from; "" for scratch
 	Spec   string // the workspace name; "" for scratch
+	// Fresh reports that Prepare made the worktree anew rather than
+	// reopening one: it holds the task branch as last committed (or the
+	// base), and whatever an earlier run of the task left uncommitted —
+	// on a node that died, say — is not in it.
+	Fresh bool
 }
 
 // Prepare creates (or, for a task resumed after a restart, reopens) the task's workspace:
@@ -168,7 +173,7 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 	if err := m.writeRecord(fresh); err != nil {
 		return nil, nil, err
 	}
-	return &Workspace{Dir: dir, Branch: branch, Base: base.commit, Spec: s.Name}, fresh, nil
+	return &Workspace{Dir: dir, Branch: branch, Base: base.commit, Spec: s.Name, Fresh: true}, fresh, nil
 }
 
 // start is where a new worktree begins.

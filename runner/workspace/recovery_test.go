@@ -42,8 +42,10 @@ func TestPrepareAfterCrashReopensTheWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *again != *ws {
-		t.Errorf("reopened workspace = %+v, want %+v", again, ws)
+	want := *ws
+	want.Fresh = false // reopened, uncommitted changes included
+	if !ws.Fresh || *again != want {
+		t.Errorf("reopened workspace = %+v, want %+v (first Prepare: %+v)", again, want, ws)
 	}
 	if read(t, filepath.Join(again.Dir, "a.txt")) != "half done\n" || !exists(filepath.Join(again.Dir, "new.txt")) {
 		t.Error("uncommitted changes were lost on reopen")

@@ -85,15 +85,22 @@ func TestPrepareTakesOverABranchADeadNodeHolds(t *testing.T) {
 	f := newFixture(t, false)
 	ctx := testCtx(t)
 	spec := &workspace.Spec{Name: "local", Repo: f.repo(map[string]string{"a.txt": "v1\n"})}
-	if _, err := f.m.Prepare(ctx, "dead", spec); err != nil {
+	wa, err := f.m.Prepare(ctx, "dead", spec)
+	if err != nil {
 		t.Fatal(err)
 	}
+	write(t, filepath.Join(wa.Dir, "lost.txt"), "never checkpointed\n")
 	wb, err := f.otherNode().Prepare(ctx, "dead", spec)
 	if err != nil {
 		t.Fatalf("taking over a branch a dead node holds: %v", err)
 	}
 	if read(t, filepath.Join(wb.Dir, "a.txt")) != "v1\n" {
 		t.Fatal("wrong checkout")
+	}
+	// The dead node's uncommitted change did not come along, and the
+	// workspace says so: the runner tells the model which calls are lost.
+	if exists(filepath.Join(wb.Dir, "lost.txt")) || !wb.Fresh {
+		t.Errorf("the take-over's worktree: lost.txt there %v, Fresh %v; want not there, Fresh", exists(filepath.Join(wb.Dir, "lost.txt")), wb.Fresh)
 	}
 }
 
