@@ -24,8 +24,6 @@ type JournalEntry struct {
 	Process string
 }
 
-// JournalStart records that a tool call is about to run. Call it before the
-// tool runs, and run the tool only if it returns nil: after a crash,
 // JournalProcess records, for a started call that has not finished, what it
 // started (e.g. a process group to kill after a crash), replacing an earlier
 // record. It returns an error wrapping ErrNotFound when there is no
@@ -47,6 +45,8 @@ func (s *Store) JournalProcess(ctx context.Context, taskID, callID, process stri
 	return nil
 }
 
+// JournalStart records that a tool call is about to run. Call it before the
+// tool runs, and run the tool only if it returns nil: after a crash,
 // UnfinishedCalls lists exactly the calls that may or may not have had their
 // effect. A second start of the same (taskID, callID) returns an error
 // wrapping ErrAlreadyStarted and changes nothing.
