@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"reasonix/runner/apitype"
@@ -77,7 +78,7 @@ func (c *Client) ResolveTask(ctx context.Context, prefix string) (string, error)
 			ids = append(ids, t.ID)
 		}
 	}
-	return pick("task", prefix, ids)
+	return pick("task", prefix, id, ids)
 }
 
 // ResolveApproval is ResolveTask for approval ids ("a_01m8s"), searched
@@ -102,11 +103,15 @@ func (c *Client) ResolveApproval(ctx context.Context, prefix string) (string, er
 			}
 		}
 	}
-	return pick("approval", prefix, ids)
+	return pick("approval", prefix, id, ids)
 }
 
 // pick is the one id of ids, or the error saying there is none or more.
-func pick(kind, prefix string, ids []string) (string, error) {
+// An id equal to what was typed (normalized as id) wins over longer ones.
+func pick(kind, prefix, id string, ids []string) (string, error) {
+	if slices.Contains(ids, id) {
+		return id, nil
+	}
 	switch {
 	case len(ids) == 0:
 		return "", notFoundPrefix(kind, prefix)
