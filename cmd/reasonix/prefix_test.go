@@ -67,15 +67,17 @@ func newPrefixAPI(t *testing.T) *prefixAPI {
 		}
 		json.NewEncoder(w).Encode(task(id))
 	})
-	mux.HandleFunc("POST /api/v1/tasks/{id}/cancel", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		name(id)
-		if !slices.Contains(tasks, id) {
-			notFound(w)
-			return
-		}
-		fmt.Fprintf(w, `{"id":%q,"state":"cancelled"}`, id)
-	})
+	for verb, state := range map[string]string{"cancel": "cancelled", "resume": "queued", "messages": "running"} {
+		mux.HandleFunc("POST /api/v1/tasks/{id}/"+verb, func(w http.ResponseWriter, r *http.Request) {
+			id := r.PathValue("id")
+			name(id)
+			if !slices.Contains(tasks, id) {
+				notFound(w)
+				return
+			}
+			fmt.Fprintf(w, `{"id":%q,"state":%q}`, id, state)
+		})
+	}
 	mux.HandleFunc("GET /api/v1/approvals", func(w http.ResponseWriter, r *http.Request) {
 		var list []map[string]any
 		for _, id := range approvals {
@@ -112,6 +114,8 @@ func TestIDPrefixes(t *testing.T) {
 		{[]string{"tasks", "show", "t_01m8s1"}, "task      " + taskB, taskB},
 		{[]string{"tasks", "show", "01Q"}, "task      " + taskC, taskC},
 		{[]string{"tasks", "cancel", "t_01m8s0"}, "task " + taskA + ": cancelled", taskA},
+		{[]string{"tasks", "resume", "t_01m8s1"}, "task " + taskB + ": queued", taskB},
+		{[]string{"tasks", "message", "t_01q", "use", "v2"}, "task " + taskC + ": running", taskC},
 		{[]string{"tasks", "show", taskA}, "task      " + taskA, taskA},
 		{[]string{"approvals", "allow", "a_01m8t"}, "approval " + apprB + ": allow_once", apprB},
 		{[]string{"approvals", "deny", "01m8s"}, "approval " + apprA, apprA},
