@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"reasonix/internal/posture"
@@ -85,15 +86,63 @@ func (s SlackBot) Slash() string {
 
 // TelegramBot is [bot.telegram].
 type TelegramBot struct {
-	Enabled          bool     `toml:"enabled"`
-	TokenEnv         string   `toml:"token_env"`
-	Mode             string   `toml:"mode"` // "poll" (default) or "webhook"
-	WebhookSecretEnv string   `toml:"webhook_secret_env"`
-	WebhookPath      string   `toml:"webhook_path"` // default "/telegram/webhook"
-	APIEndpoint      string   `toml:"api_endpoint"` // the client's ".../bot%s/%s" template
-	AllowUsers       []string `toml:"allow_users"`
-	AllowChats       []string `toml:"allow_chats"`
-	Approvers        []string `toml:"approvers"`
+	Enabled          bool        `toml:"enabled"`
+	TokenEnv         string      `toml:"token_env"`
+	Mode             string      `toml:"mode"` // "poll" (default) or "webhook"
+	WebhookSecretEnv string      `toml:"webhook_secret_env"`
+	WebhookPath      string      `toml:"webhook_path"` // default "/telegram/webhook"
+	APIEndpoint      string      `toml:"api_endpoint"` // the client's ".../bot%s/%s" template
+	AllowUsers       TelegramIDs `toml:"allow_users"`
+	AllowChats       TelegramIDs `toml:"allow_chats"`
+	Approvers        TelegramIDs `toml:"approvers"`
+}
+
+// TelegramIDs is a list of Telegram user or chat ids. Telegram's ids are
+// numbers, so a list may write them as TOML integers (12345, -1001234) or
+// as strings ("12345"); both spellings mean the same id and are kept as
+// its decimal string, the form the relay compares with.
+type TelegramIDs []string
+
+// UnmarshalTOML takes a list of integers and strings. Anything else (a
+// float, a bool, a table) is refused: the decoder adds the key and line.
+func (ids *TelegramIDs) UnmarshalTOML(v any) error {
+	list, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("must be a list of Telegram ids, not %s", tomlKind(v))
+	}
+	out := make(TelegramIDs, 0, len(list))
+	for _, e := range list {
+		switch x := e.(type) {
+		case string:
+			out = append(out, x)
+		case int64:
+			out = append(out, strconv.FormatInt(x, 10))
+		default:
+			return fmt.Errorf("%v is %s: write a Telegram id as an integer (12345) or a string (\"12345\")", e, tomlKind(e))
+		}
+	}
+	*ids = out
+	return nil
+}
+
+// tomlKind names a decoded TOML value's type for an error message.
+func tomlKind(v any) string {
+	switch v.(type) {
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a table"
+	default:
+		return "a date or time"
+	}
 }
 
 // BotRoute is one [[bot.routes]] entry.

@@ -89,3 +89,43 @@ func TestBotConfigUnknownKeyAndBadPosture(t *testing.T) {
 	f.user("[[bot.routes]]\ntransport = \"slack\"\nchannel = \"C1\"\nposture = \"reckless\"\n")
 	wantContains(t, f.loadErr(), "bot.routes.posture", "reckless")
 }
+
+// Telegram ids are numbers, so they may be written as TOML integers as
+// well as strings; both spellings load as the same id.
+func TestTelegramIDsAsIntegersOrStrings(t *testing.T) {
+	f := newFixture(t)
+	f.user(`
+[bot.telegram]
+enabled = true
+token_env = "TELEGRAM_BOT_TOKEN"
+allow_users = [12345, "678", "*"]
+allow_chats = [-1001234, "-1005678"]
+approvers = [12345]
+`)
+	c := f.load()
+	tg := c.Bot.Telegram
+	if strings.Join(tg.AllowUsers, ",") != "12345,678,*" || strings.Join(tg.AllowChats, ",") != "-1001234,-1005678" || strings.Join(tg.Approvers, ",") != "12345" {
+		t.Fatalf("telegram = %+v", tg)
+	}
+
+	// The integer and the string spelling are the same id.
+	g := newFixture(t)
+	g.user("[bot.telegram]\nallow_chats = [\"-1001234\"]\n")
+	if got := g.load().Bot.Telegram.AllowChats; strings.Join(got, ",") != strings.Join(tg.AllowChats[:1], ",") {
+		t.Fatalf("string spelling = %q, integer spelling = %q", got, tg.AllowChats[:1])
+	}
+}
+
+// A float, a bool or a lone value is still an error that names the key.
+func TestTelegramIDsRefuseOtherTypes(t *testing.T) {
+	for _, tc := range []struct{ key, value, want string }{
+		{"allow_users", "[1.5]", "float"},
+		{"allow_chats", "[true]", "boolean"},
+		{"approvers", "[12345, 2.0]", "float"},
+		{"allow_users", "12345", "list"},
+	} {
+		f := newFixture(t)
+		f.user("[bot.telegram]\n" + tc.key + " = " + tc.value + "\n")
+		wantContains(t, f.loadErr(), "bot.telegram."+tc.key, tc.want)
+	}
+}

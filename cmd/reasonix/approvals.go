@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -18,22 +19,31 @@ func approvalsCommands() []*command {
 	return []*command{
 		{
 			name: "list", summary: "list the approvals tasks wait on",
-			example: "reasonix approvals list\nreasonix approvals list --all",
+			example: "reasonix approvals list\nreasonix approvals list --all --json",
 			flags: func(fs *flag.FlagSet) action {
 				all := fs.Bool("all", false, "every approval, not only pending ones")
+				asJSON := fs.Bool("json", false, "print the service's JSON")
 				return clientAction(fs, func(c *client.Client, _ []string, stdout, _ io.Writer) error {
-					return approvalsList(c, *all, stdout)
+					return approvalsList(c, *all, *asJSON, stdout)
 				})
 			},
 		},
 		{
 			name: "show", args: "ID", summary: "show what a call would do: the command, or the diff",
-			example: "reasonix approvals show a_01hx…",
+			example: "reasonix approvals show a_01hx…\nreasonix approvals show a_01hx --json",
 			flags: func(fs *flag.FlagSet) action {
+				asJSON := fs.Bool("json", false, "print the service's JSON")
 				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
-					a, err := c.Approval(context.Background(), args[0])
+					id, err := resolveID(c, "approval", args[0], (*client.Client).ResolveApproval)
+					if err != nil {
+						return err
+					}
+					a, err := c.Approval(context.Background(), id)
 					if err != nil {
 						return notFound(err, "approval", args[0])
+					}
+					if *asJSON {
+						return json.NewEncoder(stdout).Encode(a)
 					}
 					printApproval(stdout, styleFor(stdout), a)
 					return nil
@@ -70,17 +80,21 @@ func approvalsCommands() []*command {
 
 // decide posts a decision. The service records the token's principal as
 // the approver; there is no name to give.
-func decide(c *client.Client, id string, d apitype.DecideRequest, stdout io.Writer) error {
+func decide(c *client.Client, arg string, d apitype.DecideRequest, stdout io.Writer) error {
+	id, err := resolveID(c, "approval", arg, (*client.Client).ResolveApproval)
+	if err != nil {
+		return err
+	}
 	a, err := c.Decide(context.Background(), id, d)
 	if err != nil {
-		return notFound(err, "approval", id)
+		return notFound(err, "approval", arg)
 	}
 	fmt.Fprintf(stdout, "approval %s: %s by %s (task %s)\n", a.ID, a.Decision, a.DecidedBy, a.TaskID)
 	return nil
 }
 
 // approvalsList is `reasonix approvals list`.
-func approvalsList(c *client.Client, all bool, stdout io.Writer) error {
+func approvalsList(c *client.Client, all, asJSON bool, stdout io.Writer) error {
 	f := client.ApprovalFilter{State: apitype.ApprovalPending}
 	if all {
 		f.State = ""
@@ -88,6 +102,12 @@ func approvalsList(c *client.Client, all bool, stdout io.Writer) error {
 	list, err := c.Approvals(context.Background(), f)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		if list == nil {
+			list = []apitype.Approval{}
+		}
+		return json.NewEncoder(stdout).Encode(list)
 	}
 	if len(list) == 0 {
 		if all {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,25 +45,16 @@ func rolesCommands() []*command {
 		},
 		{
 			name: "list", summary: "list the roles granted to chat identities",
-			example: "reasonix roles list",
-			flags: configFileAction(func(file string, stdout, stderr io.Writer) error {
-				return withStore(file, stderr, func(ctx context.Context, st *store.Store) error {
-					list, err := st.PrincipalRoles(ctx)
-					if err != nil {
-						return err
-					}
-					if len(list) == 0 {
-						fmt.Fprintln(stdout, "no roles granted (the [bot] approvers lists still apply)")
-						return nil
-					}
-					tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "PRINCIPAL\tROLE\tGRANTED")
-					for _, pr := range list {
-						fmt.Fprintf(tw, "%s\t%s\t%s\n", pr.Principal, pr.Role, pr.CreatedAt.Local().Format(time.DateTime))
-					}
-					return tw.Flush()
-				})
-			}),
+			example: "reasonix roles list\nreasonix roles list --json",
+			flags: func(fs *flag.FlagSet) action {
+				file := configFileFlag(fs)
+				asJSON := fs.Bool("json", false, "print JSON: principal, role, created_at")
+				return func(_ []string, stdout, stderr io.Writer) error {
+					return withStore(*file, stderr, func(ctx context.Context, st *store.Store) error {
+						return rolesList(ctx, st, *asJSON, stdout)
+					})
+				}
+			},
 		},
 		{
 			name: "revoke", args: "PRINCIPAL", summary: "take a chat identity's role away",
@@ -85,4 +77,36 @@ func rolesCommands() []*command {
 			},
 		},
 	}
+}
+
+// roleView is one granted role in `roles list --json`.
+type roleView struct {
+	Principal string    `json:"principal"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// rolesList is `reasonix roles list`.
+func rolesList(ctx context.Context, st *store.Store, asJSON bool, stdout io.Writer) error {
+	list, err := st.PrincipalRoles(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		views := make([]roleView, len(list))
+		for i, pr := range list {
+			views[i] = roleView{Principal: pr.Principal, Role: string(pr.Role), CreatedAt: pr.CreatedAt}
+		}
+		return json.NewEncoder(stdout).Encode(views)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdout, "no roles granted (the [bot] approvers lists still apply)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PRINCIPAL\tROLE\tGRANTED")
+	for _, pr := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", pr.Principal, pr.Role, pr.CreatedAt.Local().Format(time.DateTime))
+	}
+	return tw.Flush()
 }

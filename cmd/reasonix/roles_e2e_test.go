@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,13 @@ func TestRolesOnTheBinary(t *testing.T) {
 	list, _, code := e.run("roles", "list")
 	if code != 0 || !strings.Contains(list, "slack:T0123/U0456") || !strings.Contains(list, "telegram:42") || !strings.Contains(list, "approve") {
 		t.Errorf("roles list: %d\n%s", code, list)
+	}
+	out, _, code := e.run("roles", "list", "--json")
+	var roles []struct{ Principal, Role string }
+	if err := json.Unmarshal([]byte(out), &roles); code != 0 || err != nil || len(roles) != 2 {
+		t.Errorf("roles list --json: %d %v\n%s", code, err, out)
+	} else if byName := map[string]string{roles[0].Principal: roles[0].Role, roles[1].Principal: roles[1].Role}; byName["telegram:42"] != "submit" || byName["slack:T0123/U0456"] != "approve" {
+		t.Errorf("roles list --json: %+v", roles)
 	}
 	if _, _, code := e.run("roles", "revoke", "telegram:42"); code != 0 {
 		t.Errorf("roles revoke: %d", code)

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"reasonix/agent"
@@ -37,7 +37,11 @@ func tasksCommands() []*command {
 			flags: func(fs *flag.FlagSet) action {
 				asJSON := fs.Bool("json", false, "print the service's JSON")
 				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
-					t, err := c.Task(context.Background(), args[0])
+					id, err := resolveID(c, "task", args[0], (*client.Client).ResolveTask)
+					if err != nil {
+						return err
+					}
+					t, err := c.Task(context.Background(), id)
 					if err != nil {
 						return notFound(err, "task", args[0])
 					}
@@ -92,7 +96,11 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 			example: "reasonix tasks watch t_01hx…",
 			flags: func(fs *flag.FlagSet) action {
 				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
-					return watchExit(c, args[0], stdout)
+					id, err := resolveID(c, "task", args[0], (*client.Client).ResolveTask)
+					if err != nil {
+						return err
+					}
+					return watchExit(c, id, stdout)
 				})
 			},
 		},
@@ -101,7 +109,11 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 			example: `reasonix tasks message t_01hx… "use the v2 API instead"`,
 			flags: func(fs *flag.FlagSet) action {
 				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
-					t, err := c.Message(context.Background(), args[0], strings.Join(args[1:], " "))
+					id, err := resolveID(c, "task", args[0], (*client.Client).ResolveTask)
+					if err != nil {
+						return err
+					}
+					t, err := c.Message(context.Background(), id, strings.Join(args[1:], " "))
 					if err != nil {
 						return notFound(err, "task", args[0])
 					}
@@ -123,7 +135,11 @@ func taskTransition(name, summary, example string,
 		name: name, args: "ID", summary: summary, example: example,
 		flags: func(fs *flag.FlagSet) action {
 			return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
-				t, err := transition(c, context.Background(), args[0])
+				id, err := resolveID(c, "task", args[0], (*client.Client).ResolveTask)
+				if err != nil {
+					return err
+				}
+				t, err := transition(c, context.Background(), id)
 				if err != nil {
 					return notFound(err, "task", args[0])
 				}
@@ -132,6 +148,30 @@ func taskTransition(name, summary, example string,
 			})
 		},
 	}
+}
+
+// resolveID turns what was typed for an id, whole or a unique prefix,
+// into the id with resolve (the client's ResolveTask or ResolveApproval).
+// An ambiguous prefix is a usage error listing the matches (exit 2). A
+// prefix nothing starts with is passed on as it is, so the request made
+// with it says "not found" as it would for any unknown id.
+func resolveID(c *client.Client, what, arg string, resolve func(*client.Client, context.Context, string) (string, error)) (string, error) {
+	id, err := resolve(c, context.Background(), arg)
+	var amb *client.AmbiguousError
+	switch {
+	case errors.As(err, &amb):
+		more := ""
+		if amb.More {
+			more = "\n  …"
+		}
+		return "", usageErrorf("%s id prefix %q matches more than one %s; give more of the id:\n  %s%s",
+			what, arg, what, strings.Join(amb.Candidates, "\n  "), more)
+	case errors.Is(err, client.ErrNotFound):
+		return arg, nil
+	case err != nil:
+		return "", err
+	}
+	return id, nil
 }
 
 // tasksList is `reasonix tasks list`.
@@ -156,12 +196,65 @@ func tasksList(c *client.Client, state, source string, asJSON bool, stdout io.Wr
 		fmt.Fprintln(stdout, "no tasks")
 		return nil
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tSOURCE\tCREATED\tPROMPT")
-	for _, t := range page.Tasks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.State, t.Source, t.CreatedAt.Local().Format(time.DateTime), truncate(firstLine(t.Prompt), 60))
+	writeTaskTable(stdout, page.Tasks, time.Now())
+	return nil
+}
+
+// tableWidth is the terminal width `tasks list` fits: gh's tables fit
+// the terminal, and 80 columns is the narrowest a person still uses.
+const tableWidth = 80
+
+// writeTaskTable prints tasks one a line within tableWidth columns: the
+// id whole (it is what the other commands take), state, source and age
+// as they are, and the prompt's first line in what is left, cut short.
+func writeTaskTable(w io.Writer, tasks []apitype.Task, now time.Time) {
+	header := []string{"ID", "STATE", "SOURCE", "CREATED"}
+	rows := make([][]string, len(tasks))
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = len(h)
 	}
-	return tw.Flush()
+	for i, t := range tasks {
+		rows[i] = []string{t.ID, string(t.State), string(t.Source), age(now.Sub(t.CreatedAt))}
+		for j, v := range rows[i] {
+			widths[j] = max(widths[j], len(v))
+		}
+	}
+	const gap = 2
+	left := tableWidth
+	for _, n := range widths {
+		left -= n + gap
+	}
+	left = max(left, 12) // a prompt shorter than this says nothing
+	line := func(cells []string, prompt string) {
+		var b strings.Builder
+		for j, v := range cells {
+			b.WriteString(v)
+			b.WriteString(strings.Repeat(" ", widths[j]-len(v)+gap))
+		}
+		b.WriteString(truncate(prompt, left-1))
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(header, "PROMPT")
+	for i, t := range tasks {
+		line(rows[i], firstLine(t.Prompt))
+	}
+}
+
+// age is how long ago something happened, in gh's short form: "now",
+// "45s ago", "12m ago", "3h ago", "5d ago".
+func age(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
 }
 
 func printTask(w io.Writer, t apitype.Task) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,30 +52,16 @@ func tokensCommands() []*command {
 		},
 		{
 			name: "list", summary: "list the API tokens (never their secrets)",
-			example: "reasonix tokens list",
-			flags: configFileAction(func(file string, stdout, stderr io.Writer) error {
-				return withStore(file, stderr, func(ctx context.Context, st *store.Store) error {
-					list, err := st.Tokens(ctx)
-					if err != nil {
-						return err
-					}
-					if len(list) == 0 {
-						fmt.Fprintln(stdout, "no tokens (the service registers its own when it starts)")
-						return nil
-					}
-					tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "NAME\tID\tROLE\tMAX POSTURE\tCREATED\tLAST USED\tSTATE")
-					for _, t := range list {
-						state := "active"
-						if t.Revoked() {
-							state = "revoked " + t.RevokedAt.Local().Format(time.DateTime)
-						}
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.ID, t.Role, t.MaxPosture,
-							t.CreatedAt.Local().Format(time.DateTime), when(t.LastUsedAt), state)
-					}
-					return tw.Flush()
-				})
-			}),
+			example: "reasonix tokens list\nreasonix tokens list --json",
+			flags: func(fs *flag.FlagSet) action {
+				file := configFileFlag(fs)
+				asJSON := fs.Bool("json", false, "print JSON: name, id, role, max_posture, created_at, last_used_at, revoked_at (never a secret)")
+				return func(_ []string, stdout, stderr io.Writer) error {
+					return withStore(*file, stderr, func(ctx context.Context, st *store.Store) error {
+						return tokensList(ctx, st, *asJSON, stdout)
+					})
+				}
+			},
 		},
 		{
 			name: "revoke", args: "NAME|ID", summary: "revoke an API token; its next request is refused",
@@ -133,4 +120,54 @@ func (v roleValue) Set(s string) error {
 	}
 	*v.name = string(r)
 	return nil
+}
+
+// tokenView is one token in `tokens list --json`; times never set are
+// left out.
+type tokenView struct {
+	Name       string     `json:"name"`
+	ID         string     `json:"id"`
+	Role       string     `json:"role"`
+	MaxPosture string     `json:"max_posture,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+}
+
+// tokensList is `reasonix tokens list`.
+func tokensList(ctx context.Context, st *store.Store, asJSON bool, stdout io.Writer) error {
+	list, err := st.Tokens(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		views := make([]tokenView, len(list))
+		for i, t := range list {
+			views[i] = tokenView{Name: t.Name, ID: t.ID, Role: string(t.Role), MaxPosture: string(t.MaxPosture), CreatedAt: t.CreatedAt,
+				LastUsedAt: timeOrNil(t.LastUsedAt), RevokedAt: timeOrNil(t.RevokedAt)}
+		}
+		return json.NewEncoder(stdout).Encode(views)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdout, "no tokens (the service registers its own when it starts)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tID\tROLE\tMAX POSTURE\tCREATED\tLAST USED\tSTATE")
+	for _, t := range list {
+		state := "active"
+		if t.Revoked() {
+			state = "revoked " + t.RevokedAt.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.ID, t.Role, t.MaxPosture,
+			t.CreatedAt.Local().Format(time.DateTime), when(t.LastUsedAt), state)
+	}
+	return tw.Flush()
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"reasonix/agent/agenttest"
 )
@@ -70,6 +72,19 @@ func TestTokensOnTheBinary(t *testing.T) {
 	list, _, code := e.run("tokens", "list")
 	if code != 0 || !strings.Contains(list, "admin") || !strings.Contains(list, "ci") || strings.Contains(list, secret) || strings.Contains(list, old) {
 		t.Errorf("tokens list: %d\n%s", code, list)
+	}
+	out, _, code := e.run("tokens", "list", "--json")
+	var toks []struct {
+		Name, ID, Role string
+		RevokedAt      *time.Time `json:"revoked_at"`
+	}
+	if err := json.Unmarshal([]byte(out), &toks); code != 0 || err != nil || len(toks) < 2 || strings.Contains(out, secret) {
+		t.Errorf("tokens list --json: %d %v\n%s", code, err, out)
+	}
+	for _, tk := range toks {
+		if tk.Name == "ci" && (tk.Role != "submit" || !strings.HasPrefix(tk.ID, "tok_") || tk.RevokedAt != nil) {
+			t.Errorf("tokens list --json: ci is %+v", tk)
+		}
 	}
 	db, err := os.ReadFile(filepath.Join(e.home, "reasonix.db"))
 	if err != nil {

@@ -284,6 +284,14 @@ func TestApprovals(t *testing.T) {
 	}
 	_, err = admin.Approval(ctx, "a_nope")
 	wantCode(t, "Approval(a_nope)", err, http.StatusNotFound, client.ErrNotFound)
+	// A unique prefix, with or without "a_", names the approval.
+	for _, prefix := range []string{id[:10], strings.ToUpper(id[2:12])} {
+		if got, err := admin.ResolveApproval(ctx, prefix); err != nil || got != id {
+			t.Fatalf("ResolveApproval(%q) = %q, %v", prefix, got, err)
+		}
+	}
+	_, err = admin.ResolveApproval(ctx, "a_zzzz")
+	wantCode(t, "ResolveApproval(a_zzzz)", err, http.StatusNotFound, client.ErrNotFound)
 	_, err = admin.Approvals(ctx, client.ApprovalFilter{Limit: 5000})
 	wantCode(t, "Approvals(limit 5000)", err, http.StatusBadRequest, client.ErrInvalid)
 

@@ -26,15 +26,37 @@ func FuzzParseGitHubSignature(f *testing.F) {
 }
 
 // FuzzParseStandardSignatures: an accepted header yields 1..maxSignatures
-// signatures of 32 bytes, each present in the header as v1,<base64>.
+// signatures of 32 bytes, each present in the header as v1,<base64>; and
+// a header of at most maxSignatures entries with one well-formed v1 entry
+// is accepted with that entry among its signatures, whatever is beside it.
 func FuzzParseStandardSignatures(f *testing.F) {
 	sig := base64.StdEncoding.EncodeToString(make([]byte, 32))
 	for _, s := range []string{"v1," + sig, "v1," + sig + " v1a,xyz", "", " ", "v1,", ",abc", "v1,@@", "v2," + sig,
-		strings.Repeat("v1,"+sig+" ", 9)} {
+		strings.Repeat("v1,"+sig+" ", 9), "v1,@@ v1," + sig, "nocomma v1," + sig + " v1,AAAA"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
 		sigs, err := parseStandardSignatures(header)
+		fields := strings.Fields(header)
+		if len(fields) <= maxSignatures {
+			for _, f := range fields {
+				b64, ok := strings.CutPrefix(f, "v1,")
+				raw, derr := base64.StdEncoding.Strict().DecodeString(b64)
+				if !ok || derr != nil || len(raw) != 32 {
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%q has the well-formed entry %q but was refused: %v", header, f, err)
+				}
+				found := false
+				for _, s := range sigs {
+					found = found || string(s) == string(raw)
+				}
+				if !found {
+					t.Fatalf("%q: the well-formed entry %q is not among the signatures", header, f)
+				}
+			}
+		}
 		if err != nil {
 			return
 		}

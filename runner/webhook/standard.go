@@ -38,7 +38,10 @@ const maxSignatures = 8
 
 // parseStandardSignatures reads webhook-signature: space-separated
 // "<version>,<base64>" entries. Entries of other versions (a future v1a)
-// are skipped; the result holds the v1 signatures, at least one.
+// and malformed entries (no comma, bad base64, not 32 bytes) are skipped,
+// as the scheme's reference verifiers skip them, so a sender rotating
+// keys or adding a new scheme beside v1 still verifies; the result holds
+// the well-formed v1 signatures, at least one.
 func parseStandardSignatures(header string) ([][]byte, error) {
 	if strings.TrimSpace(header) == "" {
 		return nil, errNoSignature
@@ -50,17 +53,14 @@ func parseStandardSignatures(header string) ([][]byte, error) {
 	var sigs [][]byte
 	for _, f := range fields {
 		version, b64, ok := strings.Cut(f, ",")
-		if !ok || version == "" {
-			return nil, errBadSignature
-		}
-		if version != "v1" {
+		if !ok || version != "v1" {
 			continue
 		}
 		// Strict: one signature has one spelling, so what is compared
 		// (and logged) is exactly what was sent.
 		sig, err := base64.StdEncoding.Strict().DecodeString(b64)
 		if err != nil || len(sig) != sha256.Size {
-			return nil, errBadSignature
+			continue
 		}
 		sigs = append(sigs, sig)
 	}

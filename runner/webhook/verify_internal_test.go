@@ -113,6 +113,13 @@ func TestStandardWebhooks(t *testing.T) {
 		{"no signature", standardHeader("msg_1", now.Unix(), ""), now, errNoSignature},
 		{"bad base64", standardHeader("msg_1", now.Unix(), "v1,@@@"), now, errBadSignature},
 		{"only other versions", standardHeader("msg_1", now.Unix(), "v2,"+good[3:]), now, errBadSignature},
+		// A malformed entry beside a valid one is skipped, as the scheme's
+		// reference verifiers do; only a header with no well-formed v1
+		// entry is refused as malformed.
+		{"malformed entry before a valid one", standardHeader("msg_1", now.Unix(), "v1,@@@ "+good), now, nil},
+		{"malformed entries around a valid one", standardHeader("msg_1", now.Unix(), "garbage v1,"+good[3:10]+" "+good+" ,x v1,"), now, nil},
+		{"malformed entry beside a wrong one", standardHeader("msg_1", now.Unix(), "v1,@@@ "+other), now, errMismatch},
+		{"only malformed entries", standardHeader("msg_1", now.Unix(), "v1,@@@ nocomma v1,"+good[3:10]), now, errBadSignature},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id, err := verifyStandard(tc.h, []byte(body), [][]byte{secret}, tc.at)
