@@ -42,6 +42,7 @@ func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
 // so such a message is not handled over and over.
 func (r *Relay) handle(ctx context.Context, t bot.Transport, in bot.Inbound) bool {
 	acc := r.access[in.Transport]
+	r.learn(in.Requester(), in.Name)
 	if in.DM {
 		if id, choice, ok := bot.ParseDecision(in.Text); ok {
 			return r.decideInDM(ctx, t, in, id, choice)

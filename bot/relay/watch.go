@@ -331,13 +331,14 @@ func (w *watcher) report(ev runner.Event, compact bool) string {
 		Unpriced    int     `json:"unpriced_tokens"`
 		DurationMS  int64   `json:"duration_ms"`
 		Reason      string  `json:"reason"`
+		Error       string  `json:"error"`
 	}
 	_ = json.Unmarshal(ev.Payload, &p)
 	f := w.t.Format()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s\n", stateIcon(p.State), f.Bold(f.Escape("Task "+w.v.taskID+" "+stateWords(p.State))))
-	if p.Reason != "" {
-		b.WriteString(f.Escape(p.Reason) + "\n")
+	if reason := w.reasonWords(p.State, p.Error, p.Reason); reason != "" {
+		b.WriteString(f.Escape(reason) + "\n")
 	}
 	body, keep := cmpStr(p.FinalAnswer, p.Summary), w.r.cfg.MaxReportRunes
 	if compact {
@@ -363,6 +364,22 @@ func (w *watcher) report(ev runner.Event, compact bool) string {
 		b.WriteString("\n" + f.Escape(w.v.link))
 	}
 	return b.String()
+}
+
+// reasonWords is the report's reason: the runner's sentence, except for
+// a refused call, which the relay names from the task's own log (the
+// runner's sentence points at that log) with what would let it run.
+func (w *watcher) reasonWords(state runner.State, code, reason string) string {
+	if w.v.refusal == nil || state == runner.StateSucceeded {
+		return reason
+	}
+	end, _, _ := strings.Cut(code, " ")
+	switch end {
+	case "refused", "unattended", "declined", "expired", "deny_rule":
+	default:
+		return reason
+	}
+	return refusalWords(w.v.refusal)
 }
 
 // bind makes a message the relay posted for the task a way into its

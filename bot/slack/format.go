@@ -22,7 +22,15 @@ func (format) Bold(s string) string {
 	}
 	return "*" + s + "*"
 }
-func (format) Code(s string) string { return "```" + strings.ReplaceAll(s, "```", "ʼʼʼ") + "```" }
+
+// Code is a preformatted block; nothing for empty text, which Slack would
+// show as six backticks.
+func (format) Code(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return "```" + strings.ReplaceAll(s, "```", "ʼʼʼ") + "```"
+}
 
 // Limit is a section block's text limit, the tightest Slack applies to
 // what we post.

@@ -83,6 +83,7 @@ type Transport struct {
 var (
 	_ bot.Transport = (*Transport)(nil)
 	_ bot.Reactor   = (*Transport)(nil)
+	_ bot.Directory = (*Transport)(nil)
 )
 
 // New returns a transport that is not started.
@@ -392,6 +393,17 @@ func (t *Transport) React(ctx context.Context, channel, messageID string) error 
 		return nil
 	}
 	return mapErr(err)
+}
+
+// UserName is what the workspace calls user (users.info): the display
+// name people chose, else the real name, else the handle. The team is
+// implied by the token.
+func (t *Transport) UserName(ctx context.Context, _, user string) (string, error) {
+	u, err := t.api.GetUserInfoContext(ctx, user)
+	if err != nil {
+		return "", mapErr(err)
+	}
+	return cmp.Or(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name), nil
 }
 
 // ephemeral answers one user; plain text, escaped here.

@@ -22,7 +22,12 @@ func (format) Bold(s string) string {
 	}
 	return "<b>" + s + "</b>"
 }
-func (format) Code(s string) string { return "<pre>" + s + "</pre>" }
+func (format) Code(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return "<pre>" + s + "</pre>"
+}
 
 // Limit is Telegram's 4,096 characters per message.
 func (format) Limit() int { return 4096 }

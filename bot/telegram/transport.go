@@ -98,6 +98,7 @@ type Transport struct {
 var (
 	_ bot.Transport = (*Transport)(nil)
 	_ bot.Pacer     = (*Transport)(nil)
+	_ bot.Directory = (*Transport)(nil)
 )
 
 // ctxClient binds the library's requests, which take no context, to one:
@@ -431,6 +432,25 @@ func (t *Transport) call(ctx context.Context, method string, params tgbotapi.Par
 		return resp, errors.New(redactToken(err.Error(), t.cfg.Token))
 	}
 	return resp, nil
+}
+
+// UserName is the user's first name (getChat on the user's private chat
+// id, which is the user id). A message carries its sender's first name
+// too (Inbound.Name), so this is asked only for people the relay has not
+// heard from, such as an approver named in an approval.
+func (t *Transport) UserName(ctx context.Context, _, user string) (string, error) {
+	resp, err := t.call(ctx, "getChat", tgbotapi.Params{"chat_id": user})
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		FirstName string `json:"first_name"`
+		Username  string `json:"username"`
+	}
+	if err := json.Unmarshal(resp.Result, &c); err != nil {
+		return "", fmt.Errorf("telegram: getChat result: %w", err)
+	}
+	return cmp.Or(c.FirstName, c.Username), nil
 }
 
 // Post sends m as HTML, as a reply to m.Thread.

@@ -1,0 +1,67 @@
+package relay_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/agent/agenttest"
+	"reasonix/runner/runnertest"
+	"reasonix/runner/store"
+)
+
+// eventNames are the task log's event types: chat never shows them.
+var eventNames = []string{"tool_refused", "tool_started", "tool_finished", "run_finished", "task_state", "final_report",
+	"approval_requested", "approval_decided", "subagent_started", "subagent_finished", "fleet_updated", "plan_updated"}
+
+// plainWords fails t where chat text shows a principal id, an event name
+// or an empty code block.
+func plainWords(t *testing.T, where, text string) {
+	t.Helper()
+	for _, bad := range append([]string{"slack:", "telegram:", "``````", "<pre></pre>"}, eventNames...) {
+		if strings.Contains(text, bad) {
+			t.Errorf("%s shows %q:\n%s", where, bad, text)
+		}
+	}
+}
+
+func TestChatNamesPeopleAndSaysWhyInSentences(t *testing.T) {
+	r := newRig(t, func(req agenttest.Request) agenttest.Turn {
+		if res := lastTool(req); res != "" {
+			return agenttest.Turn{Text: "stopped: " + strings.TrimSpace(res)}
+		}
+		return toolTurn("c1", "bash", `{"command":"echo words > out.txt"}`)
+	})
+	r.slack.SetUser(bob, "bobby", "Bob Builder")
+
+	// Bob denies the first task's call: the approval says who by name, the
+	// report says which call was refused and what now.
+	m1 := r.slack.Mention(alice, channel, "", "write the words")
+	ap := r.approvalMessage(t, m1.TS)
+	id1 := r.taskOf(t, m1.TS)
+	r.slack.Click(bob, channel, ap.TS, ap.Buttons[len(ap.Buttons)-1].Value)
+	runnertest.WaitState(t, r.svc, id1, 20*time.Second, store.StateBlocked, store.StateSucceeded, store.StateFailed)
+	eventually(t, "the denial by name and the refusal in a sentence", func() bool {
+		text := r.threadText(m1.TS)
+		return strings.Contains(text, "Denied by bobby at") &&
+			strings.Contains(text, "The bash call “echo words &gt; out.txt” was declined by an approver. Reply in this thread")
+	})
+	plainWords(t, "the denied task's thread", r.threadText(m1.TS))
+
+	// Bob allows the second: his name again, from the cache.
+	m2 := r.slack.Mention(alice, channel, "", "write the words again")
+	ap = r.approvalMessage(t, m2.TS)
+	id2 := r.taskOf(t, m2.TS)
+	r.slack.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
+	runnertest.WaitState(t, r.svc, id2, 20*time.Second, store.StateSucceeded, store.StateBlocked, store.StateFailed)
+	eventually(t, "the approval by name", func() bool { return strings.Contains(r.threadText(m2.TS), "Allowed once by bobby at") })
+	plainWords(t, "the allowed task's thread", r.threadText(m2.TS))
+	if n := r.slack.Lookups(bob); n != 1 {
+		t.Errorf("users.info asked about bob %d times, want once", n)
+	}
+	// The audit keeps the principal id.
+	task, _ := r.svc.Task(t.Context(), id2)
+	if task.Requester != "slack:T0FAKE/"+alice {
+		t.Errorf("requester = %q", task.Requester)
+	}
+}
