@@ -34,6 +34,26 @@ type Reactor interface {
 	React(ctx context.Context, channel, messageID string) error
 }
 
+// Concluder is the optional Reactor behaviour of turning the
+// acknowledgement reaction into the outcome's once the task ends: ok for
+// a task that succeeded.
+type Concluder interface {
+	Conclude(ctx context.Context, channel, messageID string, ok bool) error
+}
+
+// Typer is the optional transport behaviour of showing that the bot is
+// at work in a channel ("typing…"). One call shows it for a few seconds
+// (TypingLasts); the caller repeats it while the work goes on. A
+// transport that has it shows a task's status message only once the task
+// takes a while (see bot/relay).
+type Typer interface {
+	Typing(ctx context.Context, channel string) error
+}
+
+// TypingLasts is how long one Typer.Typing call shows: Telegram's chat
+// action lasts five seconds, and is repeated a little sooner.
+const TypingLasts = 4 * time.Second
+
 // Directory is the optional transport behaviour of naming a user the way
 // people in the chat know them: Slack's display or real name, Telegram's
 // first name. Each call may be a platform call: callers cache (the relay

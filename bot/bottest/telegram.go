@@ -69,6 +69,7 @@ type Telegram struct {
 	getChats   map[string]int    // getChat calls by chat id
 	actions    []TelegramAction  // sendChatAction calls
 	reactions  map[string]string // "chat/message" -> the bot's emoji reaction
+	reactLog   []string          // "chat/message/emoji" per setMessageReaction, "" emoji for a removal
 }
 
 // TelegramAction is a sendChatAction call.
@@ -169,8 +170,10 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		if len(rs) == 0 {
 			delete(f.reactions, key)
+			f.reactLog = append(f.reactLog, key+"/")
 		} else {
 			f.reactions[key] = rs[0].Emoji
+			f.reactLog = append(f.reactLog, key+"/"+rs[0].Emoji)
 		}
 		f.mu.Unlock()
 		f.reply(w, true)
@@ -234,6 +237,19 @@ func (f *Telegram) Reaction(chat, id int64) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.reactions[strconv.FormatInt(chat, 10)+"/"+strconv.FormatInt(id, 10)]
+}
+
+// Reacted counts the setMessageReaction calls in chat that set emoji.
+func (f *Telegram) Reacted(chat int64, emoji string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, prefix := 0, strconv.FormatInt(chat, 10)+"/"
+	for _, x := range f.reactLog {
+		if strings.HasPrefix(x, prefix) && strings.HasSuffix(x, "/"+emoji) {
+			n++
+		}
+	}
+	return n
 }
 
 // getUpdates long-polls. As Telegram does, a second getUpdates for the

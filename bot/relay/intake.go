@@ -186,6 +186,12 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 	if rt, ok := t.(bot.Reactor); ok && in.MessageID != "" {
 		if err := rt.React(ctx, in.Channel, in.MessageID); err == nil {
 			saved(in.MessageID)
+			// The request's reaction turns into the outcome's at the end
+			// (the first request of a task keeps the key).
+			p := runner.ChatPost{TaskID: taskID, Key: "request", Transport: in.Transport, Channel: in.Channel, MessageID: in.MessageID}
+			if err := r.st.SaveChatPost(context.WithoutCancel(ctx), p); err != nil {
+				r.log.Warn("relay: recording the request", "task", taskID, "err", err)
+			}
 			return
 		}
 	}

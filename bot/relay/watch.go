@@ -78,7 +78,17 @@ type watcher struct {
 	// (everything but the status message and approvals), restored from
 	// the store after a restart.
 	posts int
+	// deferred is true while the status message is held back: where the
+	// platform shows "typing…" (bot.Typer), a task that answers within
+	// statusDelay needs no status message at all — its answer comes at
+	// once instead of a paced second behind one.
+	deferred bool
 }
+
+// statusDelay is how long a task on a platform that shows typing goes
+// without a status message: longer than a quick answer takes, short
+// enough that a longer task shows its progress early.
+const statusDelay = 3 * time.Second
 
 func (w *watcher) key() string { return w.t.Name() + "/" + w.target.Channel }
 
@@ -103,7 +113,18 @@ func (w *watcher) run(ctx context.Context) error {
 		return err
 	}
 	var timer *time.Timer
-	var due <-chan time.Time
+	var due, showAt, typing <-chan time.Time
+	if w.deferred {
+		show := time.NewTimer(statusDelay)
+		defer show.Stop()
+		showAt = show.C
+	}
+	if typer, ok := w.t.(bot.Typer); ok {
+		tick := time.NewTicker(bot.TypingLasts)
+		defer tick.Stop()
+		typing = tick.C
+		w.typing(ctx, typer)
+	}
 	dirty := false
 	// The elapsed time moves while nothing else does: refresh it now and
 	// then, through the same coalescing as every other change.
@@ -117,6 +138,13 @@ func (w *watcher) run(ctx context.Context) error {
 			dirty = dirty || (!w.v.started.IsZero() && !w.v.state.Terminal())
 		case <-due:
 			due = nil
+		case <-showAt:
+			showAt = nil
+			if err := w.showStatus(ctx); err != nil {
+				r.log.Warn("relay: posting the status message", "task", w.v.taskID, "err", err)
+			}
+		case <-typing:
+			w.typing(ctx, w.t.(bot.Typer))
 		case ev, ok := <-events:
 			if !ok {
 				return nil
@@ -130,8 +158,15 @@ func (w *watcher) run(ctx context.Context) error {
 			dirty = dirty || w.v.held != held
 			if ev.Type == "task_state" && w.v.state.Terminal() && w.ended(ctx, ev.Seq) {
 				// The last state always lands, waiting for its slot.
-				return w.editStatus(ctx, true)
+				err := w.editStatus(ctx, true)
+				w.conclude(ctx)
+				return err
 			}
+		}
+		if w.deferred {
+			// Nothing to edit yet: taking the channel's slot would only
+			// hold the answer back. showStatus renders the view as it is.
+			dirty = false
 		}
 		if dirty && due == nil {
 			if d := r.pace.try(w.key(), interval(w.t, w.target.Channel)); d == 0 {
@@ -165,7 +200,8 @@ func (w *watcher) ended(ctx context.Context, seq int64) bool {
 	return err != nil || len(later) == 0
 }
 
-// ensureStatus finds the status message posted before or posts it.
+// ensureStatus finds the status message posted before or posts it —
+// where the platform shows typing, later (see watcher.deferred).
 func (w *watcher) ensureStatus(ctx context.Context) error {
 	r := w.r
 	if p, err := r.st.ChatPost(ctx, w.v.taskID, "status"); err == nil {
@@ -174,6 +210,59 @@ func (w *watcher) ensureStatus(ctx context.Context) error {
 	} else if !errors.Is(err, runner.ErrRecordNotFound) {
 		return err
 	}
+	if _, ok := w.t.(bot.Typer); ok {
+		w.deferred = true
+		return nil
+	}
+	return w.postStatus(ctx)
+}
+
+// showStatus posts the held-back status message, unless the task ended:
+// its report says it all.
+func (w *watcher) showStatus(ctx context.Context) error {
+	if !w.deferred || w.v.state.Terminal() {
+		return nil
+	}
+	if err := w.postStatus(ctx); err != nil {
+		return err // still held back: the next occasion tries again
+	}
+	w.deferred = false
+	return nil
+}
+
+// typing shows the platform's "typing…" while the model works.
+func (w *watcher) typing(ctx context.Context, t bot.Typer) {
+	if w.v.state != runner.StateRunning && w.v.state != runner.StateQueued {
+		return
+	}
+	tctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	if err := t.Typing(tctx, w.target.Channel); err != nil && ctx.Err() == nil {
+		w.r.log.Info("relay: showing typing", "task", w.v.taskID, "err", err)
+	}
+}
+
+// conclude turns the request's acknowledgement reaction into the
+// outcome's.
+func (w *watcher) conclude(ctx context.Context) {
+	c, ok := w.t.(bot.Concluder)
+	if !ok {
+		return
+	}
+	req, err := w.r.st.ChatPost(ctx, w.v.taskID, "request")
+	if err != nil {
+		return // acknowledged with a reply, or started elsewhere
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	if err := c.Conclude(cctx, req.Channel, req.MessageID, w.v.state == runner.StateSucceeded); err != nil {
+		w.r.log.Warn("relay: marking the request with its outcome", "task", w.v.taskID, "err", err)
+	}
+}
+
+// postStatus posts the status message and records it.
+func (w *watcher) postStatus(ctx context.Context) error {
+	r := w.r
 	text := r.redact.String(w.v.render(w.t.Format(), r.now()))
 	id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text})
 	if err != nil {
@@ -194,6 +283,9 @@ func (w *watcher) ensureStatus(ctx context.Context) error {
 // false when the caller took the channel's slot already.
 func (w *watcher) editStatus(ctx context.Context, wait bool) error {
 	r := w.r
+	if w.deferred {
+		return nil // nothing to edit yet
+	}
 	text := r.redact.String(w.v.render(w.t.Format(), r.now()))
 	if text == w.shown {
 		return nil
@@ -217,6 +309,14 @@ func (w *watcher) editStatus(ctx context.Context, wait bool) error {
 // post makes the separate messages some events deserve, once each: an
 // approval request, a question, a sub-agent's report, the final report.
 func (w *watcher) post(ctx context.Context, ev runner.Event) {
+	switch ev.Type {
+	case "approval_requested", "question", "subagent_finished":
+		// The thread's first message is its status, then what asks for
+		// a person.
+		if err := w.showStatus(ctx); err != nil {
+			w.r.log.Warn("relay: posting the status message", "task", w.v.taskID, "err", err)
+		}
+	}
 	switch ev.Type {
 	case "approval_requested":
 		w.postApproval(ctx, ev)

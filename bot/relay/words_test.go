@@ -1,13 +1,21 @@
 package relay_test
 
 import (
+	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"reasonix/agent/agenttest"
+	"reasonix/bot"
+	"reasonix/bot/bottest"
+	"reasonix/bot/relay"
+	"reasonix/bot/telegram"
+	"reasonix/config"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
+	"reasonix/runner/store/storetest"
 )
 
 // eventNames are the task log's event types: chat never shows them.
@@ -59,9 +67,55 @@ func TestChatNamesPeopleAndSaysWhyInSentences(t *testing.T) {
 	if n := r.slack.Lookups(bob); n != 1 {
 		t.Errorf("users.info asked about bob %d times, want once", n)
 	}
+	// The 👀 on each request turned into its outcome.
+	eventually(t, "the outcome reactions", func() bool {
+		got := strings.Join(r.slack.Reactions(), " ")
+		return strings.Contains(got, channel+"/"+m1.TS+"/x") && strings.Contains(got, channel+"/"+m2.TS+"/white_check_mark") &&
+			!strings.Contains(got, "/eyes")
+	})
 	// The audit keeps the principal id.
 	task, _ := r.svc.Task(t.Context(), id2)
 	if task.Requester != "slack:T0FAKE/"+alice {
 		t.Errorf("requester = %q", task.Requester)
+	}
+}
+
+// A question needing no tool, in a Telegram private chat: 👀 on the
+// question, "typing…" while the model works, then the answer as the one
+// message, and 👍 on the question — no "queued" reply, no status message.
+func TestTelegramQuickAnswerIsOneMessage(t *testing.T) {
+	st := storetest.SQLite(t, store.Config{})
+	prov := agenttest.NewScriptedProvider(agenttest.Turn{Text: "four, quickly"})
+	fake := bottest.NewTelegram(t, "42:quick-token", bottest.SlackLimits{})
+	tr, err := telegram.New(telegram.Config{Token: "42:quick-token", APIEndpoint: fake.Endpoint(), Cursor: st, PollTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Bot{Telegram: config.TelegramBot{Enabled: true, AllowUsers: []string{strconv.Itoa(tgAlice)}}}
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: withBot(nil, cfg)})
+	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr}, ScanInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r.Stop(ctx)
+	})
+	q := fake.Send(tgAlice, tgAlice, "what is 2+2?", 0)
+	eventually(t, "👍 on the question", func() bool { return fake.Reaction(tgAlice, q) == "👍" })
+	msgs := fake.Messages(tgAlice)
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "four, quickly") || msgs[0].ReplyTo != strconv.FormatInt(q, 10) {
+		t.Fatalf("messages = %+v, want the answer alone, replying to the question", msgs)
+	}
+	plainWords(t, "the answer", msgs[0].Text)
+	if n := fake.Reacted(tgAlice, "👀"); n != 1 {
+		t.Errorf("👀 set %d times, want once", n)
+	}
+	if a := fake.Actions(tgAlice); len(a) == 0 || a[0].Action != "typing" {
+		t.Errorf("chat actions = %+v, want typing", a)
 	}
 }
