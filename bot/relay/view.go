@@ -108,6 +108,22 @@ func (v *view) apply(ev runner.Event) bool {
 		if p.Subagent != "" {
 			v.step = p.Subagent + ": " + v.step
 		}
+	case "subagent_finished":
+		// A fleet's node: its end shows in the tree (summary included),
+		// not as a message of its own (see watcher.post).
+		var p struct {
+			ID, State, Reason string
+		}
+		if json.Unmarshal(ev.Payload, &p) != nil {
+			return false
+		}
+		i := v.fleetNode(p.ID)
+		if i < 0 {
+			return false
+		}
+		v.fleet[i].State = cmpStr(p.State, v.fleet[i].State)
+		v.fleet[i].Reason = cmpStr(p.Reason, v.fleet[i].Reason)
+		return true
 	case "tool_refused":
 		var p refusal
 		if json.Unmarshal(ev.Payload, &p) != nil || p.Tool == "" {
@@ -175,6 +191,17 @@ func refusalWords(r *refusal) string {
 		s += " (" + firstLine(r.Reason, 200) + ")"
 	}
 	return s
+}
+
+// fleetNode is the index of node id in the fleet, -1 when it is none of
+// its nodes.
+func (v *view) fleetNode(id string) int {
+	for i, n := range v.fleet {
+		if n.ID == id && id != "" {
+			return i
+		}
+	}
+	return -1
 }
 
 // callSubject is the part of a call's arguments a person recognises.
@@ -283,6 +310,9 @@ func fleetTree(nodes []node) []string {
 			line += ": " + n.Reason
 		}
 		line += ")"
+		if n.Summary != "" && n.State != "running" && n.State != "pending" {
+			line += " — " + firstLine(n.Summary, 100)
+		}
 		lines = append(lines, line)
 		for _, c := range children[n.ID] {
 			walk(c, depth+1)

@@ -310,7 +310,7 @@ func (w *watcher) editStatus(ctx context.Context, wait bool) error {
 // approval request, a question, a sub-agent's report, the final report.
 func (w *watcher) post(ctx context.Context, ev runner.Event) {
 	switch ev.Type {
-	case "approval_requested", "question", "subagent_finished":
+	case "approval_requested", "question":
 		// The thread's first message is its status, then what asks for
 		// a person.
 		if err := w.showStatus(ctx); err != nil {
@@ -355,7 +355,9 @@ func (w *watcher) post(ctx context.Context, ev runner.Event) {
 		var p struct {
 			ID, State, Reason string
 		}
-		if json.Unmarshal(ev.Payload, &p) == nil && p.ID != "" {
+		if json.Unmarshal(ev.Payload, &p) == nil && p.ID != "" && w.v.fleetNode(p.ID) < 0 {
+			// A sub-agent outside the fleet tree gets its own message; a
+			// fleet's node folds into the status message's tree.
 			f := w.t.Format()
 			text := f.Bold(f.Escape("Sub-agent "+p.ID)) + f.Escape(" "+p.State)
 			if p.Reason != "" {
