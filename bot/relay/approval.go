@@ -38,7 +38,8 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 		return
 	}
 	f := w.t.Format()
-	req := approvalRequest{Tool: p.Tool, Subject: p.Subject, Preview: p.Preview, Reason: p.Reason, ExpiresAt: p.ExpiresAt}
+	req := approvalRequest{Tool: p.Tool, Subject: p.Subject, Preview: p.Preview, Reason: p.Reason, ExpiresAt: p.ExpiresAt,
+		Deciders: r.approverMentions(ctx, w.t, w.v.requester)}
 	text := r.redact.String(req.text(f, w.v.step, w.v.taskID, w.v.link))
 	if parts := bot.Split(text, f.Limit()); len(parts) > 1 {
 		text = parts[0]
@@ -128,6 +129,9 @@ func fleetItems(tool, preview string) ([]fleetItem, bool) {
 type approvalRequest struct {
 	Tool, Subject, Preview, Reason string
 	ExpiresAt                      time.Time
+	// Deciders mentions who is asked to decide, in the message's markup
+	// ("" when roles alone decide).
+	Deciders string
 }
 
 // text is the request's message in f's markup, before redaction.
@@ -158,6 +162,9 @@ func (q approvalRequest) text(f bot.Format, step, taskID, link string) string {
 	}
 	if step != "" {
 		b.WriteString(f.Escape("Step: "+step) + "\n")
+	}
+	if q.Deciders != "" {
+		b.WriteString(f.Escape("Asking: ") + q.Deciders + "\n")
 	}
 	b.WriteString(f.Escape("Task " + taskID + " · expires " + q.ExpiresAt.UTC().Format("15:04 MST") + " (no answer means deny)"))
 	if link != "" {

@@ -330,7 +330,7 @@ func (r *Relay) listTasks(ctx context.Context, t bot.Transport, in bot.Inbound) 
 	var b strings.Builder
 	b.WriteString("Your recent tasks:\n")
 	for _, task := range page.Tasks {
-		fmt.Fprintf(&b, "%s  %s  %s\n", task.ID, task.State, firstLine(task.Prompt, 80))
+		fmt.Fprintf(&b, "%s  %s  %s\n", task.ID, stateWords(task.State), firstLine(task.Prompt, 80))
 	}
 	r.reply(ctx, t, in.Channel, in.Home(), b.String())
 }

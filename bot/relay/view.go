@@ -13,6 +13,7 @@ import (
 // view is what the status message shows, folded from the task's events.
 type view struct {
 	taskID, prompt string
+	requester      string // the task's principal id: mentioned where they should act
 	state          runner.State
 	plan           []todo
 	fleet          []node

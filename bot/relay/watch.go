@@ -98,12 +98,15 @@ func (w *watcher) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.v.prompt, w.v.state = task.Prompt, task.State
+	w.v.prompt, w.v.state, w.v.requester = task.Prompt, task.State, task.Requester
 	if !task.StartedAt.IsZero() {
 		w.v.started = task.StartedAt
 	}
 	events, err := r.svc.Subscribe(ctx, task.ID, 0)
 	if err != nil {
+		return err
+	}
+	if err := w.ensureParent(ctx, task); err != nil {
 		return err
 	}
 	if err := w.ensureStatus(ctx); err != nil {
@@ -206,15 +209,97 @@ func (w *watcher) ensureStatus(ctx context.Context) error {
 	r := w.r
 	if p, err := r.st.ChatPost(ctx, w.v.taskID, "status"); err == nil {
 		w.status = p.MessageID
+		w.lead(p.MessageID)
 		return nil
 	} else if !errors.Is(err, runner.ErrRecordNotFound) {
 		return err
 	}
-	if _, ok := w.t.(bot.Typer); ok {
+	if _, ok := w.t.(bot.Typer); ok && w.target.Thread != "" {
 		w.deferred = true
 		return nil
 	}
 	return w.postStatus(ctx)
+}
+
+// lead makes message id the task's thread when the task has none yet (a
+// task from the API naming only a channel): everything after it goes
+// under it, not into the channel.
+func (w *watcher) lead(id string) {
+	if w.target.Thread == "" {
+		w.target.Thread = id
+	}
+}
+
+// ensureParent gives a task a schedule or a webhook started, reported to
+// a channel without a thread, one message in the channel saying which
+// schedule or webhook started it and why; its status, approvals and
+// report go to that message's thread.
+func (w *watcher) ensureParent(ctx context.Context, task runner.Task) error {
+	if w.target.Thread != "" {
+		return nil
+	}
+	r := w.r
+	if p, err := r.st.ChatPost(ctx, w.v.taskID, "parent"); err == nil {
+		w.target.Thread = p.MessageID
+		return nil
+	} else if !errors.Is(err, runner.ErrRecordNotFound) {
+		return err
+	}
+	var first struct {
+		Origin map[string]string `json:"origin"`
+	}
+	if evs, err := r.svc.Events(ctx, task.ID, 0, 1); err == nil && len(evs) > 0 {
+		_ = json.Unmarshal(evs[0].Payload, &first)
+	}
+	text := parentText(w.t.Format(), task, first.Origin, w.v.link)
+	if text == "" {
+		return nil // the status message leads (see lead)
+	}
+	id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Text: r.redact.String(text)})
+	if err != nil {
+		return fmt.Errorf("posting the parent message: %w", err)
+	}
+	w.bind(ctx, id)
+	if err := r.st.SaveChatPost(context.WithoutCancel(ctx), runner.ChatPost{TaskID: w.v.taskID, Key: "parent", Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}); err != nil {
+		return err
+	}
+	w.target.Thread = id
+	if p, err := r.st.ChatPost(ctx, w.v.taskID, "parent"); err == nil {
+		w.target.Thread = p.MessageID // a racing node's post wins
+	}
+	return nil
+}
+
+// parentText says which schedule or webhook started task, and why; ""
+// for a task from anywhere else.
+func parentText(f bot.Format, task runner.Task, origin map[string]string, link string) string {
+	kind, name, ok := strings.Cut(task.Requester, ":")
+	if !ok || name == "" {
+		return ""
+	}
+	var head string
+	switch kind {
+	case "schedule":
+		head = "⏰ " + f.Bold(f.Escape("Schedule "+name)) + f.Escape(" started task "+task.ID)
+		if at, err := time.Parse(time.RFC3339, origin["occurrence"]); err == nil {
+			head += f.Escape(", its run due " + at.UTC().Format("2006-01-02 15:04 MST"))
+		}
+	case "webhook":
+		head = "🪝 " + f.Bold(f.Escape("Webhook "+name)) + f.Escape(" started task "+task.ID)
+		if e := origin["event"]; e != "" {
+			head += f.Escape(" on a " + e + " event")
+		}
+		if d := origin["delivery"]; d != "" {
+			head += f.Escape(" (delivery " + d + ")")
+		}
+	default:
+		return ""
+	}
+	text := head + ":\n" + f.Escape(firstLine(task.Prompt, 300)) + "\n" + f.Escape("Its progress, approvals and report follow in this thread.")
+	if link != "" {
+		text += "\n" + f.Escape(link)
+	}
+	return text
 }
 
 // showStatus posts the held-back status message, unless the task ended:
@@ -275,6 +360,7 @@ func (w *watcher) postStatus(ctx context.Context) error {
 	if p, err := r.st.ChatPost(ctx, w.v.taskID, "status"); err == nil {
 		w.status = p.MessageID // a racing node's post wins; ours stays as it is
 	}
+	w.lead(w.status)
 	w.shown = text
 	return nil
 }
@@ -349,7 +435,8 @@ func (w *watcher) post(ctx context.Context, ev runner.Event) {
 		}
 		if json.Unmarshal(ev.Payload, &p) == nil && p.Question != "" {
 			f := w.t.Format()
-			w.once(ctx, ev, f.Bold("Question")+"\n"+f.Escape(p.Question)+"\n"+f.Escape("Reply in this thread to answer."))
+			w.once(ctx, ev, f.Bold("Question")+f.Escape(" for ")+w.r.mention(ctx, w.t, w.v.requester)+"\n"+
+				f.Escape(p.Question)+"\n"+f.Escape("Reply in this thread to answer."))
 		}
 	case "subagent_finished":
 		var p struct {
@@ -369,7 +456,7 @@ func (w *watcher) post(ctx context.Context, ev runner.Event) {
 			w.once(ctx, ev, text)
 		}
 	case "final_report":
-		w.once(ctx, ev, w.report(ev, false))
+		w.once(ctx, ev, w.report(ctx, ev, false))
 	}
 }
 
@@ -391,7 +478,7 @@ func (w *watcher) once(ctx context.Context, ev runner.Event, text string) {
 	}
 	parts := bot.Split(r.redact.String(text), w.t.Format().Limit())
 	if final && len(parts) > max(room, 1) {
-		parts = bot.Split(r.redact.String(w.report(ev, true)), w.t.Format().Limit())
+		parts = bot.Split(r.redact.String(w.report(ctx, ev, true)), w.t.Format().Limit())
 		if keep := max(room, 1); len(parts) > keep {
 			parts = parts[len(parts)-keep:]
 		}
@@ -421,7 +508,7 @@ func (w *watcher) once(ctx context.Context, ev runner.Event, text string) {
 
 // report renders a final_report event; compact leaves out the diff stat
 // and keeps less of the answer, for a thread that reached its post cap.
-func (w *watcher) report(ev runner.Event, compact bool) string {
+func (w *watcher) report(ctx context.Context, ev runner.Event, compact bool) string {
 	var p struct {
 		State       runner.State `json:"state"`
 		Summary     string       `json:"summary"`
@@ -440,6 +527,10 @@ func (w *watcher) report(ev runner.Event, compact bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s\n", stateIcon(p.State), f.Bold(f.Escape("Task "+w.v.taskID+" "+stateWords(p.State))))
 	if reason := w.reasonWords(p.State, p.Error, p.Reason); reason != "" {
+		if p.State != runner.StateSucceeded && p.State != runner.StateCancelled {
+			// The requester is the one to act on a task that stopped short.
+			b.WriteString(w.r.mention(ctx, w.t, w.v.requester) + f.Escape(": "))
+		}
 		b.WriteString(f.Escape(reason) + "\n")
 	}
 	body, keep := cmpStr(p.FinalAnswer, p.Summary), w.r.cfg.MaxReportRunes

@@ -46,13 +46,17 @@ func TestChatNamesPeopleAndSaysWhyInSentences(t *testing.T) {
 	// report says which call was refused and what now.
 	m1 := r.slack.Mention(alice, channel, "", "write the words")
 	ap := r.approvalMessage(t, m1.TS)
+	// The request mentions the approvers who may act (not the requester).
+	if !strings.Contains(ap.Text, "Asking: <@"+bob+">") || strings.Contains(ap.Text, "<@"+alice+">") {
+		t.Errorf("approval request does not ask bob alone:\n%s", ap.Text)
+	}
 	id1 := r.taskOf(t, m1.TS)
 	r.slack.Click(bob, channel, ap.TS, ap.Buttons[len(ap.Buttons)-1].Value)
 	runnertest.WaitState(t, r.svc, id1, 20*time.Second, store.StateBlocked, store.StateSucceeded, store.StateFailed)
 	eventually(t, "the denial by name and the refusal in a sentence", func() bool {
 		text := r.threadText(m1.TS)
 		return strings.Contains(text, "Denied by bobby at") &&
-			strings.Contains(text, "The bash call “echo words &gt; out.txt” was declined by an approver. Reply in this thread")
+			strings.Contains(text, "<@"+alice+">: The bash call “echo words &gt; out.txt” was declined by an approver. Reply in this thread")
 	})
 	plainWords(t, "the denied task's thread", r.threadText(m1.TS))
 

@@ -32,6 +32,22 @@ func (format) Code(s string) string {
 	return "```" + strings.ReplaceAll(s, "```", "ʼʼʼ") + "```"
 }
 
+var _ bot.Mentioner = format{}
+
+// Mention is <@U…>, which Slack shows as the person's name and notifies
+// them by; an id that is not one is shown as the name.
+func (f format) Mention(user, name string) string {
+	for _, c := range user {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return f.Escape(name)
+		}
+	}
+	if user == "" {
+		return f.Escape(name)
+	}
+	return "<@" + user + ">"
+}
+
 // Limit is a section block's text limit, the tightest Slack applies to
 // what we post.
 func (format) Limit() int { return 3000 }
