@@ -37,6 +37,17 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	if err != nil {
 		return
 	}
+	if a.State == runner.ApprovalPending && !w.v.state.Terminal() {
+		// The status says "waiting for approval" before the buttons are
+		// there to click: a fast click must not leave it behind.
+		w.v.state = runner.StateWaitingApproval
+		if err := w.showStatus(ctx); err != nil {
+			r.log.Warn("relay: posting the status message", "task", w.v.taskID, "err", err)
+		}
+		if err := w.editStatus(ctx, true); err != nil {
+			r.log.Warn("relay: status edit failed", "task", w.v.taskID, "err", err)
+		}
+	}
 	f := w.t.Format()
 	req := approvalRequest{Tool: p.Tool, Subject: p.Subject, Preview: p.Preview, Reason: p.Reason, ExpiresAt: p.ExpiresAt,
 		Deciders: r.approverMentions(ctx, w.t, w.v.requester)}

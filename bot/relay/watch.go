@@ -153,8 +153,12 @@ func (w *watcher) run(ctx context.Context) error {
 				return nil
 			}
 			w.seen = ev.Seq
+			was := w.v.state
 			if w.v.apply(ev) {
 				dirty = true
+			}
+			if typer, ok := w.t.(bot.Typer); ok && was != runner.StateRunning && w.v.state == runner.StateRunning && ev.Time.After(r.now().Add(-bot.TypingLasts)) {
+				w.typing(ctx, typer) // the model starts (again) now, not at the next tick
 			}
 			held := w.v.held
 			w.post(ctx, ev)
@@ -317,10 +321,12 @@ func (w *watcher) showStatus(ctx context.Context) error {
 
 // typing shows the platform's "typing…" while the model works.
 func (w *watcher) typing(ctx context.Context, t bot.Typer) {
-	if w.v.state != runner.StateRunning && w.v.state != runner.StateQueued {
+	if w.v.state != runner.StateRunning {
 		return
 	}
-	tctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	// Short: a sluggish platform must not hold the answer back for a
+	// nicety.
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := t.Typing(tctx, w.target.Channel); err != nil && ctx.Err() == nil {
 		w.r.log.Info("relay: showing typing", "task", w.v.taskID, "err", err)

@@ -46,6 +46,11 @@ func TestChatNamesPeopleAndSaysWhyInSentences(t *testing.T) {
 	// report says which call was refused and what now.
 	m1 := r.slack.Mention(alice, channel, "", "write the words")
 	ap := r.approvalMessage(t, m1.TS)
+	// The status message said "waiting for approval" before the buttons
+	// were there to click.
+	if st := r.slack.Thread(channel, m1.TS)[0]; !strings.Contains(st.Text, "— waiting for approval") || st.Edited.After(ap.Posted) {
+		t.Errorf("status when the approval was posted (%s): %+v", ap.Posted, st)
+	}
 	// The request mentions the approvers who may act (not the requester).
 	if !strings.Contains(ap.Text, "Asking: <@"+bob+">") || strings.Contains(ap.Text, "<@"+alice+">") {
 		t.Errorf("approval request does not ask bob alone:\n%s", ap.Text)
