@@ -15,6 +15,15 @@ type Format interface {
 	Limit() int
 }
 
+// Mentioner is the optional Format behaviour of mentioning a person so
+// that the platform notifies them: user is the platform's user id, name
+// (plain text) what to show where the platform shows no name of its own.
+// Used only where a person should act (a question for the requester, an
+// approval for its approvers); never for text from the model.
+type Mentioner interface {
+	Mention(user, name string) string
+}
+
 // Split cuts escaped text into parts of at most limit runes, preferring
 // line breaks, so a long report becomes several messages rather than a
 // rejected one. It never cuts inside an HTML entity (&amp; &lt; &gt;),

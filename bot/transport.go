@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -31,6 +32,34 @@ type Transport interface {
 // with a reaction instead of a reply.
 type Reactor interface {
 	React(ctx context.Context, channel, messageID string) error
+}
+
+// Concluder is the optional Reactor behaviour of turning the
+// acknowledgement reaction into the outcome's once the task ends: ok for
+// a task that succeeded.
+type Concluder interface {
+	Conclude(ctx context.Context, channel, messageID string, ok bool) error
+}
+
+// Typer is the optional transport behaviour of showing that the bot is
+// at work in a channel ("typing…"). One call shows it for a few seconds
+// (TypingLasts); the caller repeats it while the work goes on. A
+// transport that has it shows a task's status message only once the task
+// takes a while (see bot/relay).
+type Typer interface {
+	Typing(ctx context.Context, channel string) error
+}
+
+// TypingLasts is how long one Typer.Typing call shows: Telegram's chat
+// action lasts five seconds, and is repeated a little sooner.
+const TypingLasts = 4 * time.Second
+
+// Directory is the optional transport behaviour of naming a user the way
+// people in the chat know them: Slack's display or real name, Telegram's
+// first name. Each call may be a platform call: callers cache (the relay
+// asks at most once per user per hour).
+type Directory interface {
+	UserName(ctx context.Context, team, user string) (string, error)
 }
 
 // Pacer is the optional transport behaviour of asking for a wider spacing
@@ -109,7 +138,10 @@ type Inbound struct {
 	Thread    string // the thread the message belongs to ("" when it starts one)
 	MessageID string // the message itself (a new thread's root)
 	Text      string // the bot's mention removed
-	DM        bool
+	// Name is the sender's name when the delivery carries it (Telegram's
+	// first name), "" otherwise.
+	Name string `json:",omitempty"`
+	DM   bool
 	// Addressed is true for a mention, a DM, a command or a reply to the
 	// bot; a plain reply in a thread is not, and matters only when the
 	// thread is a task's home.
@@ -137,10 +169,28 @@ type Click struct {
 	Channel   string // where the clicked message is
 	MessageID string
 	Data      string
+	Name      string // the clicker's name when the platform sends it (Telegram)
 }
 
 // Requester is the clicker's principal id.
 func (c Click) Requester() string { return Principal(c.Transport, c.Team, c.User) }
+
+// ParsePrincipal splits a chat principal id made by Principal; ok is
+// false for any other principal (an API token's, a CLI user's).
+func ParsePrincipal(p string) (transport, team, user string, ok bool) {
+	transport, rest, found := strings.Cut(p, ":")
+	if !found || rest == "" {
+		return "", "", "", false
+	}
+	switch transport {
+	case "slack":
+		team, user, found = strings.Cut(rest, "/")
+		return transport, team, user, found && user != ""
+	case "telegram":
+		return transport, "", rest, true
+	}
+	return "", "", "", false
+}
 
 // Principal is the principal id of a chat user. Slack ids are only unique
 // within a workspace, so the team is part of the id.

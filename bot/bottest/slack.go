@@ -70,12 +70,14 @@ type Slack struct {
 	violations int
 	limited    int // 429s answered
 	writes     map[string][]time.Time
-	slow       atomic.Int64      // delay of every Web API write, in ns
-	retries    []time.Duration   // see RetryUnacked
-	timers     []*time.Timer     // pending redeliveries
-	pending    int               // redeliveries scheduled and not yet done
-	closed     bool              // no more redeliveries
-	envEvent   map[string]string // envelope id -> event id, for Events API envelopes
+	slow       atomic.Int64         // delay of every Web API write, in ns
+	retries    []time.Duration      // see RetryUnacked
+	timers     []*time.Timer        // pending redeliveries
+	pending    int                  // redeliveries scheduled and not yet done
+	closed     bool                 // no more redeliveries
+	envEvent   map[string]string    // envelope id -> event id, for Events API envelopes
+	names      map[string][2]string // user id -> display name, real name (see SetUser)
+	lookups    map[string]int       // users.info calls by user id
 }
 
 type bucket struct {
@@ -95,8 +97,23 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 	}
 	s := &Slack{t: t, messages: map[string]*SlackMessage{}, conns: map[*websocket.Conn]bool{}, connected: make(chan struct{}),
 		acks: map[string]time.Time{}, sent: map[string]time.Time{}, envEvent: map[string]string{}, limits: limits,
-		buckets: map[string]*bucket{}, writes: map[string][]time.Time{}}
+		buckets: map[string]*bucket{}, writes: map[string][]time.Time{},
+		names: map[string][2]string{}, lookups: map[string]int{}}
 	mux := http.NewServeMux()
+	mux.HandleFunc("/api/users.info", s.usersInfo)
+	mux.HandleFunc("/api/reactions.remove", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		reaction := r.Form.Get("channel") + "/" + r.Form.Get("timestamp") + "/" + r.Form.Get("name")
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		i := slices.Index(s.reactions, reaction)
+		if i < 0 { // as Slack answers a reaction that is not there
+			writeJSON(w, map[string]any{"ok": false, "error": "no_reaction"})
+			return
+		}
+		s.reactions = slices.Delete(s.reactions, i, i+1)
+		writeJSON(w, map[string]any{"ok": true})
+	})
 	mux.HandleFunc("/api/auth.test", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"ok": true, "user_id": SlackBotUser, "team_id": SlackTeam, "bot_id": "BFAKE", "user": "reasonix"})
 	})
@@ -133,6 +150,53 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// SetUser gives user a display name and a real name (either may be "");
+// a user not set is called by their id without its leading U, title-cased
+// ("UBOB" is "Bob"), as their real name.
+func (s *Slack) SetUser(user, display, real string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.names[user] = [2]string{display, real}
+}
+
+// SlackRealName is the real name the fake gives a user not SetUser'd.
+func SlackRealName(user string) string {
+	id := strings.TrimPrefix(user, "U")
+	if id == "" {
+		return user
+	}
+	return strings.ToUpper(id[:1]) + strings.ToLower(id[1:])
+}
+
+// usersInfo answers users.info in Slack's shape: the user object with its
+// profile, where display_name is "" for someone who never set one.
+func (s *Slack) usersInfo(w http.ResponseWriter, r *http.Request) {
+	r.ParseForm()
+	id := r.Form.Get("user")
+	s.mu.Lock()
+	s.lookups[id]++
+	n, ok := s.names[id]
+	s.mu.Unlock()
+	if !ok {
+		n = [2]string{"", SlackRealName(id)}
+	}
+	if id == "" || id == "UNOBODY" {
+		writeJSON(w, map[string]any{"ok": false, "error": "user_not_found"})
+		return
+	}
+	writeJSON(w, map[string]any{"ok": true, "user": map[string]any{
+		"id": id, "team_id": SlackTeam, "name": strings.ToLower(id), "deleted": false, "real_name": n[1], "is_bot": false,
+		"profile": map[string]any{"real_name": n[1], "display_name": n[0], "real_name_normalized": n[1], "display_name_normalized": n[0]},
+	}})
+}
+
+// Lookups is how many users.info calls asked for user.
+func (s *Slack) Lookups(user string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lookups[user]
 }
 
 // Slow makes every Web API write (posts, edits, reactions) take d before

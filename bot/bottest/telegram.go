@@ -30,6 +30,9 @@ type TelegramMessage struct {
 	ParseMode string
 	Buttons   []SlackButton // label and callback data
 	Edits     int
+	// Posted and Edited are when the fake accepted the post and the last
+	// edit (zero before any).
+	Posted, Edited time.Time
 }
 
 // TelegramWebhook is a setWebhook call.
@@ -62,6 +65,17 @@ type Telegram struct {
 	buckets    map[string]*bucket
 	groupSends map[string][]time.Time
 	violations int
+	names      map[int64]string  // first names (see SetName)
+	getChats   map[string]int    // getChat calls by chat id
+	actions    []TelegramAction  // sendChatAction calls
+	reactions  map[string]string // "chat/message" -> the bot's emoji reaction
+	reactLog   []string          // "chat/message/emoji" per setMessageReaction, "" emoji for a removal
+}
+
+// TelegramAction is a sendChatAction call.
+type TelegramAction struct {
+	Chat, Action string
+	At           time.Time
 }
 
 // NewTelegram starts a fake Telegram answering to token.
@@ -73,7 +87,8 @@ func NewTelegram(t testing.TB, token string, limits SlackLimits) *Telegram {
 		limits.Burst = 3
 	}
 	f := &Telegram{t: t, token: token, wake: make(chan struct{}), nextUpdate: 100, nextMsg: 1000,
-		messages: map[int64]*TelegramMessage{}, limits: limits, buckets: map[string]*bucket{}, groupSends: map[string][]time.Time{}}
+		messages: map[int64]*TelegramMessage{}, limits: limits, buckets: map[string]*bucket{}, groupSends: map[string][]time.Time{},
+		names: map[int64]string{}, getChats: map[string]int{}, reactions: map[string]string{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -126,6 +141,42 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.reply(w, true)
+	case "getChat":
+		id := r.Form.Get("chat_id")
+		n, err := strconv.ParseInt(id, 10, 64)
+		f.mu.Lock()
+		f.getChats[id]++
+		f.mu.Unlock()
+		if err != nil || n <= 0 {
+			f.fail(w, 400, "Bad Request: chat not found", 0)
+			return
+		}
+		f.reply(w, map[string]any{"id": n, "type": "private", "first_name": f.FirstName(n)})
+	case "sendChatAction":
+		f.mu.Lock()
+		f.actions = append(f.actions, TelegramAction{Chat: r.Form.Get("chat_id"), Action: r.Form.Get("action"), At: time.Now()})
+		f.mu.Unlock()
+		f.reply(w, true)
+	case "setMessageReaction":
+		var rs []struct {
+			Type  string `json:"type"`
+			Emoji string `json:"emoji"`
+		}
+		if err := json.Unmarshal([]byte(cmpOr(r.Form.Get("reaction"), "[]")), &rs); err != nil {
+			f.fail(w, 400, "Bad Request: can't parse reaction types JSON object", 0)
+			return
+		}
+		key := r.Form.Get("chat_id") + "/" + r.Form.Get("message_id")
+		f.mu.Lock()
+		if len(rs) == 0 {
+			delete(f.reactions, key)
+			f.reactLog = append(f.reactLog, key+"/")
+		} else {
+			f.reactions[key] = rs[0].Emoji
+			f.reactLog = append(f.reactLog, key+"/"+rs[0].Emoji)
+		}
+		f.mu.Unlock()
+		f.reply(w, true)
 	case "answerCallbackQuery":
 		f.mu.Lock()
 		f.answers = append(f.answers, TelegramAnswer{CallbackID: r.Form.Get("callback_query_id"), Text: r.Form.Get("text")})
@@ -134,6 +185,71 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		f.fail(w, 404, "Not Found: method not found", 0)
 	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// SetName gives user a first name; a user not set is "u<id>".
+func (f *Telegram) SetName(user int64, first string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.names[user] = first
+}
+
+// FirstName is the first name the fake gives user.
+func (f *Telegram) FirstName(user int64) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n, ok := f.names[user]; ok {
+		return n
+	}
+	return "u" + strconv.FormatInt(user, 10)
+}
+
+// GetChats is how many getChat calls asked for chat (a user's id is their
+// private chat's).
+func (f *Telegram) GetChats(chat int64) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.getChats[strconv.FormatInt(chat, 10)]
+}
+
+// Actions returns the sendChatAction calls in chat.
+func (f *Telegram) Actions(chat int64) []TelegramAction {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []TelegramAction
+	for _, a := range f.actions {
+		if a.Chat == strconv.FormatInt(chat, 10) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Reaction is the bot's reaction on message id in chat, "" for none.
+func (f *Telegram) Reaction(chat, id int64) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reactions[strconv.FormatInt(chat, 10)+"/"+strconv.FormatInt(id, 10)]
+}
+
+// Reacted counts the setMessageReaction calls in chat that set emoji.
+func (f *Telegram) Reacted(chat int64, emoji string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, prefix := 0, strconv.FormatInt(chat, 10)+"/"
+	for _, x := range f.reactLog {
+		if strings.HasPrefix(x, prefix) && strings.HasSuffix(x, "/"+emoji) {
+			n++
+		}
+	}
+	return n
 }
 
 // getUpdates long-polls. As Telegram does, a second getUpdates for the
@@ -279,9 +395,10 @@ func (f *Telegram) send(w http.ResponseWriter, r *http.Request, edit bool) {
 	if edit {
 		m.Text, m.ParseMode, m.Buttons = text, mode, buttons
 		m.Edits++
+		m.Edited = time.Now()
 	} else {
 		f.nextMsg++
-		m = &TelegramMessage{Chat: chat, ID: f.nextMsg, ReplyTo: r.Form.Get("reply_to_message_id"), Text: text, ParseMode: mode, Buttons: buttons}
+		m = &TelegramMessage{Chat: chat, ID: f.nextMsg, ReplyTo: r.Form.Get("reply_to_message_id"), Text: text, ParseMode: mode, Buttons: buttons, Posted: time.Now()}
 		f.messages[m.ID] = m
 		f.order = append(f.order, m.ID)
 	}
@@ -350,7 +467,7 @@ func (f *Telegram) Send(chat, user int64, text string, replyTo int64) int64 {
 	}
 	msg := map[string]any{
 		"message_id": id, "date": time.Now().Unix(), "text": text,
-		"from": map[string]any{"id": user, "is_bot": false, "first_name": "u" + strconv.FormatInt(user, 10)},
+		"from": map[string]any{"id": user, "is_bot": false, "first_name": f.FirstName(user)},
 		"chat": map[string]any{"id": chat, "type": chatType},
 	}
 	var entities []map[string]any
@@ -390,7 +507,7 @@ func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
 func (f *Telegram) Click(chat, user, messageID int64, data string) string {
 	id := "cb" + strconv.FormatInt(f.newMessageID(), 10)
 	f.push(map[string]any{"callback_query": map[string]any{
-		"id": id, "from": map[string]any{"id": user, "is_bot": false}, "data": data,
+		"id": id, "from": map[string]any{"id": user, "is_bot": false, "first_name": f.FirstName(user)}, "data": data,
 		"message": map[string]any{"message_id": messageID, "chat": map[string]any{"id": chat, "type": "private"}},
 	}})
 	return id

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -36,26 +37,21 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	if err != nil {
 		return
 	}
+	if a.State == runner.ApprovalPending && !w.v.state.Terminal() {
+		// The status says "waiting for approval" before the buttons are
+		// there to click: a fast click must not leave it behind.
+		w.v.state = runner.StateWaitingApproval
+		if err := w.showStatus(ctx); err != nil {
+			r.log.Warn("relay: posting the status message", "task", w.v.taskID, "err", err)
+		}
+		if err := w.editStatus(ctx, true); err != nil {
+			r.log.Warn("relay: status edit failed", "task", w.v.taskID, "err", err)
+		}
+	}
 	f := w.t.Format()
-	var b strings.Builder
-	b.WriteString("✋ " + f.Bold(f.Escape("Approval needed: "+p.Tool)) + "\n")
-	if p.Subject != "" {
-		b.WriteString(f.Code(f.Escape(bot.Tail(p.Subject, 1500))) + "\n")
-	}
-	if p.Preview != "" && p.Preview != p.Subject {
-		b.WriteString(f.Code(f.Escape(bot.Tail(p.Preview, 1500))) + "\n")
-	}
-	if p.Reason != "" {
-		b.WriteString(f.Escape("Why: "+firstLine(p.Reason, 300)) + "\n")
-	}
-	if w.v.step != "" {
-		b.WriteString(f.Escape("Step: "+w.v.step) + "\n")
-	}
-	b.WriteString(f.Escape("Task " + w.v.taskID + " · expires " + p.ExpiresAt.UTC().Format("15:04 MST") + " (no answer means deny)"))
-	if w.v.link != "" {
-		b.WriteString("\n" + f.Escape(w.v.link))
-	}
-	text := r.redact.String(b.String())
+	req := approvalRequest{Tool: p.Tool, Subject: p.Subject, Preview: p.Preview, Reason: p.Reason, ExpiresAt: p.ExpiresAt,
+		Deciders: r.approverMentions(ctx, w.t, w.v.requester)}
+	text := r.redact.String(req.text(f, w.v.step, w.v.taskID, w.v.link))
 	if parts := bot.Split(text, f.Limit()); len(parts) > 1 {
 		text = parts[0]
 	}
@@ -88,19 +84,102 @@ func (r *Relay) editDecided(ctx context.Context, t bot.Transport, post runner.Ch
 	}
 	f := t.Format()
 	at := a.DecidedAt.UTC().Format("15:04:05 MST")
+	by := r.who(ctx, a.DecidedBy)
 	var line string
 	switch {
 	case a.State == runner.ApprovalExpired:
 		line = "⌛ Expired at " + at + " — the call was refused."
 	case a.Decision == runner.Deny:
-		line = "🚫 Denied by " + a.DecidedBy + " at " + at
+		line = "🚫 Denied by " + by + " at " + at
 	case a.Decision == runner.AllowTask:
-		line = "✅ Allowed for this task (" + a.Scope + ") by " + a.DecidedBy + " at " + at
+		line = "✅ Allowed for this task (" + a.Scope + ") by " + by + " at " + at
 	default:
-		line = "✅ Allowed once by " + a.DecidedBy + " at " + at
+		line = "✅ Allowed once by " + by + " at " + at
 	}
-	text := f.Bold(f.Escape(a.Tool)) + " " + f.Code(f.Escape(firstLine(a.Subject, 300))) + "\n" + f.Escape(line)
+	text := f.Bold(f.Escape(a.Tool))
+	if items, ok := fleetItems(a.Tool, a.Preview); ok {
+		ids := make([]string, len(items))
+		for i, it := range items {
+			ids[i] = it.ID
+		}
+		text += " " + f.Escape(fmt.Sprintf("of %d sub-agents: %s", len(items), strings.Join(ids, ", ")))
+	} else if subject := firstLine(a.Subject, 300); subject != "" {
+		text += " " + f.Code(f.Escape(subject))
+	}
+	text += "\n" + f.Escape(line)
 	if err := r.edit(ctx, t, post.MessageID, bot.Message{Channel: post.Channel, Text: r.redact.String(text)}); err != nil {
 		r.log.Warn("relay: editing a decided approval", "approval", a.ID, "err", err)
 	}
+}
+
+// fleetItem is one task of a fleet call's arguments (the goals package's
+// fleet tool; the relay may not import goals, and the JSON is the call's
+// contract).
+type fleetItem struct {
+	ID        string   `json:"id"`
+	Prompt    string   `json:"prompt"`
+	DependsOn []string `json:"depends_on"`
+}
+
+// fleetItems reads the tasks of a fleet call from its preview (the call's
+// arguments); ok is false for any other call, or arguments cut short.
+func fleetItems(tool, preview string) ([]fleetItem, bool) {
+	if tool != "fleet" {
+		return nil, false
+	}
+	var args struct {
+		Items []fleetItem `json:"items"`
+	}
+	if json.Unmarshal([]byte(strings.TrimSpace(preview)), &args) != nil || len(args.Items) == 0 {
+		return nil, false
+	}
+	return args.Items, true
+}
+
+// approvalRequest is what an approval request's message shows.
+type approvalRequest struct {
+	Tool, Subject, Preview, Reason string
+	ExpiresAt                      time.Time
+	// Deciders mentions who is asked to decide, in the message's markup
+	// ("" when roles alone decide).
+	Deciders string
+}
+
+// text is the request's message in f's markup, before redaction.
+func (q approvalRequest) text(f bot.Format, step, taskID, link string) string {
+	var b strings.Builder
+	b.WriteString("✋ " + f.Bold(f.Escape("Approval needed: "+q.Tool)) + "\n")
+	if items, ok := fleetItems(q.Tool, q.Preview); ok {
+		// A fleet's arguments are JSON no one should have to read: list
+		// its tasks, each under its node id, with what it waits for.
+		b.WriteString(f.Escape(fmt.Sprintf("Starts %d sub-agents:", len(items))) + "\n")
+		for _, it := range items {
+			line := "• " + f.Bold(f.Escape(it.ID)) + " " + f.Escape(firstLine(it.Prompt, 200))
+			if len(it.DependsOn) > 0 {
+				line += f.Escape(" (after " + strings.Join(it.DependsOn, ", ") + ")")
+			}
+			b.WriteString(line + "\n")
+		}
+	} else {
+		if q.Subject != "" {
+			b.WriteString(f.Code(f.Escape(bot.Tail(q.Subject, 1500))) + "\n")
+		}
+		if strings.TrimSpace(q.Preview) != "" && q.Preview != q.Subject {
+			b.WriteString(f.Code(f.Escape(bot.Tail(q.Preview, 1500))) + "\n")
+		}
+	}
+	if q.Reason != "" {
+		b.WriteString(f.Escape("Why: "+firstLine(q.Reason, 300)) + "\n")
+	}
+	if step != "" {
+		b.WriteString(f.Escape("Step: "+step) + "\n")
+	}
+	if q.Deciders != "" {
+		b.WriteString(f.Escape("Asking: ") + q.Deciders + "\n")
+	}
+	b.WriteString(f.Escape("Task " + taskID + " · expires " + q.ExpiresAt.UTC().Format("15:04 MST") + " (no answer means deny)"))
+	if link != "" {
+		b.WriteString("\n" + f.Escape(link))
+	}
+	return b.String()
 }

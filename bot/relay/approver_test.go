@@ -134,7 +134,7 @@ func TestDecideFromADirectMessage(t *testing.T) {
 	eventually(t, "the approval message to show the decision", func() bool {
 		for _, msg := range r.slack.Thread(channel, m.TS) {
 			if msg.TS == ap.TS {
-				return len(msg.Buttons) == 0 && strings.Contains(msg.Text, "Allowed once by "+bobID)
+				return len(msg.Buttons) == 0 && strings.Contains(msg.Text, "Allowed once by "+bottest.SlackRealName(bob))
 			}
 		}
 		return false

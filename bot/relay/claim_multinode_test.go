@@ -132,7 +132,7 @@ func TestTelegramTakeoverHandlesADeadNodesClaim(t *testing.T) {
 	if len(tasks) != 1 {
 		t.Errorf("tasks for the DM = %v, want one", tasks)
 	}
-	if n := count("queued t_"); n != 1 {
+	if n := fake.Reacted(tgAlice, "👀"); n != 1 {
 		t.Errorf("%d acknowledgements, want 1", n)
 	}
 	if n := count("tg-takeover-report"); n != 1 {

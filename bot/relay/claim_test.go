@@ -314,7 +314,10 @@ func TestRedeliveryWithinTheWindowIsLeftToItsReceiver(t *testing.T) {
 // after a crash, it decides nothing twice and says so.
 func TestRedeliveredDecisionInADMDecidesOnce(t *testing.T) {
 	r := newRigOpts(t, rigOpts{model: approvalScript, editInterval: 50 * time.Millisecond,
-		tune: func(c *relay.Config) { c.ClaimWindow, c.RecoverInterval = testWindow, 50*time.Millisecond }})
+		// A window well beyond a handling's length even under -race: a
+		// first handling that outlives the window is taken over by the
+		// recovery pass, which answers "decided already" before it does.
+		tune: func(c *relay.Config) { c.ClaimWindow, c.RecoverInterval = 2*time.Second, 50*time.Millisecond }})
 	ctx := context.Background()
 	m := r.slack.Mention(alice, channel, "", "decide me twice")
 	r.approvalMessage(t, m.TS)

@@ -17,6 +17,7 @@ import (
 // the decision. Whatever is refused changes nothing and is answered to the
 // clicker alone.
 func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
+	r.learn(c.Requester(), c.Name)
 	id, choice, err := bot.ParseApprovalButton(c.Data)
 	if err != nil {
 		return "That button is not one I know; nothing changed."

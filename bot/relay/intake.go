@@ -42,6 +42,7 @@ func (r *Relay) HandleMessage(ctx context.Context, in bot.Inbound) {
 // so such a message is not handled over and over.
 func (r *Relay) handle(ctx context.Context, t bot.Transport, in bot.Inbound) bool {
 	acc := r.access[in.Transport]
+	r.learn(in.Requester(), in.Name)
 	if in.DM {
 		if id, choice, ok := bot.ParseDecision(in.Text); ok {
 			return r.decideInDM(ctx, t, in, id, choice)
@@ -185,6 +186,12 @@ func (r *Relay) ack(ctx context.Context, t bot.Transport, in bot.Inbound, taskID
 	if rt, ok := t.(bot.Reactor); ok && in.MessageID != "" {
 		if err := rt.React(ctx, in.Channel, in.MessageID); err == nil {
 			saved(in.MessageID)
+			// The request's reaction turns into the outcome's at the end
+			// (the first request of a task keeps the key).
+			p := runner.ChatPost{TaskID: taskID, Key: "request", Transport: in.Transport, Channel: in.Channel, MessageID: in.MessageID}
+			if err := r.st.SaveChatPost(context.WithoutCancel(ctx), p); err != nil {
+				r.log.Warn("relay: recording the request", "task", taskID, "err", err)
+			}
 			return
 		}
 	}
@@ -323,7 +330,7 @@ func (r *Relay) listTasks(ctx context.Context, t bot.Transport, in bot.Inbound) 
 	var b strings.Builder
 	b.WriteString("Your recent tasks:\n")
 	for _, task := range page.Tasks {
-		fmt.Fprintf(&b, "%s  %s  %s\n", task.ID, task.State, firstLine(task.Prompt, 80))
+		fmt.Fprintf(&b, "%s  %s  %s\n", task.ID, stateWords(task.State), firstLine(task.Prompt, 80))
 	}
 	r.reply(ctx, t, in.Channel, in.Home(), b.String())
 }

@@ -256,6 +256,25 @@ func TestNotifyTargetFromTheAPI(t *testing.T) {
 		}
 		return false
 	})
+	// One message in the channel says which schedule started the task;
+	// everything else is in its thread.
+	var roots []bottest.SlackMessage
+	for _, m := range r.slack.Messages() {
+		if m.Channel == channel && m.ThreadTS == "" {
+			roots = append(roots, m)
+		}
+	}
+	if len(roots) != 1 || !strings.Contains(roots[0].Text, "*Schedule nightly* started task "+task.ID) ||
+		!strings.Contains(roots[0].Text, "nightly check") {
+		t.Fatalf("top-level messages = %+v, want the schedule's one", roots)
+	}
+	thread := r.threadText(roots[0].TS)
+	for _, want := range []string{"Task " + task.ID, "Allowed once by Bob", "finished: ran"} {
+		if !strings.Contains(thread, want) {
+			t.Errorf("the thread lacks %q:\n%s", want, thread)
+		}
+	}
+	plainWords(t, "the schedule's thread", thread)
 }
 
 // A relay restarted while a task waits re-renders instead of re-posting:

@@ -202,7 +202,7 @@ func TestTwoNodesShareOneTelegramBot(t *testing.T) {
 			settle(t, n.relay, false)
 		}
 	}
-	if n := count("queued t_"); n != 2 {
+	if n := fake.Reacted(tgAlice, "👀"); n != 2 {
 		t.Errorf("%d acknowledgements, want one per DM", n)
 	}
 	if n := count("tg-report-text"); n != 2 {

@@ -89,6 +89,7 @@ type Relay struct {
 	mu       sync.Mutex
 	watching map[string]bool // task ids with a live watcher
 	refused  map[string]time.Time
+	names    names
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -127,6 +128,7 @@ func New(cfg Config) (*Relay, error) {
 		transports: map[string]bot.Transport{}, access: accessFor(cfg.Bot),
 		redact: redact.New(cfg.Secrets...), pace: newPacer(cfg.EditInterval, cfg.Now),
 		watching: map[string]bool{}, refused: map[string]time.Time{},
+		names: names{known: map[string]nameEntry{}, inflight: map[string]chan struct{}{}},
 	}
 	for _, t := range cfg.Transports {
 		if _, dup := r.transports[t.Name()]; dup {

@@ -224,7 +224,7 @@ func TestMentionApprovalAndReportInTheThread(t *testing.T) {
 	eventually(t, "the approval message to show the decision", func() bool {
 		for _, m := range r.slack.Thread(channel, mention.TS) {
 			if m.TS == ap.TS {
-				return len(m.Buttons) == 0 && strings.Contains(m.Text, "Allowed once by slack:"+bottest.SlackTeam+"/"+bob)
+				return len(m.Buttons) == 0 && strings.Contains(m.Text, "Allowed once by "+bottest.SlackRealName(bob))
 			}
 		}
 		return false

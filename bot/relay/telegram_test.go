@@ -40,6 +40,7 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 	}
 	prov := agenttest.NewScriptedProvider(turns...)
 	fake := bottest.NewTelegram(t, "42:secret-token", bottest.SlackLimits{})
+	fake.SetName(tgBob, "Bob")
 	tr, err := telegram.New(telegram.Config{Token: "42:secret-token", APIEndpoint: fake.Endpoint(), Cursor: st, PollTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +133,28 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 		}
 		return false
 	})
+	// The request asks Bob by name, linked so Telegram notifies him (his
+	// name from one getChat: he had said nothing yet); the decision names
+	// him again, without asking twice, and never by principal id.
+	if want := `Asking: <a href="tg://user?id=222">Bob</a>`; !strings.Contains(ap.Text, want) {
+		t.Errorf("approval request lacks %q:\n%s", want, ap.Text)
+	}
+	eventually(t, "the decision by name", func() bool {
+		for _, m := range fake.Messages(tgGroup) {
+			if m.ID == ap.ID {
+				return len(m.Buttons) == 0 && strings.Contains(m.Text, "Allowed once by Bob at")
+			}
+		}
+		return false
+	})
+	if n := fake.GetChats(tgBob); n > 1 {
+		t.Errorf("getChat asked about bob %d times, want at most once", n)
+	}
+	for _, m := range fake.Messages(tgGroup) {
+		if strings.Contains(m.Text, "telegram:") || strings.Contains(m.Text, "<pre></pre>") {
+			t.Errorf("a message shows an id or an empty block: %q", m.Text)
+		}
+	}
 	for _, e := range runnertest.Events(t, svc, id, "message") {
 		if strings.Contains(string(e.Payload), "delete the tests") {
 			t.Errorf("bob's reply reached the task: %s", e.Payload)

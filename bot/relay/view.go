@@ -13,6 +13,7 @@ import (
 // view is what the status message shows, folded from the task's events.
 type view struct {
 	taskID, prompt string
+	requester      string // the task's principal id: mentioned where they should act
 	state          runner.State
 	plan           []todo
 	fleet          []node
@@ -23,6 +24,21 @@ type view struct {
 	held int
 	// link is the task's page under [serve] public_url, "" without one.
 	link string
+	// refusal is the last call the gate refused, for the report to name.
+	refusal *refusal
+	// subjects are the subjects of the calls started and asked about, by
+	// call id and by tool, to name a refused call by what it would do.
+	subjects map[string]string
+}
+
+// refusal is a tool_refused event's payload.
+type refusal struct {
+	Tool     string `json:"tool"`
+	CallID   string `json:"call_id"`
+	Code     string `json:"code"`
+	Reason   string `json:"reason"`
+	Subagent string `json:"subagent"`
+	subject  string
 }
 
 type todo struct {
@@ -84,10 +100,45 @@ func (v *view) apply(ev runner.Event) bool {
 		if json.Unmarshal(ev.Payload, &p) != nil {
 			return false
 		}
+		var id struct {
+			CallID string `json:"call_id"`
+		}
+		_ = json.Unmarshal(ev.Payload, &id)
+		v.remember("call:"+id.CallID, callSubject(p.Args))
 		v.step = p.Tool + " " + callSubject(p.Args)
 		if p.Subagent != "" {
 			v.step = p.Subagent + ": " + v.step
 		}
+	case "subagent_finished":
+		// A fleet's node: its end shows in the tree (summary included),
+		// not as a message of its own (see watcher.post).
+		var p struct {
+			ID, State, Reason string
+		}
+		if json.Unmarshal(ev.Payload, &p) != nil {
+			return false
+		}
+		i := v.fleetNode(p.ID)
+		if i < 0 {
+			return false
+		}
+		v.fleet[i].State = cmpStr(p.State, v.fleet[i].State)
+		v.fleet[i].Reason = cmpStr(p.Reason, v.fleet[i].Reason)
+		return true
+	case "tool_refused":
+		var p refusal
+		if json.Unmarshal(ev.Payload, &p) != nil || p.Tool == "" {
+			return false
+		}
+		p.subject = cmpStr(v.subjects["call:"+p.CallID], v.subjects["tool:"+p.Tool])
+		v.refusal = &p
+		return false
+	case "approval_requested":
+		var p struct{ Tool, Subject string }
+		if json.Unmarshal(ev.Payload, &p) == nil && p.Subject != "" {
+			v.remember("tool:"+p.Tool, firstLine(p.Subject, 120))
+		}
+		return false
 	case "usage":
 		var p struct {
 			Prompt, Completion int64
@@ -100,6 +151,58 @@ func (v *view) apply(ev runner.Event) bool {
 		return false
 	}
 	return true
+}
+
+func (v *view) remember(key, subject string) {
+	if subject == "" {
+		return
+	}
+	if v.subjects == nil || len(v.subjects) > 1000 { // bounded: a long task forgets old calls
+		v.subjects = map[string]string{}
+	}
+	v.subjects[key] = subject
+}
+
+// refusalWords says why a task that ended on a refused call ended, in a
+// sentence that names the call and what would let it run: the way a
+// person moves on, never the name of an event.
+func refusalWords(r *refusal) string {
+	call := "The " + r.Tool + " call"
+	if r.subject != "" {
+		call += " “" + r.subject + "”"
+	}
+	if r.Subagent != "" {
+		call += " of sub-agent " + r.Subagent
+	}
+	var s string
+	switch r.Code {
+	case "deny_rule":
+		s = call + " was refused by a deny rule in [permissions]. An admin can narrow that rule; nothing else lets it run."
+	case "declined":
+		s = call + " was declined by an approver. Reply in this thread to continue the task another way."
+	case "unattended":
+		s = call + " needed a person's approval and nobody could be asked. An allow rule in [permissions], a grant for this task (" +
+			"start it from chat, where an approver can answer), or a looser posture (auto, yolo) would let it run."
+	case "expired":
+		s = call + " waited for an approval nobody gave in time, so it was refused. Reply in this thread to continue and be asked again."
+	default:
+		s = call + " was refused. An allow rule in [permissions], a grant for this task or a looser posture would let it run."
+	}
+	if r.Reason != "" && r.Code != "declined" && r.Code != "expired" {
+		s += " (" + firstLine(r.Reason, 200) + ")"
+	}
+	return s
+}
+
+// fleetNode is the index of node id in the fleet, -1 when it is none of
+// its nodes.
+func (v *view) fleetNode(id string) int {
+	for i, n := range v.fleet {
+		if n.ID == id && id != "" {
+			return i
+		}
+	}
+	return -1
 }
 
 // callSubject is the part of a call's arguments a person recognises.
@@ -208,6 +311,9 @@ func fleetTree(nodes []node) []string {
 			line += ": " + n.Reason
 		}
 		line += ")"
+		if n.Summary != "" && n.State != "running" && n.State != "pending" {
+			line += " — " + firstLine(n.Summary, 100)
+		}
 		lines = append(lines, line)
 		for _, c := range children[n.ID] {
 			walk(c, depth+1)

@@ -69,3 +69,29 @@ func TestFleetTreeSurvivesCycles(t *testing.T) {
 		t.Errorf("cycle rendered as %q", lines)
 	}
 }
+
+func TestSubagentReportsFoldIntoTheFleetTree(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	v := view{taskID: "t_1", prompt: "split it"}
+	v.apply(ev("fleet_updated", map[string]any{"nodes": []map[string]any{
+		{"id": "api", "state": "running"}, {"id": "docs", "state": "pending", "depends_on": []string{"api"}}}}, t0))
+	if !v.apply(ev("subagent_finished", map[string]any{"id": "api", "state": "done"}, t0)) {
+		t.Fatal("a fleet node's end did not change the status")
+	}
+	v.apply(ev("fleet_updated", map[string]any{"nodes": []map[string]any{
+		{"id": "api", "state": "done", "summary": "added GET /items\nand its tests"}, {"id": "docs", "state": "running", "depends_on": []string{"api"}}}}, t0))
+	got := v.render(plainFormat{}, t0)
+	for _, want := range []string{"✔ api (done) — added GET /items", "  ▶ docs (running)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "and its tests") {
+		t.Errorf("the tree shows more than a summary's first line:\n%s", got)
+	}
+	// A sub-agent that is no node of the fleet changes nothing here: it
+	// gets a message of its own.
+	if v.apply(ev("subagent_finished", map[string]any{"id": "solo", "state": "done"}, t0)) {
+		t.Error("a sub-agent outside the fleet changed the status")
+	}
+}

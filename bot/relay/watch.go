@@ -78,7 +78,17 @@ type watcher struct {
 	// (everything but the status message and approvals), restored from
 	// the store after a restart.
 	posts int
+	// deferred is true while the status message is held back: where the
+	// platform shows "typing…" (bot.Typer), a task that answers within
+	// statusDelay needs no status message at all — its answer comes at
+	// once instead of a paced second behind one.
+	deferred bool
 }
+
+// statusDelay is how long a task on a platform that shows typing goes
+// without a status message: longer than a quick answer takes, short
+// enough that a longer task shows its progress early.
+const statusDelay = 3 * time.Second
 
 func (w *watcher) key() string { return w.t.Name() + "/" + w.target.Channel }
 
@@ -88,12 +98,15 @@ func (w *watcher) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.v.prompt, w.v.state = task.Prompt, task.State
+	w.v.prompt, w.v.state, w.v.requester = task.Prompt, task.State, task.Requester
 	if !task.StartedAt.IsZero() {
 		w.v.started = task.StartedAt
 	}
 	events, err := r.svc.Subscribe(ctx, task.ID, 0)
 	if err != nil {
+		return err
+	}
+	if err := w.ensureParent(ctx, task); err != nil {
 		return err
 	}
 	if err := w.ensureStatus(ctx); err != nil {
@@ -103,7 +116,18 @@ func (w *watcher) run(ctx context.Context) error {
 		return err
 	}
 	var timer *time.Timer
-	var due <-chan time.Time
+	var due, showAt, typing <-chan time.Time
+	if w.deferred {
+		show := time.NewTimer(statusDelay)
+		defer show.Stop()
+		showAt = show.C
+	}
+	if typer, ok := w.t.(bot.Typer); ok {
+		tick := time.NewTicker(bot.TypingLasts)
+		defer tick.Stop()
+		typing = tick.C
+		w.typing(ctx, typer)
+	}
 	dirty := false
 	// The elapsed time moves while nothing else does: refresh it now and
 	// then, through the same coalescing as every other change.
@@ -117,21 +141,39 @@ func (w *watcher) run(ctx context.Context) error {
 			dirty = dirty || (!w.v.started.IsZero() && !w.v.state.Terminal())
 		case <-due:
 			due = nil
+		case <-showAt:
+			showAt = nil
+			if err := w.showStatus(ctx); err != nil {
+				r.log.Warn("relay: posting the status message", "task", w.v.taskID, "err", err)
+			}
+		case <-typing:
+			w.typing(ctx, w.t.(bot.Typer))
 		case ev, ok := <-events:
 			if !ok {
 				return nil
 			}
 			w.seen = ev.Seq
+			was := w.v.state
 			if w.v.apply(ev) {
 				dirty = true
+			}
+			if typer, ok := w.t.(bot.Typer); ok && was != runner.StateRunning && w.v.state == runner.StateRunning && ev.Time.After(r.now().Add(-bot.TypingLasts)) {
+				w.typing(ctx, typer) // the model starts (again) now, not at the next tick
 			}
 			held := w.v.held
 			w.post(ctx, ev)
 			dirty = dirty || w.v.held != held
 			if ev.Type == "task_state" && w.v.state.Terminal() && w.ended(ctx, ev.Seq) {
 				// The last state always lands, waiting for its slot.
-				return w.editStatus(ctx, true)
+				err := w.editStatus(ctx, true)
+				w.conclude(ctx)
+				return err
 			}
+		}
+		if w.deferred {
+			// Nothing to edit yet: taking the channel's slot would only
+			// hold the answer back. showStatus renders the view as it is.
+			dirty = false
 		}
 		if dirty && due == nil {
 			if d := r.pace.try(w.key(), interval(w.t, w.target.Channel)); d == 0 {
@@ -165,15 +207,153 @@ func (w *watcher) ended(ctx context.Context, seq int64) bool {
 	return err != nil || len(later) == 0
 }
 
-// ensureStatus finds the status message posted before or posts it.
+// ensureStatus finds the status message posted before or posts it —
+// where the platform shows typing, later (see watcher.deferred).
 func (w *watcher) ensureStatus(ctx context.Context) error {
 	r := w.r
 	if p, err := r.st.ChatPost(ctx, w.v.taskID, "status"); err == nil {
 		w.status = p.MessageID
+		w.lead(p.MessageID)
 		return nil
 	} else if !errors.Is(err, runner.ErrRecordNotFound) {
 		return err
 	}
+	if _, ok := w.t.(bot.Typer); ok && w.target.Thread != "" {
+		w.deferred = true
+		return nil
+	}
+	return w.postStatus(ctx)
+}
+
+// lead makes message id the task's thread when the task has none yet (a
+// task from the API naming only a channel): everything after it goes
+// under it, not into the channel.
+func (w *watcher) lead(id string) {
+	if w.target.Thread == "" {
+		w.target.Thread = id
+	}
+}
+
+// ensureParent gives a task a schedule or a webhook started, reported to
+// a channel without a thread, one message in the channel saying which
+// schedule or webhook started it and why; its status, approvals and
+// report go to that message's thread.
+func (w *watcher) ensureParent(ctx context.Context, task runner.Task) error {
+	if w.target.Thread != "" {
+		return nil
+	}
+	r := w.r
+	if p, err := r.st.ChatPost(ctx, w.v.taskID, "parent"); err == nil {
+		w.target.Thread = p.MessageID
+		return nil
+	} else if !errors.Is(err, runner.ErrRecordNotFound) {
+		return err
+	}
+	var first struct {
+		Origin map[string]string `json:"origin"`
+	}
+	if evs, err := r.svc.Events(ctx, task.ID, 0, 1); err == nil && len(evs) > 0 {
+		_ = json.Unmarshal(evs[0].Payload, &first)
+	}
+	text := parentText(w.t.Format(), task, first.Origin, w.v.link)
+	if text == "" {
+		return nil // the status message leads (see lead)
+	}
+	id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Text: r.redact.String(text)})
+	if err != nil {
+		return fmt.Errorf("posting the parent message: %w", err)
+	}
+	w.bind(ctx, id)
+	if err := r.st.SaveChatPost(context.WithoutCancel(ctx), runner.ChatPost{TaskID: w.v.taskID, Key: "parent", Transport: w.t.Name(), Channel: w.target.Channel, MessageID: id}); err != nil {
+		return err
+	}
+	w.target.Thread = id
+	if p, err := r.st.ChatPost(ctx, w.v.taskID, "parent"); err == nil {
+		w.target.Thread = p.MessageID // a racing node's post wins
+	}
+	return nil
+}
+
+// parentText says which schedule or webhook started task, and why; ""
+// for a task from anywhere else.
+func parentText(f bot.Format, task runner.Task, origin map[string]string, link string) string {
+	kind, name, ok := strings.Cut(task.Requester, ":")
+	if !ok || name == "" {
+		return ""
+	}
+	var head string
+	switch kind {
+	case "schedule":
+		head = "⏰ " + f.Bold(f.Escape("Schedule "+name)) + f.Escape(" started task "+task.ID)
+		if at, err := time.Parse(time.RFC3339, origin["occurrence"]); err == nil {
+			head += f.Escape(", its run due " + at.UTC().Format("2006-01-02 15:04 MST"))
+		}
+	case "webhook":
+		head = "🪝 " + f.Bold(f.Escape("Webhook "+name)) + f.Escape(" started task "+task.ID)
+		if e := origin["event"]; e != "" {
+			head += f.Escape(" on a " + e + " event")
+		}
+		if d := origin["delivery"]; d != "" {
+			head += f.Escape(" (delivery " + d + ")")
+		}
+	default:
+		return ""
+	}
+	text := head + ":\n" + f.Escape(firstLine(task.Prompt, 300)) + "\n" + f.Escape("Its progress, approvals and report follow in this thread.")
+	if link != "" {
+		text += "\n" + f.Escape(link)
+	}
+	return text
+}
+
+// showStatus posts the held-back status message, unless the task ended:
+// its report says it all.
+func (w *watcher) showStatus(ctx context.Context) error {
+	if !w.deferred || w.v.state.Terminal() {
+		return nil
+	}
+	if err := w.postStatus(ctx); err != nil {
+		return err // still held back: the next occasion tries again
+	}
+	w.deferred = false
+	return nil
+}
+
+// typing shows the platform's "typing…" while the model works.
+func (w *watcher) typing(ctx context.Context, t bot.Typer) {
+	if w.v.state != runner.StateRunning {
+		return
+	}
+	// Short: a sluggish platform must not hold the answer back for a
+	// nicety.
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := t.Typing(tctx, w.target.Channel); err != nil && ctx.Err() == nil {
+		w.r.log.Info("relay: showing typing", "task", w.v.taskID, "err", err)
+	}
+}
+
+// conclude turns the request's acknowledgement reaction into the
+// outcome's.
+func (w *watcher) conclude(ctx context.Context) {
+	c, ok := w.t.(bot.Concluder)
+	if !ok {
+		return
+	}
+	req, err := w.r.st.ChatPost(ctx, w.v.taskID, "request")
+	if err != nil {
+		return // acknowledged with a reply, or started elsewhere
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	if err := c.Conclude(cctx, req.Channel, req.MessageID, w.v.state == runner.StateSucceeded); err != nil {
+		w.r.log.Warn("relay: marking the request with its outcome", "task", w.v.taskID, "err", err)
+	}
+}
+
+// postStatus posts the status message and records it.
+func (w *watcher) postStatus(ctx context.Context) error {
+	r := w.r
 	text := r.redact.String(w.v.render(w.t.Format(), r.now()))
 	id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text})
 	if err != nil {
@@ -186,6 +366,7 @@ func (w *watcher) ensureStatus(ctx context.Context) error {
 	if p, err := r.st.ChatPost(ctx, w.v.taskID, "status"); err == nil {
 		w.status = p.MessageID // a racing node's post wins; ours stays as it is
 	}
+	w.lead(w.status)
 	w.shown = text
 	return nil
 }
@@ -194,6 +375,9 @@ func (w *watcher) ensureStatus(ctx context.Context) error {
 // false when the caller took the channel's slot already.
 func (w *watcher) editStatus(ctx context.Context, wait bool) error {
 	r := w.r
+	if w.deferred {
+		return nil // nothing to edit yet
+	}
 	text := r.redact.String(w.v.render(w.t.Format(), r.now()))
 	if text == w.shown {
 		return nil
@@ -217,6 +401,14 @@ func (w *watcher) editStatus(ctx context.Context, wait bool) error {
 // post makes the separate messages some events deserve, once each: an
 // approval request, a question, a sub-agent's report, the final report.
 func (w *watcher) post(ctx context.Context, ev runner.Event) {
+	switch ev.Type {
+	case "approval_requested", "question":
+		// The thread's first message is its status, then what asks for
+		// a person.
+		if err := w.showStatus(ctx); err != nil {
+			w.r.log.Warn("relay: posting the status message", "task", w.v.taskID, "err", err)
+		}
+	}
 	switch ev.Type {
 	case "approval_requested":
 		w.postApproval(ctx, ev)
@@ -249,13 +441,16 @@ func (w *watcher) post(ctx context.Context, ev runner.Event) {
 		}
 		if json.Unmarshal(ev.Payload, &p) == nil && p.Question != "" {
 			f := w.t.Format()
-			w.once(ctx, ev, f.Bold("Question")+"\n"+f.Escape(p.Question)+"\n"+f.Escape("Reply in this thread to answer."))
+			w.once(ctx, ev, f.Bold("Question")+f.Escape(" for ")+w.r.mention(ctx, w.t, w.v.requester)+"\n"+
+				f.Escape(p.Question)+"\n"+f.Escape("Reply in this thread to answer."))
 		}
 	case "subagent_finished":
 		var p struct {
 			ID, State, Reason string
 		}
-		if json.Unmarshal(ev.Payload, &p) == nil && p.ID != "" {
+		if json.Unmarshal(ev.Payload, &p) == nil && p.ID != "" && w.v.fleetNode(p.ID) < 0 {
+			// A sub-agent outside the fleet tree gets its own message; a
+			// fleet's node folds into the status message's tree.
 			f := w.t.Format()
 			text := f.Bold(f.Escape("Sub-agent "+p.ID)) + f.Escape(" "+p.State)
 			if p.Reason != "" {
@@ -267,7 +462,7 @@ func (w *watcher) post(ctx context.Context, ev runner.Event) {
 			w.once(ctx, ev, text)
 		}
 	case "final_report":
-		w.once(ctx, ev, w.report(ev, false))
+		w.once(ctx, ev, w.report(ctx, ev, false))
 	}
 }
 
@@ -289,7 +484,7 @@ func (w *watcher) once(ctx context.Context, ev runner.Event, text string) {
 	}
 	parts := bot.Split(r.redact.String(text), w.t.Format().Limit())
 	if final && len(parts) > max(room, 1) {
-		parts = bot.Split(r.redact.String(w.report(ev, true)), w.t.Format().Limit())
+		parts = bot.Split(r.redact.String(w.report(ctx, ev, true)), w.t.Format().Limit())
 		if keep := max(room, 1); len(parts) > keep {
 			parts = parts[len(parts)-keep:]
 		}
@@ -319,7 +514,7 @@ func (w *watcher) once(ctx context.Context, ev runner.Event, text string) {
 
 // report renders a final_report event; compact leaves out the diff stat
 // and keeps less of the answer, for a thread that reached its post cap.
-func (w *watcher) report(ev runner.Event, compact bool) string {
+func (w *watcher) report(ctx context.Context, ev runner.Event, compact bool) string {
 	var p struct {
 		State       runner.State `json:"state"`
 		Summary     string       `json:"summary"`
@@ -331,13 +526,18 @@ func (w *watcher) report(ev runner.Event, compact bool) string {
 		Unpriced    int     `json:"unpriced_tokens"`
 		DurationMS  int64   `json:"duration_ms"`
 		Reason      string  `json:"reason"`
+		Error       string  `json:"error"`
 	}
 	_ = json.Unmarshal(ev.Payload, &p)
 	f := w.t.Format()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s\n", stateIcon(p.State), f.Bold(f.Escape("Task "+w.v.taskID+" "+stateWords(p.State))))
-	if p.Reason != "" {
-		b.WriteString(f.Escape(p.Reason) + "\n")
+	if reason := w.reasonWords(p.State, p.Error, p.Reason); reason != "" {
+		if p.State != runner.StateSucceeded && p.State != runner.StateCancelled {
+			// The requester is the one to act on a task that stopped short.
+			b.WriteString(w.r.mention(ctx, w.t, w.v.requester) + f.Escape(": "))
+		}
+		b.WriteString(f.Escape(reason) + "\n")
 	}
 	body, keep := cmpStr(p.FinalAnswer, p.Summary), w.r.cfg.MaxReportRunes
 	if compact {
@@ -363,6 +563,22 @@ func (w *watcher) report(ev runner.Event, compact bool) string {
 		b.WriteString("\n" + f.Escape(w.v.link))
 	}
 	return b.String()
+}
+
+// reasonWords is the report's reason: the runner's sentence, except for
+// a refused call, which the relay names from the task's own log (the
+// runner's sentence points at that log) with what would let it run.
+func (w *watcher) reasonWords(state runner.State, code, reason string) string {
+	if w.v.refusal == nil || state == runner.StateSucceeded {
+		return reason
+	}
+	end, _, _ := strings.Cut(code, " ")
+	switch end {
+	case "refused", "unattended", "declined", "expired", "deny_rule":
+	default:
+		return reason
+	}
+	return refusalWords(w.v.refusal)
 }
 
 // bind makes a message the relay posted for the task a way into its

@@ -22,7 +22,31 @@ func (format) Bold(s string) string {
 	}
 	return "*" + s + "*"
 }
-func (format) Code(s string) string { return "```" + strings.ReplaceAll(s, "```", "ʼʼʼ") + "```" }
+
+// Code is a preformatted block; nothing for empty text, which Slack would
+// show as six backticks.
+func (format) Code(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return "```" + strings.ReplaceAll(s, "```", "ʼʼʼ") + "```"
+}
+
+var _ bot.Mentioner = format{}
+
+// Mention is <@U…>, which Slack shows as the person's name and notifies
+// them by; an id that is not one is shown as the name.
+func (f format) Mention(user, name string) string {
+	for _, c := range user {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return f.Escape(name)
+		}
+	}
+	if user == "" {
+		return f.Escape(name)
+	}
+	return "<@" + user + ">"
+}
 
 // Limit is a section block's text limit, the tightest Slack applies to
 // what we post.

@@ -83,6 +83,8 @@ type Transport struct {
 var (
 	_ bot.Transport = (*Transport)(nil)
 	_ bot.Reactor   = (*Transport)(nil)
+	_ bot.Directory = (*Transport)(nil)
+	_ bot.Concluder = (*Transport)(nil)
 )
 
 // New returns a transport that is not started.
@@ -392,6 +394,43 @@ func (t *Transport) React(ctx context.Context, channel, messageID string) error 
 		return nil
 	}
 	return mapErr(err)
+}
+
+// UserName is what the workspace calls user (users.info): the display
+// name people chose, else the real name, else the handle. The team is
+// implied by the token.
+func (t *Transport) UserName(ctx context.Context, _, user string) (string, error) {
+	u, err := t.api.GetUserInfoContext(ctx, user)
+	if err != nil {
+		return "", mapErr(err)
+	}
+	return cmp.Or(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name), nil
+}
+
+// Conclude replaces the acknowledgement reaction with the outcome's:
+// white_check_mark or x (and takes the other away, for a continued task
+// whose outcome changed). Reactions already there, or already gone, are
+// what a repeat finds, not failures.
+func (t *Transport) Conclude(ctx context.Context, channel, messageID string, ok bool) error {
+	ref := slack.NewRefToMessage(channel, messageID)
+	add, drop := "white_check_mark", "x"
+	if !ok {
+		add, drop = drop, add
+	}
+	for _, name := range []string{t.cfg.AckReaction, drop} {
+		if err := t.api.RemoveReactionContext(ctx, name, ref); err != nil && !slackErr(err, "no_reaction") {
+			return mapErr(err)
+		}
+	}
+	if err := t.api.AddReactionContext(ctx, add, ref); err != nil && !slackErr(err, "already_reacted") {
+		return mapErr(err)
+	}
+	return nil
+}
+
+func slackErr(err error, code string) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && se.Err == code
 }
 
 // ephemeral answers one user; plain text, escaped here.

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"strconv"
 	"strings"
 
 	"reasonix/bot"
@@ -22,7 +23,24 @@ func (format) Bold(s string) string {
 	}
 	return "<b>" + s + "</b>"
 }
-func (format) Code(s string) string { return "<pre>" + s + "</pre>" }
+
+var _ bot.Mentioner = format{}
+
+// Mention links the name to the user (tg://user?id=…), which notifies
+// them; an id that is not one is shown as the name.
+func (f format) Mention(user, name string) string {
+	if _, err := strconv.ParseInt(user, 10, 64); err != nil || name == "" {
+		return f.Escape(name)
+	}
+	return `<a href="tg://user?id=` + user + `">` + f.Escape(name) + "</a>"
+}
+
+func (format) Code(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return "<pre>" + s + "</pre>"
+}
 
 // Limit is Telegram's 4,096 characters per message.
 func (format) Limit() int { return 4096 }

@@ -13,9 +13,10 @@ import (
 var errIgnored = errors.New("telegram: ignored update")
 
 type user struct {
-	ID       int64  `json:"id"`
-	IsBot    bool   `json:"is_bot"`
-	Username string `json:"username"`
+	ID        int64  `json:"id"`
+	IsBot     bool   `json:"is_bot"`
+	Username  string `json:"username"`
+	FirstName string `json:"first_name"`
 }
 
 type message struct {
@@ -83,7 +84,7 @@ func parseUpdate(raw []byte, self me) (parsed, error) {
 		p.Click = &bot.Click{
 			Transport: "telegram", EventID: "cb:" + cb.ID, User: strconv.FormatInt(cb.From.ID, 10),
 			Channel: strconv.FormatInt(cb.Message.Chat.ID, 10), MessageID: strconv.FormatInt(cb.Message.MessageID, 10),
-			Data: cb.Data,
+			Data: cb.Data, Name: cb.From.FirstName,
 		}
 		return p, nil
 	case u.Message != nil:
@@ -107,7 +108,7 @@ func parseMessage(m *message, self me) (bot.Inbound, error) {
 	}
 	in := bot.Inbound{
 		Transport: "telegram", User: strconv.FormatInt(m.From.ID, 10), Channel: strconv.FormatInt(m.Chat.ID, 10),
-		MessageID: strconv.FormatInt(m.MessageID, 10), DM: m.Chat.Type == "private",
+		MessageID: strconv.FormatInt(m.MessageID, 10), DM: m.Chat.Type == "private", Name: m.From.FirstName,
 	}
 	text := m.Text
 	mention := "@" + self.Username

@@ -68,3 +68,12 @@ func FuzzParseUpdate(f *testing.F) {
 		}
 	})
 }
+
+func TestMentionLinksOnlyNumericIDs(t *testing.T) {
+	if got := (format{}).Mention("222", "Bob <b>"); got != `<a href="tg://user?id=222">Bob &lt;b&gt;</a>` {
+		t.Errorf("mention = %q", got)
+	}
+	if got := (format{}).Mention(`1"><b>`, "Eve"); got != "Eve" {
+		t.Errorf("a forged id links: %q", got)
+	}
+}

@@ -98,6 +98,10 @@ type Transport struct {
 var (
 	_ bot.Transport = (*Transport)(nil)
 	_ bot.Pacer     = (*Transport)(nil)
+	_ bot.Directory = (*Transport)(nil)
+	_ bot.Reactor   = (*Transport)(nil)
+	_ bot.Concluder = (*Transport)(nil)
+	_ bot.Typer     = (*Transport)(nil)
 )
 
 // ctxClient binds the library's requests, which take no context, to one:
@@ -431,6 +435,53 @@ func (t *Transport) call(ctx context.Context, method string, params tgbotapi.Par
 		return resp, errors.New(redactToken(err.Error(), t.cfg.Token))
 	}
 	return resp, nil
+}
+
+// UserName is the user's first name (getChat on the user's private chat
+// id, which is the user id). A message carries its sender's first name
+// too (Inbound.Name), so this is asked only for people the relay has not
+// heard from, such as an approver named in an approval.
+func (t *Transport) UserName(ctx context.Context, _, user string) (string, error) {
+	resp, err := t.call(ctx, "getChat", tgbotapi.Params{"chat_id": user})
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		FirstName string `json:"first_name"`
+		Username  string `json:"username"`
+	}
+	if err := json.Unmarshal(resp.Result, &c); err != nil {
+		return "", fmt.Errorf("telegram: getChat result: %w", err)
+	}
+	return cmp.Or(c.FirstName, c.Username), nil
+}
+
+// React acknowledges a request with 👀 (setMessageReaction), instead of
+// a reply.
+func (t *Transport) React(ctx context.Context, chat, messageID string) error {
+	return t.react(ctx, chat, messageID, "👀")
+}
+
+// Conclude replaces the acknowledgement with 👍 or 👎: Telegram lets bots
+// react only with emoji from a fixed set, which holds neither ✅ nor ❌.
+func (t *Transport) Conclude(ctx context.Context, chat, messageID string, ok bool) error {
+	if ok {
+		return t.react(ctx, chat, messageID, "👍")
+	}
+	return t.react(ctx, chat, messageID, "👎")
+}
+
+// react sets the bot's one reaction on a message, replacing its last.
+func (t *Transport) react(ctx context.Context, chat, messageID, emoji string) error {
+	r, _ := json.Marshal([]map[string]string{{"type": "emoji", "emoji": emoji}})
+	_, err := t.call(ctx, "setMessageReaction", tgbotapi.Params{"chat_id": chat, "message_id": messageID, "reaction": string(r)})
+	return err
+}
+
+// Typing shows "typing…" in chat for about five seconds.
+func (t *Transport) Typing(ctx context.Context, chat string) error {
+	_, err := t.call(ctx, "sendChatAction", tgbotapi.Params{"chat_id": chat, "action": "typing"})
+	return err
 }
 
 // Post sends m as HTML, as a reply to m.Thread.
