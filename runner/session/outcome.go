@@ -87,7 +87,7 @@ func ExitCode(state store.State) int {
 // code stays for scripts; the reason is what the CLI, the API and a chat
 // thread show.
 var reasons = map[string]string{
-	"refused":            "a call the task needed was refused; its tool_refused event says which and why (an allow rule, a task grant or a looser posture would let it run)",
+	"refused":            "a call the task needed was refused by the permission rules; the task's log names the call and the rule, and an allow rule, a task grant or a looser posture would let it run",
 	"unattended":         "the task needed a person's approval and nobody could be asked",
 	"declined":           "a person declined what the task needed",
 	"expired":            "nobody answered the approval request in time",
