@@ -100,7 +100,7 @@ func TestServeSlackMentionApprovalReport(t *testing.T) {
 	s.waitFor(func() bool {
 		for _, m := range fake.Messages() {
 			if m.TS == ap.TS {
-				return len(m.Buttons) == 0 && strings.Contains(m.Text, "Allowed once by slack:"+bottest.SlackTeam+"/UBOB")
+				return len(m.Buttons) == 0 && strings.Contains(m.Text, "Allowed once by "+bottest.SlackRealName("UBOB")) && !strings.Contains(m.Text, "slack:")
 			}
 		}
 		return false
