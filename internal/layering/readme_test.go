@@ -32,3 +32,33 @@ func TestReadmeNamesEveryTopLevelPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecContentsFollowTheSections keeps the SPEC's table of contents
+// and its numbered sections in step, and the numbers in order.
+func TestSpecContentsFollowTheSections(t *testing.T) {
+	spec, err := os.ReadFile("../../docs/SPEC.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var contents, headings []string
+	inContents := false
+	for line := range strings.SplitSeq(string(spec), "\n") {
+		switch {
+		case line == "## Contents":
+			inContents = true
+		case inContents && strings.HasPrefix(line, "## "):
+			inContents = false
+		case inContents && strings.Contains(line, "- ["):
+			title, _, _ := strings.Cut(line[strings.Index(line, "[")+1:], "](")
+			contents = append(contents, title)
+		}
+		if h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "##") && h != "Contents" {
+			if h[0] >= '0' && h[0] <= '9' || strings.HasPrefix(line, "#### ") {
+				headings = append(headings, strings.ReplaceAll(h, "`", ""))
+			}
+		}
+	}
+	if strings.Join(contents, "\n") != strings.Join(headings, "\n") {
+		t.Errorf("the SPEC's contents list\n%s\ndoes not match its numbered sections\n%s", strings.Join(contents, "\n"), strings.Join(headings, "\n"))
+	}
+}
