@@ -43,7 +43,13 @@ func (r *Relay) learn(principal, name string) {
 	}
 	r.names.mu.Lock()
 	defer r.names.mu.Unlock()
-	if len(r.names.known) > 10000 { // bounded: forget everyone rather than grow
+	r.remember(principal, name)
+}
+
+// remember records name for principal; the caller holds r.names.mu. The
+// cache is bounded: past 10,000 people it forgets everyone rather than grow.
+func (r *Relay) remember(principal, name string) {
+	if len(r.names.known) > 10000 {
 		clear(r.names.known)
 	}
 	r.names.known[principal] = nameEntry{name: name, at: r.now()}
@@ -102,10 +108,7 @@ func (r *Relay) nameOf(ctx context.Context, principal, transport, team, user str
 		name = strings.TrimSpace(n)
 	}
 	r.names.mu.Lock()
-	if len(r.names.known) > 10000 {
-		clear(r.names.known)
-	}
-	r.names.known[principal] = nameEntry{name: name, at: r.now()}
+	r.remember(principal, name)
 	close(r.names.inflight[principal])
 	delete(r.names.inflight, principal)
 	r.names.mu.Unlock()
