@@ -226,6 +226,12 @@ func (p *filterParser) literal() (any, error) {
 		if err != nil {
 			return nil, p.errorf("the string is not a valid double-quoted string")
 		}
+		if !utf8.ValidString(s) {
+			// A decoded JSON payload holds only valid UTF-8, so such a
+			// literal could never match; refusing it also keeps the
+			// canonical form (JSON) a faithful copy of the value.
+			return nil, p.errorf("the string escapes to bytes that are not UTF-8")
+		}
 		p.pos = end + 1
 		return s, nil
 	}

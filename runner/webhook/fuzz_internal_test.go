@@ -76,7 +76,7 @@ func FuzzParseStandardSignatures(f *testing.F) {
 // payload terminates without panicking.
 func FuzzParseFilter(f *testing.F) {
 	for _, s := range []string{`check_run.conclusion == "failure"`, `a == 1 && b != true && c == null`, `a.0.b != "x\"y"`,
-		``, `==`, `a ==`, `a = "b"`, `a == "unterminated`, `a == 1e999`, `a == NaN`, `a == "x" || b == "y"`, `a.b.c == -0.5`} {
+		``, `==`, `a ==`, `a = "b"`, `a == "unterminated`, `a == 1e999`, `a == NaN`, `a == "x" || b == "y"`, `a.b.c == -0.5`, `0!="\200"`} {
 		f.Add(s)
 	}
 	payload := map[string]any{"a": 1.0, "b": true, "c": nil, "check_run": map[string]any{"conclusion": "failure"}, "l": []any{"x"}}
