@@ -228,6 +228,16 @@ type ShellStarter interface {
 	StartShell(cmd *exec.Cmd) error
 }
 
+// ShellContained is an optional ShellWrapper behaviour: Contained reports
+// that whatever a wrapped command starts dies with the command's first
+// process and with the service (a pid namespace whose init dies with its
+// parent), so a crash leaves nothing running for a restarted service to
+// find. The bash tool then reports no process (ReportProcess), which saves
+// the runner a journal write per command.
+type ShellContained interface {
+	Contained() bool
+}
+
 // ShellRefusals is an optional ShellWrapper behaviour: the OS sandbox
 // refused calls of a command's processes one by one (an exec a deny rule
 // names, a socket outside) and reports them, one line each, for the

@@ -41,6 +41,11 @@ func (b *bwrapShell) WrapShell(workdir, script string) ([]string, error) {
 	return b.argv(workdir, script, b.extra), nil
 }
 
+// Contained: bubblewrap runs the command in its own pid namespace whose
+// init dies with bubblewrap, and bubblewrap with the service
+// (--die-with-parent), so nothing of a command outlives a crash.
+func (b *bwrapShell) Contained() bool { return true }
+
 // bwrapProbe is the outcome of running one bubblewrap executable once.
 type bwrapProbe struct {
 	once  sync.Once

@@ -352,6 +352,13 @@ func (s guardedShell) WrapShell(workdir, script string) ([]string, error) {
 	return s.inner.WrapShell(workdir, script)
 }
 
+// Contained passes on whether the sandbox inside outlives nothing
+// (agent.ShellContained); unconfined bash does not.
+func (s guardedShell) Contained() bool {
+	c, ok := s.inner.(agent.ShellContained)
+	return ok && c.Contained()
+}
+
 // TakeRefusals passes on what the sandbox inside refused
 // (agent.ShellRefusals), so a result on a checkout names the deny rule
 // like any other.

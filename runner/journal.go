@@ -106,7 +106,10 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 	// is written while the process runs rather than before the tool waits
 	// for it: until then the process dies with the service anyway
 	// (procgroup binds it), and a short command need not wait for a round
-	// trip. The call is finished in the journal only after the record.
+	// trip. The call is finished in the journal only after the record. A
+	// sandbox that takes all of a command down with it (bubblewrap's pid
+	// namespace, agent.ShellContained) leaves nothing to kill and reports
+	// nothing, which saves a write per command.
 	var reported sync.WaitGroup
 	ctx = agent.ContextWithProcessReporter(ctx, func(pid int) {
 		b, _ := json.Marshal(procgroup.Identify(pid))

@@ -96,7 +96,9 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 		defer cancel()
 	}
 	out := newHeadTail(bashKeep)
-	state, err := runGroup(runCtx, argv, t.env.Workdir, t.env.ShellEnv, out, starter)
+	contained, _ := t.env.Shell.(agent.ShellContained)
+	report := contained == nil || !contained.Contained()
+	state, err := runGroup(runCtx, argv, t.env.Workdir, t.env.ShellEnv, out, starter, report)
 	if err != nil {
 		return "", fmt.Errorf("bash: %w", err)
 	}
@@ -130,14 +132,15 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 // runGroup runs argv in dir as the leader of a new process group, writing
 // stdout and stderr to out. When ctx ends, or when the leader exits, the
 // whole group is killed: nothing a command started outlives the call, nor
-// the service (procgroup.StartBound), and the group is reported to ctx's
-// process reporter so a restarted service can kill what a crash left. The
+// the service (procgroup.StartBound), and, when report is set, the group is
+// reported to ctx's process reporter so a restarted service can kill what
+// a crash left (background processes live on in the group). The
 // output goes through a pipe this function owns (not through os/exec's copy
 // goroutines) so that Wait returns when the leader exits even if a
 // grandchild still holds the pipe; reading then stops after bashDrainGrace.
 // A starter, when not nil, launches the command (from its own confined
 // thread) instead of cmd.Start.
-func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, starter agent.ShellStarter) (*os.ProcessState, error) {
+func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, starter agent.ShellStarter, report bool) (*os.ProcessState, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -162,7 +165,9 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	}
 	// Wait below runs in this goroutine too, as StartBound requires.
 	defer started()
-	agent.ReportProcess(ctx, cmd.Process.Pid)
+	if report {
+		agent.ReportProcess(ctx, cmd.Process.Pid)
+	}
 	// The child has its own copy; ours must go so EOF arrives when the
 	// last process holding the write end exits.
 	_ = pw.Close()

@@ -31,3 +31,25 @@ func TestBashReportsItsProcessGroup(t *testing.T) {
 		t.Fatalf("reported %v (group alive at the report: %v), the shell was %d", reported, alive, pid)
 	}
 }
+
+// containedShell is a wrapper that says nothing of its commands outlives
+// them (agent.ShellContained), as the bubblewrap sandbox does.
+type containedShell struct{ recordingShell }
+
+func (*containedShell) Contained() bool { return true }
+
+// TestBashInAContainedSandboxReportsNoProcess: a crash leaves nothing of
+// a contained command running, so there is no group to record.
+func TestBashInAContainedSandboxReportsNoProcess(t *testing.T) {
+	env, _ := testEnv(t)
+	env.Shell = &containedShell{}
+	reported := 0
+	ctx := agent.ContextWithProcessReporter(t.Context(), func(int) { reported++ })
+	out, err := tool(t, env, "bash").Execute(ctx, []byte(`{"command":"echo hi"}`))
+	if err != nil || out != "sandboxed\nhi\nexit code: 0" {
+		t.Fatalf("got %q, %v", out, err)
+	}
+	if reported != 0 {
+		t.Fatalf("a contained command reported %d process groups", reported)
+	}
+}

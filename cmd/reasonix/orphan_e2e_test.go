@@ -19,7 +19,8 @@ import (
 // when the service is killed writes nothing afterwards, so the commit of the
 // resumed task holds no file a dead service's orphan wrote. The shell itself
 // dies with the service (Pdeathsig: no f); the subshell it put in the
-// background is killed by the restarted service from the journal's record
+// background dies with bubblewrap's pid namespace, or, where bash runs
+// unsandboxed, is killed by the restarted service from the journal's record
 // of its process group (no g).
 func TestServeSIGKILLLeavesNoLateWrite(t *testing.T) {
 	e := newE2E(t, byPrompt(map[string]func(agenttest.Request) agenttest.Turn{
