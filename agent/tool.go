@@ -204,6 +204,10 @@ type ToolEnv struct {
 	ShellEnv []string
 	// Emit receives events a tool raises itself (a plan update). Nil drops them.
 	Emit func(Event)
+	// Observed is what the run has read and written of its files; the tools
+	// that change a file in place refuse one whose current version is not
+	// in it. Nil turns that protection off.
+	Observed *Observed
 }
 
 // PathGuard resolves a path a tool is about to touch to its absolute,

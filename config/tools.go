@@ -16,6 +16,9 @@ type Tools struct {
 	MCPStartupTimeoutSeconds int `toml:"mcp_startup_timeout_seconds"`
 	// MCPCallTimeoutSeconds caps one MCP tool call; default 300.
 	MCPCallTimeoutSeconds int `toml:"mcp_call_timeout_seconds"`
+	// ProtectChangedFiles makes the tools that change a file in place
+	// refuse one the task has not read since it last changed (nil: on).
+	ProtectChangedFiles *bool `toml:"protect_changed_files"`
 	// Shell is [tools.shell]: what the environment of model-written shell
 	// commands holds beyond the built-in allowlist.
 	Shell Shell `toml:"shell"`
@@ -28,6 +31,11 @@ type Shell struct {
 	PassEnv []string `toml:"pass_env"`
 	// Env sets variables for shell commands, as written.
 	Env map[string]string `toml:"env"`
+}
+
+// ProtectsChangedFiles is ProtectChangedFiles with its default (on).
+func (t *Tools) ProtectsChangedFiles() bool {
+	return t.ProtectChangedFiles == nil || *t.ProtectChangedFiles
 }
 
 // BashTimeout is BashTimeoutSeconds as a duration; 0 = no cap.

@@ -147,6 +147,7 @@ var untrustedRules = map[string]TrustRule{
 	"tools.mcp_startup_timeout_seconds": Stricter,
 	"tools.mcp_call_timeout_seconds":    Stricter,
 	"tools.shell":                       Ignored, // pass_env, env: variables
+	"tools.protect_changed_files":       Stricter,
 	"permissions.deny":                  Tightens,
 	"permissions.ask":                   Tightens,
 	"permissions.posture":               Stricter,
@@ -245,6 +246,8 @@ func stricter(key string, fc, below *Config) bool {
 		return modeRank(fc.Permissions.Mode) <= modeRank(below.Permissions.Mode)
 	case "sandbox.network":
 		return !fc.Sandbox.Network
+	case "tools.protect_changed_files":
+		return fc.Tools.ProtectsChangedFiles()
 	case "tools.enabled":
 		// Empty means every built-in: only a subset of a list is stricter.
 		return len(fc.Tools.Enabled) > 0 && (len(below.Tools.Enabled) == 0 ||

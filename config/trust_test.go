@@ -28,6 +28,7 @@ func TestUntrustedProjectMayOnlyTighten(t *testing.T) {
 		{"raised step limit", "[agent]\nmax_steps = 1000", `"agent.max_steps"`},
 		{"longer bash timeout", "[tools]\nbash_timeout_seconds = 99999", `"tools.bash_timeout_seconds"`},
 		{"every tool", "[tools]\nenabled = []", `"tools.enabled"`},
+		{"unread edits", "[tools]\nprotect_changed_files = false", `"tools.protect_changed_files"`},
 		{"default model", "default_model = \"other\"", `"default_model"`},
 		{"runner limit", "[runner]\nmax_concurrent_tasks = 64", `"runner.max_concurrent_tasks"`},
 	} {
@@ -143,7 +144,7 @@ func TestUntrustedProjectTightens(t *testing.T) {
 	f := newFixture(t)
 	f.user("[permissions]\nposture = \"auto\"\ndeny = [\"Bash(rm:*)\"]\n[sandbox]\nforbid_read = [\"/srv/a\"]\n")
 	f.proj("[permissions]\nposture = \"ask\"\nmode = \"deny\"\ndeny = [\"Bash(curl:*)\"]\nask = [\"Bash(git push:*)\"]\n" +
-		"[sandbox]\nforbid_read = [\"/srv/b\"]\nnetwork = false\n[agent]\nmax_steps = 7\n[tools]\nenabled = [\"read_file\"]\n")
+		"[sandbox]\nforbid_read = [\"/srv/b\"]\nnetwork = false\n[agent]\nmax_steps = 7\n[tools]\nenabled = [\"read_file\"]\nprotect_changed_files = true\n")
 	c, err := f.loadUntrusted()
 	if err != nil {
 		t.Fatal(err)

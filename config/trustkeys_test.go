@@ -50,6 +50,7 @@ var untrustedKeyTable = map[string]TrustRule{
 	"tools.bash_timeout_seconds":        Stricter,
 	"tools.mcp_startup_timeout_seconds": Stricter,
 	"tools.mcp_call_timeout_seconds":    Stricter,
+	"tools.protect_changed_files":       Stricter,
 	"tools.shell.pass_env":              Ignored,
 	"tools.shell.env":                   Ignored,
 	"permissions.mode":                  Stricter,

@@ -63,6 +63,8 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		return outcome{}, err
 	}
 	r.setStored(len(history))
+	// What the stored conversation read counts as read (agent.Observed).
+	agent.Reobserve(sess.Env, history)
 	history, err = r.recoverJournal(ctx, history, tools)
 	if err != nil {
 		return outcome{}, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/internal/eventually"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -212,5 +213,49 @@ func TestAllowForTask(t *testing.T) {
 	}
 	if n := len(runnertest.Events(t, svc, task.ID, "approval_requested")); n != 1 {
 		t.Fatalf("%d approval requests, want 1", n)
+	}
+}
+
+// TestAnApprovedEditResumesWithWhatItRead: the run that resumes after an
+// approval is a new one, and still counts what the conversation read (the
+// edit would otherwise be refused as unread).
+func TestAnApprovedEditResumesWithWhatItRead(t *testing.T) {
+	ctx := context.Background()
+	rt := newRouter()
+	rt.script("edit a.txt",
+		calls(call("w", "write_file", map[string]string{"path": "a.txt", "content": "one\n"})),
+		calls(call("r", "read_file", map[string]string{"path": "a.txt"})),
+		calls(call("e", "edit_file", map[string]string{"path": "a.txt", "old_string": "one", "new_string": "ONE"})),
+		answer("done"))
+	var scratch string
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: settings(1),
+		Configure: func(c *runner.Config) { scratch = c.ScratchDir }})
+	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Requester: "api:alice", Prompt: "edit a.txt", Posture: "ask"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"write_file", "edit_file"} {
+		var ap store.Approval
+		eventually.True(t, 30*time.Second, func() bool {
+			list, err := svc.Approvals(ctx, runner.ApprovalFilter{State: store.ApprovalPending, TaskID: task.ID})
+			if err != nil || len(list) != 1 {
+				return false
+			}
+			ap = list[0]
+			return true
+		}, "a pending approval for %s", tool)
+		if ap.Tool != tool {
+			t.Fatalf("pending approval for %s, want %s", ap.Tool, tool)
+		}
+		if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", Approver: "bob", CallHash: ap.CallHash, Role: store.RoleApprove}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateBlocked, store.StateFailed)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("state = %s (%+v)", done.State, done.Result)
+	}
+	if b, err := os.ReadFile(filepath.Join(scratch, task.ID, "a.txt")); err != nil || string(b) != "ONE\n" {
+		t.Fatalf("a.txt = %q, %v", b, err)
 	}
 }

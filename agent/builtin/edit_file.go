@@ -56,6 +56,9 @@ func (t *editFile) Execute(_ context.Context, raw json.RawMessage) (string, erro
 	if err != nil {
 		return "", err
 	}
+	if err := checkSeen("edit_file", t.env, a.Path, p); err != nil {
+		return "", err
+	}
 	out, n, line, err := edit{a.OldString, a.NewString, a.ReplaceAll}.apply(string(data))
 	if err != nil {
 		return "", fmt.Errorf("edit_file: %s: %w", a.Path, err)
@@ -63,5 +66,6 @@ func (t *editFile) Execute(_ context.Context, raw json.RawMessage) (string, erro
 	if err := writeAtomic(p, []byte(out), perm); err != nil {
 		return "", fmt.Errorf("edit_file: %w", err)
 	}
+	sawFile(t.env, p)
 	return fmt.Sprintf("edited %s: replaced %s (first at line %d)", displayPath(t.env, p), plural(n, "occurrence"), line), nil
 }

@@ -67,6 +67,14 @@ func (t *moveFile) Execute(_ context.Context, raw json.RawMessage) (string, erro
 		}
 		return "", fmt.Errorf("move_file: %w", err)
 	}
+	// The moved file and any file it replaces must be the versions the
+	// model saw (a directory is moved as a whole: its files are not
+	// checked one by one).
+	if info, err := os.Lstat(src); err == nil && !info.IsDir() {
+		if err := checkSeen("move_file", t.env, a.Path, src); err != nil {
+			return "", err
+		}
+	}
 	if rel, err := filepath.Rel(src, dst); err == nil && filepath.IsLocal(rel) {
 		return "", fmt.Errorf("move_file: cannot move %s into itself", a.Path)
 	}
@@ -75,6 +83,10 @@ func (t *moveFile) Execute(_ context.Context, raw json.RawMessage) (string, erro
 		return "", fmt.Errorf("move_file: %s is an existing directory; give the full destination path including the name", a.NewPath)
 	case err == nil && !a.Overwrite:
 		return "", fmt.Errorf("move_file: %s already exists; set overwrite to true to replace it", a.NewPath)
+	case err == nil:
+		if err := checkSeen("move_file", t.env, a.NewPath, dst); err != nil {
+			return "", err
+		}
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("move_file: %w", err)
 	}
@@ -87,5 +99,6 @@ func (t *moveFile) Execute(_ context.Context, raw json.RawMessage) (string, erro
 	if err := os.Rename(src, dst); err != nil {
 		return "", fmt.Errorf("move_file: %w", err)
 	}
+	sawFile(t.env, dst)
 	return fmt.Sprintf("moved %s to %s", displayPath(t.env, src), displayPath(t.env, dst)), nil
 }

@@ -77,6 +77,9 @@ func (t *multiEdit) Execute(_ context.Context, raw json.RawMessage) (string, err
 	if err != nil {
 		return "", err
 	}
+	if err := checkSeen("multi_edit", t.env, a.Path, p); err != nil {
+		return "", err
+	}
 	content, total := string(data), 0
 	for i, e := range edits {
 		out, n, _, err := e.apply(content)
@@ -88,5 +91,6 @@ func (t *multiEdit) Execute(_ context.Context, raw json.RawMessage) (string, err
 	if err := writeAtomic(p, []byte(content), perm); err != nil {
 		return "", fmt.Errorf("multi_edit: %w", err)
 	}
+	sawFile(t.env, p)
 	return fmt.Sprintf("edited %s: applied %s (%s)", displayPath(t.env, p), plural(len(a.Edits), "edit"), plural(total, "replacement")), nil
 }

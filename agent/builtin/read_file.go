@@ -99,9 +99,23 @@ func (t *readFile) Execute(ctx context.Context, raw json.RawMessage) (string, er
 		return "", fmt.Errorf("read_file: %s looks like a binary file (it contains NUL bytes); it cannot be shown as text", a.Path)
 	}
 	if len(head) == 0 {
+		t.saw(p, info)
 		return fmt.Sprintf("(%s is empty)", a.Path), nil
 	}
-	return readWindow(ctx, br, a.Path, first, limit)
+	out, err := readWindow(ctx, br, a.Path, first, limit)
+	if err == nil {
+		t.saw(p, info)
+	}
+	return out, err
+}
+
+// saw records the version the call read (as the open file's stat gave it
+// before reading), so the file may now be edited in place. Any window
+// counts: the model knows where to read more before it edits.
+func (t *readFile) saw(path string, info os.FileInfo) {
+	if t.env.Observed != nil {
+		t.env.Observed.Saw(path, versionOf(info))
+	}
 }
 
 // readWindow renders lines [first, first+limit) of r, stopping early when the

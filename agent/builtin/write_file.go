@@ -60,6 +60,11 @@ func (t *writeFile) Execute(_ context.Context, raw json.RawMessage) (string, err
 	case err == nil && !info.Mode().IsRegular():
 		return "", fmt.Errorf("write_file: %s is not a regular file", a.Path)
 	case err == nil:
+		// Replacing a whole file drops whatever changed in it since the
+		// model last saw it: it must have seen this version.
+		if err := checkSeen("write_file", t.env, a.Path, p); err != nil {
+			return "", err
+		}
 		perm = info.Mode().Perm()
 		summary = "replaced %s (%d bytes; it had " + fmt.Sprint(info.Size()) + ")"
 	case !errors.Is(err, fs.ErrNotExist):
@@ -71,5 +76,6 @@ func (t *writeFile) Execute(_ context.Context, raw json.RawMessage) (string, err
 	if err := writeAtomic(p, []byte(a.Content), perm); err != nil {
 		return "", fmt.Errorf("write_file: %w", err)
 	}
+	sawFile(t.env, p)
 	return fmt.Sprintf(summary, displayPath(t.env, p), len(a.Content)), nil
 }

@@ -156,6 +156,9 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		ShellEnv:           cfg.ShellEnv,
 		Emit:               cfg.Observer,
 	}
+	if set.Tools.ProtectsChangedFiles() {
+		s.Env.Observed = agent.NewObserved()
+	}
 	tools := agent.NewToolRegistry()
 	if err := tools.AddBuiltins(s.Env, set.Tools.Enabled); err != nil {
 		return nil, fmt.Errorf("[tools] enabled: %w", err)
