@@ -19,7 +19,7 @@ func (*editFile) Name() string { return "edit_file" }
 func (*editFile) Description() string {
 	return "Replace an exact string in a file. old_string must match the file byte for byte (copy it from read_file output " +
 		"without the line-number prefix) and must occur exactly once unless replace_all is true; add surrounding lines to make it unique. " +
-		"For several changes to one file use multi_edit."
+		"For several changes to one file use multi_edit. Read the file first: a file not read since it last changed is refused."
 }
 
 func (*editFile) Schema() json.RawMessage {

@@ -19,7 +19,8 @@ type multiEdit struct{ env agent.ToolEnv }
 func (*multiEdit) Name() string { return "multi_edit" }
 func (*multiEdit) Description() string {
 	return "Apply several exact-string replacements to one file, in order, atomically: if any edit fails nothing is written. " +
-		"Each edit sees the result of the previous ones. Every old_string must occur exactly once at its turn unless its replace_all is true."
+		"Each edit sees the result of the previous ones. Every old_string must occur exactly once at its turn unless its replace_all is true. " +
+		"Read the file first: a file not read since it last changed is refused."
 }
 
 func (*multiEdit) Schema() json.RawMessage {

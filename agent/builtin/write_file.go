@@ -22,7 +22,8 @@ type writeFile struct{ env agent.ToolEnv }
 func (*writeFile) Name() string { return "write_file" }
 func (*writeFile) Description() string {
 	return "Create a file or replace its whole content. Missing parent directories are created. " +
-		"To change part of an existing file prefer edit_file or multi_edit, which keep the rest intact."
+		"To change part of an existing file prefer edit_file or multi_edit, which keep the rest intact. " +
+		"Replacing an existing file needs it read first: one not read since it last changed is refused."
 }
 
 func (*writeFile) Schema() json.RawMessage {
