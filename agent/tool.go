@@ -208,6 +208,9 @@ type ToolEnv struct {
 	// that change a file in place refuse one whose current version is not
 	// in it. Nil turns that protection off.
 	Observed *Observed
+	// Jobs holds the run's background jobs; its owner closes it when the
+	// run ends. Nil: bash runs in the foreground only.
+	Jobs *Jobs
 }
 
 // PathGuard resolves a path a tool is about to touch to its absolute,

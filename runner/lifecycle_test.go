@@ -94,6 +94,47 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// TestCancelStopsBackgroundJobs: a background job a task started (bash
+// with run_in_background) ends with the task's run when the task is
+// cancelled: no process of it is left.
+func TestCancelStopsBackgroundJobs(t *testing.T) {
+	ctx := context.Background()
+	marker := fmt.Sprintf("%d.%03d", 3000+os.Getpid()%1000, time.Now().Nanosecond()%1000)
+	rt := newRouter()
+	rt.script("start a job",
+		calls(call("j", "bash", map[string]any{"command": "sleep " + marker, "run_in_background": true})),
+		calls(bashCall("f", "sleep 30")), answer("never"))
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: settings(1)})
+	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "start a job", Posture: "yolo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := func() bool { return processWithArgs("sleep", marker) }
+	eventually.True(t, 0, func() bool {
+		return running() && len(runnertest.Events(t, svc, task.ID, "tool_started")) == 2
+	}, "the background job and the foreground command to run")
+	if _, err := svc.Cancel(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if done := runnertest.WaitState(t, svc, task.ID, 0, store.StateCancelled, store.StateSucceeded, store.StateFailed); done.State != store.StateCancelled {
+		t.Fatalf("state = %s", done.State)
+	}
+	eventually.True(t, 10*time.Second, func() bool { return !running() }, "the background job outlived its cancelled task")
+}
+
+// processWithArgs reports whether a process on this machine runs with
+// exactly these arguments.
+func processWithArgs(args ...string) bool {
+	want := strings.Join(args, "\x00") + "\x00"
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, d := range dirs {
+		if b, err := os.ReadFile(d); err == nil && string(b) == want {
+			return true
+		}
+	}
+	return false
+}
+
 // TestStopHandsOver: Stop lets a running step go on for the drain timeout,
 // then cuts it and hands the task over: it is queued again with an event,
 // and another node continues it to success without anyone resuming it.

@@ -36,7 +36,9 @@ func (*bash) Description() string {
 	return "Run a bash command in the workspace directory and return its combined stdout and stderr and its exit code. " +
 		"Use it for builds, tests, git and package managers; prefer read_file, edit_file, ls, glob and grep for files. " +
 		"Stdin is empty, so interactive commands fail: pass flags like --yes. " +
-		"Processes the command starts in the background are killed when it finishes. Very long output keeps its start and end."
+		"Processes the command starts in the background are killed when it finishes. Very long output keeps its start and end. " +
+		"For a long build, a test suite or a server to test against, set run_in_background: the call returns a job id at once; " +
+		"read the job with job_output and stop it with job_kill (it is stopped when the run ends)."
 }
 
 func (*bash) Schema() json.RawMessage {
@@ -44,7 +46,8 @@ func (*bash) Schema() json.RawMessage {
   "type": "object",
   "properties": {
     "command": {"type": "string", "description": "The command line, run with bash -c in the workspace directory."},
-    "timeout_seconds": {"type": "integer", "minimum": 1, "description": "Kill the command after this many seconds. Default and upper bound: the run's configured shell timeout."}
+    "timeout_seconds": {"type": "integer", "minimum": 1, "description": "Kill the command after this many seconds. Default and upper bound: the run's configured shell timeout. Foreground commands only."},
+    "run_in_background": {"type": "boolean", "description": "Start the command as a background job and return its id at once instead of waiting. Default false."}
   },
   "required": ["command"],
   "additionalProperties": false
@@ -52,8 +55,9 @@ func (*bash) Schema() json.RawMessage {
 }
 
 type bashArgs struct {
-	Command        string `json:"command"`
-	TimeoutSeconds int    `json:"timeout_seconds"`
+	Command         string `json:"command"`
+	TimeoutSeconds  int    `json:"timeout_seconds"`
+	RunInBackground bool   `json:"run_in_background"`
 }
 
 // Execute runs the command. A non-zero exit or a timeout is a normal result
@@ -88,6 +92,9 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 		}
 		argv = wrapped
 	}
+	if a.RunInBackground {
+		return t.startJob(a.Command, argv, starter)
+	}
 
 	runCtx := ctx
 	if timeout > 0 {
@@ -96,9 +103,7 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 		defer cancel()
 	}
 	out := newHeadTail(bashKeep)
-	contained, _ := t.env.Shell.(agent.ShellContained)
-	report := contained == nil || !contained.Contained()
-	state, err := runGroup(runCtx, argv, t.env.Workdir, t.env.ShellEnv, out, starter, report)
+	state, err := runGroup(runCtx, argv, t.env.Workdir, t.env.ShellEnv, out, starter, t.reporter(ctx))
 	if err != nil {
 		return "", fmt.Errorf("bash: %w", err)
 	}
@@ -129,18 +134,28 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 	return b.String(), nil
 }
 
+// reporter tells ctx's process reporter about a command's process group, so
+// a restarted service can kill what a crash left of it (a background
+// process lives on in the group) — unless the sandbox takes all of a
+// command down with it (agent.ShellContained).
+func (t *bash) reporter(ctx context.Context) func(pid int) {
+	if c, ok := t.env.Shell.(agent.ShellContained); ok && c.Contained() {
+		return nil
+	}
+	return func(pid int) { agent.ReportProcess(ctx, pid) }
+}
+
 // runGroup runs argv in dir as the leader of a new process group, writing
 // stdout and stderr to out. When ctx ends, or when the leader exits, the
 // whole group is killed: nothing a command started outlives the call, nor
-// the service (procgroup.StartBound), and, when report is set, the group is
-// reported to ctx's process reporter so a restarted service can kill what
-// a crash left (background processes live on in the group). The
+// the service (procgroup.StartBound). started, when not nil, learns the
+// group's leader as soon as it runs (the process reporter: see reporter). The
 // output goes through a pipe this function owns (not through os/exec's copy
 // goroutines) so that Wait returns when the leader exits even if a
 // grandchild still holds the pipe; reading then stops after bashDrainGrace.
 // A starter, when not nil, launches the command (from its own confined
 // thread) instead of cmd.Start.
-func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, starter agent.ShellStarter, report bool) (*os.ProcessState, error) {
+func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, starter agent.ShellStarter, onStart func(pid int)) (*os.ProcessState, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -165,8 +180,8 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	}
 	// Wait below runs in this goroutine too, as StartBound requires.
 	defer started()
-	if report {
-		agent.ReportProcess(ctx, cmd.Process.Pid)
+	if onStart != nil {
+		onStart(cmd.Process.Pid)
 	}
 	// The child has its own copy; ours must go so EOF arrives when the
 	// last process holding the write end exits.

@@ -25,7 +25,7 @@ var conformanceFiles = map[string]string{
 // cannot skip the suite.
 var conformance = map[string]agenttest.ToolCases{
 	"bash": {
-		Valid:    []string{`{"command":"echo hi"}`, `{"command":"exit 3"}`},
+		Valid:    []string{`{"command":"echo hi"}`, `{"command":"exit 3"}`, `{"command":"sleep 60","run_in_background":true}`},
 		Invalid:  []string{`{}`, `{"command":""}`, `{"cmd":"ls"}`, `{"command":"true","timeout_seconds":"5"}`},
 		Blocking: `{"command":"sleep 60"}`,
 	},
@@ -42,6 +42,18 @@ var conformance = map[string]agenttest.ToolCases{
 		ReadOnly: true,
 		Valid:    []string{`{"pattern":"alpha"}`, `{"pattern":"GAMMA","case_insensitive":true,"path":"d"}`, `{"pattern":"zzz"}`},
 		Invalid:  []string{`{}`, `{"pattern":"("}`, `{"pattern":"x","max_results":-1}`},
+	},
+	// Each job case starts with job-1, a background `sleep 60`, running.
+	"job_kill": {
+		ReadOnly: true,
+		Valid:    []string{`{"job_id":"job-1"}`},
+		Invalid:  []string{`{}`, `{"job_id":"job-9"}`, `{"job_id":1}`},
+	},
+	"job_output": {
+		ReadOnly: true,
+		Valid:    []string{`{"job_id":"job-1"}`, `{"job_id":"job-1","wait_seconds":0}`},
+		Invalid:  []string{`{}`, `{"job_id":"job-9"}`, `{"job_id":"job-1","wait_seconds":-1}`},
+		Blocking: `{"job_id":"job-1","wait_seconds":600}`,
 	},
 	"ls": {
 		ReadOnly: true,
@@ -74,6 +86,20 @@ var conformance = map[string]agenttest.ToolCases{
 	},
 }
 
+// conformanceTool builds the built-in name in a workspace holding
+// conformanceFiles, with a run's background jobs (job-1 running, for the
+// job tools' cases).
+func conformanceTool(t *testing.T, name string) (agent.Tool, agent.ToolEnv) {
+	env, _ := testEnv(t)
+	writeTree(t, env.Workdir, conformanceFiles)
+	env.Jobs = agent.NewJobs()
+	t.Cleanup(env.Jobs.Close)
+	if name == "job_output" || name == "job_kill" {
+		mustCall(t, tool(t, env, "bash"), map[string]any{"command": "sleep 60", "run_in_background": true})
+	}
+	return tool(t, env, name), env
+}
+
 func TestBuiltinsKeepTheToolContract(t *testing.T) {
 	registered := map[string]bool{}
 	for _, name := range agent.Builtins() {
@@ -85,9 +111,8 @@ func TestBuiltinsKeepTheToolContract(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			agenttest.TestTool(t, func(t *testing.T) agent.Tool {
-				env, _ := testEnv(t)
-				writeTree(t, env.Workdir, conformanceFiles)
-				return tool(t, env, name)
+				tl, _ := conformanceTool(t, name)
+				return tl
 			}, cases)
 		})
 	}
@@ -107,10 +132,8 @@ func TestReadOnlyBuiltinsLeaveTheWorkspaceAlone(t *testing.T) {
 		if !cases.ReadOnly {
 			continue
 		}
-		env, _ := testEnv(t)
-		writeTree(t, env.Workdir, conformanceFiles)
+		tl, env := conformanceTool(t, name)
 		before := snapshot(t, env.Workdir)
-		tl := tool(t, env, name)
 		for _, args := range cases.Valid {
 			mustCall(t, tl, args)
 			if after := snapshot(t, env.Workdir); !maps.Equal(before, after) {

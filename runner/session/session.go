@@ -156,6 +156,9 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		ShellEnv:           cfg.ShellEnv,
 		Emit:               cfg.Observer,
 	}
+	// Background jobs end with the session (Close): a job never outlives
+	// the run that started it.
+	s.Env.Jobs = agent.NewJobs()
 	if set.Tools.ProtectsChangedFiles() {
 		s.Env.Observed = agent.NewObserved()
 	}
@@ -218,10 +221,11 @@ func NewPolicy(set *config.Config) (*policy.Policy, error) {
 	return p, nil
 }
 
-// Close stops the session's plugins (child processes), even when the run's
-// context has ended, and releases the sandbox (its private tmp). It is safe
-// to call more than once.
+// Close stops the session's background jobs and plugins (child processes),
+// even when the run's context has ended, and releases the sandbox (its
+// private tmp). It is safe to call more than once.
 func (s *Session) Close() {
+	s.Env.Jobs.Close()
 	if s.Confinement != nil {
 		if err := s.Confinement.Close(); err != nil {
 			s.cfg.Logger.Warn("session: closing the sandbox", "err", err)
