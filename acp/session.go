@@ -1,0 +1,470 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"reasonix/agent"
+	"reasonix/agent/recipe"
+	"reasonix/config"
+	"reasonix/policy"
+	"reasonix/runner/session"
+)
+
+// live is an open session: its own assembled runner/session (policy,
+// sandbox, tools, MCP set), its own agent and conversation, its own
+// transcript. Nothing is shared between sessions but the configuration.
+type live struct {
+	a    *Agent
+	id   string
+	cwd  string
+	sess *session.Session
+	file *os.File
+	tr   *agent.Transcript
+
+	mu    sync.Mutex
+	meta  meta
+	agent *agent.Agent
+	turn  *turn
+}
+
+// turn is a running session/prompt.
+type turn struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+var errCancelled = errors.New("acp: the client cancelled the turn")
+
+type sessionParams struct {
+	SessionID  string          `json:"sessionId"`
+	Cwd        string          `json:"cwd"`
+	MCPServers json.RawMessage `json:"mcpServers"`
+}
+
+// workdir checks a client's cwd: absolute, an existing directory, and
+// resolved so the sandbox sees the real path.
+func workdir(cwd string) (string, *sdk.RequestError) {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return "", invalidParams("cwd must be an absolute path, got %q", cwd)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(cwd))
+	if err != nil {
+		return "", invalidParams("cwd %s: %v", cwd, err)
+	}
+	if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		return "", invalidParams("cwd %s is not a directory", cwd)
+	}
+	return real, nil
+}
+
+func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, *sdk.RequestError) {
+	var p sessionParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	dir, rerr := workdir(p.Cwd)
+	if rerr != nil {
+		return nil, rerr
+	}
+	plugins, err := pluginsFrom(p.MCPServers)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	t := now()
+	m := meta{ID: newSessionID(), Cwd: dir, Created: t, Updated: t}
+	l, err := a.open(ctx, m, plugins, nil)
+	if err != nil {
+		a.store.remove(m.ID)
+		return nil, internalError(err)
+	}
+	return map[string]any{"sessionId": l.id}, nil
+}
+
+// loadSession opens a persisted session: its conversation is restored and,
+// for session/load, replayed to the client as session/update notifications
+// before the response; session/resume restores it silently.
+func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay bool) (any, *sdk.RequestError) {
+	var p sessionParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	m, err := a.store.meta(p.SessionID)
+	if err != nil {
+		return nil, invalidParams("unknown session %q", p.SessionID)
+	}
+	if p.Cwd != "" {
+		dir, rerr := workdir(p.Cwd)
+		if rerr != nil {
+			return nil, rerr
+		}
+		m.Cwd = dir
+	}
+	plugins, err := pluginsFrom(p.MCPServers)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	a.mu.Lock()
+	_, open := a.sessions[m.ID]
+	a.mu.Unlock()
+	if open {
+		return nil, invalidRequest("session %s is already open; close it first", m.ID)
+	}
+	history, err := a.store.history(m.ID)
+	if err != nil {
+		return nil, internalError(err)
+	}
+	if _, err := a.open(ctx, m, plugins, history); err != nil {
+		return nil, internalError(err)
+	}
+	if replay {
+		a.replay(ctx, m.ID, history)
+	}
+	return map[string]any{}, nil
+}
+
+// open assembles a session through runner/session, the same door as
+// `reasonix run` and the service's workers, and registers it.
+func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, history []agent.Message) (*live, error) {
+	set := a.cfg.Settings
+	model, err := a.cfg.Models(a.cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	f, err := a.store.create(m)
+	if err != nil {
+		return nil, err
+	}
+	l := &live{a: a, id: m.ID, cwd: m.Cwd, meta: m, file: f, tr: agent.NewTranscript(f)}
+	_, profiles := recipe.LoadDirs(set.Home(), m.Cwd)
+	sess, err := session.New(ctx, session.Config{
+		Settings: set,
+		Workdir:  m.Cwd,
+		Posture:  a.cfg.Posture,
+		Model:    model,
+		Models:   a.cfg.Models,
+		Approver: policy.ApproverFunc(l.approve),
+		Plugins:  mergePlugins(set.Plugins, plugins),
+		Observer: l.observe,
+		Logger:   a.cfg.Logger,
+		Profiles: profiles,
+	})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	l.sess = sess
+	cfg := sess.Agent
+	cfg.History = history
+	if l.agent, err = agent.New(cfg); err != nil {
+		l.close()
+		return nil, err
+	}
+	a.mu.Lock()
+	a.sessions[l.id] = l
+	a.mu.Unlock()
+	return l, nil
+}
+
+// mergePlugins is the session's MCP set: the configured plugins and the
+// client's; a client server of the same name replaces the configured one.
+func mergePlugins(configured, client []config.Plugin) []config.Plugin {
+	if len(client) == 0 {
+		return configured
+	}
+	out := slices.DeleteFunc(slices.Clone(configured), func(p config.Plugin) bool {
+		return slices.ContainsFunc(client, func(q config.Plugin) bool { return q.Name == p.Name })
+	})
+	return append(out, client...)
+}
+
+// observe records an event in the session's transcript and streams it to
+// the client.
+func (l *live) observe(e agent.Event) {
+	l.tr.Observe(e)
+	for _, u := range updatesFor(l.cwd, e) {
+		l.a.notify(l.id, u)
+	}
+}
+
+func (a *Agent) notify(id string, u sdk.SessionUpdate) {
+	if err := a.conn.SendNotification(context.Background(), "session/update", sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}); err != nil {
+		a.cfg.Logger.Debug("acp: session/update not sent", "err", err)
+	}
+}
+
+type promptParams struct {
+	SessionID string            `json:"sessionId"`
+	Prompt    []json.RawMessage `json:"prompt"`
+}
+
+// prompt runs one turn and answers with its stop reason; the updates were
+// streamed while it ran.
+func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.RequestError) {
+	var p promptParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	l, rerr := a.session(p.SessionID)
+	if rerr != nil {
+		return nil, rerr
+	}
+	text, err := promptText(p.Prompt)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, invalidParams("the prompt is empty")
+	}
+	tctx, cancel := context.WithCancelCause(ctx)
+	t := &turn{cancel: cancel, done: make(chan struct{})}
+	l.mu.Lock()
+	if l.turn != nil {
+		l.mu.Unlock()
+		cancel(nil)
+		return nil, invalidRequest("session %s is already running a prompt", l.id)
+	}
+	l.turn = t
+	if l.meta.Title == "" {
+		l.meta.Title = title(text)
+	}
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.turn = nil
+		l.meta.Updated = now()
+		m := l.meta
+		l.mu.Unlock()
+		if err := a.store.saveMeta(m); err != nil {
+			a.cfg.Logger.Warn("acp: saving the session", "session", l.id, "err", err)
+		}
+		cancel(nil)
+		close(t.done)
+	}()
+	res := l.agent.Run(tctx, text)
+	if errors.Is(context.Cause(tctx), errCancelled) {
+		return map[string]any{"stopReason": "cancelled"}, nil
+	}
+	switch res.Outcome {
+	case agent.OutcomeSucceeded, agent.OutcomeBlocked:
+		return map[string]any{"stopReason": "end_turn"}, nil
+	case agent.OutcomeStepLimit:
+		return map[string]any{"stopReason": "max_turn_requests"}, nil
+	case agent.OutcomeInterrupted:
+		return map[string]any{"stopReason": "cancelled"}, nil
+	}
+	msg := "the turn failed"
+	if res.Err != nil {
+		msg += ": " + res.Err.Error()
+	}
+	return nil, &sdk.RequestError{Code: -32603, Message: msg}
+}
+
+// title is a session's title in session/list: the first line of its first
+// prompt, bounded.
+func title(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	if len(line) > 80 {
+		cut := 80
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut--
+		}
+		line = line[:cut] + "…"
+	}
+	return line
+}
+
+// promptText flattens a prompt's content blocks into the user message:
+// text as it is, an embedded text resource as a tagged block naming its
+// URI, a resource link as its URI. Images and audio are not advertised
+// and are refused.
+func promptText(blocks []json.RawMessage) (string, error) {
+	var b strings.Builder
+	for i, raw := range blocks {
+		var c struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			URI      string `json:"uri"`
+			Resource *struct {
+				URI  string  `json:"uri"`
+				Text *string `json:"text"`
+			} `json:"resource"`
+		}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return "", fmt.Errorf("prompt[%d]: %v", i, err)
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		switch c.Type {
+		case "text":
+			b.WriteString(c.Text)
+		case "resource":
+			if c.Resource == nil || c.Resource.Text == nil {
+				return "", fmt.Errorf("prompt[%d]: only text resources are supported", i)
+			}
+			fmt.Fprintf(&b, "<context uri=%q>\n%s\n</context>", c.Resource.URI, *c.Resource.Text)
+		case "resource_link":
+			fmt.Fprintf(&b, "[%s]", c.URI)
+		default:
+			return "", fmt.Errorf("prompt[%d]: content of type %q is not supported (text and embedded text resources are)", i, c.Type)
+		}
+	}
+	return b.String(), nil
+}
+
+func (a *Agent) cancel(params json.RawMessage) *sdk.RequestError {
+	var p sessionParams
+	if err := decode(params, &p); err != nil {
+		return err
+	}
+	l, rerr := a.session(p.SessionID)
+	if rerr != nil {
+		return rerr
+	}
+	l.cancelTurn()
+	return nil
+}
+
+// cancelTurn cancels the running turn, if any, and waits for it to end.
+func (l *live) cancelTurn() {
+	l.mu.Lock()
+	t := l.turn
+	l.mu.Unlock()
+	if t != nil {
+		t.cancel(errCancelled)
+	}
+}
+
+// steer queues guidance for the running turn: it becomes a user message
+// before the next model request, without cancelling the turn.
+func (a *Agent) steer(params json.RawMessage) (any, *sdk.RequestError) {
+	var p promptParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	l, rerr := a.session(p.SessionID)
+	if rerr != nil {
+		return nil, rerr
+	}
+	text, err := promptText(p.Prompt)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, invalidParams("the prompt is empty")
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.turn == nil {
+		return nil, invalidRequest("session %s has no active prompt; send the guidance as a new prompt", l.id)
+	}
+	l.agent.Steer(text)
+	return map[string]any{}, nil
+}
+
+func (a *Agent) list(params json.RawMessage) (any, *sdk.RequestError) {
+	var p struct {
+		Cwd string `json:"cwd"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	filter := ""
+	if p.Cwd != "" {
+		if !filepath.IsAbs(p.Cwd) {
+			return nil, invalidParams("cwd must be an absolute path")
+		}
+		filter = filepath.Clean(p.Cwd)
+		if real, err := filepath.EvalSymlinks(filter); err == nil {
+			filter = real
+		}
+	}
+	// Live sessions are persisted from their first moment, so the store
+	// lists them too; a live one's meta is the freshest.
+	all := a.store.list()
+	a.mu.Lock()
+	for i, m := range all {
+		if l, ok := a.sessions[m.ID]; ok {
+			l.mu.Lock()
+			all[i] = l.meta
+			l.mu.Unlock()
+		}
+	}
+	a.mu.Unlock()
+	sessions := []map[string]any{}
+	for _, m := range all {
+		if filter != "" && m.Cwd != filter {
+			continue
+		}
+		s := map[string]any{"sessionId": m.ID, "cwd": m.Cwd, "updatedAt": m.Updated.Format("2006-01-02T15:04:05Z07:00")}
+		if m.Title != "" {
+			s["title"] = m.Title
+		}
+		sessions = append(sessions, s)
+	}
+	return map[string]any{"sessions": sessions}, nil
+}
+
+func (a *Agent) closeSession(params json.RawMessage) (any, *sdk.RequestError) {
+	var p sessionParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	l, ok := a.sessions[p.SessionID]
+	delete(a.sessions, p.SessionID)
+	a.mu.Unlock()
+	if !ok {
+		return nil, invalidParams("unknown session %q", p.SessionID)
+	}
+	l.close()
+	return map[string]any{}, nil
+}
+
+func (a *Agent) deleteSession(params json.RawMessage) (any, *sdk.RequestError) {
+	var p sessionParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	l, ok := a.sessions[p.SessionID]
+	delete(a.sessions, p.SessionID)
+	a.mu.Unlock()
+	if ok {
+		l.close()
+	}
+	if err := a.store.remove(p.SessionID); err != nil {
+		if errors.Is(err, errNoSession) {
+			return nil, invalidParams("unknown session %q", p.SessionID)
+		}
+		return nil, internalError(err)
+	}
+	return map[string]any{}, nil
+}
+
+// close cancels the running turn, waits for it, and releases the
+// session's plugins, sandbox and transcript. History stays on disk.
+func (l *live) close() {
+	l.mu.Lock()
+	t := l.turn
+	l.mu.Unlock()
+	if t != nil {
+		t.cancel(errCancelled)
+		<-t.done
+	}
+	if l.sess != nil {
+		l.sess.Close()
+	}
+	l.file.Close()
+}
