@@ -17,6 +17,7 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/recipe"
 	"reasonix/config"
+	"reasonix/internal/redact"
 	"reasonix/policy"
 	"reasonix/runner/session"
 )
@@ -45,6 +46,23 @@ type turn struct {
 }
 
 var errCancelled = errors.New("acp: the client cancelled the turn")
+
+// setupError is a model that cannot be used yet (none configured, its key
+// unset): ACP's auth_required, so the editor offers the terminal method
+// that runs reasonix init.
+type setupError struct{ err error }
+
+func (e *setupError) Error() string { return e.err.Error() }
+func (e *setupError) Unwrap() error { return e.err }
+
+// openError is the JSON-RPC error of a session that could not be opened.
+func openError(err error) *sdk.RequestError {
+	var se *setupError
+	if errors.As(err, &se) {
+		return &sdk.RequestError{Code: -32000, Message: "Authentication required: " + se.Error()}
+	}
+	return internalError(err)
+}
 
 type sessionParams struct {
 	SessionID  string          `json:"sessionId"`
@@ -86,7 +104,7 @@ func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, *s
 	l, err := a.open(ctx, m, plugins, nil)
 	if err != nil {
 		a.store.remove(m.ID)
-		return nil, internalError(err)
+		return nil, openError(err)
 	}
 	return map[string]any{"sessionId": l.id}, nil
 }
@@ -125,7 +143,7 @@ func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay 
 		return nil, internalError(err)
 	}
 	if _, err := a.open(ctx, m, plugins, history); err != nil {
-		return nil, internalError(err)
+		return nil, openError(err)
 	}
 	if replay {
 		a.replay(ctx, m.ID, history)
@@ -139,7 +157,7 @@ func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, histo
 	set := a.cfg.Settings
 	model, err := a.cfg.Models(a.cfg.Model)
 	if err != nil {
-		return nil, err
+		return nil, &setupError{err}
 	}
 	f, err := a.store.create(m)
 	if err != nil {
@@ -147,7 +165,19 @@ func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, histo
 	}
 	l := &live{a: a, id: m.ID, cwd: m.Cwd, meta: m, file: f, tr: agent.NewTranscript(f)}
 	_, profiles := recipe.LoadDirs(set.Home(), m.Cwd)
+	// The editor's MCP servers' env and header values are secrets like
+	// the configured plugins': masked in every tool's output.
+	secrets := session.Secrets(set)
+	for _, p := range plugins {
+		for _, v := range p.Env {
+			secrets = append(secrets, v)
+		}
+		for _, v := range p.Headers {
+			secrets = append(secrets, v)
+		}
+	}
 	sess, err := session.New(ctx, session.Config{
+		Redactor: redact.New(secrets...),
 		Settings: set,
 		Workdir:  m.Cwd,
 		Posture:  a.cfg.Posture,
