@@ -399,3 +399,81 @@ func TestNewSessionRefusesARelativeCwd(t *testing.T) {
 		t.Errorf("unknown MCP transport: %d, want -32602", code)
 	}
 }
+
+func TestModesAndConfigOptions(t *testing.T) {
+	c := newClient(t, writeTurn("w1", "out.txt"), agenttest.Turn{Text: "here is my plan"},
+		writeTurn("w2", "out.txt"), agenttest.Turn{Text: "done"})
+	c.initialize()
+	cwd := t.TempDir()
+	var st struct {
+		SessionID string `json:"sessionId"`
+		Modes     struct {
+			CurrentModeID  string `json:"currentModeId"`
+			AvailableModes []struct {
+				ID string `json:"id"`
+			} `json:"availableModes"`
+		} `json:"modes"`
+		ConfigOptions []struct {
+			ID           string `json:"id"`
+			CurrentValue string `json:"currentValue"`
+		} `json:"configOptions"`
+	}
+	c.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &st)
+	if st.Modes.CurrentModeID != "normal" || len(st.Modes.AvailableModes) != 2 {
+		t.Errorf("modes %+v", st.Modes)
+	}
+	values := map[string]string{}
+	for _, o := range st.ConfigOptions {
+		values[o.ID] = o.CurrentValue
+	}
+	if values["tool_approval"] != "ask" || values["work_mode"] != "balanced" || values["model"] == "" {
+		t.Errorf("config options %v", values)
+	}
+	id := st.SessionID
+
+	// Plan mode: the write is refused without asking anyone.
+	c.call("session/set_mode", map[string]string{"sessionId": id, "modeId": "plan"}, nil)
+	if got := c.prompt(id, "plan the change"); got != "end_turn" {
+		t.Fatal(got)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "out.txt")); !os.IsNotExist(err) {
+		t.Fatalf("plan mode let a write run: %v", err)
+	}
+	if !slices.Contains(kinds(c.seen(id)), "current_mode_update") {
+		t.Error("no current_mode_update after set_mode")
+	}
+	// The legacy "auto" is Normal + yolo: the write runs unasked, and the
+	// conversation survived the rebuild.
+	c.call("session/set_mode", map[string]string{"sessionId": id, "modeId": "auto"}, nil)
+	var res struct {
+		ConfigOptions []struct {
+			ID           string `json:"id"`
+			CurrentValue string `json:"currentValue"`
+		} `json:"configOptions"`
+	}
+	c.call("session/set_config_option", map[string]string{"sessionId": id, "configId": "work_mode", "value": "delivery"}, &res)
+	for _, o := range res.ConfigOptions {
+		if (o.ID == "tool_approval" && o.CurrentValue != "yolo") || (o.ID == "work_mode" && o.CurrentValue != "delivery") {
+			t.Errorf("after auto and delivery: %+v", res.ConfigOptions)
+		}
+	}
+	if got := c.prompt(id, "now do it"); got != "end_turn" {
+		t.Fatal(got)
+	}
+	if b, err := os.ReadFile(filepath.Join(cwd, "out.txt")); err != nil || string(b) != "written\n" {
+		t.Fatalf("the write under yolo did not run: %q, %v", b, err)
+	}
+	if len(c.perms) != 0 {
+		t.Error("yolo asked for permission")
+	}
+	reqs := c.prov.Requests()
+	if msgs := reqs[2].Messages; len(msgs) < 5 || !strings.Contains(msgs[1].Content, "plan the change") {
+		t.Errorf("the rebuild lost the conversation: %+v", msgs)
+	}
+	if code := c.errCode("session/set_config_option", map[string]string{"sessionId": id, "configId": "tool_approval", "value": "sometimes"}); code != -32602 {
+		t.Errorf("a bad tool_approval: %d, want -32602", code)
+	}
+	if code := c.errCode("session/set_mode", map[string]string{"sessionId": id, "modeId": "chaos"}); code != -32602 {
+		t.Errorf("an unknown mode: %d, want -32602", code)
+	}
+}

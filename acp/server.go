@@ -165,6 +165,12 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		return a.closeSession(params)
 	case "session/delete":
 		return a.deleteSession(params)
+	case "session/set_mode":
+		return a.setMode(ctx, params)
+	case "session/set_config_option":
+		return a.setConfigOption(ctx, params)
+	case "session/set_model":
+		return a.setModel(ctx, params)
 	case SteerMethod:
 		return a.steer(params)
 	}

@@ -33,8 +33,12 @@ type live struct {
 	file *os.File
 	tr   *agent.Transcript
 
+	// plugins are the client's MCP servers, kept for rebuilds.
+	plugins []config.Plugin
+
 	mu    sync.Mutex
 	meta  meta
+	ctl   controls
 	agent *agent.Agent
 	turn  *turn
 }
@@ -106,7 +110,9 @@ func (a *Agent) newSession(ctx context.Context, params json.RawMessage) (any, *s
 		a.store.remove(m.ID)
 		return nil, openError(err)
 	}
-	return map[string]any{"sessionId": l.id}, nil
+	st := l.state()
+	st["sessionId"] = l.id
+	return st, nil
 }
 
 // loadSession opens a persisted session: its conversation is restored and,
@@ -142,33 +148,51 @@ func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay 
 	if err != nil {
 		return nil, internalError(err)
 	}
-	if _, err := a.open(ctx, m, plugins, history); err != nil {
+	l, err := a.open(ctx, m, plugins, history)
+	if err != nil {
 		return nil, openError(err)
 	}
 	if replay {
 		a.replay(ctx, m.ID, history)
 	}
-	return map[string]any{}, nil
+	return l.state(), nil
 }
 
-// open assembles a session through runner/session, the same door as
-// `reasonix run` and the service's workers, and registers it.
+// open assembles a session and registers it.
 func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, history []agent.Message) (*live, error) {
-	set := a.cfg.Settings
-	model, err := a.cfg.Models(a.cfg.Model)
-	if err != nil {
-		return nil, &setupError{err}
-	}
 	f, err := a.store.create(m)
 	if err != nil {
 		return nil, err
 	}
-	l := &live{a: a, id: m.ID, cwd: m.Cwd, meta: m, file: f, tr: agent.NewTranscript(f)}
-	_, profiles := recipe.LoadDirs(set.Home(), m.Cwd)
+	l := &live{a: a, id: m.ID, cwd: m.Cwd, meta: m, file: f, tr: agent.NewTranscript(f), plugins: plugins,
+		ctl: controls{mode: modeNormal, model: a.cfg.Model, workMode: a.cfg.WorkMode, posture: a.cfg.Posture}}
+	sess, ag, err := l.build(ctx, l.ctl, history, nil)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	l.sess, l.agent = sess, ag
+	a.mu.Lock()
+	a.sessions[l.id] = l
+	a.mu.Unlock()
+	return l, nil
+}
+
+// build assembles the session's controller through runner/session, the
+// same door as `reasonix run` and the service's workers, with the
+// conversation so far and the grants made so far.
+func (l *live) build(ctx context.Context, ctl controls, history []agent.Message, grants []string) (*session.Session, *agent.Agent, error) {
+	a := l.a
+	set := a.cfg.Settings
+	model, err := a.cfg.Models(ctl.model)
+	if err != nil {
+		return nil, nil, &setupError{err}
+	}
+	_, profiles := recipe.LoadDirs(set.Home(), l.cwd)
 	// The editor's MCP servers' env and header values are secrets like
 	// the configured plugins': masked in every tool's output.
 	secrets := session.Secrets(set)
-	for _, p := range plugins {
+	for _, p := range l.plugins {
 		for _, v := range p.Env {
 			secrets = append(secrets, v)
 		}
@@ -179,31 +203,31 @@ func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, histo
 	sess, err := session.New(ctx, session.Config{
 		Redactor: redact.New(secrets...),
 		Settings: set,
-		Workdir:  m.Cwd,
-		Posture:  a.cfg.Posture,
+		Workdir:  l.cwd,
+		Posture:  ctl.posture,
 		Model:    model,
 		Models:   a.cfg.Models,
 		Approver: policy.ApproverFunc(l.approve),
-		Plugins:  mergePlugins(set.Plugins, plugins),
+		Grants:   grants,
+		Plugins:  mergePlugins(set.Plugins, l.plugins),
 		Observer: l.observe,
 		Logger:   a.cfg.Logger,
 		Profiles: profiles,
 	})
 	if err != nil {
-		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	l.sess = sess
 	cfg := sess.Agent
 	cfg.History = history
-	if l.agent, err = agent.New(cfg); err != nil {
-		l.close()
-		return nil, err
+	if ctl.mode == modePlan {
+		cfg.Gate = planGate(cfg.Gate)
 	}
-	a.mu.Lock()
-	a.sessions[l.id] = l
-	a.mu.Unlock()
-	return l, nil
+	ag, err := agent.New(cfg)
+	if err != nil {
+		sess.Close()
+		return nil, nil, err
+	}
+	return sess, ag, nil
 }
 
 // mergePlugins is the session's MCP set: the configured plugins and the
@@ -265,8 +289,12 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		return nil, invalidRequest("session %s is already running a prompt", l.id)
 	}
 	l.turn = t
+	ag := l.agent
 	if l.meta.Title == "" {
 		l.meta.Title = title(text)
+	}
+	if l.ctl.mode == modePlan {
+		text = planNote + text
 	}
 	l.mu.Unlock()
 	defer func() {
@@ -281,7 +309,7 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		cancel(nil)
 		close(t.done)
 	}()
-	res := l.agent.Run(tctx, text)
+	res := ag.Run(tctx, text)
 	if errors.Is(context.Cause(tctx), errCancelled) {
 		return map[string]any{"stopReason": "cancelled"}, nil
 	}
@@ -493,8 +521,12 @@ func (l *live) close() {
 		t.cancel(errCancelled)
 		<-t.done
 	}
-	if l.sess != nil {
-		l.sess.Close()
+	l.mu.Lock()
+	sess := l.sess
+	l.sess = nil
+	l.mu.Unlock()
+	if sess != nil {
+		sess.Close()
 	}
 	l.file.Close()
 }
