@@ -330,7 +330,7 @@ func TestLoadReplaysAndResumeDoesNot(t *testing.T) {
 	before := len(c.seen(id))
 	c.call("session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}, nil)
 	replayed := c.seen(id)[before:]
-	if got := kinds(replayed); !slices.Equal(got, []string{"user_message_chunk", "agent_message_chunk"}) {
+	if got := kinds(replayed); !slices.Equal(got, []string{"user_message_chunk", "agent_message_chunk", "available_commands_update"}) {
 		t.Fatalf("replay %v", got)
 	}
 	if !strings.Contains(string(replayed[0].Raw), "hello") || !strings.Contains(string(replayed[1].Raw), "hi there") {
@@ -339,8 +339,8 @@ func TestLoadReplaysAndResumeDoesNot(t *testing.T) {
 	c.call("session/close", map[string]string{"sessionId": id}, nil)
 	before = len(c.seen(id))
 	c.call("session/resume", map[string]any{"sessionId": id, "cwd": cwd}, nil)
-	if n := len(c.seen(id)) - before; n != 0 {
-		t.Errorf("resume sent %d updates, want none", n)
+	if got := kinds(c.seen(id)[before:]); !slices.Equal(got, []string{"available_commands_update"}) {
+		t.Errorf("resume sent %v, want only the commands (no replay)", got)
 	}
 	if got := c.prompt(id, "still there?"); got != "end_turn" {
 		t.Fatal(got)
@@ -475,5 +475,39 @@ func TestModesAndConfigOptions(t *testing.T) {
 	}
 	if code := c.errCode("session/set_mode", map[string]string{"sessionId": id, "modeId": "chaos"}); code != -32602 {
 		t.Errorf("an unknown mode: %d, want -32602", code)
+	}
+}
+
+func TestCustomCommandsAreOfferedAndExpanded(t *testing.T) {
+	c := newClient(t, agenttest.Turn{Text: "reviewed"})
+	c.initialize()
+	cwd := t.TempDir()
+	dir := filepath.Join(cwd, ".reasonix", "commands")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	body := "---\ndescription: review a package\nargument-hint: PKG\n---\nReview the package $1 carefully.\n"
+	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := c.newSession(cwd)
+	if code := c.errCode("session/prompt", textPrompt(id, "/reveiw x")); code != -32602 {
+		t.Errorf("an unknown command: %d, want -32602", code)
+	}
+	if got := c.prompt(id, "/review acp"); got != "end_turn" {
+		t.Fatal(got)
+	}
+	var offered string
+	for _, u := range c.seen(id) {
+		if u.Kind == "available_commands_update" {
+			offered = string(u.Raw)
+		}
+	}
+	if !strings.Contains(offered, `"name":"review"`) || !strings.Contains(offered, `"hint":"PKG"`) {
+		t.Errorf("available_commands_update = %s", offered)
+	}
+	reqs := c.prov.Requests()
+	if len(reqs) != 1 || reqs[0].Messages[len(reqs[0].Messages)-1].Content != "Review the package acp carefully." {
+		t.Errorf("the model got %+v, want the rendered command", reqs)
 	}
 }

@@ -35,12 +35,16 @@ type live struct {
 
 	// plugins are the client's MCP servers, kept for rebuilds.
 	plugins []config.Plugin
+	// commands are the workspace's custom commands.
+	commands *recipe.Commands
 
 	mu    sync.Mutex
 	meta  meta
 	ctl   controls
 	agent *agent.Agent
 	turn  *turn
+	// announced is set once available_commands_update was sent.
+	announced bool
 }
 
 // turn is a running session/prompt.
@@ -155,6 +159,10 @@ func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay 
 	if replay {
 		a.replay(ctx, m.ID, history)
 	}
+	// The client knows a loaded session's id, so it can take the
+	// commands now; a new session gets them with its first prompt.
+	l.announced = true
+	a.notifyRaw(l.id, l.availableCommands())
 	return l.state(), nil
 }
 
@@ -166,6 +174,7 @@ func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, histo
 	}
 	l := &live{a: a, id: m.ID, cwd: m.Cwd, meta: m, file: f, tr: agent.NewTranscript(f), plugins: plugins,
 		ctl: controls{mode: modeNormal, model: a.cfg.Model, workMode: a.cfg.WorkMode, posture: a.cfg.Posture}}
+	l.commands, _ = recipe.LoadDirs(a.cfg.Settings.Home(), m.Cwd)
 	sess, ag, err := l.build(ctx, l.ctl, history, nil)
 	if err != nil {
 		f.Close()
@@ -280,6 +289,10 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	if strings.TrimSpace(text) == "" {
 		return nil, invalidParams("the prompt is empty")
 	}
+	typed := text
+	if text, err = l.expandCommand(ctx, text); err != nil {
+		return nil, invalidParams("%v", err)
+	}
 	tctx, cancel := context.WithCancelCause(ctx)
 	t := &turn{cancel: cancel, done: make(chan struct{})}
 	l.mu.Lock()
@@ -290,8 +303,10 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	}
 	l.turn = t
 	ag := l.agent
+	announce := !l.announced
+	l.announced = true
 	if l.meta.Title == "" {
-		l.meta.Title = title(text)
+		l.meta.Title = title(typed)
 	}
 	if l.ctl.mode == modePlan {
 		text = planNote + text
@@ -309,6 +324,9 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		cancel(nil)
 		close(t.done)
 	}()
+	if announce {
+		a.notifyRaw(l.id, l.availableCommands())
+	}
 	res := ag.Run(tctx, text)
 	if errors.Is(context.Cause(tctx), errCancelled) {
 		return map[string]any{"stopReason": "cancelled"}, nil
