@@ -210,3 +210,49 @@ func BenchmarkACPFirstSession(b *testing.B) {
 	b.ReportMetric(median(fromInit), "ms-init-to-session")
 	b.ReportMetric(median(fromLaunch), "ms-launch-to-session")
 }
+
+// BenchmarkACPThirtySteps is BenchmarkRunThirtySteps's task as one
+// session/prompt under tool_approval auto, every update streamed to the
+// client: the median per-step overhead (the model server idle between
+// finishing a response and receiving the next request) is comparable to
+// run's ms-overhead/step (budget: within 10 %).
+func BenchmarkACPThirtySteps(b *testing.B) {
+	var overheads []float64
+	for b.Loop() {
+		e := newE2E(b, thirtyStepScript()...)
+		p := startACP(b, e)
+		if _, err := p.call("initialize", map[string]any{"protocolVersion": 1}); err != nil {
+			b.Fatal(err)
+		}
+		raw, err := p.call("session/new", map[string]any{"cwd": e.work, "mcpServers": []any{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var s struct {
+			SessionID string `json:"sessionId"`
+		}
+		json.Unmarshal(raw, &s)
+		if _, err := p.call("session/set_config_option", map[string]any{"sessionId": s.SessionID, "configId": "tool_approval", "value": "auto"}); err != nil {
+			b.Fatal(err)
+		}
+		raw, err = p.call("session/prompt", map[string]any{"sessionId": s.SessionID,
+			"prompt": []any{map[string]string{"type": "text", "text": "benchmark task"}}})
+		if err != nil || !strings.Contains(string(raw), "end_turn") {
+			b.Fatalf("prompt: %s, %v", raw, err)
+		}
+		p.stop()
+		reqs := e.srv.Requests()
+		if len(reqs) != 31 {
+			b.Fatalf("requests = %d", len(reqs))
+		}
+		var gaps []float64
+		for i := 1; i < len(reqs); i++ {
+			gaps = append(gaps, float64(reqs[i].Received.Sub(reqs[i-1].Responded).Microseconds())/1000)
+		}
+		overheads = append(overheads, median(gaps))
+		if data, _ := os.ReadFile(filepath.Join(e.work, "log.txt")); strings.Count(string(data), "\n") != 24 {
+			b.Fatalf("log.txt has %q", data)
+		}
+	}
+	b.ReportMetric(median(overheads), "ms-overhead/step")
+}
