@@ -110,3 +110,22 @@ func TestBadFramesGetErrorsAndTheConnectionSurvives(t *testing.T) {
 	}
 	c.initialize() // still answered
 }
+
+func TestFrameLimitIsExact(t *testing.T) {
+	frame := func(n int) string {
+		head, tail := `{"jsonrpc":"2.0","id":1,"method":"a","params":"`, `"}`
+		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+	}
+	for _, tc := range []struct {
+		size    int
+		forward bool
+	}{{MaxFrame, true}, {MaxFrame + 1, false}} {
+		var reply, fwd bytes.Buffer
+		if err := pump(strings.NewReader(frame(tc.size)+"\n"), &reply, &fwd); err != nil {
+			t.Fatal(err)
+		}
+		if got := fwd.Len() > 0; got != tc.forward || (reply.Len() > 0) == tc.forward {
+			t.Errorf("a %d-byte frame: forwarded %v, replied %q", tc.size, got, reply.String())
+		}
+	}
+}
