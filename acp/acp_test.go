@@ -384,8 +384,11 @@ func TestListFiltersByCwdAndDeleteRemoves(t *testing.T) {
 	if code := c.errCode("session/load", map[string]any{"sessionId": a, "cwd": one, "mcpServers": []any{}}); code != -32602 {
 		t.Errorf("load of a deleted session: %d, want -32602", code)
 	}
-	if code := c.errCode("session/delete", map[string]string{"sessionId": "../../etc"}); code != -32602 {
-		t.Errorf("delete of a path: %d, want -32602", code)
+	if code := c.errCode("session/delete", map[string]string{"sessionId": "../../etc"}); code != -32002 {
+		t.Errorf("delete of a path: %d, want -32002 (not found)", code)
+	}
+	if code := c.errCode("session/close", map[string]string{"sessionId": a}); code != -32002 {
+		t.Errorf("close of a deleted session: %d, want -32002 (not found)", code)
 	}
 }
 

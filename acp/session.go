@@ -63,6 +63,12 @@ type setupError struct{ err error }
 func (e *setupError) Error() string { return e.err.Error() }
 func (e *setupError) Unwrap() error { return e.err }
 
+// notFound is ACP's resource_not_found, which clients treat as done for
+// session/close and session/delete (both are idempotent).
+func notFound(id string) *sdk.RequestError {
+	return &sdk.RequestError{Code: -32002, Message: fmt.Sprintf("Resource not found: session %q", id)}
+}
+
 // openError is the JSON-RPC error of a session that could not be opened.
 func openError(err error) *sdk.RequestError {
 	var se *setupError
@@ -502,7 +508,7 @@ func (a *Agent) closeSession(params json.RawMessage) (any, *sdk.RequestError) {
 	delete(a.sessions, p.SessionID)
 	a.mu.Unlock()
 	if !ok {
-		return nil, invalidParams("unknown session %q", p.SessionID)
+		return nil, notFound(p.SessionID)
 	}
 	l.close()
 	return map[string]any{}, nil
@@ -522,7 +528,7 @@ func (a *Agent) deleteSession(params json.RawMessage) (any, *sdk.RequestError) {
 	}
 	if err := a.store.remove(p.SessionID); err != nil {
 		if errors.Is(err, errNoSession) {
-			return nil, invalidParams("unknown session %q", p.SessionID)
+			return nil, notFound(p.SessionID)
 		}
 		return nil, internalError(err)
 	}
