@@ -422,7 +422,7 @@ func TestModesAndConfigOptions(t *testing.T) {
 		} `json:"configOptions"`
 	}
 	c.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &st)
-	if st.Modes.CurrentModeID != "normal" || len(st.Modes.AvailableModes) != 2 {
+	if st.Modes.CurrentModeID != "normal" || len(st.Modes.AvailableModes) != 3 {
 		t.Errorf("modes %+v", st.Modes)
 	}
 	values := map[string]string{}

@@ -12,10 +12,11 @@ import (
 	"reasonix/policy"
 )
 
-// Collaboration modes (session/set_mode). Goal mode is not offered yet.
+// Collaboration modes (session/set_mode).
 const (
 	modeNormal = "normal"
 	modePlan   = "plan"
+	modeGoal   = "goal"
 )
 
 // planNote leads a prompt in plan mode: the model reads and plans, and
@@ -54,6 +55,7 @@ func (c controls) modes() map[string]any {
 		"availableModes": []modeInfo{
 			{modeNormal, "Normal", "Work on the task; calls that need a person are asked here"},
 			{modePlan, "Plan", "Read and plan only; no file changes or writing commands"},
+			{modeGoal, "Goal", "Keep going until the goal is complete or blocked, with sub-agent fleets"},
 		},
 	}
 }
@@ -172,14 +174,14 @@ func (a *Agent) setMode(ctx context.Context, params json.RawMessage) (any, *sdk.
 	}
 	if err := l.apply(ctx, func(c *controls) error {
 		switch p.ModeID {
-		case modeNormal, modePlan:
+		case modeNormal, modePlan, modeGoal:
 			c.mode = p.ModeID
 		case "default": // the legacy selector: Normal + Ask
 			c.mode, c.posture = modeNormal, policy.PostureAsk
 		case "auto": // the legacy selector: Normal + Yolo
 			c.mode, c.posture = modeNormal, policy.PostureYolo
 		default:
-			return fmt.Errorf("unknown mode %q (normal or plan)", p.ModeID)
+			return fmt.Errorf("unknown mode %q (normal, plan or goal)", p.ModeID)
 		}
 		return nil
 	}); err != nil {

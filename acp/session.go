@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -45,6 +46,13 @@ type live struct {
 	turn  *turn
 	// announced is set once available_commands_update was sent.
 	announced bool
+	// goalAgent is the running goal turn's agent, which a steer reaches;
+	// pendingSteer holds steers made between two goal turns.
+	goalAgent    *agent.Agent
+	pendingSteer []string
+	// inGoal keeps a goal's turn messages out of the transcript's
+	// conversation (see goalTurn).
+	inGoal atomic.Bool
 }
 
 // turn is a running session/prompt.
@@ -260,7 +268,9 @@ func mergePlugins(configured, client []config.Plugin) []config.Plugin {
 // observe records an event in the session's transcript and streams it to
 // the client.
 func (l *live) observe(e agent.Event) {
-	l.tr.Observe(e)
+	if e.Type != agent.EventMessage || !l.inGoal.Load() {
+		l.tr.Observe(e)
+	}
 	for _, u := range updatesFor(l.cwd, e) {
 		l.a.notify(l.id, u)
 	}
@@ -308,13 +318,13 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		return nil, invalidRequest("session %s is already running a prompt", l.id)
 	}
 	l.turn = t
-	ag := l.agent
+	ag, sess, mode := l.agent, l.sess, l.ctl.mode
 	announce := !l.announced
 	l.announced = true
 	if l.meta.Title == "" {
 		l.meta.Title = title(typed)
 	}
-	if l.ctl.mode == modePlan {
+	if mode == modePlan {
 		text = planNote + text
 	}
 	l.mu.Unlock()
@@ -332,6 +342,13 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	}()
 	if announce {
 		a.notifyRaw(l.id, l.availableCommands())
+	}
+	if mode == modeGoal {
+		out, rerr := l.goalTurn(tctx, sess, text, typed)
+		if errors.Is(context.Cause(tctx), errCancelled) {
+			return map[string]any{"stopReason": "cancelled"}, nil
+		}
+		return out, rerr
 	}
 	res := ag.Run(tctx, text)
 	if errors.Is(context.Cause(tctx), errCancelled) {
@@ -451,7 +468,14 @@ func (a *Agent) steer(params json.RawMessage) (any, *sdk.RequestError) {
 	if l.turn == nil {
 		return nil, invalidRequest("session %s has no active prompt; send the guidance as a new prompt", l.id)
 	}
-	l.agent.Steer(text)
+	switch {
+	case l.goalAgent != nil:
+		l.goalAgent.Steer(text)
+	case l.inGoal.Load():
+		l.pendingSteer = append(l.pendingSteer, text)
+	default:
+		l.agent.Steer(text)
+	}
 	return map[string]any{}, nil
 }
 
