@@ -53,6 +53,8 @@ type live struct {
 	// inGoal keeps a goal's turn messages out of the transcript's
 	// conversation (see goalTurn).
 	inGoal atomic.Bool
+	// usage counts the running prompt's model calls.
+	usage turnUsage
 }
 
 // turn is a running session/prompt.
@@ -188,6 +190,7 @@ func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, histo
 	}
 	l := &live{a: a, id: m.ID, cwd: m.Cwd, meta: m, file: f, tr: agent.NewTranscript(f), plugins: plugins,
 		ctl: controls{mode: modeNormal, model: a.cfg.Model, workMode: a.cfg.WorkMode, posture: a.cfg.Posture}}
+	l.usage.prices = session.NewPrices(a.cfg.Settings)
 	l.commands, _ = recipe.LoadDirs(a.cfg.Settings.Home(), m.Cwd)
 	sess, ag, err := l.build(ctx, l.ctl, history, nil)
 	if err != nil {
@@ -271,6 +274,7 @@ func (l *live) observe(e agent.Event) {
 	if e.Type != agent.EventMessage || !l.inGoal.Load() {
 		l.tr.Observe(e)
 	}
+	l.usage.observe(e)
 	for _, u := range updatesFor(l.cwd, e) {
 		l.a.notify(l.id, u)
 	}
@@ -343,24 +347,31 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	if announce {
 		a.notifyRaw(l.id, l.availableCommands())
 	}
+	l.usage.reset()
+	stop := func(reason string) (any, *sdk.RequestError) {
+		return l.usage.addTo(map[string]any{"stopReason": reason}), nil
+	}
 	if mode == modeGoal {
 		out, rerr := l.goalTurn(tctx, sess, text, typed)
 		if errors.Is(context.Cause(tctx), errCancelled) {
-			return map[string]any{"stopReason": "cancelled"}, nil
+			return stop("cancelled")
+		}
+		if m, ok := out.(map[string]any); ok && rerr == nil {
+			return l.usage.addTo(m), nil
 		}
 		return out, rerr
 	}
 	res := ag.Run(tctx, text)
 	if errors.Is(context.Cause(tctx), errCancelled) {
-		return map[string]any{"stopReason": "cancelled"}, nil
+		return stop("cancelled")
 	}
 	switch res.Outcome {
 	case agent.OutcomeSucceeded, agent.OutcomeBlocked:
-		return map[string]any{"stopReason": "end_turn"}, nil
+		return stop("end_turn")
 	case agent.OutcomeStepLimit:
-		return map[string]any{"stopReason": "max_turn_requests"}, nil
+		return stop("max_turn_requests")
 	case agent.OutcomeInterrupted:
-		return map[string]any{"stopReason": "cancelled"}, nil
+		return stop("cancelled")
 	}
 	msg := "the turn failed"
 	if res.Err != nil {

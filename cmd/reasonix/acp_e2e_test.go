@@ -94,6 +94,7 @@ func (p *acpProcess) stop() []string {
 
 func TestACPBinaryServesAnEditor(t *testing.T) {
 	e := newE2E(t, toolTurn(call("c1", "write_file", `{"path":"hello.txt","content":"hi\n"}`)), answer("wrote it"))
+	e.configure(`prices = { "fake-model" = { input = 1.0, output = 2.0 } }`)
 	p := startACP(t, e, "--profile", "delivery")
 	if _, err := p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
 		t.Fatal(err)
@@ -110,6 +111,24 @@ func TestACPBinaryServesAnEditor(t *testing.T) {
 		"prompt": []any{map[string]string{"type": "text", "text": "write hello.txt"}}})
 	if err != nil || !strings.Contains(string(raw), `"end_turn"`) {
 		t.Fatalf("session/prompt: %s, %v\n%s", raw, err, p.stderr)
+	}
+	// The turn's two model calls (100+10 and 120+20 tokens), priced at $1
+	// and $2 per million: (100 + 2×10 + 120 + 2×20) / 1e6 = $0.00028.
+	var stop struct {
+		Usage struct {
+			Input  int `json:"inputTokens"`
+			Output int `json:"outputTokens"`
+		} `json:"usage"`
+		Meta map[string]struct {
+			CostUSD float64 `json:"costUSD"`
+		} `json:"_meta"`
+	}
+	json.Unmarshal(raw, &stop)
+	if stop.Usage.Input != 220 || stop.Usage.Output != 30 {
+		t.Errorf("usage %+v, want 220 in, 30 out", stop.Usage)
+	}
+	if c := stop.Meta["reasonix.io"].CostUSD; c < 0.000279 || c > 0.000281 {
+		t.Errorf("cost %v, want 0.00028", c)
 	}
 	if _, err := p.call("session/steer", map[string]any{"sessionId": s.SessionID}); err == nil || err.(*sdk.RequestError).Code != -32601 {
 		t.Errorf("session/steer: %v, want -32601", err)
