@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts what the tests use for real: bubblewrap (the bash
 # sandbox), git (workspaces), PostgreSQL (the store and multi-node tests),
-# Chromium, node and playwright-core (the dashboard's browser test),
+# Chromium, node and playwright-core (the dashboard's browser test), the
+# official ACP TypeScript SDK (the editor conformance test),
 # systemd-analyze and docker-compose (they check the files in deploy/), from
 # Debian's packages. Needs root when something is missing. Sourced by
 # scripts/test.sh, so the DSN it exports reaches the tests.
@@ -67,6 +68,10 @@ command -v chromium >/dev/null 2>&1 || fail "chromium is still missing after ins
 # playwright-core at the version package-lock.json pins; it ships no browser.
 (cd "$(dirname "${BASH_SOURCE[0]}")/../runner/dashboard/e2e" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
 	fail "npm ci in runner/dashboard/e2e failed (playwright-core for the browser test)"
+# The official ACP TypeScript SDK at the version acp/conformance pins, for
+# the editor conformance test.
+(cd "$(dirname "${BASH_SOURCE[0]}")/../acp/conformance" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+	fail "npm ci in acp/conformance failed (@agentclientprotocol/sdk for the ACP conformance test)"
 # An installed bwrap that cannot create its namespaces (a container without
 # user namespaces, say) would fail every sandbox test; say so once, here.
 if ! out=$(bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true 2>&1); then

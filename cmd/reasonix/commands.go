@@ -35,6 +35,16 @@ reasonix run --goal --posture auto --json "migrate the config loader to TOML"`,
 			flags: runFlags,
 		},
 		{
+			name: "acp", summary: "serve an editor over the Agent Client Protocol on stdin/stdout",
+			about: `Speaks the Agent Client Protocol (ACP v1, NDJSON JSON-RPC) on standard input and output for
+editors that launch coding agents (Zed, JetBrains, Neovim). Each editor session is assembled like
+a run: the same policy, sandbox, tools and plugins; calls that need a person are asked in the
+editor. Standard output carries only protocol messages; diagnostics go to standard error.`,
+			example: `reasonix acp
+reasonix acp --model deepseek-pro --profile delivery`,
+			flags: acpFlags,
+		},
+		{
 			name: "commands", summary: "list the custom commands (/name) of a workspace",
 			example: "reasonix commands list --workspace app",
 			subs:    commandsCommands(),

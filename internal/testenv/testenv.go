@@ -33,9 +33,12 @@ const (
 	// Chromium is the dashboard's browser test: Debian's chromium, node,
 	// and playwright-core installed by `npm ci` in runner/dashboard/e2e.
 	Chromium = "chromium"
+	// ACPClient is the editor conformance test: node and the official ACP
+	// TypeScript SDK installed by `npm ci` in acp/conformance.
+	ACPClient = "acp-client"
 )
 
-var known = []string{Postgres, Bwrap, Git, Systemd, Compose, Chromium}
+var known = []string{Postgres, Bwrap, Git, Systemd, Compose, Chromium, ACPClient}
 
 // Required reports whether the environment promises dep. It panics on a name
 // not listed above (a typo in a test).

@@ -1,0 +1,254 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"reasonix/agent"
+	"reasonix/policy"
+)
+
+// Collaboration modes (session/set_mode).
+const (
+	modeNormal = "normal"
+	modePlan   = "plan"
+	modeGoal   = "goal"
+)
+
+// planNote leads a prompt in plan mode: the model reads and plans, and
+// the gate refuses every writer, so the note only saves it a refusal.
+const planNote = "[Plan mode: read and investigate only, do not change files or run writing commands; answer with a plan.]\n\n"
+
+// controls are a session's independent selectors.
+type controls struct {
+	mode     string
+	model    string // model reference; "" = the configured default
+	workMode string
+	posture  policy.Posture
+}
+
+// planGate refuses every writer before the session's gate is asked: plan
+// mode can only remove what the policy allows.
+func planGate(g agent.Gate) agent.Gate {
+	return agent.GateFunc(func(ctx context.Context, c agent.Call) (agent.Verdict, error) {
+		if !c.ReadOnly {
+			return agent.Verdict{Code: agent.RefusedByRule, Reason: "The session is in plan mode: " + c.Tool + " changes files or runs commands. Read and investigate, then answer with your plan; the user switches modes to carry it out."}, nil
+		}
+		return g.Authorize(ctx, c)
+	})
+}
+
+type modeInfo struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// modes is the modes state of session/new and session/load.
+func (c controls) modes() map[string]any {
+	return map[string]any{
+		"currentModeId": c.mode,
+		"availableModes": []modeInfo{
+			{modeNormal, "Normal", "Work on the task; calls that need a person are asked here"},
+			{modePlan, "Plan", "Read and plan only; no file changes or writing commands"},
+			{modeGoal, "Goal", "Keep going until the goal is complete or blocked, with sub-agent fleets"},
+		},
+	}
+}
+
+type configValue struct {
+	Value string `json:"value"`
+	Name  string `json:"name"`
+}
+
+type configOption struct {
+	ID           string        `json:"id"`
+	Name         string        `json:"name"`
+	Description  string        `json:"description,omitempty"`
+	Type         string        `json:"type"`
+	CurrentValue string        `json:"currentValue"`
+	Options      []configValue `json:"options"`
+}
+
+// configOptions are the session's selectors: model, work mode and tool
+// approval.
+func (l *live) configOptions() []configOption {
+	set := l.a.cfg.Settings
+	current := agent.ModelRef(l.sess.Agent)
+	if l.ctl.model != "" {
+		current = l.ctl.model
+	}
+	var models []configValue
+	seen := map[string]bool{}
+	add := func(ref string) {
+		if ref != "" && !seen[ref] {
+			seen[ref] = true
+			models = append(models, configValue{ref, ref})
+		}
+	}
+	add(current)
+	for _, p := range set.Providers {
+		if len(p.Models) == 0 {
+			add(p.Name)
+		}
+		for _, m := range p.Models {
+			add(p.Name + "/" + m)
+		}
+	}
+	var work []configValue
+	for _, w := range WorkModes {
+		work = append(work, configValue{w, strings.ToUpper(w[:1]) + w[1:]})
+	}
+	return []configOption{
+		{ID: "model", Name: "Model", Type: "select", CurrentValue: current, Options: models},
+		{ID: "work_mode", Name: "Work mode", Type: "select", CurrentValue: l.ctl.workMode, Options: work,
+			Description: "Recorded for the session; it does not change the agent yet"},
+		{ID: "tool_approval", Name: "Tool approval", Type: "select", CurrentValue: string(l.ctl.posture), Options: []configValue{
+			{"ask", "Ask for writes and commands"}, {"auto", "Allow ordinary writes in the workspace"}, {"yolo", "Allow everything but deny rules"},
+		}},
+	}
+}
+
+// state is what session/new, load and resume answer with.
+func (l *live) state() map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return map[string]any{"modes": l.ctl.modes(), "configOptions": l.configOptions()}
+}
+
+// apply changes the session's controls. A new model, posture or mode
+// rebuilds the controller through runner/session, keeping the
+// conversation and the grants made so far; the work mode is only
+// recorded. Not while a prompt runs.
+func (l *live) apply(ctx context.Context, change func(*controls) error) *sdk.RequestError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.turn != nil {
+		return invalidRequest("session %s is running a prompt; change it after the turn", l.id)
+	}
+	next := l.ctl
+	if err := change(&next); err != nil {
+		return invalidParams("%v", err)
+	}
+	if next == l.ctl {
+		return nil
+	}
+	if next.model == l.ctl.model && next.posture == l.ctl.posture && next.mode == l.ctl.mode {
+		l.ctl = next
+		return nil
+	}
+	var grants []string
+	if g, ok := l.sess.Agent.Gate.(*policy.Gate); ok {
+		grants = g.Grants()
+	}
+	sess, ag, err := l.build(ctx, next, l.agent.Messages(), grants)
+	if err != nil {
+		return openError(err)
+	}
+	old := l.sess
+	l.sess, l.agent, l.ctl = sess, ag, next
+	old.Close()
+	return nil
+}
+
+type controlParams struct {
+	SessionID string `json:"sessionId"`
+	ModeID    string `json:"modeId"`
+	ModelID   string `json:"modelId"`
+	ConfigID  string `json:"configId"`
+	Value     string `json:"value"`
+}
+
+func (a *Agent) setMode(ctx context.Context, params json.RawMessage) (any, *sdk.RequestError) {
+	var p controlParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	l, rerr := a.session(p.SessionID)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if err := l.apply(ctx, func(c *controls) error {
+		switch p.ModeID {
+		case modeNormal, modePlan, modeGoal:
+			c.mode = p.ModeID
+		case "default": // the legacy selector: Normal + Ask
+			c.mode, c.posture = modeNormal, policy.PostureAsk
+		case "auto": // the legacy selector: Normal + Yolo
+			c.mode, c.posture = modeNormal, policy.PostureYolo
+		default:
+			return fmt.Errorf("unknown mode %q (normal, plan or goal)", p.ModeID)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	mode, opts := l.ctl.mode, l.configOptions()
+	l.mu.Unlock()
+	a.notifyRaw(l.id, map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": mode})
+	a.notifyRaw(l.id, map[string]any{"sessionUpdate": "config_option_update", "configOptions": opts})
+	return map[string]any{}, nil
+}
+
+func (a *Agent) setConfigOption(ctx context.Context, params json.RawMessage) (any, *sdk.RequestError) {
+	var p controlParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	l, rerr := a.session(p.SessionID)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if err := l.apply(ctx, func(c *controls) error {
+		switch p.ConfigID {
+		case "model":
+			if _, err := a.cfg.Models(p.Value); err != nil {
+				return fmt.Errorf("model %q: %v", p.Value, err)
+			}
+			c.model = p.Value
+		case "work_mode":
+			if !validWorkMode(p.Value) {
+				return fmt.Errorf("work_mode %q: economy, balanced or delivery", p.Value)
+			}
+			c.workMode = p.Value
+		case "tool_approval":
+			pos, err := policy.ParsePosture(p.Value)
+			if err != nil || p.Value == "" {
+				return fmt.Errorf("tool_approval %q: ask, auto or yolo", p.Value)
+			}
+			c.posture = pos
+		default:
+			return fmt.Errorf("unknown config option %q (model, work_mode, tool_approval)", p.ConfigID)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return map[string]any{"configOptions": l.configOptions()}, nil
+}
+
+// setModel is session/set_model, for clients older than config options.
+func (a *Agent) setModel(ctx context.Context, params json.RawMessage) (any, *sdk.RequestError) {
+	var p controlParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(controlParams{SessionID: p.SessionID, ConfigID: "model", Value: p.ModelID})
+	if _, err := a.setConfigOption(ctx, b); err != nil {
+		return nil, err
+	}
+	return map[string]any{}, nil
+}
+
+func (a *Agent) notifyRaw(id string, update map[string]any) {
+	if err := a.conn.SendNotification(context.Background(), "session/update", map[string]any{"sessionId": id, "update": update}); err != nil {
+		a.cfg.Logger.Debug("acp: session/update not sent", "err", err)
+	}
+}

@@ -1,0 +1,82 @@
+package acp
+
+import (
+	"context"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"reasonix/agent"
+	"reasonix/goals"
+	"reasonix/runner/session"
+)
+
+// goalTurn runs a prompt in goal mode: the session's goal controller
+// (runner/session's, the same as `reasonix run --goal`) keeps going turn
+// after turn until the goal is complete or blocked. The goal's own turns
+// stream to the editor but stay out of the session's conversation, which
+// records the prompt and the goal's final answer, so a later prompt, load
+// or resume sees one exchange.
+func (l *live) goalTurn(ctx context.Context, sess *session.Session, text, typed string) (any, *sdk.RequestError) {
+	l.inGoal.Store(true)
+	defer l.inGoal.Store(false)
+	g, err := sess.Goal(session.GoalConfig{OnTurn: func(ag *agent.Agent) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.goalAgent = ag
+		if ag != nil {
+			for _, s := range l.pendingSteer {
+				ag.Steer(s)
+			}
+			l.pendingSteer = nil
+		}
+	}})
+	if err != nil {
+		return nil, internalError(err)
+	}
+	res, err := g.Run(ctx, goals.Goal{Objective: text})
+	l.mu.Lock()
+	l.goalAgent, l.pendingSteer = nil, nil
+	l.mu.Unlock()
+	if err != nil {
+		return nil, internalError(err)
+	}
+	answer := res.FinalAnswer
+	if res.Question != "" {
+		l.a.notify(l.id, sdk.UpdateAgentMessageText("\n\n"+res.Question))
+		answer += "\n\n" + res.Question
+	}
+	l.fold(sess, typed, answer)
+	switch res.Outcome {
+	case goals.StatusComplete, goals.StatusBlocked, goals.StatusQuestion, goals.StatusPaused:
+		return map[string]any{"stopReason": "end_turn"}, nil
+	case goals.StatusBudget:
+		return map[string]any{"stopReason": "max_turn_requests"}, nil
+	case goals.StatusCancelled:
+		return map[string]any{"stopReason": "cancelled"}, nil
+	}
+	msg := "the goal failed"
+	if res.Err != nil {
+		msg += ": " + res.Err.Error()
+	} else if res.Reason != "" {
+		msg += ": " + res.Reason
+	}
+	return nil, &sdk.RequestError{Code: -32603, Message: msg}
+}
+
+// fold adds a goal's prompt and final answer to the session's
+// conversation and transcript.
+func (l *live) fold(sess *session.Session, prompt, answer string) {
+	add := []agent.Message{{Role: agent.RoleUser, Content: prompt}, {Role: agent.RoleAssistant, Content: answer}}
+	for i := range add {
+		l.tr.Observe(agent.Event{Type: agent.EventMessage, Message: &add[i]})
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cfg := sess.Agent
+	cfg.History = append(l.agent.Messages(), add...)
+	if ag, err := agent.New(cfg); err == nil {
+		l.agent = ag
+	} else {
+		l.a.cfg.Logger.Warn("acp: keeping the goal's answer", "session", l.id, "err", err)
+	}
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"reasonix/acp"
+)
+
+// acpFlags registers `reasonix acp`'s flags: the startup model and work
+// mode of every session the editor opens.
+func acpFlags(fs *flag.FlagSet) action {
+	var configFile, model, profile string
+	fs.StringVar(&configFile, "config", "", "configuration `file` (replaces ./reasonix.toml)")
+	fs.StringVar(&model, "model", "", "startup model `reference`: a provider name, a model name or provider/model")
+	fs.StringVar(&profile, "profile", "balanced", "startup work mode: `economy|balanced|delivery`")
+	return func(args []string, stdout, stderr io.Writer) error {
+		if len(args) > 0 {
+			return usageErrorf("acp takes no arguments; the editor sends the work over the protocol")
+		}
+		switch profile {
+		case "economy", "balanced", "delivery":
+		default:
+			return usageErrorf("--profile must be economy, balanced or delivery")
+		}
+		cfg, err := loadConfig(configFile, false)
+		if err != nil {
+			return err
+		}
+		if err := sealEnvironment(cfg); err != nil {
+			return err
+		}
+		for _, w := range cfg.Warnings() {
+			fmt.Fprintf(stderr, "reasonix: warning: %s\n", w)
+		}
+		// Standard output is the protocol's: anything else that writes to
+		// os.Stdout (a library's stray print) goes to standard error.
+		if stdout == io.Writer(os.Stdout) {
+			os.Stdout = os.Stderr
+		}
+		a, err := acp.New(acp.Config{
+			Settings: cfg,
+			Model:    model,
+			WorkMode: profile,
+			Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Version:  version,
+		})
+		if err != nil {
+			return &configError{err}
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		return a.Serve(ctx, os.Stdin, stdout)
+	}
+}

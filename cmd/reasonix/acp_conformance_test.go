@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+	"reasonix/internal/testenv"
+)
+
+// TestACPConformance drives the built binary with the official ACP
+// TypeScript SDK (acp/conformance/conformance.mjs): initialize,
+// new/prompt with streamed updates, a permission allowed and one
+// rejected, steer mid-turn and without a prompt, cancel mid-turn, two
+// sessions at once, an MCP server passed in session/new, list, close,
+// load with replay, resume, delete. The script checks what the client
+// sees; this test checks what the model was sent.
+func TestACPConformance(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, testenv.ACPClient, "node is not installed (apt-get install nodejs npm)")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "..", "acp", "conformance"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+		testenv.Missing(t, testenv.ACPClient, "@agentclientprotocol/sdk is not installed: run `npm ci` in acp/conformance")
+	}
+	e := newE2E(t,
+		toolTurn(call("w1", "write_file", `{"path":"a.txt","content":"a\n"}`)), answer("wrote it"),
+		toolTurn(call("w2", "write_file", `{"path":"b.txt","content":"b\n"}`)), answer("ok, not written"),
+		toolTurn(call("w3", "write_file", `{"path":"c.txt","content":"c\n"}`)), answer("steered"),
+		agenttest.Turn{Text: "think think think", Stall: true},
+		answer("same"), answer("same"),
+		toolTurn(call("m1", "mcp__ex__echo", `{"text":"from the plugin"}`)), answer("echoed"),
+	)
+	work2 := t.TempDir()
+	cmd := exec.Command(node, filepath.Join(dir, "conformance.mjs"), binary, e.work, work2, plugin)
+	cmd.Dir = dir
+	cmd.Env = baseEnv(e.home)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("the conformance script failed: %v", err)
+	}
+	// The steer reached the model as a user message in the request after
+	// the approved call, which was the turn's next model call.
+	reqs := e.srv.Requests()
+	if len(reqs) < 6 {
+		t.Fatalf("%d model requests, want at least 6", len(reqs))
+	}
+	last := reqs[5].Messages[len(reqs[5].Messages)-1]
+	if last.Role != agent.RoleUser || !strings.HasPrefix(last.Content, "STEER:") {
+		t.Errorf("the request after the steered call ends with %+v, want the steer", last)
+	}
+	for _, r := range reqs[7:9] {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "write a.txt") {
+				t.Errorf("a new session's request carries another session's history: %+v", r.Messages)
+			}
+		}
+	}
+}
