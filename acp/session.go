@@ -243,6 +243,9 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 	if err != nil {
 		return nil, nil, err
 	}
+	// A loaded or rebuilt session keeps what its conversation read, so its
+	// edits are not refused as unread (agent.Observed).
+	agent.Reobserve(sess.Env, history)
 	cfg := sess.Agent
 	cfg.History = history
 	if ctl.mode == modePlan {
