@@ -294,26 +294,38 @@ type promptParams struct {
 	Prompt    []json.RawMessage `json:"prompt"`
 }
 
-// prompt runs one turn and answers with its stop reason; the updates were
-// streamed while it ran.
-func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.RequestError) {
+// promptInput is the session and the text of a prompt or steer request:
+// an unknown session, a prompt that is not text and an empty one are
+// invalid params.
+func (a *Agent) promptInput(params json.RawMessage) (*live, string, *sdk.RequestError) {
 	var p promptParams
 	if err := decode(params, &p); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	l, rerr := a.session(p.SessionID)
 	if rerr != nil {
-		return nil, rerr
+		return nil, "", rerr
 	}
 	text, err := promptText(p.Prompt)
 	if err != nil {
-		return nil, invalidParams("%v", err)
+		return nil, "", invalidParams("%v", err)
 	}
 	if strings.TrimSpace(text) == "" {
-		return nil, invalidParams("the prompt is empty")
+		return nil, "", invalidParams("the prompt is empty")
+	}
+	return l, text, nil
+}
+
+// prompt runs one turn and answers with its stop reason; the updates were
+// streamed while it ran.
+func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.RequestError) {
+	l, text, rerr := a.promptInput(params)
+	if rerr != nil {
+		return nil, rerr
 	}
 	typed := text
-	if text, err = l.expandCommand(ctx, text); err != nil {
+	text, err := l.expandCommand(ctx, text)
+	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
 	tctx, cancel := context.WithCancelCause(ctx)
@@ -462,20 +474,9 @@ func (l *live) cancelTurn() {
 // steer queues guidance for the running turn: it becomes a user message
 // before the next model request, without cancelling the turn.
 func (a *Agent) steer(params json.RawMessage) (any, *sdk.RequestError) {
-	var p promptParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	l, rerr := a.session(p.SessionID)
+	l, text, rerr := a.promptInput(params)
 	if rerr != nil {
 		return nil, rerr
-	}
-	text, err := promptText(p.Prompt)
-	if err != nil {
-		return nil, invalidParams("%v", err)
-	}
-	if strings.TrimSpace(text) == "" {
-		return nil, invalidParams("the prompt is empty")
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
