@@ -49,6 +49,7 @@ type Agent struct {
 	steered []string // messages from Steer, added before the next request
 
 	window contextState // what the model sees of messages (compact.go)
+	storm  storm        // equivalent failing batches in a row (storm.go)
 }
 
 // New checks cfg and returns an Agent ready to Run.

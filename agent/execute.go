@@ -46,6 +46,10 @@ func (a *Agent) execute(ctx context.Context, step int, calls []ToolCall) (int, e
 		}
 		i = j
 	}
+	if gateErr == nil && done == len(calls) {
+		// Only a whole batch counts: a suspended one is finished later.
+		gateErr = a.storm.observe(calls, results)
+	}
 	refused := 0
 	for i, c := range calls[:done] {
 		if results[i].refused {
