@@ -60,8 +60,8 @@ func scanPublish(r row) (PublishRecord, error) {
 // a new row is pending; a row for another commit (the task was continued)
 // goes back to pending and keeps its pull request; a row for the same
 // commit is left as it is, so enqueueing again after a crash changes
-// nothing. It is written before the task's terminal state: a publisher
-// only drives the rows of tasks that succeeded (DuePublishes).
+// nothing. It is written before the task's terminal state; after that
+// state, only the rows of tasks that succeeded are driven (DuePublishes).
 func (s *Store) EnqueuePublish(ctx context.Context, taskID, workspace, branch, commit string) (PublishRecord, error) {
 	if taskID == "" || branch == "" || commit == "" {
 		return PublishRecord{}, invalid("publish of task %q needs a branch and a commit", taskID)
@@ -96,7 +96,8 @@ func (s *Store) Publish(ctx context.Context, taskID string) (PublishRecord, erro
 }
 
 // ClaimPublish takes task's record for owner until lease has passed: only
-// a record with work left (pending or pushed) whose task succeeded and
+// a record with work left (pending or pushed) whose task is ending (still
+// running: the run publishes before it records its end) or succeeded, and
 // whose lease is free or owner's. Two nodes never drive one record at
 // once, which is what keeps a second pull request from being opened while
 // the first is on its way. It counts an attempt. Otherwise the error wraps
@@ -106,10 +107,10 @@ func (s *Store) ClaimPublish(ctx context.Context, taskID, owner string, lease ti
 	p, err := scanPublish(s.db.queryRow(ctx, `UPDATE publishes SET lease_owner = ?, lease_until = ?,
 			attempts = attempts + 1, updated_at = ?
 		WHERE task_id = ? AND state IN (?, ?) AND (lease_until < ? OR lease_owner = ?)
-			AND EXISTS (SELECT 1 FROM tasks t WHERE t.id = publishes.task_id AND t.state = ?)
+			AND EXISTS (SELECT 1 FROM tasks t WHERE t.id = publishes.task_id AND t.state IN (?, ?))
 		RETURNING `+publishCols,
 		owner, micros(now.Add(lease)), micros(now), taskID, string(PublishPending), string(PublishPushed),
-		micros(now), owner, string(StateSucceeded)))
+		micros(now), owner, string(StateRunning), string(StateSucceeded)))
 	if isNoRows(err) {
 		if _, gerr := s.Publish(ctx, taskID); gerr != nil {
 			return PublishRecord{}, gerr

@@ -111,9 +111,10 @@ type Target struct {
 	Labels  []string
 	Title   string
 	Body    string
-	// Result is the task's result as stored; Drive stores it again with
-	// Publish and PR filled in.
-	Result store.Result
+	// Result, when set, is the task's stored result: Drive stores it again
+	// with Publish and PR filled in. Nil leaves the task's result to the
+	// caller (a run that publishes before it records its end).
+	Result *store.Result
 	// Event encodes an event of the task (redacting it as the service
 	// redacts every event); nil means plain JSON.
 	Event func(typ string, payload any) (store.EventInput, error)
@@ -203,20 +204,32 @@ func (p *Publisher) pullRequest(ctx context.Context, t Target, rec store.Publish
 // done records the end: the record, the task's result and the published
 // event, together.
 func (p *Publisher) done(ctx context.Context, rec store.PublishRecord, t Target, pr *forge.PullRequest) error {
-	res := t.Result
-	res.Publish, res.PublishError = "branch", ""
-	payload := map[string]any{"state": "branch", "branch": rec.Branch, "commit": rec.Commit}
-	if pr != nil {
-		res.Publish = "pr"
-		res.PR = &store.PullRequest{URL: pr.URL, Number: pr.Number, State: string(pr.State)}
-		payload["state"] = "pr"
+	var res store.Result
+	Fill(&res, pr)
+	payload := map[string]any{"state": res.Publish, "branch": rec.Branch, "commit": rec.Commit}
+	if res.PR != nil {
 		payload["pr"] = res.PR
 	}
 	ev, err := p.event(t, payload)
 	if err != nil {
 		return err
 	}
-	return p.cfg.Outbox.AdvancePublish(ctx, rec, p.cfg.Owner, &res, ev)
+	var patch *store.Result
+	if t.Result != nil {
+		patch = t.Result
+		Fill(patch, pr)
+	}
+	return p.cfg.Outbox.AdvancePublish(ctx, rec, p.cfg.Owner, patch, ev)
+}
+
+// Fill sets res.Publish and res.PR for a finished publish: "pr" with the
+// pull request, or "branch" when only the branch was pushed.
+func Fill(res *store.Result, pr *forge.PullRequest) {
+	res.Publish, res.PublishError, res.PR = "branch", "", nil
+	if pr != nil {
+		res.Publish = "pr"
+		res.PR = &store.PullRequest{URL: pr.URL, Number: pr.Number, State: string(pr.State)}
+	}
 }
 
 // maxAttempts is how many drives a record gets before it is given up.
@@ -235,13 +248,16 @@ func (p *Publisher) failed(ctx context.Context, rec store.PublishRecord, t Targe
 		return cause
 	}
 	rec.State, rec.Error = store.PublishFailed, msg
-	res := t.Result
-	res.Publish, res.PublishError = "failed", msg
+	var res *store.Result
+	if t.Result != nil {
+		res = t.Result
+		res.Publish, res.PublishError = "failed", msg
+	}
 	ev, err := p.event(t, map[string]any{"state": "failed", "branch": rec.Branch, "commit": rec.Commit, "error": msg})
 	if err != nil {
 		return errors.Join(cause, err)
 	}
-	return errors.Join(cause, p.cfg.Outbox.AdvancePublish(context.WithoutCancel(ctx), rec, p.cfg.Owner, &res, ev))
+	return errors.Join(cause, p.cfg.Outbox.AdvancePublish(context.WithoutCancel(ctx), rec, p.cfg.Owner, res, ev))
 }
 
 func (p *Publisher) event(t Target, payload any) (store.EventInput, error) {

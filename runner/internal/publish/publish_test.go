@@ -106,7 +106,7 @@ func (b *bench) succeed() {
 func (b *bench) target(mode string) publish.Target {
 	return publish.Target{Forge: b.f, Kind: b.kind, Token: b.srv.Token(), PushURL: b.git.URL, GitDir: b.repo,
 		Mode: mode, Base: "main", Labels: []string{"reasonix"}, Title: "fix the bug", Body: "the body",
-		Result: store.Result{Summary: "fixed"}}
+		Result: &store.Result{Summary: "fixed"}}
 }
 
 func (b *bench) publisher(owner string, hook func(publish.Point) error) *publish.Publisher {
