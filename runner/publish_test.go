@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -101,6 +102,9 @@ func TestPublishOpensOnePullRequest(t *testing.T) {
 			if b.git.Ref(t, "refs/heads/reasonix/"+task.ID) == "" {
 				t.Error("the branch is not on the forge")
 			}
+			if d, truncated, err := b.svc.Diff(context.Background(), task.ID); err != nil || truncated || !strings.Contains(string(d), "+# hello") {
+				t.Errorf("Diff = %q, %v, %v", d, truncated, err)
+			}
 			for _, e := range runnertest.Events(t, b.svc, task.ID) {
 				if strings.Contains(string(e.Payload), b.srv.Token()) {
 					t.Errorf("event %s holds the token", e.Type)
@@ -130,5 +134,11 @@ func TestPublishNothingWithoutChanges(t *testing.T) {
 	}
 	if len(b.srv.PRs()) != 0 || b.git.Ref(t, "refs/heads/reasonix/"+task.ID) != "" {
 		t.Errorf("a task without changes published: PRs %v", b.srv.PRs())
+	}
+	if d, _, err := b.svc.Diff(context.Background(), task.ID); err != nil || len(d) != 0 {
+		t.Errorf("Diff of a task without changes = %q, %v", d, err)
+	}
+	if _, _, err := b.svc.Diff(context.Background(), "t_nosuchtask"); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("Diff of an unknown task: %v", err)
 	}
 }

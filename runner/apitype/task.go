@@ -224,3 +224,13 @@ func (e Event) EndsTask() bool {
 	var p TaskStatePayload
 	return json.Unmarshal(e.Payload, &p) == nil && p.State != "" && p.State.Terminal()
 }
+
+// Diff is a task's changes against its base (GET /api/v1/tasks/{id}/diff):
+// `git diff base...branch` as the task's branch holds it, the text the
+// task wrote (show it as data), at most 8 MiB; Truncated when longer.
+type Diff struct {
+	TaskID    string `json:"task_id"`
+	Branch    string `json:"branch"`
+	Diff      string `json:"diff"`
+	Truncated bool   `json:"truncated"`
+}
