@@ -430,6 +430,9 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	}
 	if result.Publish != "" {
 		report["publish"] = result.Publish
+		if result.PR != nil {
+			report["pr"] = result.PR
+		}
 	}
 	if o.goal != nil {
 		report["goal"] = o.goal
