@@ -160,7 +160,7 @@ var untrustedRules = map[string]TrustRule{
 	"sandbox.allow_sockets":             Ignored,
 	"providers":                         Ignored, // base_url, api_key_env
 	"plugins":                           Ignored, // command, url, env
-	"workspaces":                        Ignored, // repo, setup
+	"workspaces":                        Ignored, // repo, setup, publish (a token variable, a push URL)
 	"schedules":                         Ignored, // command, workspace
 	"webhooks":                          Ignored, // secret_env, command
 	"store.path":                        Ignored,

@@ -161,6 +161,19 @@ var untrustedKeyTable = map[string]TrustRule{
 	"webhooks.notify.transport":         Ignored,
 	"webhooks.notify.channel":           Ignored,
 	"webhooks.notify.thread":            Ignored,
+
+	// [workspaces.publish]: a token variable, a push URL, the forge.
+	"workspaces.publish.forge":           Ignored,
+	"workspaces.publish.api_url":         Ignored,
+	"workspaces.publish.project":         Ignored,
+	"workspaces.publish.token_env":       Ignored,
+	"workspaces.publish.push_url":        Ignored,
+	"workspaces.publish.mode":            Ignored,
+	"workspaces.publish.base":            Ignored,
+	"workspaces.publish.labels":          Ignored,
+	"workspaces.publish.wait_ci":         Ignored,
+	"workspaces.publish.ci_timeout":      Ignored,
+	"workspaces.publish.ci_fix_attempts": Ignored,
 }
 
 func TestEveryKeyHasATrustRule(t *testing.T) {

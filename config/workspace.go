@@ -17,6 +17,9 @@ type Workspace struct {
 	// PluginsFromWorkspace lets the repository's own .mcp.json add servers
 	// (also requires [serve] allow_workspace_plugins); default false.
 	PluginsFromWorkspace bool `toml:"plugins_from_workspace"`
+	// Publish, when set, hands a succeeded task's branch over to a forge
+	// ([workspaces.publish]); nil keeps it on the server only.
+	Publish *Publish `toml:"publish"`
 
 	// Source is the file that declared the entry.
 	Source string `toml:"-"`
@@ -28,6 +31,9 @@ func (w *Workspace) applyDefaults() {
 	}
 	if w.Repo != "" && !isRemoteRepo(w.Repo) {
 		w.Repo = resolveFrom(w.Repo, w.Source)
+	}
+	if w.Publish != nil {
+		w.Publish.applyDefaults(w)
 	}
 }
 
@@ -54,6 +60,9 @@ func (w *Workspace) validate(label string, p *problems) {
 		p.add(w.Source, label+".base", "must not be empty")
 	}
 	checkStrings(p, w.Source, label+".setup", w.Setup)
+	if w.Publish != nil {
+		w.Publish.validate(w.Source, label, w.Repo, p)
+	}
 }
 
 // hasWorkspace reports whether a [[workspaces]] entry is called name; the

@@ -14,6 +14,7 @@ import (
 	"reasonix/internal/redact"
 	"reasonix/policy"
 	"reasonix/runner/internal/maintenance"
+	"reasonix/runner/internal/publish"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
@@ -140,6 +141,8 @@ type Service struct {
 	// scratchMu keeps a scratch directory from being handed over while
 	// this node claims its task (handOverScratch, runJob).
 	scratchMu sync.Mutex
+
+	pub *publish.Publisher // nil when no workspace publishes (publish.go)
 }
 
 // New validates cfg and builds a Service. Nothing runs until Start.
@@ -165,6 +168,9 @@ func New(cfg Config) (*Service, error) {
 		prices: session.NewPrices(cfg.Settings),
 	}
 	s.metrics = newMetrics(s)
+	if s.pub, err = s.newPublisher(); err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
 	if s.sched, err = s.loadSchedules(); err != nil {
 		return nil, err
 	}
@@ -256,6 +262,10 @@ func (s *Service) startMaintenance(ctx context.Context) {
 			Dead:     func(t store.RunningTask) bool { return s.staleSince(t) && s.runFor(t.ID) == nil },
 			TakeOver: s.takeOverStale, Log: s.log,
 		}),
+	}
+	if s.pub != nil {
+		s.maint = append(s.maint, publish.NewRecoverer(publish.RecovererConfig{
+			Due: s.st.DuePublishes, Drive: s.drivePublish, Logger: s.log}))
 	}
 	if len(s.sched.list) > 0 {
 		s.maint = append(s.maint, maintenance.NewScheduleTicker(maintenance.ScheduleTickerConfig{

@@ -399,6 +399,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			result.Error += " (ref " + o.ref + ")"
 		}
 	}
+	var published []event
 	if ws != nil { // commit even a cancelled task's work: its branch keeps it
 		wr, err := s.cfg.Workspaces.Finish(ctx, ws, commitMessage(r.task.Prompt))
 		if err != nil {
@@ -415,6 +416,9 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			s.checkpointed(ctx, r)
 		}
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
+		if err == nil {
+			published = s.publishAtEnd(ctx, r.task, o.state, wr, result)
+		}
 	}
 	// The report goes just before the terminal state, with it, so whoever
 	// sees that state finds the report.
@@ -424,11 +428,17 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		"cost": result.Cost, "cost_complete": result.CostComplete, "unpriced_tokens": result.UnpricedTokens,
 		"models": result.Models, "duration_ms": result.DurationMS, "error": result.Error, "reason": result.Reason,
 	}
+	if result.Publish != "" {
+		report["publish"] = result.Publish
+		if result.PR != nil {
+			report["pr"] = result.PR
+		}
+	}
 	if o.goal != nil {
 		report["goal"] = o.goal
 		report["counters"] = o.goal.Counters
 	}
-	ends := []event{{"final_report", report}, {"task_state", map[string]any{"state": o.state}}}
+	ends := append(published, event{"final_report", report}, event{"task_state", map[string]any{"state": o.state}})
 	if o.tampered != "" {
 		ends = append([]event{tamperedEvent(o.tampered)}, ends...)
 	}

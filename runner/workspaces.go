@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -48,6 +49,15 @@ type Workspaces interface {
 	Prepare(ctx context.Context, taskID string, spec *WorkspaceSpec) (*Workdir, error)
 	// Finish commits the task's changes with message and reports them.
 	Finish(ctx context.Context, w *Workdir, message string) (WorkResult, error)
+}
+
+// WorkspaceBranches is the optional part of Workspaces that reaches a
+// finished task's branch: the repository it is in (which publishing pushes
+// from) and its diff against its base (`tasks diff`). Without it, a
+// workspace's tasks neither publish nor show a diff.
+type WorkspaceBranches interface {
+	GitDir(taskID string) (string, error)
+	Diff(ctx context.Context, taskID string, w io.Writer) error
 }
 
 // ScratchFinder is the optional part of Workspaces that says where a

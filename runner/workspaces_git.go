@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"reasonix/runner/workspace"
 )
@@ -53,3 +54,12 @@ func (g gitWorkspaces) Release(ctx context.Context, w *Workdir, message string) 
 }
 
 var _ WorkspaceReleaser = gitWorkspaces{}
+
+// GitDir and Diff make the task branches readable (see WorkspaceBranches).
+func (g gitWorkspaces) GitDir(taskID string) (string, error) { return g.m.GitDir(taskID) }
+
+func (g gitWorkspaces) Diff(ctx context.Context, taskID string, w io.Writer) error {
+	return g.m.Diff(ctx, taskID, w)
+}
+
+var _ WorkspaceBranches = gitWorkspaces{}

@@ -527,6 +527,10 @@ func (w *watcher) report(ctx context.Context, ev runner.Event, compact bool) str
 		DurationMS  int64   `json:"duration_ms"`
 		Reason      string  `json:"reason"`
 		Error       string  `json:"error"`
+		PR          *struct {
+			URL    string `json:"url"`
+			Number int    `json:"number"`
+		} `json:"pr"`
 	}
 	_ = json.Unmarshal(ev.Payload, &p)
 	f := w.t.Format()
@@ -550,7 +554,9 @@ func (w *watcher) report(ctx context.Context, ev runner.Event, compact bool) str
 		b.WriteString(f.Code(f.Escape(bot.Tail(p.DiffStat, 2000))) + "\n")
 	}
 	var facts []string
-	if p.Branch != "" {
+	if p.PR != nil { // the pull request the branch was published as
+		facts = append(facts, fmt.Sprintf("PR #%d %s", p.PR.Number, p.PR.URL))
+	} else if p.Branch != "" {
 		facts = append(facts, "branch "+p.Branch)
 	}
 	facts = append(facts, fmt.Sprintf("%d tokens", p.Tokens.Prompt+p.Tokens.Completion))

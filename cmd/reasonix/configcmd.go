@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"reasonix/config"
 	"reasonix/internal/secretenv"
+	"reasonix/runner/forge"
 	"reasonix/runner/session"
 	"reasonix/runner/webhook"
 )
@@ -38,6 +40,17 @@ func configCheck(file string, stdout, _ io.Writer) error {
 		fmt.Fprintf(stdout, "workspace %s: %s (%s)\n", ws.Name, ws.Repo, ws.Base)
 	}); err != nil {
 		return err
+	}
+	var forgeErrs []error
+	verifyPublish(context.Background(), cfg, func(ws string, id forge.Identity, err error) {
+		if err != nil {
+			forgeErrs = append(forgeErrs, fmt.Errorf("workspace %s: publish: %w", ws, err))
+			return
+		}
+		fmt.Fprintf(stdout, "workspace %s: publishes to %s as %s\n", ws, id.Project, cmp.Or(id.User, "the token's app"))
+	})
+	if err := errors.Join(forgeErrs...); err != nil {
+		return &configError{err}
 	}
 	for _, h := range cfg.Webhooks {
 		fmt.Fprintf(stdout, "webhook %s: POST /hooks/%s (%s, posture %s)\n", h.Name, h.Name, h.Kind, h.Posture)
@@ -94,6 +107,7 @@ func configRules(usable func(config.Workspace)) []configRule {
 		{"chat", func(cfg *config.Config) error { _, err := readChatTokens(cfg); return err }},
 		{"api token", func(cfg *config.Config) error { _, err := apiTokenFromEnv(cfg); return err }},
 		{"workspaces", func(cfg *config.Config) error { return checkWorkspaces(cfg, usable) }},
+		{"publish", func(cfg *config.Config) error { _, err := publishForges(cfg); return err }},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"reasonix/config"
 	"reasonix/internal/secretenv"
+	"reasonix/runner/forge"
 	"reasonix/runner/session"
 )
 
@@ -77,6 +78,13 @@ func doctor(file string, stdout, _ io.Writer) error {
 		d.ok("git", "found")
 		d.workspaces(cfg)
 	}
+	verifyPublish(ctx, cfg, func(ws string, id forge.Identity, err error) {
+		if err != nil {
+			d.fail("publish", fmt.Sprintf("workspace %s: %v", ws, err))
+			return
+		}
+		d.ok("publish", fmt.Sprintf("workspace %s: %s as %s", ws, id.Project, cmpString(id.User, "the token's app")))
+	})
 	d.sandbox(cfg)
 	return d.result()
 }

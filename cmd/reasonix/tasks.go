@@ -124,6 +124,20 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 		},
 		taskTransition("cancel", "cancel a queued, running or waiting task", "reasonix tasks cancel t_01hx…", (*client.Client).Cancel),
 		taskTransition("resume", "resume an interrupted task, or one out of budget with a fresh budget", "reasonix tasks resume t_01hx…", (*client.Client).Resume),
+		{
+			name: "diff", args: "ID", summary: "print a task's changes against its base",
+			about:   "Prints the task branch's diff against the commit it started from (git diff base...branch), read on the\nnode that ran the task.",
+			example: "reasonix tasks diff t_01hx… | less",
+			flags: func(fs *flag.FlagSet) action {
+				return clientAction(fs, func(c *client.Client, args []string, stdout, stderr io.Writer) error {
+					id, err := resolveID(c, "task", args[0], (*client.Client).ResolveTask)
+					if err != nil {
+						return err
+					}
+					return tasksDiff(c, id, stdout, stderr)
+				})
+			},
+		},
 	}
 }
 
@@ -267,6 +281,9 @@ func printTask(w io.Writer, t apitype.Task) {
 		if r.DiffStat != "" {
 			fmt.Fprintf(w, "changes\n%s\n", r.DiffStat)
 		}
+		if line := publishLine(r); line != "" {
+			fmt.Fprintf(w, "published %s\n", line)
+		}
 		fmt.Fprintf(w, "tokens    %d+%d, %s\n", r.Tokens.Prompt, r.Tokens.Completion, time.Duration(r.DurationMS)*time.Millisecond)
 		if len(r.Models) > 0 || r.Cost > 0 {
 			models := make(map[string]store.ModelCost, len(r.Models))
@@ -285,4 +302,50 @@ func printTask(w io.Writer, t apitype.Task) {
 			fmt.Fprintf(w, "\n%s\n", r.FinalAnswer)
 		}
 	}
+}
+
+// publishLine says what became of the task's branch on the forge:
+// "PR #12 (open) https://…", "branch pushed", "nothing: the task changed
+// nothing", "pending (…)", "failed: …"; "" without publishing.
+func publishLine(r *apitype.Result) string {
+	switch r.Publish {
+	case "":
+		return ""
+	case "pr":
+		if r.PR != nil {
+			return fmt.Sprintf("PR #%d (%s) %s", r.PR.Number, r.PR.State, r.PR.URL)
+		}
+	case "branch":
+		return "branch pushed, no pull request (mode = \"branch\")"
+	case "unchanged":
+		return "nothing: the task changed nothing"
+	case "failed":
+		return "failed: " + r.PublishError
+	case "pending":
+		if r.PublishError != "" {
+			return "pending: " + r.PublishError
+		}
+		return "pending"
+	}
+	return r.Publish
+}
+
+// tasksDiff is `reasonix tasks diff ID`: the task's changes against its
+// base, as git prints them.
+func tasksDiff(c *client.Client, id string, stdout, stderr io.Writer) error {
+	d, err := c.Diff(context.Background(), id)
+	if err != nil {
+		return notFound(err, "task", id)
+	}
+	if d.Diff == "" {
+		fmt.Fprintf(stderr, "task %s changed nothing on %s\n", id, d.Branch)
+		return nil
+	}
+	if _, err := io.WriteString(stdout, d.Diff); err != nil {
+		return err
+	}
+	if d.Truncated {
+		fmt.Fprintln(stderr, "reasonix: the diff is longer than the service returns (8 MiB); fetch the branch for the rest")
+	}
+	return nil
 }

@@ -109,6 +109,20 @@ type Result struct {
 	Error string `json:"error,omitempty"`
 	// Reason says in a sentence why the task ended as it did.
 	Reason string `json:"reason,omitempty"`
+	// Publish is what became of the branch under [workspaces.publish]:
+	// "pending", "pr", "branch", "unchanged" or "failed" (PublishError
+	// says why); "" when the workspace does not publish.
+	Publish      string `json:"publish,omitempty"`
+	PublishError string `json:"publish_error,omitempty"`
+	// PR is the pull (merge) request the task's branch was published as.
+	PR *PullRequest `json:"pr,omitempty"`
+}
+
+// PullRequest is a task's pull request.
+type PullRequest struct {
+	URL    string `json:"url"`
+	Number int    `json:"number"`
+	State  string `json:"state"` // open, closed or merged
 }
 
 // Usage counts a model's tokens.
@@ -209,4 +223,14 @@ func (e Event) EndsTask() bool {
 	}
 	var p TaskStatePayload
 	return json.Unmarshal(e.Payload, &p) == nil && p.State != "" && p.State.Terminal()
+}
+
+// Diff is a task's changes against its base (GET /api/v1/tasks/{id}/diff):
+// `git diff base...branch` as the task's branch holds it, the text the
+// task wrote (show it as data), at most 8 MiB; Truncated when longer.
+type Diff struct {
+	TaskID    string `json:"task_id"`
+	Branch    string `json:"branch"`
+	Diff      string `json:"diff"`
+	Truncated bool   `json:"truncated"`
 }

@@ -247,6 +247,14 @@ type TaskFilter struct {
 }
 
 // Tasks lists tasks, newest first, a page at a time (GET /api/v1/tasks).
+// Diff returns task id's changes against its base (GET
+// /api/v1/tasks/{id}/diff).
+func (c *Client) Diff(ctx context.Context, id string) (apitype.Diff, error) {
+	var d apitype.Diff
+	err := c.do(ctx, http.MethodGet, taskPath(id, "/diff"), nil, &d)
+	return d, err
+}
+
 func (c *Client) Tasks(ctx context.Context, f TaskFilter) (apitype.TaskPage, error) {
 	q := url.Values{}
 	if len(f.States) > 0 {

@@ -77,6 +77,7 @@ func New(cfg Config) (*API, error) {
 	api("GET /api/v1/tasks", a.listTasks)
 	api("GET /api/v1/tasks/{id}", a.getTask)
 	api("GET /api/v1/tasks/{id}/events", a.events)
+	api("GET /api/v1/tasks/{id}/diff", a.diff)
 	api("GET /api/v1/tasks/{id}/events/stream", a.stream)
 	api("POST /api/v1/tasks/{id}/cancel", a.cancel)
 	api("POST /api/v1/tasks/{id}/messages", a.message)

@@ -140,6 +140,16 @@ func (a *API) getTask(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, viewTask(t))
 }
 
+func (a *API) diff(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	d, truncated, err := a.svc.Diff(r.Context(), id)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, apitype.Diff{TaskID: id, Branch: "reasonix/" + id, Diff: string(d), Truncated: truncated})
+}
+
 func (a *API) events(w http.ResponseWriter, r *http.Request) {
 	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		a.stream(w, r)

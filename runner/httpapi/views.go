@@ -31,7 +31,10 @@ func viewResult(r *store.Result) *apitype.Result {
 	}
 	v := &apitype.Result{Summary: r.Summary, FinalAnswer: r.FinalAnswer, DiffStat: r.DiffStat, Branch: r.Branch,
 		Tokens: apitype.Usage(r.Tokens), Cost: r.Cost, CostComplete: r.CostComplete, UnpricedTokens: r.UnpricedTokens,
-		DurationMS: r.DurationMS, Error: r.Error, Reason: r.Reason}
+		DurationMS: r.DurationMS, Error: r.Error, Reason: r.Reason, Publish: r.Publish, PublishError: r.PublishError}
+	if r.PR != nil {
+		v.PR = &apitype.PullRequest{URL: r.PR.URL, Number: r.PR.Number, State: r.PR.State}
+	}
 	if r.Models != nil {
 		v.Models = make(map[string]apitype.ModelCost, len(r.Models))
 		for name, m := range r.Models {

@@ -55,6 +55,7 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("InboxOnce", func(t *testing.T) { testInboxOnce(t, open) })
 	t.Run("Roles", func(t *testing.T) { testRoles(t, open) })
 	t.Run("ChatLease", func(t *testing.T) { testChatLease(t, open) })
+	t.Run("PublishOutbox", func(t *testing.T) { testPublishOutbox(t, open) })
 }
 
 func newTask(prompt string) store.NewTask {

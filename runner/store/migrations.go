@@ -393,4 +393,27 @@ CREATE TABLE task_counters (
 ALTER TABLE tool_journal ADD COLUMN checkpointed INTEGER NOT NULL DEFAULT 0;
 UPDATE tool_journal SET checkpointed = 1;
 `},
+	// 20: the publish outbox, one row per task whose branch is handed over
+	// to a forge. state moves pending → pushed → done; a row not done is
+	// driven again (after a crash, by any node holding its lease) and finds
+	// the pull request it may already have opened by its head branch.
+	{version: 20, sql: `
+CREATE TABLE publishes (
+	task_id     TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	workspace   TEXT NOT NULL,
+	branch      TEXT NOT NULL,
+	commit_sha  TEXT NOT NULL,
+	state       TEXT NOT NULL,
+	pr_number   INTEGER NOT NULL DEFAULT 0,
+	pr_url      TEXT NOT NULL DEFAULT '',
+	pr_state    TEXT NOT NULL DEFAULT '',
+	error       TEXT NOT NULL DEFAULT '',
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	lease_owner TEXT NOT NULL DEFAULT '',
+	lease_until BIGINT NOT NULL DEFAULT 0,
+	created_at  BIGINT NOT NULL,
+	updated_at  BIGINT NOT NULL
+);
+CREATE INDEX publishes_state ON publishes (state, lease_until);
+`},
 }

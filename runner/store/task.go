@@ -92,6 +92,22 @@ type Result struct {
 	// Reason says in a sentence, safe for whoever asked, why the task
 	// ended as it did.
 	Reason string `json:"reason,omitempty"`
+	// Publish says what became of the task's branch under a workspace's
+	// [workspaces.publish]: "pending" (being handed over), "pr" (PR holds
+	// the pull request), "branch" (pushed, no pull request asked for),
+	// "unchanged" (nothing to publish: the task changed nothing) or
+	// "failed" (PublishError says why). "" without publishing.
+	Publish      string `json:"publish,omitempty"`
+	PublishError string `json:"publish_error,omitempty"`
+	// PR is the pull (merge) request the branch was published as.
+	PR *PullRequest `json:"pr,omitempty"`
+}
+
+// PullRequest is a task's pull request as result.pr shows it.
+type PullRequest struct {
+	URL    string `json:"url"`
+	Number int    `json:"number"`
+	State  string `json:"state"` // open, closed or merged, when it was last seen
 }
 
 // NewTask is the intake of a task.

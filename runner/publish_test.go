@@ -1,0 +1,144 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"reasonix/config"
+	"reasonix/internal/testenv"
+	"reasonix/runner"
+	"reasonix/runner/forge"
+	"reasonix/runner/forge/forgetest"
+	"reasonix/runner/runnertest"
+	"reasonix/runner/store"
+	"reasonix/runner/workspace"
+)
+
+// publishBench is a service whose workspace "app" publishes to a fake
+// forge backed by a real git server.
+type publishBench struct {
+	svc  *runner.Service
+	srv  *forgetest.Server
+	git  *forgetest.GitServer
+	repo string
+}
+
+func newPublishBench(t *testing.T, kind forge.Kind, rt *router) *publishBench {
+	t.Helper()
+	testenv.LookPath(t, testenv.Git)
+	b := &publishBench{srv: forgetest.New(t, kind, forgetest.Options{})}
+	b.git = forgetest.NewGitServer(t, b.srv.Project(), b.srv.Token())
+	b.srv.UseGit(b.git)
+	t.Setenv("REASONIX_TEST_FORGE_TOKEN", b.srv.Token())
+	b.repo = t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"commit", "-q", "--allow-empty", "-m", "root"},
+		{"-c", "http.extraHeader=Authorization: Bearer " + b.srv.Token(), "push", "-q", b.git.URL, "main"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = b.repo
+		cmd.Env = forgetest.GitEnv(t.TempDir())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	wm, err := workspace.New(workspace.Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := config.Default()
+	set.Serve.PublicURL = "https://reasonix.example"
+	set.Workspaces = []config.Workspace{{Name: "app", Repo: b.repo, Base: "main", Publish: &config.Publish{
+		Forge: string(kind), APIURL: b.srv.URL, Project: b.srv.Project(), TokenEnv: "REASONIX_TEST_FORGE_TOKEN",
+		PushURL: b.git.URL, Mode: config.PublishPR, Base: "main", Labels: []string{"bot"},
+	}}}
+	b.svc = runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set,
+		Configure: func(c *runner.Config) { c.Workspaces = runner.NewWorkspaces(wm) }})
+	return b
+}
+
+// A task that succeeded with changes ends with its branch on the forge and
+// one pull request, in its result and a published event; the token is in
+// no event.
+func TestPublishOpensOnePullRequest(t *testing.T) {
+	for _, kind := range []forge.Kind{forge.GitHub, forge.GitLab} {
+		t.Run(string(kind), func(t *testing.T) {
+			rt := newRouter()
+			rt.script("add a readme",
+				calls(call("c1", "write_file", map[string]string{"path": "README.md", "content": "# hello\n"})),
+				answer("Added README.md."))
+			b := newPublishBench(t, kind, rt)
+			task, _, err := b.svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Prompt: "add a readme", Workspace: "app", Posture: "auto"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := runnertest.WaitState(t, b.svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+			if done.State != store.StateSucceeded {
+				t.Fatalf("state = %s %+v", done.State, done.Result)
+			}
+			evs := runnertest.Events(t, b.svc, task.ID, "published")
+			if len(evs) != 1 || !strings.Contains(string(evs[0].Payload), `"state":"pr"`) {
+				t.Fatalf("published events = %v", evs)
+			}
+			got, err := b.svc.Task(context.Background(), task.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prs := b.srv.PRs()
+			if len(prs) != 1 || got.Result.PR == nil || got.Result.PR.Number != prs[0].Number || got.Result.Publish != "pr" ||
+				got.Result.PR.State != "open" || got.Result.PR.URL == "" {
+				t.Fatalf("forge PRs %+v, result %+v", prs, got.Result)
+			}
+			pr := prs[0]
+			if pr.Head != "reasonix/"+task.ID || pr.Title != "add a readme" || !strings.Contains(pr.Body, "Added README.md.") ||
+				!strings.Contains(pr.Body, "README.md |") || !strings.Contains(pr.Body, "https://reasonix.example/tasks/"+task.ID) ||
+				!strings.Contains(pr.Body, "Asked by") || len(pr.Labels) != 1 {
+				t.Errorf("pull request = %+v", pr)
+			}
+			if b.git.Ref(t, "refs/heads/reasonix/"+task.ID) == "" {
+				t.Error("the branch is not on the forge")
+			}
+			if d, truncated, err := b.svc.Diff(context.Background(), task.ID); err != nil || truncated || !strings.Contains(string(d), "+# hello") {
+				t.Errorf("Diff = %q, %v, %v", d, truncated, err)
+			}
+			for _, e := range runnertest.Events(t, b.svc, task.ID) {
+				if strings.Contains(string(e.Payload), b.srv.Token()) {
+					t.Errorf("event %s holds the token", e.Type)
+				}
+			}
+		})
+	}
+}
+
+// A task that changed nothing pushes no branch, opens no pull request and
+// says so.
+func TestPublishNothingWithoutChanges(t *testing.T) {
+	rt := newRouter()
+	rt.script("what is in here?", answer("Nothing much."))
+	b := newPublishBench(t, forge.GitHub, rt)
+	task, _, err := b.svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Prompt: "what is in here?", Workspace: "app", Posture: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, b.svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded || done.Result.Publish != "unchanged" || done.Result.PR != nil {
+		t.Fatalf("state = %s, result %+v", done.State, done.Result)
+	}
+	evs := runnertest.Events(t, b.svc, task.ID, "published")
+	if len(evs) != 1 || !strings.Contains(string(evs[0].Payload), `"state":"unchanged"`) {
+		t.Errorf("published events = %v", evs)
+	}
+	if len(b.srv.PRs()) != 0 || b.git.Ref(t, "refs/heads/reasonix/"+task.ID) != "" {
+		t.Errorf("a task without changes published: PRs %v", b.srv.PRs())
+	}
+	if d, _, err := b.svc.Diff(context.Background(), task.ID); err != nil || len(d) != 0 {
+		t.Errorf("Diff of a task without changes = %q, %v", d, err)
+	}
+	if _, _, err := b.svc.Diff(context.Background(), "t_nosuchtask"); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("Diff of an unknown task: %v", err)
+	}
+}
