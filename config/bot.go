@@ -30,6 +30,21 @@ type Bot struct {
 	// chat approver decides only approvals of tasks relayed on its own
 	// platform (an allowed channel or a direct message).
 	GlobalApprovers []string `toml:"global_approvers"`
+	// ApprovalsChannel ("slack:C…" or "telegram:<chat id>") receives a
+	// copy of every approval request, with its buttons, of a task relayed
+	// on that platform where no approver can see it (a direct message with
+	// the requester); "" sends the copies to each approver's direct
+	// message instead.
+	ApprovalsChannel string `toml:"approvals_channel"`
+}
+
+// ApprovalsChannelOf is the approvals channel of transport, "" for none.
+func (b Bot) ApprovalsChannelOf(transport string) string {
+	t, ch, ok := strings.Cut(b.ApprovalsChannel, ":")
+	if !ok || t != transport {
+		return ""
+	}
+	return ch
 }
 
 // DefaultMaxPostsPerTask is the per-task post cap when none is set.
@@ -71,7 +86,14 @@ type SlackBot struct {
 	// SlashCommand is the slash command the Slack app declares; default
 	// "/reasonix". A slash payload naming another command is ignored.
 	SlashCommand string `toml:"slash_command"`
+	// MentionApprovers makes an approval request mention (and so notify)
+	// the approvers who can decide it; default true. False names them
+	// without a notification.
+	MentionApprovers *bool `toml:"mention_approvers"`
 }
+
+// Mentions reports whether approval requests mention their approvers.
+func (s SlackBot) Mentions() bool { return s.MentionApprovers == nil || *s.MentionApprovers }
 
 // DefaultSlashCommand is [bot.slack] slash_command when none is set.
 const DefaultSlashCommand = "/reasonix"
@@ -248,6 +270,16 @@ func (b *Bot) validate(c *Config, p *problems) {
 	for _, id := range b.GlobalApprovers {
 		if !chatPrincipal.MatchString(id) {
 			p.add(c.origins["bot.global_approvers"], "bot.global_approvers", "%q is not a chat identity: use slack:<team id>/<user id> or telegram:<user id>", id)
+		}
+	}
+
+	if ac := b.ApprovalsChannel; ac != "" {
+		t, ch, _ := strings.Cut(ac, ":")
+		switch {
+		case t == "slack" && strings.HasPrefix(ch, "C") || t == "slack" && strings.HasPrefix(ch, "G"):
+		case t == "telegram" && strings.HasPrefix(ch, "-") && len(ch) > 1 && strings.Trim(ch[1:], "0123456789") == "":
+		default:
+			p.add(c.origins["bot.approvals_channel"], "bot.approvals_channel", "%q is not a channel: use slack:<channel id> (C…) or telegram:<group chat id> (-100…)", ac)
 		}
 	}
 

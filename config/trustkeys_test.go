@@ -105,6 +105,8 @@ var untrustedKeyTable = map[string]TrustRule{
 	"bot.slack.approvers":               Refused,
 	"bot.slack.slash_command":           Refused,
 	"bot.global_approvers":              Refused,
+	"bot.approvals_channel":             Refused,
+	"bot.slack.mention_approvers":       Refused,
 	"bot.slack.ack_reaction":            Refused,
 	"bot.telegram.enabled":              Refused,
 	"bot.telegram.token_env":            Ignored,

@@ -90,6 +90,7 @@ type Relay struct {
 	watching map[string]bool // task ids with a live watcher
 	refused  map[string]time.Time
 	names    names
+	dms      dmChannels
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup

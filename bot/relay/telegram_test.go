@@ -116,7 +116,7 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 	fake.Click(tgGroup, tgBob, ap.ID, "ap:a_forged:o")       // forged
 	eventually(t, "two refusals", func() bool { return len(fake.Answers()) == 2 })
 	for _, a := range fake.Answers() {
-		if !strings.Contains(a.Text, "nothing changed") && !strings.Contains(a.Text, "requested this task") {
+		if !strings.Contains(a.Text, "nothing changed") && !strings.Contains(a.Text, "You asked for this task") {
 			t.Errorf("refusal = %+v", a)
 		}
 	}

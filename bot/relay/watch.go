@@ -83,6 +83,9 @@ type watcher struct {
 	// statusDelay needs no status message at all — its answer comes at
 	// once instead of a paced second behind one.
 	deferred bool
+	// reminders are the pending approvals still to be reminded of, by id:
+	// when (see remind.go).
+	reminders map[string]time.Time
 }
 
 // statusDelay is how long a task on a platform that shows typing goes
@@ -129,6 +132,14 @@ func (w *watcher) run(ctx context.Context) error {
 		w.typing(ctx, typer)
 	}
 	dirty := false
+	var remindTimer *time.Timer
+	var remindC <-chan time.Time
+	var remindAt time.Time
+	defer func() {
+		if remindTimer != nil {
+			remindTimer.Stop()
+		}
+	}()
 	// The elapsed time moves while nothing else does: refresh it now and
 	// then, through the same coalescing as every other change.
 	refresh := time.NewTicker(r.cfg.RefreshInterval)
@@ -148,6 +159,9 @@ func (w *watcher) run(ctx context.Context) error {
 			}
 		case <-typing:
 			w.typing(ctx, w.t.(bot.Typer))
+		case <-remindC:
+			remindC, remindAt = nil, time.Time{}
+			w.remindDue(ctx)
 		case ev, ok := <-events:
 			if !ok {
 				return nil
@@ -168,6 +182,21 @@ func (w *watcher) run(ctx context.Context) error {
 				err := w.editStatus(ctx, true)
 				w.conclude(ctx)
 				return err
+			}
+		}
+		if at := w.nextReminder(); !at.IsZero() && !at.After(r.now()) {
+			// Due by the relay's clock (Config.Now) though the timer has
+			// not fired: the clock is the authority.
+			w.remindDue(ctx)
+		}
+		if at := w.nextReminder(); !at.Equal(remindAt) {
+			if remindTimer != nil {
+				remindTimer.Stop()
+			}
+			remindC, remindAt = nil, at
+			if !at.IsZero() {
+				remindTimer = time.NewTimer(max(at.Sub(r.now()), 0))
+				remindC = remindTimer.C
 			}
 		}
 		if w.deferred {
@@ -419,12 +448,9 @@ func (w *watcher) post(ctx context.Context, ev runner.Event) {
 		if json.Unmarshal(ev.Payload, &p) != nil {
 			return
 		}
-		post, err := w.r.st.ChatPost(ctx, w.v.taskID, approvalKey(p.ApprovalID))
-		if err != nil {
-			return
-		}
-		if a, err := w.r.svc.Approval(ctx, p.ApprovalID); err == nil {
-			w.r.editDecided(ctx, w.t, post, a)
+		delete(w.reminders, p.ApprovalID)
+		if a, err := w.r.svc.Approval(ctx, p.ApprovalID); err == nil && a.TaskID == w.v.taskID {
+			w.r.showDecided(ctx, a)
 		}
 	case "fleet_updated":
 		if w.summaries == nil {

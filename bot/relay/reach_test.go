@@ -1,0 +1,179 @@
+package relay_test
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"reasonix/bot/bottest"
+	"reasonix/bot/relay"
+	"reasonix/config"
+	"reasonix/runner/runnertest"
+	"reasonix/runner/store"
+)
+
+// buttonsIn waits for a message with buttons in channel ch and returns it.
+func (r *rig) buttonsIn(t testing.TB, ch string) bottest.SlackMessage {
+	t.Helper()
+	var msg bottest.SlackMessage
+	eventually(t, "an approval message with buttons in "+ch, func() bool {
+		for _, m := range r.slack.Messages() {
+			if m.Channel == ch && len(m.Buttons) > 0 {
+				msg = m
+				return true
+			}
+		}
+		return false
+	})
+	return msg
+}
+
+// message is message ts as the fake holds it now.
+func (r *rig) message(ts string) bottest.SlackMessage {
+	for _, m := range r.slack.Messages() {
+		if m.TS == ts {
+			return m
+		}
+	}
+	return bottest.SlackMessage{}
+}
+
+// A task started in a direct message asks where no approver sees it: the
+// request is also posted, with its buttons, in each approver's own direct
+// message with the bot (never the requester's second copy, never a
+// non-approver's). The requester's click is told it is their own task;
+// the approver's click in their DM decides, and both messages are edited
+// to the decision.
+func TestDMApprovalReachesAnApproversDM(t *testing.T) {
+	r := newRig(t, approvalScript)
+	const aliceDM = "DALI"
+	r.slack.DM(alice, aliceDM, "touch a file from my DM")
+	orig := r.buttonsIn(t, aliceDM)
+	cp := r.buttonsIn(t, bottest.DMChannel(bob))
+	if !strings.Contains(cp.Text, "Asked in a direct message with "+bottest.SlackRealName(alice)) || !strings.Contains(cp.Text, "echo ran") {
+		t.Errorf("the copy reads %q", cp.Text)
+	}
+	if len(cp.Buttons) != len(orig.Buttons) {
+		t.Errorf("copy buttons %+v, original %+v", cp.Buttons, orig.Buttons)
+	}
+	if !strings.Contains(orig.Text, "<@"+bob+">") || strings.Contains(orig.Text, "<@"+alice+">") {
+		t.Errorf("the request mentions the wrong people: %q", orig.Text)
+	}
+	for _, m := range r.slack.Messages() {
+		if m.Channel == bottest.DMChannel(mallory) || m.Channel == bottest.DMChannel(alice) {
+			t.Errorf("a copy went to %s: %q", m.Channel, m.Text)
+		}
+	}
+
+	r.slack.Click(alice, aliceDM, orig.TS, orig.Buttons[0].Value)
+	eventually(t, "the requester's answer", func() bool { return len(r.ephemeralFor(alice)) == 1 })
+	if got := r.ephemeralFor(alice)[0]; got != "You asked for this task; another approver must decide. Nothing changed." {
+		t.Errorf("the requester's click was answered %q", got)
+	}
+	// A copy's button works only on the copy: clicked as if in another
+	// conversation it is refused.
+	r.slack.Click(bob, "C0OTHER", cp.TS, cp.Buttons[0].Value)
+	eventually(t, "the misplaced click's answer", func() bool { return len(r.ephemeralFor(bob)) == 1 })
+
+	r.slack.Click(bob, bottest.DMChannel(bob), cp.TS, cp.Buttons[0].Value)
+	tasks := r.tasksWithPrompt(t, "touch a file from my DM")
+	if len(tasks) != 1 {
+		t.Fatalf("tasks = %+v", tasks)
+	}
+	id := tasks[0].ID
+	done := runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("task = %s %+v", done.State, done.Result)
+	}
+	decided := "Allowed once by " + bottest.SlackRealName(bob)
+	eventually(t, "both copies to show the decision", func() bool {
+		o, c := r.message(orig.TS), r.message(cp.TS)
+		return len(o.Buttons) == 0 && len(c.Buttons) == 0 && strings.Contains(o.Text, decided) && strings.Contains(c.Text, decided)
+	})
+	if n := len(runnertest.Events(t, r.svc, id, "approval_decided")); n != 1 {
+		t.Errorf("%d decisions, want 1", n)
+	}
+}
+
+// With [bot] approvals_channel set, the copy of a request asked in a DM
+// goes there instead of to each approver, mentioning them; a click there
+// decides, and the request in the DM shows it.
+func TestDMApprovalGoesToTheApprovalsChannel(t *testing.T) {
+	const approvals = "C0APPR"
+	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob, mallory},
+		AllowChannels: []string{channel, approvals}, Approvers: []string{alice, bob}}, ApprovalsChannel: "slack:" + approvals}
+	r := newRigOpts(t, rigOpts{model: approvalScript, editInterval: 120 * time.Millisecond, bot: &b})
+	r.slack.DM(alice, "DALI", "touch a file, approved in the channel")
+	orig := r.buttonsIn(t, "DALI")
+	cp := r.buttonsIn(t, approvals)
+	if !strings.Contains(cp.Text, "<@"+bob+">") {
+		t.Errorf("the copy does not mention the approver: %q", cp.Text)
+	}
+	for _, m := range r.slack.Messages() {
+		if strings.HasPrefix(m.Channel, "D") && m.Channel != "DALI" {
+			t.Errorf("a copy went to a DM (%s) though an approvals channel is set", m.Channel)
+		}
+	}
+	r.slack.Click(bob, approvals, cp.TS, cp.Buttons[len(cp.Buttons)-1].Value) // Deny
+	eventually(t, "both messages to show the denial", func() bool {
+		o, c := r.message(orig.TS), r.message(cp.TS)
+		return len(o.Buttons) == 0 && len(c.Buttons) == 0 && strings.Contains(o.Text, "Denied by") && strings.Contains(c.Text, "Denied by")
+	})
+}
+
+// A request asked in a channel stays there: no copies.
+func TestChannelApprovalIsNotCopied(t *testing.T) {
+	r := newRig(t, approvalScript)
+	m := r.slack.Mention(alice, channel, "", "touch a file in the channel")
+	ap := r.approvalMessage(t, m.TS)
+	r.slack.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
+	runnertest.WaitState(t, r.svc, r.taskOf(t, m.TS), 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	for _, msg := range r.slack.Messages() {
+		if msg.Channel != channel {
+			t.Errorf("a message went to %s: %q", msg.Channel, msg.Text)
+		}
+	}
+}
+
+// An approval nobody answers is reminded of once, at half its deadline,
+// in the thread, mentioning the approvers again; the relay's clock is the
+// test's, moved past the halfway mark.
+func TestUnansweredApprovalIsRemindedOnce(t *testing.T) {
+	var ahead atomic.Int64
+	r := newRigOpts(t, rigOpts{model: approvalScript, editInterval: 120 * time.Millisecond, tune: func(c *relay.Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+		c.RefreshInterval = 50 * time.Millisecond
+	}})
+	m := r.slack.Mention(alice, channel, "", "wait for a reminder")
+	ap := r.approvalMessage(t, m.TS)
+	reminders := func() []bottest.SlackMessage {
+		var out []bottest.SlackMessage
+		for _, msg := range r.slack.Thread(channel, m.TS) {
+			if strings.Contains(msg.Text, "Still waiting for a decision") {
+				out = append(out, msg)
+			}
+		}
+		return out
+	}
+	settle(t, r.relay, false)
+	if n := len(reminders()); n != 0 {
+		t.Fatalf("%d reminders before half the deadline", n)
+	}
+	ahead.Store(int64(16 * time.Minute)) // the default deadline is 30 minutes away
+	eventually(t, "the reminder", func() bool { return len(reminders()) == 1 })
+	got := reminders()[0]
+	if !strings.Contains(got.Text, "<@"+bob+">") || !strings.Contains(got.Text, "bash") || !strings.Contains(got.Text, "no answer means deny") {
+		t.Errorf("the reminder reads %q", got.Text)
+	}
+	ahead.Store(int64(20 * time.Minute))
+	settle(t, r.relay, false)
+	if n := len(reminders()); n != 1 {
+		t.Errorf("%d reminders, want 1", n)
+	}
+	r.slack.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
+	done := runnertest.WaitState(t, r.svc, r.taskOf(t, m.TS), 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("task = %s %+v", done.State, done.Result)
+	}
+}
