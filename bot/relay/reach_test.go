@@ -1,14 +1,19 @@
 package relay_test
 
 import (
+	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"reasonix/agent/agenttest"
+	"reasonix/bot"
 	"reasonix/bot/bottest"
 	"reasonix/bot/relay"
+	"reasonix/bot/slack"
 	"reasonix/config"
+	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
 )
@@ -175,5 +180,62 @@ func TestUnansweredApprovalIsRemindedOnce(t *testing.T) {
 	done := runnertest.WaitState(t, r.svc, r.taskOf(t, m.TS), 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
 	if done.State != store.StateSucceeded {
 		t.Fatalf("task = %s %+v", done.State, done.Result)
+	}
+}
+
+// A task from the API that names a chat target and ends before the relay
+// looks (here: the first relay scans only at its start, and the second
+// starts after the task ended) is still posted — its report once, however
+// often the relay looks again.
+func TestTaskEndedBeforeTheScanIsStillPosted(t *testing.T) {
+	r := newRigOpts(t, rigOpts{model: func(agenttest.Request) agenttest.Turn { return agenttest.Turn{Text: "quick-answer-42"} },
+		editInterval: 50 * time.Millisecond, tune: func(c *relay.Config) { c.ScanInterval = time.Hour }})
+	ctx := context.Background()
+	eventually(t, "the first relay's only scan", func() bool { s, _ := r.relay.Passes(); return s >= 1 })
+	task, _, err := r.svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Requester: "token:root", Prompt: "answer quickly",
+		Notify: []store.NotifyTarget{{Transport: "slack", Channel: channel}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, r.svc, task.ID, 20*time.Second, store.StateSucceeded)
+	if n := len(r.slack.Messages()); n != 0 {
+		t.Fatalf("%d messages before any scan saw the task", n)
+	}
+	tr, err := slack.New(slack.Config{BotToken: "xoxb-test-secret", AppToken: "xapp-test", APIURL: r.slack.APIURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob, mallory},
+		AllowChannels: []string{channel}, Approvers: []string{alice, bob}}}
+	second, err := relay.New(relay.Config{Service: r.svc, Store: r.st, Bot: b, Transports: []bot.Transport{tr},
+		EditInterval: 50 * time.Millisecond, ScanInterval: 50 * time.Millisecond, Node: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = second.Stop(sctx)
+	})
+	reports := func() int {
+		n := 0
+		for _, m := range r.slack.Messages() {
+			if strings.Contains(m.Text, "quick-answer-42") {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, "the ended task's report", func() bool { return reports() == 1 })
+	settle(t, second, false)
+	settle(t, second, false)
+	if n := reports(); n != 1 {
+		t.Errorf("the report was posted %d times", n)
+	}
+	if _, err := r.st.ChatPost(ctx, task.ID, "status"); err != nil {
+		t.Errorf("no status message recorded: %v", err)
 	}
 }

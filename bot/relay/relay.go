@@ -89,6 +89,7 @@ type Relay struct {
 	mu       sync.Mutex
 	watching map[string]bool // task ids with a live watcher
 	refused  map[string]time.Time
+	ended    map[string]bool // task/end keys whose end was relayed (see ended.go)
 	names    names
 	dms      dmChannels
 	ctx      context.Context
@@ -211,6 +212,7 @@ func (r *Relay) scanOnce() {
 			}
 		}
 	}
+	r.scanEnded(r.ctx)
 	r.scans.Add(1)
 }
 

@@ -181,6 +181,9 @@ func (w *watcher) run(ctx context.Context) error {
 				// The last state always lands, waiting for its slot.
 				err := w.editStatus(ctx, true)
 				w.conclude(ctx)
+				if err == nil {
+					w.recordEnd(ctx)
+				}
 				return err
 			}
 		}
