@@ -36,6 +36,19 @@ type Bot struct {
 	// the requester); "" sends the copies to each approver's direct
 	// message instead.
 	ApprovalsChannel string `toml:"approvals_channel"`
+	// AlertsChannel ("slack:C…" or "telegram:<chat id>") also receives
+	// the announcements of schedules that paused themselves or keep
+	// failing; "" announces them only to the schedule's notify target.
+	AlertsChannel string `toml:"alerts_channel"`
+}
+
+// AlertsChannelOf is the alerts channel of transport, "" for none.
+func (b Bot) AlertsChannelOf(transport string) string {
+	t, ch, ok := strings.Cut(b.AlertsChannel, ":")
+	if !ok || t != transport {
+		return ""
+	}
+	return ch
 }
 
 // ApprovalsChannelOf is the approvals channel of transport, "" for none.
@@ -273,13 +286,17 @@ func (b *Bot) validate(c *Config, p *problems) {
 		}
 	}
 
-	if ac := b.ApprovalsChannel; ac != "" {
+	for _, kv := range [][2]string{{"bot.approvals_channel", b.ApprovalsChannel}, {"bot.alerts_channel", b.AlertsChannel}} {
+		key, ac := kv[0], kv[1]
+		if ac == "" {
+			continue
+		}
 		t, ch, _ := strings.Cut(ac, ":")
 		switch {
 		case t == "slack" && strings.HasPrefix(ch, "C") || t == "slack" && strings.HasPrefix(ch, "G"):
 		case t == "telegram" && strings.HasPrefix(ch, "-") && len(ch) > 1 && strings.Trim(ch[1:], "0123456789") == "":
 		default:
-			p.add(c.origins["bot.approvals_channel"], "bot.approvals_channel", "%q is not a channel: use slack:<channel id> (C…) or telegram:<group chat id> (-100…)", ac)
+			p.add(c.origins[key], key, "%q is not a channel: use slack:<channel id> (C…) or telegram:<group chat id> (-100…)", ac)
 		}
 	}
 

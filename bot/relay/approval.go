@@ -54,6 +54,9 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 		r.log.Warn("relay: approval lookup", "approval", p.ApprovalID, "err", err)
 		return
 	}
+	// The copies first: their channels are not the thread's, so they wait
+	// for nothing the thread's pacing holds back.
+	w.postCopies(ctx, a, text, buttons)
 	if a.State == runner.ApprovalPending && !w.v.state.Terminal() {
 		// The status says "waiting for approval" before the buttons are
 		// there to click: a fast click must not leave it behind.
@@ -61,11 +64,13 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 		if err := w.showStatus(ctx); err != nil {
 			r.log.Warn("relay: posting the status message", "task", w.v.taskID, "err", err)
 		}
+		w.urgent = true
 		if err := w.editStatus(ctx, true); err != nil {
 			r.log.Warn("relay: status edit failed", "task", w.v.taskID, "err", err)
 		}
+		w.urgent = false
 	}
-	id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text, Buttons: buttons})
+	id, err := r.postUrgent(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text, Buttons: buttons})
 	if err != nil {
 		r.log.Warn("relay: posting an approval failed", "approval", a.ID, "err", err)
 		return
@@ -75,7 +80,6 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	if err := r.st.SaveChatPost(context.WithoutCancel(ctx), post); err != nil {
 		r.log.Warn("relay: saving an approval post", "approval", a.ID, "err", err)
 	}
-	w.postCopies(ctx, a, text, buttons)
 	w.scheduleReminder(ctx, a)
 	// Decided while we posted (from the API, a copy, or expired)? Show it.
 	if cur, err := r.svc.Approval(ctx, a.ID); err == nil && cur.State != runner.ApprovalPending {

@@ -17,6 +17,9 @@ import (
 // clicker alone.
 func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
 	r.learn(c.Requester(), c.Name)
+	if taskID, err := bot.ParseCancelButton(c.Data); err == nil {
+		return r.cancelClick(ctx, c, taskID)
+	}
 	id, choice, err := bot.ParseApprovalButton(c.Data)
 	if err != nil {
 		return "That button is not one I know; nothing changed."

@@ -192,8 +192,8 @@ func (r *Relay) approvalCopies(ctx context.Context, taskID, id string) []runner.
 	return out
 }
 
-// postCopies copies the request of approval a, already posted in the
-// task's thread, where its approvers see it (see copyChannels). text is
+// postCopies copies the request of approval a, posted in the task's
+// thread, where its approvers see it (see copyChannels). text is
 // the request as posted, before the line that says where it comes from.
 // A copy posted before (a restart) is not posted again.
 func (w *watcher) postCopies(ctx context.Context, a runner.Approval, text string, buttons []bot.Button) {
@@ -209,7 +209,7 @@ func (w *watcher) postCopies(ctx context.Context, a runner.Approval, text string
 		if slices.ContainsFunc(done, func(p runner.ChatPost) bool { return p.Transport == w.t.Name() && p.Channel == ch }) {
 			continue
 		}
-		id, err := r.post(ctx, w.t, bot.Message{Channel: ch, Text: text + "\n" + from, Buttons: buttons})
+		id, err := r.postUrgent(ctx, w.t, bot.Message{Channel: ch, Text: text + "\n" + from, Buttons: buttons})
 		if err != nil {
 			r.log.Warn("relay: copying an approval request", "approval", a.ID, "channel", ch, "err", err)
 			continue

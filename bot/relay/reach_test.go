@@ -239,3 +239,94 @@ func TestTaskEndedBeforeTheScanIsStillPosted(t *testing.T) {
 		t.Errorf("no status message recorded: %v", err)
 	}
 }
+
+// A running task silent for stall_after (the relay's clock moved past it)
+// says so once in its thread, naming the last step, with a Cancel button;
+// someone else's click is refused, the requester's cancels the task.
+func TestStalledTaskPostsOnceWithCancel(t *testing.T) {
+	var ahead atomic.Int64
+	model := func(req agenttest.Request) agenttest.Turn {
+		if res := lastTool(req); res != "" {
+			return agenttest.Turn{Text: "thinking forever", Stall: true}
+		}
+		return toolTurn("c1", "read_file", `{"path":"README.md"}`)
+	}
+	r := newRigOpts(t, rigOpts{model: model, editInterval: 50 * time.Millisecond, tune: func(c *relay.Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+		c.RefreshInterval = 50 * time.Millisecond
+	}})
+	m := r.slack.Mention(alice, channel, "", "read and then hang")
+	id := r.taskOf(t, m.TS)
+	eventually(t, "the model's second turn", func() bool { return len(r.model.Requests()) >= 2 })
+	stalls := func() []bottest.SlackMessage {
+		var out []bottest.SlackMessage
+		for _, msg := range r.slack.Thread(channel, m.TS) {
+			if strings.Contains(msg.Text, "No progress for") {
+				out = append(out, msg)
+			}
+		}
+		return out
+	}
+	settle(t, r.relay, false)
+	if n := len(stalls()); n != 0 {
+		t.Fatalf("%d stall notices before stall_after", n)
+	}
+	ahead.Store(int64(11 * time.Minute))
+	eventually(t, "the stall notice", func() bool { return len(stalls()) == 1 })
+	settle(t, r.relay, false)
+	st := stalls()
+	if len(st) != 1 {
+		t.Fatalf("%d stall notices, want 1", len(st))
+	}
+	if !strings.Contains(st[0].Text, "No progress for 11 min") || !strings.Contains(st[0].Text, "last step: read_file README.md") ||
+		len(st[0].Buttons) != 1 || st[0].Buttons[0].Label != "Cancel task" {
+		t.Fatalf("the stall notice: %+v", st[0])
+	}
+	r.slack.Click(mallory, channel, st[0].TS, st[0].Buttons[0].Value)
+	eventually(t, "mallory's answer", func() bool { return len(r.ephemeralFor(mallory)) == 1 })
+	if got := r.ephemeralFor(mallory)[0]; !strings.Contains(got, "only its requester or an admin") {
+		t.Errorf("mallory's click was answered %q", got)
+	}
+	if task, _ := r.svc.Task(context.Background(), id); task.State.Terminal() {
+		t.Fatalf("a refused click ended the task: %s", task.State)
+	}
+	r.slack.Click(alice, channel, st[0].TS, st[0].Buttons[0].Value)
+	if got := runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateCancelled, store.StateSucceeded, store.StateFailed); got.State != store.StateCancelled {
+		t.Fatalf("task = %s", got.State)
+	}
+}
+
+// A schedule that paused itself after a failed run is announced once in
+// its notify channel and in [bot] alerts_channel, however often the relay
+// looks again.
+func TestPausedScheduleIsAnnounced(t *testing.T) {
+	const alerts = "C0ALERT"
+	set := config.Default()
+	set.Runner.MaxConcurrentTasks = 2
+	set.Schedules = []config.Schedule{{Name: "nightly", Cron: "@yearly", Prompt: "tidy up", Posture: "ask", Overlap: "skip",
+		CatchUp: "none", MaxFailures: 1, Notify: []config.NotifyTarget{{Transport: "slack", Channel: channel}}}}
+	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob},
+		AllowChannels: []string{channel}, Approvers: []string{bob}}, AlertsChannel: "slack:" + alerts}
+	r := newRigOpts(t, rigOpts{set: set, bot: &b, editInterval: 50 * time.Millisecond,
+		model: func(agenttest.Request) agenttest.Turn { return agenttest.Turn{Status: 400, ErrorMessage: "bad request"} }})
+	ctx := context.Background()
+	task, err := r.svc.RunSchedule(ctx, runner.Principal{ID: "token:root", Role: store.RoleAdmin}, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, r.svc, task.ID, 20*time.Second, store.StateFailed)
+	announced := func(ch string) int {
+		n := 0
+		for _, m := range r.slack.Messages() {
+			if m.Channel == ch && m.ThreadTS == "" && strings.Contains(m.Text, "Schedule nightly is paused after 1 failed runs") {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, "the announcements", func() bool { return announced(channel) == 1 && announced(alerts) == 1 })
+	settle(t, r.relay, false)
+	if a, b := announced(channel), announced(alerts); a != 1 || b != 1 {
+		t.Errorf("announced %d times in the notify channel and %d in the alerts channel, want once each", a, b)
+	}
+}

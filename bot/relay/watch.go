@@ -86,6 +86,13 @@ type watcher struct {
 	// reminders are the pending approvals still to be reminded of, by id:
 	// when (see remind.go).
 	reminders map[string]time.Time
+	// urgent puts the status edit in the pacer's urgent lane: the edit
+	// that announces an approval request, just before it.
+	urgent bool
+	// lastEvent is when the task last logged anything; stalled is the
+	// event after which a stall was said (see stall.go).
+	lastEvent time.Time
+	stalled   int64
 }
 
 // statusDelay is how long a task on a platform that shows typing goes
@@ -150,6 +157,7 @@ func (w *watcher) run(ctx context.Context) error {
 			return nil
 		case <-refresh.C:
 			dirty = dirty || (!w.v.started.IsZero() && !w.v.state.Terminal())
+			w.checkStall(ctx)
 		case <-due:
 			due = nil
 		case <-showAt:
@@ -166,7 +174,7 @@ func (w *watcher) run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			w.seen = ev.Seq
+			w.seen, w.lastEvent = ev.Seq, ev.Time
 			was := w.v.state
 			if w.v.apply(ev) {
 				dirty = true
@@ -416,7 +424,9 @@ func (w *watcher) editStatus(ctx context.Context, wait bool) error {
 	}
 	m := bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text}
 	var err error
-	if wait {
+	if wait && w.urgent {
+		err = r.editUrgent(ctx, w.t, w.status, m)
+	} else if wait {
 		err = r.edit(ctx, w.t, w.status, m)
 	} else if err = w.t.Edit(context.WithoutCancel(ctx), w.status, m); err != nil {
 		if d, ok := bot.RetryAfter(err); ok {
