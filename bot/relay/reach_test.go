@@ -308,7 +308,9 @@ func TestPausedScheduleIsAnnounced(t *testing.T) {
 	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob},
 		AllowChannels: []string{channel}, Approvers: []string{bob}}, AlertsChannel: "slack:" + alerts}
 	r := newRigOpts(t, rigOpts{set: set, bot: &b, editInterval: 50 * time.Millisecond,
-		model: func(agenttest.Request) agenttest.Turn { return agenttest.Turn{Status: 400, ErrorMessage: "bad request"} }})
+		model: func(agenttest.Request) agenttest.Turn {
+			return agenttest.Turn{Status: 400, ErrorMessage: "bad request"}
+		}})
 	ctx := context.Background()
 	task, err := r.svc.RunSchedule(ctx, runner.Principal{ID: "token:root", Role: store.RoleAdmin}, "nightly")
 	if err != nil {
