@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"reasonix/internal/posture"
 )
@@ -188,6 +189,9 @@ type BotRoute struct {
 	Posture   posture.Posture `toml:"posture"`
 	Goal      bool            `toml:"goal"`
 	PlanFirst bool            `toml:"plan_first"`
+	// ApprovalTTL is how long approval requests of tasks relayed in the
+	// channel wait for an answer; 0 means [runner] approval_ttl.
+	ApprovalTTL time.Duration `toml:"approval_ttl"`
 }
 
 // SlackMode is Mode with its default applied.
@@ -314,6 +318,7 @@ func (b *Bot) validate(c *Config, p *problems) {
 				p.add(rsrc, label+".posture", "%v", err)
 			}
 		}
+		checkEntryTTL(p, rsrc, label+".approval_ttl", r.ApprovalTTL)
 		if r.Workspace != "" && !c.hasWorkspace(r.Workspace) {
 			p.add(rsrc, label+".workspace", "%q is not a [[workspaces]] name", r.Workspace)
 		}

@@ -30,6 +30,15 @@ type Runner struct {
 	StallAfter time.Duration `toml:"stall_after"`
 }
 
+// checkEntryTTL checks an entry's own approval_ttl: unset (0), or a
+// duration string from 1m to MaxApprovalTTL (a bare integer would be
+// nanoseconds, which no one means).
+func checkEntryTTL(p *problems, source, field string, d time.Duration) {
+	if d != 0 && (d < time.Minute || d > MaxApprovalTTL) {
+		p.add(source, field, "must be a duration from \"1m\" to \"24h\" (got %s)", d)
+	}
+}
+
 // Validate checks r as Load does, for a Runner built in code: the runner's
 // constructor calls it, so a value Load refuses is refused there too, with
 // the same message.

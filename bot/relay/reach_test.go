@@ -332,3 +332,24 @@ func TestPausedScheduleIsAnnounced(t *testing.T) {
 		t.Errorf("announced %d times in the notify channel and %d in the alerts channel, want once each", a, b)
 	}
 }
+
+// A route's approval_ttl sets how long its tasks' requests wait, and the
+// reminder comes at half of it.
+func TestRouteApprovalTTL(t *testing.T) {
+	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob},
+		AllowChannels: []string{channel}, Approvers: []string{bob}},
+		Routes: []config.BotRoute{{Transport: "slack", Channel: channel, Posture: "ask", ApprovalTTL: 3 * time.Hour}}}
+	r := newRigOpts(t, rigOpts{model: approvalScript, editInterval: 50 * time.Millisecond, bot: &b})
+	m := r.slack.Mention(alice, channel, "", "wait three hours")
+	ap := r.approvalMessage(t, m.TS)
+	list, err := r.svc.Approvals(context.Background(), runner.ApprovalFilter{TaskID: r.taskOf(t, m.TS)})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("approvals = %+v, %v", list, err)
+	}
+	if d := list[0].ExpiresAt.Sub(list[0].CreatedAt); d < 3*time.Hour-time.Second || d > 3*time.Hour {
+		t.Errorf("the request waits %s, want the route's 3h", d)
+	}
+	if want := list[0].ExpiresAt.UTC().Format("15:04 MST"); !strings.Contains(ap.Text, "expires "+want) {
+		t.Errorf("the request does not show its deadline %s: %q", want, ap.Text)
+	}
+}
