@@ -78,12 +78,11 @@ func (r *Relay) approversOf(t bot.Transport, a runner.Approval) []string {
 	case "telegram":
 		ids = r.cfg.Bot.Telegram.Approvers
 	}
-	if name != "slack" || team != "" {
-		// A Slack user id means something only within its workspace: a
-		// task from elsewhere has no team to read the ids in.
-		for _, id := range ids {
-			add(bot.Principal(name, team, id))
-		}
+	// A task from elsewhere (the API, a schedule) has no Slack team: its
+	// approvers are still the app's workspace's, named and mentioned by
+	// user id.
+	for _, id := range ids {
+		add(bot.Principal(name, team, id))
 	}
 	for _, p := range r.cfg.Bot.GlobalApprovers {
 		add(p)

@@ -353,3 +353,21 @@ func TestRouteApprovalTTL(t *testing.T) {
 		t.Errorf("the request does not show its deadline %s: %q", want, ap.Text)
 	}
 }
+
+// A task from the API relayed to a channel asks its approvers there by
+// mention, though it has no Slack team of its own.
+func TestAPITaskApprovalMentionsTheApprovers(t *testing.T) {
+	r := newRig(t, approvalScript)
+	task, _, err := r.svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Requester: "token:root",
+		Prompt: "touch a file for the API", Notify: []store.NotifyTarget{{Transport: "slack", Channel: channel}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := r.statusRoot(t, channel)
+	ap := r.approvalMessage(t, root.TS)
+	if !strings.Contains(ap.Text, "Asking: <@"+alice+">, <@"+bob+">") {
+		t.Errorf("the request does not ask the approvers: %q", ap.Text)
+	}
+	r.slack.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
+	runnertest.WaitState(t, r.svc, task.ID, 20*time.Second, store.StateSucceeded)
+}
