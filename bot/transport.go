@@ -62,6 +62,14 @@ type Directory interface {
 	UserName(ctx context.Context, team, user string) (string, error)
 }
 
+// Direct is the optional transport behaviour of finding the bot's direct
+// conversation with a user, to post there (an approval request copied to
+// its approvers, see bot/relay): Slack opens the DM (conversations.open),
+// a Telegram user's private chat id is their user id.
+type Direct interface {
+	DirectChannel(ctx context.Context, team, user string) (string, error)
+}
+
 // Pacer is the optional transport behaviour of asking for a wider spacing
 // of writes in some channels than the relay's default (Telegram groups).
 type Pacer interface {

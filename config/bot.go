@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"reasonix/internal/posture"
 )
@@ -30,6 +31,34 @@ type Bot struct {
 	// chat approver decides only approvals of tasks relayed on its own
 	// platform (an allowed channel or a direct message).
 	GlobalApprovers []string `toml:"global_approvers"`
+	// ApprovalsChannel ("slack:C…" or "telegram:<chat id>") receives a
+	// copy of every approval request, with its buttons, of a task relayed
+	// on that platform where no approver can see it (a direct message with
+	// the requester); "" sends the copies to each approver's direct
+	// message instead.
+	ApprovalsChannel string `toml:"approvals_channel"`
+	// AlertsChannel ("slack:C…" or "telegram:<chat id>") also receives
+	// the announcements of schedules that paused themselves or keep
+	// failing; "" announces them only to the schedule's notify target.
+	AlertsChannel string `toml:"alerts_channel"`
+}
+
+// AlertsChannelOf is the alerts channel of transport, "" for none.
+func (b Bot) AlertsChannelOf(transport string) string {
+	t, ch, ok := strings.Cut(b.AlertsChannel, ":")
+	if !ok || t != transport {
+		return ""
+	}
+	return ch
+}
+
+// ApprovalsChannelOf is the approvals channel of transport, "" for none.
+func (b Bot) ApprovalsChannelOf(transport string) string {
+	t, ch, ok := strings.Cut(b.ApprovalsChannel, ":")
+	if !ok || t != transport {
+		return ""
+	}
+	return ch
 }
 
 // DefaultMaxPostsPerTask is the per-task post cap when none is set.
@@ -71,7 +100,14 @@ type SlackBot struct {
 	// SlashCommand is the slash command the Slack app declares; default
 	// "/reasonix". A slash payload naming another command is ignored.
 	SlashCommand string `toml:"slash_command"`
+	// MentionApprovers makes an approval request mention (and so notify)
+	// the approvers who can decide it; default true. False names them
+	// without a notification.
+	MentionApprovers *bool `toml:"mention_approvers"`
 }
+
+// Mentions reports whether approval requests mention their approvers.
+func (s SlackBot) Mentions() bool { return s.MentionApprovers == nil || *s.MentionApprovers }
 
 // DefaultSlashCommand is [bot.slack] slash_command when none is set.
 const DefaultSlashCommand = "/reasonix"
@@ -153,6 +189,9 @@ type BotRoute struct {
 	Posture   posture.Posture `toml:"posture"`
 	Goal      bool            `toml:"goal"`
 	PlanFirst bool            `toml:"plan_first"`
+	// ApprovalTTL is how long approval requests of tasks relayed in the
+	// channel wait for an answer; 0 means [runner] approval_ttl.
+	ApprovalTTL time.Duration `toml:"approval_ttl"`
 }
 
 // SlackMode is Mode with its default applied.
@@ -251,6 +290,20 @@ func (b *Bot) validate(c *Config, p *problems) {
 		}
 	}
 
+	for _, kv := range [][2]string{{"bot.approvals_channel", b.ApprovalsChannel}, {"bot.alerts_channel", b.AlertsChannel}} {
+		key, ac := kv[0], kv[1]
+		if ac == "" {
+			continue
+		}
+		t, ch, _ := strings.Cut(ac, ":")
+		switch {
+		case t == "slack" && strings.HasPrefix(ch, "C") || t == "slack" && strings.HasPrefix(ch, "G"):
+		case t == "telegram" && strings.HasPrefix(ch, "-") && len(ch) > 1 && strings.Trim(ch[1:], "0123456789") == "":
+		default:
+			p.add(c.origins[key], key, "%q is not a channel: use slack:<channel id> (C…) or telegram:<group chat id> (-100…)", ac)
+		}
+	}
+
 	rsrc := c.origins["bot.routes"]
 	for i, r := range b.Routes {
 		label := fmt.Sprintf("bot.routes[%d]", i)
@@ -265,6 +318,7 @@ func (b *Bot) validate(c *Config, p *problems) {
 				p.add(rsrc, label+".posture", "%v", err)
 			}
 		}
+		checkEntryTTL(p, rsrc, label+".approval_ttl", r.ApprovalTTL)
 		if r.Workspace != "" && !c.hasWorkspace(r.Workspace) {
 			p.add(rsrc, label+".workspace", "%q is not a [[workspaces]] name", r.Workspace)
 		}

@@ -60,6 +60,7 @@ func Default() *Config {
 			MaxConcurrentTasks: DefaultMaxConcurrentTasks,
 			TaskTimeout:        DefaultTaskTimeout,
 			ApprovalTTL:        DefaultApprovalTTL,
+			StallAfter:         DefaultStallAfter,
 		},
 		Serve: Serve{Addr: "127.0.0.1:8080", MaxStreamsPerToken: 64, IntakeInflightBytes: defaultIntakeInflightBytes,
 			DrainTimeout: DefaultDrainTimeout, StaleAfter: DefaultStaleAfter},

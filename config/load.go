@@ -217,6 +217,7 @@ var durationKeys = [][]string{
 	{"agent", "goal_wall_clock"},
 	{"runner", "task_timeout"},
 	{"runner", "approval_ttl"},
+	{"runner", "stall_after"},
 }
 
 func (l *loader) readTOML(path string, required bool) {

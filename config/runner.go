@@ -12,6 +12,7 @@ const (
 	DefaultTaskTimeout        = 2 * time.Hour
 	DefaultApprovalTTL        = 30 * time.Minute
 	MaxApprovalTTL            = 24 * time.Hour
+	DefaultStallAfter         = 10 * time.Minute
 )
 
 // Runner is the [runner] table: how the service runs tasks.
@@ -23,6 +24,19 @@ type Runner struct {
 	MaxToolCalls       int           `toml:"max_tool_calls"`       // per task; 0 = off
 	MaxTokens          int           `toml:"max_tokens"`           // per task; 0 = off
 	MaxCostPerTask     float64       `toml:"max_cost_per_task"`    // USD per task run, priced calls only; 0 = off
+	// StallAfter is how long a running task may go without a new event
+	// before its chat thread says it makes no progress; default "10m",
+	// at least "1m".
+	StallAfter time.Duration `toml:"stall_after"`
+}
+
+// checkEntryTTL checks an entry's own approval_ttl: unset (0), or a
+// duration string from 1m to MaxApprovalTTL (a bare integer would be
+// nanoseconds, which no one means).
+func checkEntryTTL(p *problems, source, field string, d time.Duration) {
+	if d != 0 && (d < time.Minute || d > MaxApprovalTTL) {
+		p.add(source, field, "must be a duration from \"1m\" to \"24h\" (got %s)", d)
+	}
 }
 
 // Validate checks r as Load does, for a Runner built in code: the runner's
@@ -41,6 +55,9 @@ func (r *Runner) validate(c *Config, p *problems) {
 	}
 	if r.ApprovalTTL <= 0 || r.ApprovalTTL > MaxApprovalTTL {
 		p.add(c.origins["runner.approval_ttl"], "runner.approval_ttl", "must be positive and at most 24h (got %s)", r.ApprovalTTL)
+	}
+	if r.StallAfter != 0 && (r.StallAfter < time.Minute || r.StallAfter > 24*time.Hour) {
+		p.add(c.origins["runner.stall_after"], "runner.stall_after", "must be between 1m and 24h (got %s)", r.StallAfter)
 	}
 	checkNonNegative(p, c.origins["runner.max_tool_calls"], "runner.max_tool_calls", r.MaxToolCalls)
 	checkNonNegative(p, c.origins["runner.max_tokens"], "runner.max_tokens", r.MaxTokens)

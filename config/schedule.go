@@ -2,6 +2,7 @@ package config
 
 import (
 	"strings"
+	"time"
 
 	"reasonix/internal/cronspec"
 	"reasonix/internal/posture"
@@ -59,6 +60,9 @@ type Schedule struct {
 	// MaxFailures pauses the schedule after this many failed runs in a
 	// row; default DefaultMaxFailures.
 	MaxFailures int `toml:"max_failures"`
+	// ApprovalTTL is how long its runs' approval requests wait for an
+	// answer; 0 means [runner] approval_ttl.
+	ApprovalTTL time.Duration `toml:"approval_ttl"`
 
 	// Source is the file that declared the entry.
 	Source string `toml:"-"`
@@ -83,6 +87,7 @@ func (s *Schedule) applyDefaults() {
 }
 
 func (s *Schedule) validate(c *Config, label string, p *problems) {
+	checkEntryTTL(p, s.Source, label+".approval_ttl", s.ApprovalTTL)
 	if s.Name == "" {
 		p.add(s.Source, label+".name", "is required")
 	} else if !validEntryName(s.Name) {

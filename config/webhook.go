@@ -2,6 +2,7 @@ package config
 
 import (
 	"strings"
+	"time"
 
 	"reasonix/internal/posture"
 )
@@ -50,6 +51,9 @@ type Webhook struct {
 	// yolo is refused: whoever holds the secret would control the host.
 	Posture posture.Posture `toml:"posture"`
 	Notify  []NotifyTarget  `toml:"notify"`
+	// ApprovalTTL is how long its tasks' approval requests wait for an
+	// answer; 0 means [runner] approval_ttl.
+	ApprovalTTL time.Duration `toml:"approval_ttl"`
 
 	// Source is the file that declared the entry.
 	Source string `toml:"-"`
@@ -68,6 +72,7 @@ func (w *Webhook) applyDefaults() {
 
 func (w *Webhook) validate(c *Config, label string, p *problems) {
 	src := w.Source
+	checkEntryTTL(p, src, label+".approval_ttl", w.ApprovalTTL)
 	if w.Name == "" {
 		p.add(src, label+".name", "is required")
 	} else if !validEntryName(w.Name) {

@@ -97,7 +97,7 @@ func (b *broker) Approve(ctx context.Context, req policy.Request) (policy.Answer
 		Requester:   b.task.Requester,
 		Approvers:   b.task.Approvers,
 		Scopes:      req.Scopes,
-		ExpiresAt:   s.now().Add(s.approvalTTL()),
+		ExpiresAt:   s.now().Add(s.approvalTTLOf(b.task)),
 	})
 	if err != nil {
 		return policy.Answer{}, err

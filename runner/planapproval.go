@@ -97,7 +97,7 @@ func (b *planBroker) ReviewPlan(ctx context.Context, p goals.PlanProposal) (goal
 		Preview:     planPreview(p),
 		Requester:   b.task.Requester,
 		Approvers:   b.task.Approvers,
-		ExpiresAt:   s.now().Add(s.approvalTTL()),
+		ExpiresAt:   s.now().Add(s.approvalTTLOf(b.task)),
 	})
 	if err != nil {
 		return goals.PlanDecision{}, err

@@ -101,6 +101,17 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 		names: map[string][2]string{}, lookups: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/users.info", s.usersInfo)
+	mux.HandleFunc("/api/conversations.open", func(w http.ResponseWriter, r *http.Request) {
+		// A user's DM with the bot is "D" and the user id without its U:
+		// what DMChannel answers.
+		r.ParseForm()
+		user := r.Form.Get("users")
+		if user == "" || strings.Contains(user, ",") {
+			writeJSON(w, map[string]any{"ok": false, "error": "invalid_users"})
+			return
+		}
+		writeJSON(w, map[string]any{"ok": true, "channel": map[string]any{"id": DMChannel(user)}})
+	})
 	mux.HandleFunc("/api/reactions.remove", func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		reaction := r.Form.Get("channel") + "/" + r.Form.Get("timestamp") + "/" + r.Form.Get("name")
@@ -151,6 +162,9 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 	t.Cleanup(s.Close)
 	return s
 }
+
+// DMChannel is the fake's id of user's direct conversation with the bot.
+func DMChannel(user string) string { return "D" + strings.TrimPrefix(user, "U") }
 
 // SetUser gives user a display name and a real name (either may be "");
 // a user not set is called by their id without its leading U, title-cased

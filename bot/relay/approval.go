@@ -27,16 +27,36 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	if json.Unmarshal(ev.Payload, &p) != nil || p.ApprovalID == "" {
 		return
 	}
-	if _, err := r.st.ChatPost(ctx, w.v.taskID, approvalKey(p.ApprovalID)); err == nil {
-		return // posted before a restart
-	} else if !errors.Is(err, runner.ErrRecordNotFound) {
-		r.log.Warn("relay: approval lookup", "approval", p.ApprovalID, "err", err)
-		return
-	}
 	a, err := r.svc.Approval(ctx, p.ApprovalID)
 	if err != nil {
 		return
 	}
+	f := w.t.Format()
+	req := approvalRequest{Tool: p.Tool, Subject: p.Subject, Preview: p.Preview, Reason: p.Reason, ExpiresAt: p.ExpiresAt,
+		Deciders: r.approverMentions(ctx, w.t, a)}
+	text := r.redact.String(req.text(f, w.v.step, w.v.taskID, w.v.link))
+	if parts := bot.Split(text, f.Limit()-200); len(parts) > 1 {
+		text = parts[0] // room for a copy's line saying where it comes from
+	}
+	buttons := []bot.Button{{Label: "Allow once", Data: bot.ApprovalButton(a.ID, runner.AllowOnce), Style: "primary"}}
+	if len(p.Scopes) > 0 {
+		buttons = append(buttons, bot.Button{Label: "Allow for this task", Data: bot.ApprovalButton(a.ID, runner.AllowTask)})
+	}
+	buttons = append(buttons, bot.Button{Label: "Deny", Data: bot.ApprovalButton(a.ID, runner.Deny), Style: "danger"})
+	if _, err := r.st.ChatPost(ctx, w.v.taskID, approvalKey(p.ApprovalID)); err == nil {
+		// Posted before a restart; its copies may not all have been.
+		if a.State == runner.ApprovalPending {
+			w.postCopies(ctx, a, text, buttons)
+			w.scheduleReminder(ctx, a)
+		}
+		return
+	} else if !errors.Is(err, runner.ErrRecordNotFound) {
+		r.log.Warn("relay: approval lookup", "approval", p.ApprovalID, "err", err)
+		return
+	}
+	// The copies first: their channels are not the thread's, so they wait
+	// for nothing the thread's pacing holds back.
+	w.postCopies(ctx, a, text, buttons)
 	if a.State == runner.ApprovalPending && !w.v.state.Terminal() {
 		// The status says "waiting for approval" before the buttons are
 		// there to click: a fast click must not leave it behind.
@@ -44,23 +64,13 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 		if err := w.showStatus(ctx); err != nil {
 			r.log.Warn("relay: posting the status message", "task", w.v.taskID, "err", err)
 		}
+		w.urgent = true
 		if err := w.editStatus(ctx, true); err != nil {
 			r.log.Warn("relay: status edit failed", "task", w.v.taskID, "err", err)
 		}
+		w.urgent = false
 	}
-	f := w.t.Format()
-	req := approvalRequest{Tool: p.Tool, Subject: p.Subject, Preview: p.Preview, Reason: p.Reason, ExpiresAt: p.ExpiresAt,
-		Deciders: r.approverMentions(ctx, w.t, w.v.requester)}
-	text := r.redact.String(req.text(f, w.v.step, w.v.taskID, w.v.link))
-	if parts := bot.Split(text, f.Limit()); len(parts) > 1 {
-		text = parts[0]
-	}
-	buttons := []bot.Button{{Label: "Allow once", Data: bot.ApprovalButton(a.ID, runner.AllowOnce), Style: "primary"}}
-	if len(p.Scopes) > 0 {
-		buttons = append(buttons, bot.Button{Label: "Allow for this task", Data: bot.ApprovalButton(a.ID, runner.AllowTask)})
-	}
-	buttons = append(buttons, bot.Button{Label: "Deny", Data: bot.ApprovalButton(a.ID, runner.Deny), Style: "danger"})
-	id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text, Buttons: buttons})
+	id, err := r.postUrgent(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text, Buttons: buttons})
 	if err != nil {
 		r.log.Warn("relay: posting an approval failed", "approval", a.ID, "err", err)
 		return
@@ -70,9 +80,10 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	if err := r.st.SaveChatPost(context.WithoutCancel(ctx), post); err != nil {
 		r.log.Warn("relay: saving an approval post", "approval", a.ID, "err", err)
 	}
-	// Decided while we posted (from the API, or expired)? Show it.
+	w.scheduleReminder(ctx, a)
+	// Decided while we posted (from the API, a copy, or expired)? Show it.
 	if cur, err := r.svc.Approval(ctx, a.ID); err == nil && cur.State != runner.ApprovalPending {
-		r.editDecided(ctx, w.t, post, cur)
+		r.showDecided(ctx, cur)
 	}
 }
 

@@ -85,7 +85,7 @@ func TestDecideFromADirectMessage(t *testing.T) {
 		t.Errorf("a stranger's DM was answered %q", got)
 	}
 	again := r.slack.DM(eve, "DEVE", "deny "+aid)
-	if got := dmAnswer(alice, "DALI", "approve "+aid); !strings.Contains(got, "requested this task") {
+	if got := dmAnswer(alice, "DALI", "approve "+aid); !strings.Contains(got, "You asked for this task; another approver must decide") {
 		t.Errorf("the requester's DM was answered %q", got)
 	}
 	if got := dmAnswer(bob, "DBOB", "approve a_0000000000aaaaaaaaaaaaaaaa"); !strings.Contains(got, "no approval") {

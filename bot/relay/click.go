@@ -3,7 +3,6 @@ package relay
 import (
 	"context"
 	"errors"
-	"time"
 
 	"reasonix/bot"
 	"reasonix/runner"
@@ -18,6 +17,9 @@ import (
 // clicker alone.
 func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
 	r.learn(c.Requester(), c.Name)
+	if taskID, err := bot.ParseCancelButton(c.Data); err == nil {
+		return r.cancelClick(ctx, c, taskID)
+	}
 	id, choice, err := bot.ParseApprovalButton(c.Data)
 	if err != nil {
 		return "That button is not one I know; nothing changed."
@@ -26,24 +28,27 @@ func (r *Relay) HandleClick(ctx context.Context, c bot.Click) string {
 	if err != nil {
 		return "That approval does not exist (any more); nothing changed."
 	}
-	post, err := r.approvalPost(ctx, a.TaskID, id)
-	if err != nil || post.Transport != c.Transport || post.Channel != c.Channel || post.MessageID != c.MessageID {
+	if _, ok := r.clickedPost(ctx, a, c); !ok {
 		return "That button does not belong to this conversation; nothing changed."
 	}
-	return r.decide(ctx, c.Transport, c.Team, c.User, a, choice, &post)
+	return r.decide(ctx, c.Transport, c.Team, c.User, a, choice)
 }
 
-// decide records an approver's choice on approval a, from a button (post is
-// the message clicked) or from a DM (post nil), and returns the answer the
+// decide records an approver's choice on approval a, from a button or from
+// a DM, and returns the answer the
 // approver alone sees. The runner refuses the requester, a decided and an
 // expired approval, and records the decision with its approver in the
 // approval's audit trail; exactly one decision wins.
-func (r *Relay) decide(ctx context.Context, transport, team, user string, a runner.Approval, choice runner.Choice, post *runner.ChatPost) string {
+func (r *Relay) decide(ctx context.Context, transport, team, user string, a runner.Approval, choice runner.Choice) string {
 	ok, err := r.mayApprove(ctx, transport, team, user)
 	if err != nil {
 		return r.safeMessage(err, "checking who may decide")
 	}
+	requester := a.Requester != "" && a.Requester == bot.Principal(transport, team, user)
 	if !ok {
+		if requester {
+			return requesterRefused
+		}
 		return "Only approvers may decide this; nothing changed."
 	}
 	_, err = r.svc.Decide(ctx, runner.Decision{
@@ -57,45 +62,23 @@ func (r *Relay) decide(ctx context.Context, transport, team, user string, a runn
 				return "This was decided already; nothing changed."
 			case errors.Is(re.Kind, runner.ErrExpired):
 				return "This approval expired; the call was refused."
+			case errors.Is(re.Kind, runner.ErrForbidden) && requester:
+				return requesterRefused
 			case errors.Is(re.Kind, runner.ErrForbidden):
 				return re.Message
 			}
 		}
 		return r.safeMessage(err, "recording your decision")
 	}
-	// The approval_decided event edits the message through the task's
+	// The approval_decided event edits the messages through the task's
 	// watcher; with no watcher here (it runs on another node, or the task
-	// was relayed before a restart) edit it now.
-	if post == nil {
-		p, err := r.st.ChatPost(ctx, a.TaskID, approvalKey(a.ID))
-		if err != nil {
-			return ""
-		}
-		post = &p
-	}
-	if t, ok := r.transports[post.Transport]; ok && !r.relayedSomewhere(ctx, a.TaskID) {
+	// was relayed before a restart) edit them now.
+	if !r.relayedSomewhere(ctx, a.TaskID) {
 		if decided, err := r.svc.Approval(ctx, a.ID); err == nil {
-			r.editDecided(ctx, t, *post, decided)
+			r.showDecided(ctx, decided)
 		}
 	}
 	return ""
 }
 
 func approvalKey(id string) string { return "approval:" + id }
-
-// approvalPost finds where approval id was posted. A click can arrive
-// between the platform accepting the post and the relay recording it, so
-// a pending approval is looked up again for a moment before giving up.
-func (r *Relay) approvalPost(ctx context.Context, taskID, id string) (runner.ChatPost, error) {
-	for i := 0; ; i++ {
-		post, err := r.st.ChatPost(ctx, taskID, approvalKey(id))
-		if err == nil || !errors.Is(err, runner.ErrRecordNotFound) || i == 30 {
-			return post, err
-		}
-		select {
-		case <-ctx.Done():
-			return post, err
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}

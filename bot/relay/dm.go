@@ -41,7 +41,7 @@ func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound,
 		r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "reading the approval"))
 		return false
 	}
-	if answer := r.decide(ctx, in.Transport, in.Team, in.User, a, choice, nil); answer != "" {
+	if answer := r.decide(ctx, in.Transport, in.Team, in.User, a, choice); answer != "" {
 		r.reply(ctx, t, in.Channel, in.Home(), answer)
 		return true
 	}

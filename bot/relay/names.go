@@ -127,30 +127,3 @@ func (r *Relay) mention(ctx context.Context, t bot.Transport, principal string) 
 	}
 	return f.Escape(name)
 }
-
-// approverMentions mentions the transport's configured approvers other
-// than the requester, at most a handful: the people who should act on an
-// approval request. "" when none are configured (roles decide then).
-func (r *Relay) approverMentions(ctx context.Context, t bot.Transport, requester string) string {
-	var ids []string
-	switch t.Name() {
-	case "slack":
-		ids = r.cfg.Bot.Slack.Approvers
-	case "telegram":
-		ids = r.cfg.Bot.Telegram.Approvers
-	}
-	_, team, _, _ := bot.ParsePrincipal(requester)
-	var out []string
-	for _, id := range ids {
-		p := bot.Principal(t.Name(), team, id)
-		if p == requester || id == "*" {
-			continue
-		}
-		if len(out) == 5 {
-			out = append(out, t.Format().Escape("…"))
-			break
-		}
-		out = append(out, r.mention(ctx, t, p))
-	}
-	return strings.Join(out, ", ")
-}

@@ -67,7 +67,11 @@ type Config struct {
 	// PublicURL is [serve] public_url without its trailing slash: when
 	// set, status messages and reports link to the task under it.
 	PublicURL string
-	Now       func() time.Time
+	// StallAfter is how long a running task goes without a new event
+	// before its thread says it makes no progress; default
+	// config.DefaultStallAfter ([runner] stall_after).
+	StallAfter time.Duration
+	Now        func() time.Time
 }
 
 // DefaultClaimWindow is Config.ClaimWindow's default.
@@ -89,7 +93,9 @@ type Relay struct {
 	mu       sync.Mutex
 	watching map[string]bool // task ids with a live watcher
 	refused  map[string]time.Time
+	ended    map[string]bool // task/end keys whose end was relayed (see ended.go)
 	names    names
+	dms      dmChannels
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -116,6 +122,7 @@ func New(cfg Config) (*Relay, error) {
 	cfg.RefreshInterval = cmp.Or(cfg.RefreshInterval, 10*time.Second)
 	cfg.ClaimWindow = cmp.Or(cfg.ClaimWindow, DefaultClaimWindow)
 	cfg.RecoverInterval = cmp.Or(cfg.RecoverInterval, 5*time.Second)
+	cfg.StallAfter = cmp.Or(cfg.StallAfter, config.DefaultStallAfter)
 	cfg.MaxPostsPerTask = cmp.Or(cfg.MaxPostsPerTask, cfg.Bot.MaxPostsPerTask, config.DefaultMaxPostsPerTask)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -210,6 +217,8 @@ func (r *Relay) scanOnce() {
 			}
 		}
 	}
+	r.scanEnded(r.ctx)
+	r.scanSchedules(r.ctx)
 	r.scans.Add(1)
 }
 
@@ -217,12 +226,25 @@ func (r *Relay) scanOnce() {
 // limit; it gives up only when ctx ends or the platform keeps failing.
 func (r *Relay) post(ctx context.Context, t bot.Transport, m bot.Message) (string, error) {
 	var id string
-	err := r.write(ctx, t, m.Channel, func(wctx context.Context) (err error) { id, err = t.Post(wctx, m); return err })
+	err := r.write(ctx, t, m.Channel, false, func(wctx context.Context) (err error) { id, err = t.Post(wctx, m); return err })
+	return id, err
+}
+
+// postUrgent is post in the pacer's urgent lane (see pacer.wait): for
+// what a person must act on, an approval request.
+func (r *Relay) postUrgent(ctx context.Context, t bot.Transport, m bot.Message) (string, error) {
+	var id string
+	err := r.write(ctx, t, m.Channel, true, func(wctx context.Context) (err error) { id, err = t.Post(wctx, m); return err })
 	return id, err
 }
 
 func (r *Relay) edit(ctx context.Context, t bot.Transport, id string, m bot.Message) error {
-	return r.write(ctx, t, m.Channel, func(wctx context.Context) error { return t.Edit(wctx, id, m) })
+	return r.write(ctx, t, m.Channel, false, func(wctx context.Context) error { return t.Edit(wctx, id, m) })
+}
+
+// editUrgent is edit in the pacer's urgent lane.
+func (r *Relay) editUrgent(ctx context.Context, t bot.Transport, id string, m bot.Message) error {
+	return r.write(ctx, t, m.Channel, true, func(wctx context.Context) error { return t.Edit(wctx, id, m) })
 }
 
 // writeTimeout bounds one platform call. A call in flight is not cut by
@@ -230,11 +252,11 @@ func (r *Relay) edit(ctx context.Context, t bot.Transport, id string, m bot.Mess
 // be posted again by the next relay.
 const writeTimeout = 15 * time.Second
 
-func (r *Relay) write(ctx context.Context, t bot.Transport, channel string, fn func(context.Context) error) error {
+func (r *Relay) write(ctx context.Context, t bot.Transport, channel string, urgent bool, fn func(context.Context) error) error {
 	key := t.Name() + "/" + channel
 	var err error
 	for attempt := range 6 {
-		if werr := r.pace.wait(ctx, key, interval(t, channel)); werr != nil {
+		if werr := r.pace.wait(ctx, key, interval(t, channel), urgent && attempt == 0); werr != nil {
 			return werr
 		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)

@@ -205,7 +205,7 @@ func TestMentionApprovalAndReportInTheThread(t *testing.T) {
 	eventually(t, "four refusals", func() bool {
 		return len(r.ephemeralFor(alice)) == 1 && len(r.ephemeralFor(mallory)) == 1 && len(r.ephemeralFor(bob)) == 2
 	})
-	if got := r.ephemeralFor(alice)[0]; !strings.Contains(got, "requested this task") {
+	if got := r.ephemeralFor(alice)[0]; !strings.Contains(got, "You asked for this task; another approver must decide") {
 		t.Errorf("requester's answer = %q", got)
 	}
 	if got := r.ephemeralFor(mallory)[0]; !strings.Contains(got, "approvers") {

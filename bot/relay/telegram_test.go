@@ -116,7 +116,7 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 	fake.Click(tgGroup, tgBob, ap.ID, "ap:a_forged:o")       // forged
 	eventually(t, "two refusals", func() bool { return len(fake.Answers()) == 2 })
 	for _, a := range fake.Answers() {
-		if !strings.Contains(a.Text, "nothing changed") && !strings.Contains(a.Text, "requested this task") {
+		if !strings.Contains(a.Text, "nothing changed") && !strings.Contains(a.Text, "You asked for this task") {
 			t.Errorf("refusal = %+v", a)
 		}
 	}
@@ -175,5 +175,73 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 	eventually(t, "the offset to be saved", func() bool {
 		v, _ := st.ChatCursor(context.Background(), "telegram:offset")
 		return v > 0 && v == fake.Confirmed()
+	})
+}
+
+// On Telegram too: a task started in Alice's private chat asks where no
+// approver sees it; the request, mentioning Bob by id, also reaches Bob's
+// private chat with its buttons, and his click there decides and edits
+// both messages.
+func TestTelegramPrivateChatApprovalReachesTheApprover(t *testing.T) {
+	st := storetest.SQLite(t, store.Config{})
+	turns := make([]agenttest.Turn, 20)
+	for i := range turns {
+		turns[i] = agenttest.Respond(approvalScript)
+	}
+	fake := bottest.NewTelegram(t, "42:secret-token", bottest.SlackLimits{})
+	fake.SetName(tgBob, "Bob")
+	tr, err := telegram.New(telegram.Config{Token: "42:secret-token", APIEndpoint: fake.Endpoint(), Cursor: st, PollTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Bot{Telegram: config.TelegramBot{Enabled: true, AllowUsers: []string{"111", "222"},
+		AllowChats: []string{"-100"}, Approvers: []string{"222"}}}
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: agenttest.NewScriptedProvider(turns...), Settings: withBot(nil, cfg)})
+	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
+		EditInterval: 100 * time.Millisecond, ScanInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r.Stop(ctx)
+	})
+	fake.Send(tgAlice, tgAlice, "touch a file from my private chat", 0)
+	withButtons := func(chat int64) (bottest.TelegramMessage, bool) {
+		for _, m := range fake.Messages(chat) {
+			if len(m.Buttons) > 0 {
+				return m, true
+			}
+		}
+		return bottest.TelegramMessage{}, false
+	}
+	var orig, cp bottest.TelegramMessage
+	eventually(t, "the request and its copy", func() bool {
+		var ok1, ok2 bool
+		orig, ok1 = withButtons(tgAlice)
+		cp, ok2 = withButtons(tgBob)
+		return ok1 && ok2
+	})
+	if !strings.Contains(orig.Text, `<a href="tg://user?id=222">Bob</a>`) {
+		t.Errorf("the request does not mention Bob by id: %q", orig.Text)
+	}
+	fake.Click(tgBob, tgBob, cp.ID, cp.Buttons[0].Value)
+	eventually(t, "both messages to show the decision", func() bool {
+		var o, c bottest.TelegramMessage
+		for _, m := range fake.Messages(tgAlice) {
+			if m.ID == orig.ID {
+				o = m
+			}
+		}
+		for _, m := range fake.Messages(tgBob) {
+			if m.ID == cp.ID {
+				c = m
+			}
+		}
+		return len(o.Buttons) == 0 && len(c.Buttons) == 0 && strings.Contains(o.Text, "Allowed once by Bob") && strings.Contains(c.Text, "Allowed once by Bob")
 	})
 }

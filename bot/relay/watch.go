@@ -83,6 +83,16 @@ type watcher struct {
 	// statusDelay needs no status message at all — its answer comes at
 	// once instead of a paced second behind one.
 	deferred bool
+	// reminders are the pending approvals still to be reminded of, by id:
+	// when (see remind.go).
+	reminders map[string]time.Time
+	// urgent puts the status edit in the pacer's urgent lane: the edit
+	// that announces an approval request, just before it.
+	urgent bool
+	// lastEvent is when the task last logged anything; stalled is the
+	// event after which a stall was said (see stall.go).
+	lastEvent time.Time
+	stalled   int64
 }
 
 // statusDelay is how long a task on a platform that shows typing goes
@@ -129,6 +139,14 @@ func (w *watcher) run(ctx context.Context) error {
 		w.typing(ctx, typer)
 	}
 	dirty := false
+	var remindTimer *time.Timer
+	var remindC <-chan time.Time
+	var remindAt time.Time
+	defer func() {
+		if remindTimer != nil {
+			remindTimer.Stop()
+		}
+	}()
 	// The elapsed time moves while nothing else does: refresh it now and
 	// then, through the same coalescing as every other change.
 	refresh := time.NewTicker(r.cfg.RefreshInterval)
@@ -139,6 +157,7 @@ func (w *watcher) run(ctx context.Context) error {
 			return nil
 		case <-refresh.C:
 			dirty = dirty || (!w.v.started.IsZero() && !w.v.state.Terminal())
+			w.checkStall(ctx)
 		case <-due:
 			due = nil
 		case <-showAt:
@@ -148,11 +167,14 @@ func (w *watcher) run(ctx context.Context) error {
 			}
 		case <-typing:
 			w.typing(ctx, w.t.(bot.Typer))
+		case <-remindC:
+			remindC, remindAt = nil, time.Time{}
+			w.remindDue(ctx)
 		case ev, ok := <-events:
 			if !ok {
 				return nil
 			}
-			w.seen = ev.Seq
+			w.seen, w.lastEvent = ev.Seq, ev.Time
 			was := w.v.state
 			if w.v.apply(ev) {
 				dirty = true
@@ -167,7 +189,25 @@ func (w *watcher) run(ctx context.Context) error {
 				// The last state always lands, waiting for its slot.
 				err := w.editStatus(ctx, true)
 				w.conclude(ctx)
+				if err == nil {
+					w.recordEnd(ctx)
+				}
 				return err
+			}
+		}
+		if at := w.nextReminder(); !at.IsZero() && !at.After(r.now()) {
+			// Due by the relay's clock (Config.Now) though the timer has
+			// not fired: the clock is the authority.
+			w.remindDue(ctx)
+		}
+		if at := w.nextReminder(); !at.Equal(remindAt) {
+			if remindTimer != nil {
+				remindTimer.Stop()
+			}
+			remindC, remindAt = nil, at
+			if !at.IsZero() {
+				remindTimer = time.NewTimer(max(at.Sub(r.now()), 0))
+				remindC = remindTimer.C
 			}
 		}
 		if w.deferred {
@@ -384,7 +424,9 @@ func (w *watcher) editStatus(ctx context.Context, wait bool) error {
 	}
 	m := bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text}
 	var err error
-	if wait {
+	if wait && w.urgent {
+		err = r.editUrgent(ctx, w.t, w.status, m)
+	} else if wait {
 		err = r.edit(ctx, w.t, w.status, m)
 	} else if err = w.t.Edit(context.WithoutCancel(ctx), w.status, m); err != nil {
 		if d, ok := bot.RetryAfter(err); ok {
@@ -419,12 +461,9 @@ func (w *watcher) post(ctx context.Context, ev runner.Event) {
 		if json.Unmarshal(ev.Payload, &p) != nil {
 			return
 		}
-		post, err := w.r.st.ChatPost(ctx, w.v.taskID, approvalKey(p.ApprovalID))
-		if err != nil {
-			return
-		}
-		if a, err := w.r.svc.Approval(ctx, p.ApprovalID); err == nil {
-			w.r.editDecided(ctx, w.t, post, a)
+		delete(w.reminders, p.ApprovalID)
+		if a, err := w.r.svc.Approval(ctx, p.ApprovalID); err == nil && a.TaskID == w.v.taskID {
+			w.r.showDecided(ctx, a)
 		}
 	case "fleet_updated":
 		if w.summaries == nil {

@@ -384,6 +384,18 @@ func (t *Transport) Edit(ctx context.Context, id string, m bot.Message) error {
 	return mapErr(err)
 }
 
+var _ bot.Direct = (*Transport)(nil)
+
+// DirectChannel opens (or finds) the bot's DM with user: its D… id. The
+// team is implied by the token.
+func (t *Transport) DirectChannel(ctx context.Context, _, user string) (string, error) {
+	ch, _, _, err := t.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
+	if err != nil {
+		return "", mapErr(err)
+	}
+	return ch.ID, nil
+}
+
 // React adds the acknowledgement reaction. A reaction already there is
 // the acknowledgement of an earlier handling of the same delivery (its
 // record lost), not a failure to fall back from.

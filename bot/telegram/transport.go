@@ -456,6 +456,17 @@ func (t *Transport) UserName(ctx context.Context, _, user string) (string, error
 	return cmp.Or(c.FirstName, c.Username), nil
 }
 
+var _ bot.Direct = (*Transport)(nil)
+
+// DirectChannel is user's private chat with the bot, whose id is the
+// user's. The bot may post there once the user has started it.
+func (t *Transport) DirectChannel(_ context.Context, _, user string) (string, error) {
+	if _, err := strconv.ParseInt(user, 10, 64); err != nil || strings.HasPrefix(user, "-") {
+		return "", fmt.Errorf("telegram: %q is not a user id", user)
+	}
+	return user, nil
+}
+
 // React acknowledges a request with 👀 (setMessageReaction), instead of
 // a reply.
 func (t *Transport) React(ctx context.Context, chat, messageID string) error {

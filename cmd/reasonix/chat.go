@@ -112,7 +112,7 @@ func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *stor
 		return nil, nil, nil
 	}
 	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg.Bot, Transports: transports, Secrets: tok.secrets(),
-		PublicURL: cfg.Serve.BaseURL(), Logger: log})
+		PublicURL: cfg.Serve.BaseURL(), StallAfter: cfg.Runner.StallAfter, Logger: log})
 	return r, routes, err
 }
 

@@ -69,7 +69,7 @@ func TestServeSlackMentionApprovalReport(t *testing.T) {
 
 	fake.Click("UALICE", "C0DEV", ap.TS, ap.Buttons[0].Value)
 	s.waitFor(func() bool { return len(fake.Ephemerals()) == 1 }, "the requester's refusal")
-	if got := fake.Ephemerals()[0]; got.User != "UALICE" || !strings.Contains(got.Text, "requested this task") {
+	if got := fake.Ephemerals()[0]; got.User != "UALICE" || !strings.Contains(got.Text, "You asked for this task; another approver must decide") {
 		t.Errorf("requester's click answer: %+v", got)
 	}
 	fake.Click("UBOB", "C0DEV", ap.TS, ap.Buttons[0].Value)

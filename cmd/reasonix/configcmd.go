@@ -27,7 +27,7 @@ func configCheck(file string, stdout, _ io.Writer) error {
 	for _, src := range cfg.Sources() {
 		fmt.Fprintf(stdout, "read %s\n", src)
 	}
-	for _, w := range cfg.Warnings() {
+	for _, w := range append(cfg.Warnings(), cfg.UnattendedWarnings()...) {
 		fmt.Fprintf(stdout, "warning: %s\n", w)
 	}
 	if _, ref, err := buildProvider(cfg, ""); err != nil {

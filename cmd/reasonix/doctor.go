@@ -26,6 +26,9 @@ func doctor(file string, stdout, _ io.Writer) error {
 		return d.result()
 	}
 	d.ok("config", fmt.Sprintf("%d file(s) read: %v", len(cfg.Sources()), cfg.Sources()))
+	for _, w := range cfg.UnattendedWarnings() {
+		d.warn("unattended", w)
+	}
 
 	if _, err := buildPolicy(cfg); err != nil {
 		d.fail("permissions", err.Error())

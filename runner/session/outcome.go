@@ -88,7 +88,7 @@ func ExitCode(state store.State) int {
 // thread show.
 var reasons = map[string]string{
 	"refused":            "a call the task needed was refused by the permission rules; the task's log names the call and the rule, and an allow rule, a task grant or a looser posture would let it run",
-	"unattended":         "the task needed a person's approval and nobody could be asked",
+	"unattended":         "the task needed a person's approval and nobody was there to approve it; a notify target on its schedule or webhook (where an approver can answer), an allow rule in [permissions] or a looser posture would let it run",
 	"declined":           "a person declined what the task needed",
 	"expired":            "nobody answered the approval request in time",
 	"deny_rule":          "a deny rule forbids what the task needed",
