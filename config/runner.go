@@ -23,6 +23,9 @@ type Runner struct {
 	MaxToolCalls       int           `toml:"max_tool_calls"`       // per task; 0 = off
 	MaxTokens          int           `toml:"max_tokens"`           // per task; 0 = off
 	MaxCostPerTask     float64       `toml:"max_cost_per_task"`    // USD per task run, priced calls only; 0 = off
+	// RequireSecondApprover: nobody decides the calls of a task they
+	// requested, admins included (a two-person rule); default false.
+	RequireSecondApprover bool `toml:"require_second_approver"`
 }
 
 // Validate checks r as Load does, for a Runner built in code: the runner's

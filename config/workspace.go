@@ -17,6 +17,9 @@ type Workspace struct {
 	// PluginsFromWorkspace lets the repository's own .mcp.json add servers
 	// (also requires [serve] allow_workspace_plugins); default false.
 	PluginsFromWorkspace bool `toml:"plugins_from_workspace"`
+	// RequireSecondApprover turns [runner] require_second_approver on for
+	// this workspace's tasks (it cannot turn it off); default false.
+	RequireSecondApprover bool `toml:"require_second_approver"`
 
 	// Source is the file that declared the entry.
 	Source string `toml:"-"`

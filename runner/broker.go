@@ -139,7 +139,7 @@ func approvalPayload(a store.Approval, reason string) map[string]any {
 	return map[string]any{
 		"approval_id": a.ID, "tool": a.Tool, "subject": a.Subject, "preview": a.Preview,
 		"reason": reason, "scopes": a.Scopes, "approvers": a.Approvers, "call_hash": a.CallHash, "instructors": a.Instructors,
-		"expires_at": a.ExpiresAt,
+		"expires_at": a.ExpiresAt, "always_scope": SuggestedScope(a.Scopes),
 	}
 }
 
