@@ -16,13 +16,14 @@ import (
 func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	r := w.r
 	var p struct {
-		ApprovalID string    `json:"approval_id"`
-		Tool       string    `json:"tool"`
-		Subject    string    `json:"subject"`
-		Preview    string    `json:"preview"`
-		Reason     string    `json:"reason"`
-		Scopes     []string  `json:"scopes"`
-		ExpiresAt  time.Time `json:"expires_at"`
+		ApprovalID  string    `json:"approval_id"`
+		Tool        string    `json:"tool"`
+		Subject     string    `json:"subject"`
+		Preview     string    `json:"preview"`
+		Reason      string    `json:"reason"`
+		Scopes      []string  `json:"scopes"`
+		AlwaysScope string    `json:"always_scope"` // "" when Allow always is not possible
+		ExpiresAt   time.Time `json:"expires_at"`
 	}
 	if json.Unmarshal(ev.Payload, &p) != nil || p.ApprovalID == "" {
 		return
@@ -59,6 +60,9 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	if len(p.Scopes) > 0 {
 		buttons = append(buttons, bot.Button{Label: "Allow for this task", Data: bot.ApprovalButton(a.ID, runner.AllowTask)})
 	}
+	if p.AlwaysScope != "" {
+		buttons = append(buttons, bot.Button{Label: "Allow always", Data: bot.ApprovalButton(a.ID, runner.AllowAlways)})
+	}
 	buttons = append(buttons, bot.Button{Label: "Deny", Data: bot.ApprovalButton(a.ID, runner.Deny), Style: "danger"})
 	id, err := r.post(ctx, w.t, bot.Message{Channel: w.target.Channel, Thread: w.target.Thread, Text: text, Buttons: buttons})
 	if err != nil {
@@ -93,6 +97,8 @@ func (r *Relay) editDecided(ctx context.Context, t bot.Transport, post runner.Ch
 		line = "🚫 Denied by " + by + " at " + at
 	case a.Decision == runner.AllowTask:
 		line = "✅ Allowed for this task (" + a.Scope + ") by " + by + " at " + at
+	case a.Decision == runner.AllowAlways:
+		line = "✅ Allowed always (" + a.Scope + ") by " + by + " at " + at
 	default:
 		line = "✅ Allowed once by " + by + " at " + at
 	}
