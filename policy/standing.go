@@ -23,10 +23,13 @@ type GrantSet struct {
 	ids   []StandingRule // by rule index
 	// lead is, by rule index, the literal leading segments of a path glob
 	// ("docs/api" of "docs/api/**/*.md"), "" when it has none: a path can
-	// match only if it is that or lies under it, which a string
-	// comparison tells before the glob is tried. With hundreds of edit
-	// grants this keeps a decision to a few microseconds.
-	lead []string
+	// match only if it is that or lies under it. byLead indexes the path
+	// rules of each tool by the first segment of their lead (open: those
+	// without one), so a call on paths tries only the globs that can
+	// match it — with hundreds of edit grants, a handful.
+	lead   []string
+	byLead map[string]map[string][]int // tool → first segment → rules
+	open   map[string][]int            // tool → rules without a lead
 }
 
 // NewGrantSet compiles grants. A grant whose scope does not parse is left
@@ -47,6 +50,20 @@ func NewGrantSet(grants []StandingRule) (*GrantSet, error) {
 		if len(s.rules.rules) > n {
 			s.ids = append(s.ids, g)
 			s.lead = append(s.lead, literalLead(r))
+		}
+	}
+	s.byLead, s.open = map[string]map[string][]int{}, map[string][]int{}
+	for tool, idxs := range s.rules.byTool {
+		for _, i := range idxs {
+			if s.lead[i] == "" {
+				s.open[tool] = append(s.open[tool], i)
+				continue
+			}
+			if s.byLead[tool] == nil {
+				s.byLead[tool] = map[string][]int{}
+			}
+			first, _, _ := strings.Cut(s.lead[i], "/")
+			s.byLead[tool][first] = append(s.byLead[tool][first], i)
 		}
 	}
 	return s, errors.Join(errs...)
@@ -86,27 +103,32 @@ func (s *GrantSet) match(q Query, f *callFacts, humanOnly bool) (StandingRule, b
 // matchPaths is ruleSet.allows for a call on paths, trying a glob only
 // when every path can lie under its literal lead.
 func (s *GrantSet) matchPaths(q Query, f *callFacts) (StandingRule, bool) {
-	var forms [][]string
-	for _, i := range s.rules.byTool[q.Tool] {
+	try := func(i int) bool {
 		r := &s.rules.rules[i]
-		if r.kind == kindBare {
+		return r.kind == kindBare || r.kind == kindGlob && r.matchSubject(f.sub, q.Workdir, false)
+	}
+	for _, i := range s.open[q.Tool] {
+		if try(i) {
 			return s.ids[i], true
 		}
-		if r.kind != kindGlob {
-			continue
-		}
-		if lead := s.lead[i]; lead != "" {
-			if forms == nil {
-				for _, p := range f.sub.paths {
-					forms = append(forms, pathForms(p, q.Workdir))
-				}
+	}
+	byLead := s.byLead[q.Tool]
+	if len(byLead) == 0 {
+		return StandingRule{}, false
+	}
+	// Every path must match, so the first path's forms name the
+	// candidates: the rules whose lead starts with one of their first
+	// segments.
+	forms := make([][]string, 0, len(f.sub.paths))
+	for _, p := range f.sub.paths {
+		forms = append(forms, pathForms(p, q.Workdir))
+	}
+	for _, form := range forms[0] {
+		first, _, _ := strings.Cut(form, "/")
+		for _, i := range byLead[first] {
+			if allUnder(forms, s.lead[i]) && try(i) {
+				return s.ids[i], true
 			}
-			if !allUnder(forms, lead) {
-				continue
-			}
-		}
-		if r.matchSubject(f.sub, q.Workdir, false) {
-			return s.ids[i], true
 		}
 	}
 	return StandingRule{}, false

@@ -187,3 +187,34 @@ func BenchmarkDecideWithGrants(b *testing.B) {
 		}
 	}
 }
+
+// TestStandingEditGrantsByDirectory: a directory grant covers paths under
+// it, written relative or absolute inside the workspace, and nothing
+// beside it (docsx is not docs).
+func TestStandingEditGrantsByDirectory(t *testing.T) {
+	ctx := context.Background()
+	wd := t.TempDir()
+	set := grantSet(t, "Edit(src/api/**)", "Edit(docs/**)", "Edit(/etc/reasonix/*.toml)")
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"docs/a.md", true},
+		{wd + "/docs/guide/b.md", true},
+		{"src/api/v1/h.go", true},
+		{"src/other.go", false},
+		{"docsx/a.md", false},
+		{"/etc/reasonix/x.toml", true},
+		{"/etc/passwd", false},
+	} {
+		st := &fakeStanding{cached: set, fresh: set}
+		g, err := policy.NewGate(policy.GateConfig{Policy: mustPolicy(t, policy.Config{}), Standing: st, Workdir: wd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := g.Authorize(ctx, agent.Call{Tool: "write_file", Args: fileArgs(c.path)})
+		if err != nil || v.Allowed != c.want {
+			t.Errorf("write_file %s: %+v, %v; want allowed %v", c.path, v, err, c.want)
+		}
+	}
+}
