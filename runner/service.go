@@ -133,10 +133,11 @@ type Service struct {
 	maint   []maintainer
 	expirer *maintenance.ApprovalExpirer
 
-	sched    scheduleSet   // [[schedules]]
-	standing standingCache // this node's copy of the standing grants
-	life     nodeLife      // this node's row in the nodes table
-	prompts  promptPlugins // [[plugins]] started for MCP prompt commands
+	sched   scheduleSet   // [[schedules]]
+	life    nodeLife      // this node's row in the nodes table
+	prompts promptPlugins // [[plugins]] started for MCP prompt commands
+
+	standing standingCache // this node's copy of the standing grants (standing.go)
 
 	// scratchMu keeps a scratch directory from being handed over while
 	// this node claims its task (handOverScratch, runJob).

@@ -16,14 +16,15 @@ import (
 func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	r := w.r
 	var p struct {
-		ApprovalID  string    `json:"approval_id"`
-		Tool        string    `json:"tool"`
-		Subject     string    `json:"subject"`
-		Preview     string    `json:"preview"`
-		Reason      string    `json:"reason"`
-		Scopes      []string  `json:"scopes"`
-		AlwaysScope string    `json:"always_scope"` // "" when Allow always is not possible
-		ExpiresAt   time.Time `json:"expires_at"`
+		ApprovalID string    `json:"approval_id"`
+		Tool       string    `json:"tool"`
+		Subject    string    `json:"subject"`
+		Preview    string    `json:"preview"`
+		Reason     string    `json:"reason"`
+		Scopes     []string  `json:"scopes"`
+		ExpiresAt  time.Time `json:"expires_at"`
+
+		AlwaysScope string `json:"always_scope"` // "" when Allow always is not possible
 	}
 	if json.Unmarshal(ev.Payload, &p) != nil || p.ApprovalID == "" {
 		return

@@ -20,37 +20,39 @@ type Decision string
 const (
 	AllowOnce Decision = "allow_once" // this call only
 	AllowTask Decision = "allow_task" // calls like it for the rest of the task (a Scope)
+	Deny      Decision = "deny"
+
 	// AllowAlways: calls like it in every later task of the workspace,
 	// schedule or webhook (a standing grant; the grant or admin role).
 	AllowAlways Decision = "allow_always"
-	Deny        Decision = "deny"
 )
 
 // Approval is a call waiting for (or given) a person's decision.
 type Approval struct {
-	ID        string   `json:"id"`
-	TaskID    string   `json:"task_id"`
-	Tool      string   `json:"tool"`
-	Subject   string   `json:"subject"`
-	CallHash  string   `json:"call_hash"`
-	Preview   string   `json:"preview"`
-	Requester string   `json:"requester"`
-	Approvers []string `json:"approvers"`
-	Scopes    []string `json:"scopes"`
-	// AlwaysScope is the rule an allow_always without a scope grants;
-	// empty when none is offered.
-	AlwaysScope string        `json:"always_scope,omitempty"`
-	State       ApprovalState `json:"state"`
-	Decision    Decision      `json:"decision,omitempty"`
-	DecidedBy   string        `json:"decided_by,omitempty"`
-	Scope       string        `json:"scope,omitempty"`
-	Note        string        `json:"note,omitempty"`
-	CreatedAt   time.Time     `json:"created_at"`
-	ExpiresAt   time.Time     `json:"expires_at"`
-	DecidedAt   *time.Time    `json:"decided_at,omitempty"`
+	ID        string        `json:"id"`
+	TaskID    string        `json:"task_id"`
+	Tool      string        `json:"tool"`
+	Subject   string        `json:"subject"`
+	CallHash  string        `json:"call_hash"`
+	Preview   string        `json:"preview"`
+	Requester string        `json:"requester"`
+	Approvers []string      `json:"approvers"`
+	Scopes    []string      `json:"scopes"`
+	State     ApprovalState `json:"state"`
+	Decision  Decision      `json:"decision,omitempty"`
+	DecidedBy string        `json:"decided_by,omitempty"`
+	Scope     string        `json:"scope,omitempty"`
+	Note      string        `json:"note,omitempty"`
+	CreatedAt time.Time     `json:"created_at"`
+	ExpiresAt time.Time     `json:"expires_at"`
+	DecidedAt *time.Time    `json:"decided_at,omitempty"`
 	// Instructors sent the task messages before the call: they may not
 	// decide it.
 	Instructors []string `json:"instructors"`
+
+	// AlwaysScope is the rule an allow_always without a scope grants;
+	// empty when Allow always is not offered.
+	AlwaysScope string `json:"always_scope,omitempty"`
 }
 
 // ApprovalList answers GET /api/v1/approvals.
