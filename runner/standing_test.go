@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"reasonix/agent"
 	"reasonix/runner"
@@ -26,7 +27,7 @@ func nightly(t *testing.T, svc *runner.Service, rt *router, prompt, cmd string) 
 
 func finished(t *testing.T, svc *runner.Service, id string) store.Task {
 	t.Helper()
-	return runnertest.WaitState(t, svc, id, 0, store.StateSucceeded, store.StateBlocked, store.StateFailed)
+	return runnertest.WaitState(t, svc, id, time.Minute, store.StateSucceeded, store.StateBlocked, store.StateFailed)
 }
 
 // TestAllowAlways: an admin's Allow always on a nightly run's call makes a

@@ -68,7 +68,7 @@ func TestAllowAlwaysFromChatIsCheckedByTheRunner(t *testing.T) {
 	if got := dmAnswer(bob, "DBOB", "approve "+aid); !strings.Contains(got, "Allowed once") {
 		t.Fatalf("bob's allow once was answered %q", got)
 	}
-	done := runnertest.WaitState(t, r.svc, id, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	done := runnertest.WaitState(t, r.svc, id, time.Minute, store.StateSucceeded, store.StateFailed, store.StateBlocked)
 	if done.State != store.StateSucceeded {
 		t.Fatalf("task = %s %+v", done.State, done.Result)
 	}
@@ -118,7 +118,7 @@ func TestAllowAlwaysButtonForASchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.slack.Click(bob, channel, ap.TS, always)
-	if got := runnertest.WaitState(t, r.svc, task.ID, 20*time.Second, store.StateSucceeded, store.StateBlocked, store.StateFailed); got.State != store.StateSucceeded {
+	if got := runnertest.WaitState(t, r.svc, task.ID, time.Minute, store.StateSucceeded, store.StateBlocked, store.StateFailed); got.State != store.StateSucceeded {
 		t.Fatalf("task = %s %+v", got.State, got.Result)
 	}
 	eventually(t, "the decided message", func() bool {
@@ -135,7 +135,7 @@ func TestAllowAlwaysButtonForASchedule(t *testing.T) {
 		t.Fatalf("grants = %+v, %v", grants, err)
 	}
 	next := submit("nightly check again")
-	if got := runnertest.WaitState(t, r.svc, next.ID, 20*time.Second, store.StateSucceeded, store.StateBlocked, store.StateFailed); got.State != store.StateSucceeded {
+	if got := runnertest.WaitState(t, r.svc, next.ID, time.Minute, store.StateSucceeded, store.StateBlocked, store.StateFailed); got.State != store.StateSucceeded {
 		t.Fatalf("next night = %s %+v", got.State, got.Result)
 	}
 	if n := len(runnertest.Events(t, r.svc, next.ID, "approval_requested")); n != 0 {
