@@ -49,7 +49,7 @@ func FuzzParseCommand(f *testing.F) {
 
 func TestApprovalButtonRoundTrip(t *testing.T) {
 	id := "a_01JABCDEFGHJKMNPQRSTVWXYZ0"
-	for _, choice := range []runner.Choice{runner.AllowOnce, runner.AllowTask, runner.Deny} {
+	for _, choice := range []runner.Choice{runner.AllowOnce, runner.AllowTask, runner.AllowAlways, runner.Deny} {
 		data := ApprovalButton(id, choice)
 		if len(data) > maxButtonData {
 			t.Errorf("%q is longer than Telegram's 64 bytes", data)
@@ -70,6 +70,8 @@ func FuzzParseApprovalButton(f *testing.F) {
 	f.Add("ap:a_01JABCDEFGHJKMNPQRSTVWXYZ0:o")
 	f.Add("ap:x:t")
 	f.Add("ap::d")
+	f.Add("ap:a_01JABCDEFGHJKMNPQRSTVWXYZ0:a")
+	f.Add("ap:a_01JABCDEFGHJKMNPQRSTVWXYZ0:A")
 	f.Fuzz(func(t *testing.T, s string) {
 		id, choice, err := ParseApprovalButton(s)
 		if err != nil {

@@ -11,6 +11,9 @@ import (
 //
 //	approve <approval id>        — allow once
 //	approve <approval id> task   — allow for the rest of the task
+//	approve <approval id> always — allow always (a standing grant for the
+//	                               task's schedule or webhook, else its
+//	                               workspace; the grant or admin role)
 //	deny <approval id>
 //
 // ("allow" is a synonym of approve; a leading '/' and Telegram's @bot
@@ -39,6 +42,8 @@ func ParseDecision(text string) (approvalID string, choice runner.Choice, ok boo
 		return id, runner.AllowOnce, true
 	case (verb == "approve" || verb == "allow") && scope == "task":
 		return id, runner.AllowTask, true
+	case (verb == "approve" || verb == "allow") && scope == "always":
+		return id, runner.AllowAlways, true
 	case verb == "deny" && scope == "":
 		return id, runner.Deny, true
 	}

@@ -16,6 +16,7 @@ func TestParseDecision(t *testing.T) {
 		{"approve " + id, id, runner.AllowOnce},
 		{"Approve " + id + " once", id, runner.AllowOnce},
 		{"/allow@reasonix_bot " + id + " task", id, runner.AllowTask},
+		{"approve " + id + " Always", id, runner.AllowAlways},
 		{"  deny   " + id + "  ", id, runner.Deny},
 		{"deny " + strings.ToUpper(id), id, runner.Deny},
 	} {
@@ -24,7 +25,7 @@ func TestParseDecision(t *testing.T) {
 			t.Errorf("ParseDecision(%q) = %q %q %v", tc.in, gotID, choice, ok)
 		}
 	}
-	for _, bad := range []string{"", "approve", "approve t_123", "deny " + id + " task", "approve " + id + " forever",
+	for _, bad := range []string{"", "approve", "approve t_123", "deny " + id + " task", "deny " + id + " always", "approve " + id + " forever",
 		"approve " + id + " task now", "please approve " + id, "approve ../" + id, "approve a_x", "approve a_" + strings.Repeat("x", 60)} {
 		if _, _, ok := ParseDecision(bad); ok {
 			t.Errorf("ParseDecision(%q) accepted", bad)
@@ -47,12 +48,13 @@ func FuzzParseDecision(f *testing.F) {
 			t.Fatalf("%q gave id %q", s, id)
 		}
 		switch choice {
-		case runner.AllowOnce, runner.AllowTask, runner.Deny:
+		case runner.AllowOnce, runner.AllowTask, runner.AllowAlways, runner.Deny:
 		default:
 			t.Fatalf("%q gave choice %q", s, choice)
 		}
 		// And it reads the same when said again in canonical form.
-		canon := map[runner.Choice]string{runner.AllowOnce: "approve " + id, runner.AllowTask: "approve " + id + " task", runner.Deny: "deny " + id}[choice]
+		canon := map[runner.Choice]string{runner.AllowOnce: "approve " + id, runner.AllowTask: "approve " + id + " task",
+			runner.AllowAlways: "approve " + id + " always", runner.Deny: "deny " + id}[choice]
 		if id2, c2, ok2 := ParseDecision(canon); !ok2 || id2 != id || c2 != choice {
 			t.Fatalf("canonical %q of %q reads as %q %q %v", canon, s, id2, c2, ok2)
 		}

@@ -28,6 +28,9 @@ type Runner struct {
 	// before its chat thread says it makes no progress; default "10m",
 	// at least "1m".
 	StallAfter time.Duration `toml:"stall_after"`
+	// RequireSecondApprover: nobody decides the calls of a task they
+	// requested, admins included (a two-person rule); default false.
+	RequireSecondApprover bool `toml:"require_second_approver"`
 }
 
 // checkEntryTTL checks an entry's own approval_ttl: unset (0), or a

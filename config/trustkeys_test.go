@@ -181,6 +181,9 @@ var untrustedKeyTable = map[string]TrustRule{
 	"workspaces.publish.wait_ci":         Ignored,
 	"workspaces.publish.ci_timeout":      Ignored,
 	"workspaces.publish.ci_fix_attempts": Ignored,
+	// The two-person rule (issue 26): only the service's own configuration sets it.
+	"runner.require_second_approver":     Refused,
+	"workspaces.require_second_approver": Ignored,
 }
 
 func TestEveryKeyHasATrustRule(t *testing.T) {

@@ -20,6 +20,9 @@ type Workspace struct {
 	// Publish, when set, hands a succeeded task's branch over to a forge
 	// ([workspaces.publish]); nil keeps it on the server only.
 	Publish *Publish `toml:"publish"`
+	// RequireSecondApprover turns [runner] require_second_approver on for
+	// this workspace's tasks (it cannot turn it off); default false.
+	RequireSecondApprover bool `toml:"require_second_approver"`
 
 	// Source is the file that declared the entry.
 	Source string `toml:"-"`

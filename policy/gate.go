@@ -25,6 +25,10 @@ type GateConfig struct {
 	Workdir string
 	// Grants restores grants made earlier in the task (see Gate.Grants).
 	Grants []string
+	// Standing supplies the standing grants ("Allow always") that apply
+	// to the task; nil means none. They allow a call that would ask a
+	// person, like a task grant, and each use is recorded through it.
+	Standing Standing
 	// ShellSandboxed says the bash tool runs inside an OS sandbox that
 	// confines its writes (Confinement.Shell() is not nil). The zero value,
 	// false, means bash runs unconfined: then the auto posture lets a bash
@@ -47,6 +51,7 @@ type Gate struct {
 	policy     *Policy
 	posture    Posture
 	approver   Approver
+	standing   Standing
 	workdir    string
 	sandboxed  bool     // bash runs inside an OS sandbox
 	allowWrite []string // further roots bash may write to when it is not
@@ -68,7 +73,7 @@ func NewGate(c GateConfig) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gate{policy: c.Policy, posture: posture, approver: c.Approver, workdir: c.Workdir, grants: newRuleSet(),
+	g := &Gate{policy: c.Policy, posture: posture, approver: c.Approver, standing: c.Standing, workdir: c.Workdir, grants: newRuleSet(),
 		sandboxed: c.ShellSandboxed, allowWrite: slices.Clone(c.AllowWrite)}
 	g.readRoot = c.Workdir
 	if real, err := resolvePath(c.Workdir, "/"); err == nil {
@@ -147,6 +152,19 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 			return agent.Allow, nil
 		}
 		ev.Reason, unconfined = why, true
+	}
+	// The call would ask a person now: a standing grant answers instead.
+	// This is after deny (returned above) and never for an explicit ask
+	// rule, as with task grants; and after the posture, so a call the
+	// posture allows anyway records no use.
+	if !explicit && g.standing != nil {
+		ok, err := g.standingAllows(ctx, q, f, ev.HumanOnly, Request{Call: call, Subject: subjectText(f), Reason: ev.Reason})
+		if err != nil {
+			return agent.Verdict{}, err
+		}
+		if ok {
+			return agent.Allow, nil
+		}
 	}
 	if g.approver == nil {
 		hint := g.hint(explicit, ev.HumanOnly)

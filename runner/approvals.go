@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"reasonix/runner/store"
 )
@@ -36,9 +38,9 @@ func (s *Service) Approval(ctx context.Context, id string) (store.Approval, erro
 // Decision is a person's answer to an approval request.
 type Decision struct {
 	ApprovalID string
-	// Decision is one of the choices AllowOnce, AllowTask and Deny
-	// ("allow_once", "allow_task", "deny"), as a string: it arrives as
-	// one, and Decide refuses any other.
+	// Decision is one of the choices AllowOnce, AllowTask, AllowAlways
+	// and Deny ("allow_once", "allow_task", "allow_always", "deny"), as a
+	// string: it arrives as one, and Decide refuses any other.
 	Decision string
 	// Approver is the principal id of who decides, taken from their
 	// credential ("token:bob", "slack:T1/U2"), never from the request.
@@ -51,8 +53,17 @@ type Decision struct {
 	// Note goes to the model with a denial.
 	Note string
 	// Scope, with allow_task, picks one of the offered scopes; "" takes the
-	// first.
+	// first. With allow_always it is the standing grant's rule, one of the
+	// offered scopes; "" takes the suggested one (SuggestedScope).
 	Scope string
+	// GrantFor, with allow_always, is what the standing grant applies to:
+	// "workspace", "schedule" or "webhook" — the task's own; "" is the
+	// narrowest the task has (its schedule or webhook, else its
+	// workspace).
+	GrantFor string
+	// GrantExpires, with allow_always, ends the standing grant; zero never
+	// does.
+	GrantExpires time.Time
 	// CallHash, when set, binds the decision to the call the approver saw;
 	// a different call is refused with ErrConflict.
 	CallHash string
@@ -65,9 +76,9 @@ type Decision struct {
 func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error) {
 	dec := store.Decision(d.Decision)
 	switch dec {
-	case store.AllowOnce, store.AllowTask, store.Deny:
+	case store.AllowOnce, store.AllowTask, store.AllowAlways, store.Deny:
 	default:
-		return store.Approval{}, invalidf("decision %q is not allow_once, allow_task or deny", d.Decision)
+		return store.Approval{}, invalidf("decision %q is not allow_once, allow_task, allow_always or deny", d.Decision)
 	}
 	d.Approver = strings.TrimSpace(d.Approver)
 	if d.Approver == "" || len(d.Approver) > maxIDLen {
@@ -96,16 +107,36 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 	if err := s.mayDecide(p, task, a); err != nil {
 		return store.Approval{}, err
 	}
-	decided, err := s.st.Decide(ctx, a.ID, store.DecideOpts{
-		Decision: dec, Approver: d.Approver, CallHash: d.CallHash, Scope: d.Scope, Note: d.Note,
-	})
+	opts := store.DecideOpts{Decision: dec, Approver: d.Approver, CallHash: d.CallHash, Scope: d.Scope, Note: d.Note}
+	var target grantTarget
+	if dec == store.AllowAlways {
+		if err := s.mayGrant(p, task); err != nil {
+			return store.Approval{}, err
+		}
+		if target, err = grantTargetOf(task, d.GrantFor); err != nil {
+			return store.Approval{}, err
+		}
+		scope := cmp.Or(strings.TrimSpace(d.Scope), SuggestedScope(a.Scopes))
+		if scope == "" {
+			return store.Approval{}, invalidf("approval %s offers no scope to allow always (an ask rule needs a person every time)", a.ID)
+		}
+		opts.Grant = &store.NewStandingGrant{Scope: scope, For: target.For, Name: target.Name, ExpiresAt: d.GrantExpires}
+	}
+	decided, err := s.st.Decide(ctx, a.ID, opts)
 	if err != nil {
 		return store.Approval{}, mapStoreErr(err, subject)
 	}
 	s.metrics.approvals.WithLabelValues(string(dec)).Inc()
-	s.emitLogged(ctx, a.TaskID, "approval_decided", map[string]any{
+	ev := map[string]any{
 		"approval_id": a.ID, "decision": dec, "approver": d.Approver, "scope": decided.Scope, "note": d.Note,
-	})
+	}
+	if dec == store.AllowAlways {
+		ev["grant_for"], ev["grant_name"] = target.For, target.Name
+		if !d.GrantExpires.IsZero() {
+			ev["grant_expires_at"] = d.GrantExpires
+		}
+	}
+	s.emitLogged(ctx, a.TaskID, "approval_decided", ev)
 	if err := s.st.Wake(ctx, a.TaskID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		// The decision stands; the job still resumes when its snooze ends.
 		s.log.Warn("runner: wake after decision", "task", a.TaskID, "err", err)
@@ -119,4 +150,21 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 func (s *Service) approvalExpired(ctx context.Context, a store.Approval) {
 	s.metrics.approvals.WithLabelValues("expired").Inc()
 	s.emitLogged(ctx, a.TaskID, "approval_decided", map[string]any{"approval_id": a.ID, "decision": "expired"})
+}
+
+// SuggestedScope is the rule "Allow always" grants unless the approver
+// picks another of scopes (an approval's offered scopes, best first): the
+// command prefix for a shell call (Bash(go test:*)), else the first — the
+// exact path of a file edit, the tool of another call. "" when none is
+// offered.
+func SuggestedScope(scopes []string) string {
+	for _, s := range scopes {
+		if strings.HasPrefix(s, "Bash(") && strings.HasSuffix(s, ":*)") {
+			return s
+		}
+	}
+	if len(scopes) > 0 {
+		return scopes[0]
+	}
+	return ""
 }

@@ -113,7 +113,12 @@ func directChat(transport, channel string) bool {
 //     task;
 //   - a chat identity that is neither an admin nor in [bot]
 //     global_approvers decides only approvals of tasks relayed on its own
-//     platform, in an allowed channel or a direct message.
+//     platform, in an allowed channel or a direct message;
+//   - with [runner] require_second_approver (or the workspace's), nobody
+//     decides the calls of a task they requested, admins and
+//     self-approval included: a second person decides.
+//
+// Choosing "Allow always" also takes mayGrant.
 func (s *Service) MayDecide(ctx context.Context, p Principal, a store.Approval) error {
 	t, err := s.st.Task(ctx, a.TaskID)
 	if err != nil {
@@ -135,6 +140,9 @@ func (s *Service) mayDecide(p Principal, t store.Task, a store.Approval) error {
 	// Principal ids come from credentials, so an exact comparison is the
 	// whole check: "alice", "API:alice" or "token:Alice" are other
 	// principals' ids, which a request cannot claim.
+	if t.Requester != "" && p.ID == t.Requester && s.requireSecondApprover(t) {
+		return failf(ErrForbidden, "%s requested this task, and its calls need a second person (require_second_approver); another approver must decide", p.ID)
+	}
 	if !s.cfg.AllowSelfApproval {
 		if !p.Role.AtLeast(store.RoleAdmin) && t.Requester != "" && p.ID == t.Requester {
 			return failf(ErrForbidden, "%s requested this task and may not approve its calls; another approver must decide", p.ID)
@@ -147,6 +155,48 @@ func (s *Service) mayDecide(p Principal, t store.Task, a store.Approval) error {
 		return failf(ErrForbidden, "task %s is not relayed where %s approves; an approver of its own channel, a global approver or an admin must decide", t.ID, p.ID)
 	}
 	return nil
+}
+
+// requireSecondApprover reports whether the two-person rule holds for
+// task t: [runner] require_second_approver, or its workspace's.
+func (s *Service) requireSecondApprover(t store.Task) bool {
+	if s.set.Runner.RequireSecondApprover {
+		return true
+	}
+	for _, w := range s.set.Workspaces {
+		if w.Name == t.Workspace {
+			return w.RequireSecondApprover
+		}
+	}
+	return false
+}
+
+// mayGrant reports whether p, who may decide an approval of task t
+// (mayDecide), may also choose "Allow always" for it: a standing grant
+// outlives the task, so it takes the grant or admin role, and never the
+// task's requester — not even an admin, not even with self-approval on.
+func (s *Service) mayGrant(p Principal, t store.Task) error {
+	if !p.Role.AtLeast(store.RoleGrant) {
+		return failf(ErrForbidden, "%s may decide this call but not allow it always (role %s); a principal with the grant or admin role must", p.ID, p.Role)
+	}
+	if t.Requester != "" && p.ID == t.Requester {
+		return failf(ErrForbidden, "%s requested this task and may not allow its calls always; another principal with the grant or admin role must decide", p.ID)
+	}
+	return nil
+}
+
+// MayGrant reports whether p may choose "Allow always" on approval a (see
+// mayGrant), after MayDecide; the chat relay asks it before it offers the
+// button.
+func (s *Service) MayGrant(ctx context.Context, p Principal, a store.Approval) error {
+	t, err := s.st.Task(ctx, a.TaskID)
+	if err != nil {
+		return mapStoreErr(err, "task "+a.TaskID)
+	}
+	if err := s.mayDecide(p, t, a); err != nil {
+		return err
+	}
+	return s.mayGrant(p, t)
 }
 
 // MaySee reports whether p may see task t from chat conversation

@@ -103,7 +103,11 @@ func (b *broker) Approve(ctx context.Context, req policy.Request) (policy.Answer
 		return policy.Answer{}, err
 	}
 	s.metrics.approvals.WithLabelValues("requested").Inc()
-	s.emitLogged(ctx, b.task.ID, "approval_requested", approvalPayload(a, req.Reason))
+	payload := approvalPayload(a, req.Reason)
+	if len(grantTargets(b.task)) == 0 {
+		delete(payload, "always_scope") // nothing to allow always for: a scratch task of the API or chat
+	}
+	s.emitLogged(ctx, b.task.ID, "approval_requested", payload)
 	return policy.Answer{}, &suspendError{approval: a}
 }
 
@@ -139,7 +143,7 @@ func approvalPayload(a store.Approval, reason string) map[string]any {
 	return map[string]any{
 		"approval_id": a.ID, "tool": a.Tool, "subject": a.Subject, "preview": a.Preview,
 		"reason": reason, "scopes": a.Scopes, "approvers": a.Approvers, "call_hash": a.CallHash, "instructors": a.Instructors,
-		"expires_at": a.ExpiresAt,
+		"expires_at": a.ExpiresAt, "always_scope": SuggestedScope(a.Scopes), // what Allow always grants
 	}
 }
 

@@ -54,11 +54,13 @@ const (
 )
 
 // The choices of an approver. AllowTask also covers later identical calls
-// of the task, under the scope chosen.
+// of the task, under the scope chosen; AllowAlways those of every later
+// task of its workspace, schedule or webhook (a standing grant).
 const (
-	AllowOnce = store.AllowOnce
-	AllowTask = store.AllowTask
-	Deny      = store.Deny
+	AllowOnce   = store.AllowOnce
+	AllowTask   = store.AllowTask
+	AllowAlways = store.AllowAlways
+	Deny        = store.Deny
 )
 
 // Roles, lowest first; Role.AtLeast is the one comparison of them.
@@ -67,6 +69,7 @@ type Role = store.Role
 const (
 	RoleSubmit  = store.RoleSubmit
 	RoleApprove = store.RoleApprove
+	RoleGrant   = store.RoleGrant
 	RoleAdmin   = store.RoleAdmin
 )
 

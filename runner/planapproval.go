@@ -103,6 +103,8 @@ func (b *planBroker) ReviewPlan(ctx context.Context, p goals.PlanProposal) (goal
 		return goals.PlanDecision{}, err
 	}
 	s.metrics.approvals.WithLabelValues("requested").Inc()
-	s.emitLogged(ctx, b.task.ID, "approval_requested", approvalPayload(a, "plan-first task: the plan needs approval before anything changes"))
+	payload := approvalPayload(a, "plan-first task: the plan needs approval before anything changes")
+	delete(payload, "always_scope") // a plan is approved once
+	s.emitLogged(ctx, b.task.ID, "approval_requested", payload)
 	return goals.PlanDecision{}, &suspendError{approval: a}
 }

@@ -138,6 +138,8 @@ type Service struct {
 	life    nodeLife      // this node's row in the nodes table
 	prompts promptPlugins // [[plugins]] started for MCP prompt commands
 
+	standing standingCache // this node's copy of the standing grants (standing.go)
+
 	// scratchMu keeps a scratch directory from being handed over while
 	// this node claims its task (handOverScratch, runJob).
 	scratchMu sync.Mutex

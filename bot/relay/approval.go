@@ -23,6 +23,8 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 		Reason     string    `json:"reason"`
 		Scopes     []string  `json:"scopes"`
 		ExpiresAt  time.Time `json:"expires_at"`
+
+		AlwaysScope string `json:"always_scope"` // "" when Allow always is not possible
 	}
 	if json.Unmarshal(ev.Payload, &p) != nil || p.ApprovalID == "" {
 		return
@@ -41,6 +43,9 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	buttons := []bot.Button{{Label: "Allow once", Data: bot.ApprovalButton(a.ID, runner.AllowOnce), Style: "primary"}}
 	if len(p.Scopes) > 0 {
 		buttons = append(buttons, bot.Button{Label: "Allow for this task", Data: bot.ApprovalButton(a.ID, runner.AllowTask)})
+	}
+	if p.AlwaysScope != "" {
+		buttons = append(buttons, bot.Button{Label: "Allow always", Data: bot.ApprovalButton(a.ID, runner.AllowAlways)})
 	}
 	buttons = append(buttons, bot.Button{Label: "Deny", Data: bot.ApprovalButton(a.ID, runner.Deny), Style: "danger"})
 	if _, err := r.st.ChatPost(ctx, w.v.taskID, approvalKey(p.ApprovalID)); err == nil {
@@ -104,6 +109,8 @@ func (r *Relay) editDecided(ctx context.Context, t bot.Transport, post runner.Ch
 		line = "🚫 Denied by " + by + " at " + at
 	case a.Decision == runner.AllowTask:
 		line = "✅ Allowed for this task (" + a.Scope + ") by " + by + " at " + at
+	case a.Decision == runner.AllowAlways:
+		line = "✅ Allowed always (" + a.Scope + ") by " + by + " at " + at
 	default:
 		line = "✅ Allowed once by " + by + " at " + at
 	}

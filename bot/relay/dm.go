@@ -46,7 +46,7 @@ func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound,
 		return true
 	}
 	r.log.Info("relay: approval decided in a direct message", "approval", a.ID, "task", a.TaskID, "approver", in.Requester(), "decision", choice)
-	what := map[runner.Choice]string{runner.AllowOnce: "Allowed once", runner.AllowTask: "Allowed for the task", runner.Deny: "Denied"}[choice]
+	what := map[runner.Choice]string{runner.AllowOnce: "Allowed once", runner.AllowTask: "Allowed for the task", runner.AllowAlways: "Allowed always", runner.Deny: "Denied"}[choice]
 	r.reply(ctx, t, in.Channel, in.Home(), what+": "+a.Tool+" "+firstLine(a.Subject, 120)+" (approval "+a.ID+", task "+a.TaskID+").")
 	return true
 }

@@ -55,10 +55,15 @@ func approvalsCommands() []*command {
 			example: "reasonix approvals allow a_01hx…\nreasonix approvals allow --scope 'Bash(go test:*)' a_01hx…",
 			flags: func(fs *flag.FlagSet) action {
 				forTask := fs.Bool("task", false, "allow calls like this one for the rest of the task (the first offered scope)")
-				scope := fs.String("scope", "", "the task-wide `scope` to grant (one of the offered scopes)")
+				always := fs.Bool("always", false, "allow calls like this one in every later task of the workspace, schedule or webhook (grant or admin role)")
+				grantFor := fs.String("grant-for", "", "with --always: `workspace|schedule|webhook` (default: the task's schedule or webhook, else its workspace)")
+				scope := fs.String("scope", "", "the `scope` to grant (one of the offered scopes)")
 				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
 					d := apitype.DecideRequest{Decision: apitype.AllowOnce}
-					if *forTask || *scope != "" {
+					switch {
+					case *always:
+						d.Decision, d.Scope, d.GrantFor = apitype.AllowAlways, *scope, *grantFor
+					case *forTask || *scope != "":
 						d.Decision, d.Scope = apitype.AllowTask, *scope
 					}
 					return decide(c, args[0], d, stdout)

@@ -68,6 +68,12 @@ reasonix tasks list --state running,waiting_approval`,
 			subs:    approvalsCommands(),
 		},
 		{
+			name: "grants", summary: "list and revoke the standing grants (Allow always)",
+			about:   "Lists and revokes the standing grants approvers made with Allow always, through a running service's API.\nListing needs any token; revoking a grant or admin token. Grant ids look like sg_….",
+			example: "reasonix grants list\nreasonix grants revoke sg_01hx…",
+			subs:    grantsCommands(),
+		},
+		{
 			name: "roles", summary: "grant Slack and Telegram identities a role (approve from chat)",
 			about:   "Administers the roles of chat identities in the configured store directly (no running service needed).\nA chat identity is a principal like a token: slack:<team>/<user> or telegram:<user id>.",
 			example: "reasonix roles grant slack:T0123/U0456 --role approve\nreasonix roles list",

@@ -26,11 +26,11 @@ func rolesCommands() []*command {
 			example: "reasonix roles grant slack:T0123/U0456 --role approve\nreasonix roles grant telegram:123456789 --role approve",
 			flags: func(fs *flag.FlagSet) action {
 				var role string
-				fs.Var(roleValue{&role}, "role", "`submit|approve|admin`: what the identity may do (required)")
+				fs.Var(roleValue{&role}, "role", "`submit|approve|grant|admin`: what the identity may do (required)")
 				file := configFileFlag(fs)
 				return func(args []string, stdout, stderr io.Writer) error {
 					if role == "" {
-						return usageErrorf("roles grant needs --role submit, approve or admin")
+						return usageErrorf("roles grant needs --role submit, approve, grant or admin")
 					}
 					return withStore(*file, stderr, func(ctx context.Context, st *store.Store) error {
 						pr, err := st.GrantRole(ctx, args[0], store.Role(role))

@@ -30,12 +30,12 @@ func tokensCommands() []*command {
 			example: "reasonix tokens create ci --role submit\nreasonix tokens create erin --role approve --max-posture yolo",
 			flags: func(fs *flag.FlagSet) action {
 				var role, posture string
-				fs.Var(roleValue{&role}, "role", "`submit|approve|admin`: what the token may do (required)")
+				fs.Var(roleValue{&role}, "role", "`submit|approve|grant|admin`: what the token may do (required)")
 				fs.Var(postureValue{&posture}, "max-posture", "`ask|auto|yolo`: the highest posture its tasks may ask for")
 				file := configFileFlag(fs)
 				return func(args []string, stdout, stderr io.Writer) error {
 					if role == "" {
-						return usageErrorf("tokens create needs --role submit, approve or admin")
+						return usageErrorf("tokens create needs --role submit, approve, grant or admin")
 					}
 					return withStore(*file, stderr, func(ctx context.Context, st *store.Store) error {
 						t, secret, err := st.CreateToken(ctx, store.NewToken{Name: args[0], Role: store.Role(role), MaxPosture: policy.Posture(posture)})
@@ -116,7 +116,7 @@ func (v roleValue) String() string {
 func (v roleValue) Set(s string) error {
 	r, err := store.ParseRole(strings.ToLower(strings.TrimSpace(s)))
 	if err != nil {
-		return errors.New("want submit, approve or admin")
+		return errors.New("want submit, approve, grant or admin")
 	}
 	*v.name = string(r)
 	return nil

@@ -66,7 +66,7 @@ func TestTokensOnTheBinary(t *testing.T) {
 	if _, stderr, code := e.run("tokens", "create", "ci", "--role", "submit"); code != exitUsage || !strings.Contains(stderr, "exists already") {
 		t.Errorf("a second ci: %d %s", code, stderr)
 	}
-	if _, stderr, code := e.run("tokens", "create", "x", "--role", "root"); code != exitUsage || !strings.Contains(stderr, "submit, approve or admin") {
+	if _, stderr, code := e.run("tokens", "create", "x", "--role", "root"); code != exitUsage || !strings.Contains(stderr, "submit, approve, grant or admin") {
 		t.Errorf("--role root: %d %s", code, stderr)
 	}
 	list, _, code := e.run("tokens", "list")

@@ -21,6 +21,10 @@ const (
 	AllowOnce Decision = "allow_once" // this call only
 	AllowTask Decision = "allow_task" // calls like it for the rest of the task (a Scope)
 	Deny      Decision = "deny"
+
+	// AllowAlways: calls like it in every later task of the workspace,
+	// schedule or webhook (a standing grant; the grant or admin role).
+	AllowAlways Decision = "allow_always"
 )
 
 // Approval is a call waiting for (or given) a person's decision.
@@ -45,6 +49,10 @@ type Approval struct {
 	// Instructors sent the task messages before the call: they may not
 	// decide it.
 	Instructors []string `json:"instructors"`
+
+	// AlwaysScope is the rule an allow_always without a scope grants;
+	// empty when Allow always is not offered.
+	AlwaysScope string `json:"always_scope,omitempty"`
 }
 
 // ApprovalList answers GET /api/v1/approvals.
@@ -58,8 +66,16 @@ type DecideRequest struct {
 	Decision Decision `json:"decision"`
 	Note     string   `json:"note,omitempty"`
 	// Scope is the task-wide grant of an AllowTask, one of the approval's
-	// Scopes; empty means the first.
+	// Scopes; empty means the first. With AllowAlways it is the standing
+	// grant's rule, one of the Scopes; empty means AlwaysScope.
 	Scope string `json:"scope,omitempty"`
+	// GrantFor, with AllowAlways: "workspace", "schedule" or "webhook" —
+	// the task's own; empty means its schedule or webhook, else its
+	// workspace.
+	GrantFor string `json:"grant_for,omitempty"`
+	// ExpiresAt, with AllowAlways, ends the standing grant; absent means
+	// it stands until revoked.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// CallHash, when set, must match the approval's: a decision made on
 	// what a person saw cannot apply to a different call.
 	CallHash string `json:"call_hash,omitempty"`

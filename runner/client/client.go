@@ -370,6 +370,39 @@ func (c *Client) Decide(ctx context.Context, id string, d apitype.DecideRequest)
 	return a, err
 }
 
+// GrantFilter selects standing grants for Grants. Zero fields do not
+// filter.
+type GrantFilter struct {
+	GrantFor string // workspace, schedule or webhook
+	Name     string
+	All      bool // revoked ones too
+}
+
+// Grants lists the standing grants ("Allow always"), oldest first.
+func (c *Client) Grants(ctx context.Context, f GrantFilter) ([]apitype.Grant, error) {
+	q := url.Values{}
+	if f.GrantFor != "" {
+		q.Set("grant_for", f.GrantFor)
+	}
+	if f.Name != "" {
+		q.Set("name", f.Name)
+	}
+	if f.All {
+		q.Set("all", "true")
+	}
+	var list apitype.GrantList
+	err := c.do(ctx, http.MethodGet, "/api/v1/grants"+query(q), nil, &list)
+	return list.Grants, err
+}
+
+// RevokeGrant ends standing grant id (the grant or admin role) and returns
+// it as it now stands.
+func (c *Client) RevokeGrant(ctx context.Context, id string) (apitype.Grant, error) {
+	var g apitype.Grant
+	err := c.do(ctx, http.MethodDelete, "/api/v1/grants/"+url.PathEscape(id), nil, &g)
+	return g, err
+}
+
 // Schedules lists the configured schedules and their state.
 func (c *Client) Schedules(ctx context.Context) ([]apitype.Schedule, error) {
 	var list apitype.ScheduleList

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"reasonix/runner"
 	"reasonix/runner/store"
 	"reasonix/runner/webhook"
 )
@@ -93,4 +94,26 @@ func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, s *sess
 		}
 	}
 	d.render(w, r, http.StatusOK, "webhooks", s, map[string]any{"Webhooks": list})
+}
+
+// grantsPage lists the standing grants (Allow always) that stand; a
+// principal who may revoke them (grant or admin role) gets the buttons.
+func (d *Dashboard) grantsPage(w http.ResponseWriter, r *http.Request, s *session) {
+	list, err := d.svc.Grants(r.Context(), runner.GrantFilter{})
+	if err != nil {
+		d.fail(w, r, s, err)
+		return
+	}
+	d.render(w, r, http.StatusOK, "grants", s, map[string]any{"Grants": list,
+		"MayRevoke": s.principal.Role.AtLeast(store.RoleGrant)})
+}
+
+// revokeGrant ends a standing grant through the service, which checks the
+// principal's role as for the API.
+func (d *Dashboard) revokeGrant(w http.ResponseWriter, r *http.Request, s *session) {
+	if _, err := d.svc.RevokeGrant(r.Context(), s.principal, r.PathValue("id")); err != nil {
+		d.fail(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, "/grants", http.StatusSeeOther)
 }

@@ -69,7 +69,7 @@ func (d *Dashboard) decide(w http.ResponseWriter, r *http.Request, s *session) {
 	p := s.principal
 	a, err := d.svc.Decide(r.Context(), runner.Decision{ApprovalID: r.PathValue("id"),
 		Decision: r.PostFormValue("decision"), Approver: p.ID, Role: p.Role, Note: r.PostFormValue("note"),
-		Scope: r.PostFormValue("scope"), CallHash: r.PostFormValue("call_hash")})
+		Scope: r.PostFormValue("scope"), CallHash: r.PostFormValue("call_hash"), GrantFor: r.PostFormValue("grant_for")})
 	if err != nil {
 		d.fail(w, r, s, err)
 		return

@@ -126,6 +126,8 @@ func New(cfg Config) (*Dashboard, error) {
 	page("POST /schedules/{name}/{action}", d.scheduleAction)
 	page("GET /nodes", d.nodesPage)
 	page("GET /webhooks", d.webhooksPage)
+	page("GET /grants", d.grantsPage)
+	page("POST /grants/{id}/revoke", d.revokeGrant)
 	d.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		d.problem(w, r, nil, http.StatusNotFound, "There is no such page.")
 	})

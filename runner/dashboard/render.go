@@ -49,7 +49,7 @@ var funcs = template.FuncMap{
 
 func (d *Dashboard) parseTemplates() error {
 	d.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "loginlink", "problem", "tasks", "task", "approvals", "schedules", "nodes", "webhooks", "step"} {
+	for _, name := range []string{"login", "loginlink", "problem", "tasks", "task", "approvals", "schedules", "nodes", "webhooks", "step", "grants"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("dashboard: template %s: %w", name, err)

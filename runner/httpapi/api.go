@@ -84,6 +84,8 @@ func New(cfg Config) (*API, error) {
 	api("POST /api/v1/tasks/{id}/resume", a.resume)
 	api("GET /api/v1/approvals", a.listApprovals)
 	api("POST /api/v1/approvals/{id}", a.decide)
+	api("GET /api/v1/grants", a.listGrants)
+	api("DELETE /api/v1/grants/{id}", a.revokeGrant)
 	api("GET /api/v1/schedules", a.listSchedules)
 	api("POST /api/v1/schedules/{name}/run", a.runSchedule)
 	api("POST /api/v1/schedules/{name}/pause", a.pauseSchedule)

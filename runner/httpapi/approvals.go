@@ -46,11 +46,47 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principalOf(r)
-	ap, err := a.svc.Decide(r.Context(), runner.Decision{ApprovalID: r.PathValue("id"), Decision: string(body.Decision),
-		Approver: p.ID, Role: p.Role, Note: body.Note, Scope: body.Scope, CallHash: body.CallHash})
+	d := runner.Decision{ApprovalID: r.PathValue("id"), Decision: string(body.Decision),
+		Approver: p.ID, Role: p.Role, Note: body.Note, Scope: body.Scope, CallHash: body.CallHash, GrantFor: body.GrantFor}
+	if body.ExpiresAt != nil {
+		d.GrantExpires = *body.ExpiresAt
+	}
+	ap, err := a.svc.Decide(r.Context(), d)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, viewApproval(ap))
+}
+
+func (a *API) listGrants(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := runner.GrantFilter{For: q.Get("grant_for"), Name: q.Get("name")}
+	switch q.Get("all") {
+	case "", "false":
+	case "true":
+		f.All = true
+	default:
+		writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "all must be true or false")
+		return
+	}
+	list, err := a.svc.Grants(r.Context(), f)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	views := make([]apitype.Grant, len(list))
+	for i, g := range list {
+		views[i] = viewGrant(g)
+	}
+	writeJSON(w, http.StatusOK, apitype.GrantList{Grants: views})
+}
+
+func (a *API) revokeGrant(w http.ResponseWriter, r *http.Request) {
+	g, err := a.svc.RevokeGrant(r.Context(), principalOf(r), r.PathValue("id"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewGrant(g))
 }

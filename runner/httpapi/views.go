@@ -51,9 +51,16 @@ func viewEvent(e store.Event) apitype.Event {
 func viewApproval(a store.Approval) apitype.Approval {
 	return apitype.Approval{ID: a.ID, TaskID: a.TaskID, Tool: a.Tool, Subject: a.Subject, CallHash: a.CallHash,
 		Preview: a.Preview, Requester: a.Requester, Approvers: nonNil(a.Approvers), Scopes: nonNil(a.Scopes),
-		State: apitype.ApprovalState(a.State), Decision: apitype.Decision(a.Decision), DecidedBy: a.DecidedBy,
+		AlwaysScope: runner.SuggestedScope(a.Scopes),
+		State:       apitype.ApprovalState(a.State), Decision: apitype.Decision(a.Decision), DecidedBy: a.DecidedBy,
 		Scope: a.Scope, Note: a.Note, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt,
 		DecidedAt: optTime(a.DecidedAt), Instructors: nonNil(a.Instructors)}
+}
+
+func viewGrant(g store.StandingGrant) apitype.Grant {
+	return apitype.Grant{ID: g.ID, Scope: g.Scope, GrantFor: string(g.For), Name: g.Name, GrantedBy: g.GrantedBy,
+		ApprovalID: g.ApprovalID, TaskID: g.TaskID, CreatedAt: g.CreatedAt, ExpiresAt: optTime(g.ExpiresAt),
+		RevokedAt: optTime(g.RevokedAt), RevokedBy: g.RevokedBy, Uses: g.Uses, LastUsedAt: optTime(g.LastUsedAt)}
 }
 
 func viewSchedule(s runner.Schedule) apitype.Schedule {

@@ -175,7 +175,7 @@ func cmpObserver(a, b agent.Observer) agent.Observer {
 // with nobody to ask, so a call that needs a person is refused.
 func (s *Session) newChildGate() (agent.Gate, error) {
 	g, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
-		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants,
+		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants, Standing: s.cfg.Standing,
 		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:],
 		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...)})
 	if err != nil {

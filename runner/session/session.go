@@ -38,8 +38,12 @@ type Config struct {
 	// Approver decides the parent agent's calls that need a person; nil
 	// means nobody can be asked, so they are refused as unattended.
 	Approver policy.Approver
-	// Grants are the task's standing grants (see policy.GateConfig).
+	// Grants are the task's grants (see policy.GateConfig).
 	Grants []string
+	// Standing supplies the standing grants ("Allow always") of the
+	// task's workspace, schedule or webhook to every gate of the session,
+	// sub-agents' too; nil means none.
+	Standing policy.Standing
 	// Plugins are the MCP servers started for this session; nil starts none.
 	Plugins []config.Plugin
 	// ShellEnv is the environment of shell commands; nil is ShellEnv(Settings).
@@ -137,6 +141,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		Approver:       cfg.Approver,
 		Workdir:        cfg.Workdir,
 		Grants:         cfg.Grants,
+		Standing:       cfg.Standing,
 		ShellSandboxed: confine.ShellSandboxed(),
 		AllowWrite:     confine.Writable()[1:],
 		AllowRead:      append(confine.Writable()[1:], set.Sandbox.AllowRead...),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"reasonix/internal/ids"
@@ -27,10 +28,13 @@ type Decision string
 
 // The decisions. AllowTask also covers later identical calls of the task;
 // honouring that is the caller's business, the store only records it.
+// AllowAlways allows the call and records a standing grant (see
+// DecideOpts.Grant) in the same transaction.
 const (
-	AllowOnce Decision = "allow_once"
-	AllowTask Decision = "allow_task"
-	Deny      Decision = "deny"
+	AllowOnce   Decision = "allow_once"
+	AllowTask   Decision = "allow_task"
+	AllowAlways Decision = "allow_always"
+	Deny        Decision = "deny"
 )
 
 // NewApproval is a request for a human decision on one tool call.
@@ -228,6 +232,11 @@ type DecideOpts struct {
 	Scope string
 	// Note is a message for the model, kept with the decision.
 	Note string
+	// Grant is the standing grant an AllowAlways decision records; its
+	// Scope must be one of the approval's Scopes ("" picks the first);
+	// its ApprovalID, TaskID and GrantedBy are filled in here. Required
+	// with AllowAlways, ignored otherwise.
+	Grant *NewStandingGrant
 }
 
 // Decide is DecideApproval with a chosen scope and a note. An AllowTask
@@ -237,15 +246,29 @@ func (s *Store) Decide(ctx context.Context, id string, o DecideOpts) (Approval, 
 	state := ApprovalAllowed
 	switch d {
 	case AllowOnce, AllowTask:
+	case AllowAlways:
+		if o.Grant == nil {
+			return Approval{}, invalid("allow_always needs the standing grant to record")
+		}
 	case Deny:
 		state = ApprovalDenied
 	default:
-		return Approval{}, invalid("decision %q is not allow_once, allow_task or deny", d)
+		return Approval{}, invalid("decision %q is not allow_once, allow_task, allow_always or deny", d)
 	}
 	if approver == "" {
 		return Approval{}, invalid("decision without an approver")
 	}
 	now := s.now()
+	var grant NewStandingGrant
+	if d == AllowAlways {
+		grant = *o.Grant
+		grant.GrantedBy = approver
+		// The scope is checked against the offered ones below.
+		if err := grant.validateTarget(now); err != nil {
+			return Approval{}, err
+		}
+		o.Scope = strings.TrimSpace(grant.Scope)
+	}
 	var out Approval
 	err := s.inTx(ctx, func(tx txn) error {
 		cur, err := getApproval(ctx, tx, id)
@@ -258,7 +281,7 @@ func (s *Store) Decide(ctx context.Context, id string, o DecideOpts) (Approval, 
 			return fmt.Errorf("store: approval %s: %w", id, ErrNotApprover)
 		}
 		scope := ""
-		if d == AllowTask {
+		if d == AllowTask || d == AllowAlways {
 			scope = o.Scope
 			switch {
 			case scope == "" && len(cur.Scopes) > 0:
@@ -291,6 +314,15 @@ func (s *Store) Decide(ctx context.Context, id string, o DecideOpts) (Approval, 
 			return fmt.Errorf("store: decide approval %s: %w", id, err)
 		}
 		out = a
+		if d == AllowAlways {
+			grant.Scope, grant.ApprovalID, grant.TaskID = scope, a.ID, a.TaskID
+			if err := grant.validate(now); err != nil {
+				return err
+			}
+			if _, err := addStandingGrant(ctx, tx, grant, now); err != nil {
+				return err
+			}
+		}
 		return s.audit(ctx, tx, a, string(d), approver, o.Note, now)
 	})
 	if err != nil {

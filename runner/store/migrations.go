@@ -416,4 +416,34 @@ CREATE TABLE publishes (
 );
 CREATE INDEX publishes_state ON publishes (state, lease_until);
 `},
+	// 21: standing grants ("Allow always"): durable rules in allow form
+	// for every task of a workspace, a schedule or a webhook, across
+	// tasks and nodes (task_grants holds one task's). A revoked grant
+	// keeps its row (revoked_at) as the record of who allowed what.
+	// standing_grant_epoch counts changes (add, revoke) in the same
+	// transaction, so a node's in-memory copy can tell from one row read
+	// whether it is stale. At most one live grant per target and scope.
+	{version: 21, sql: `
+CREATE TABLE standing_grants (
+	id           TEXT PRIMARY KEY,
+	scope        TEXT NOT NULL,
+	grant_for    TEXT NOT NULL,
+	name         TEXT NOT NULL,
+	granted_by   TEXT NOT NULL,
+	approval_id  TEXT NOT NULL DEFAULT '',
+	task_id      TEXT NOT NULL DEFAULT '',
+	created_at   BIGINT NOT NULL,
+	expires_at   BIGINT,
+	revoked_at   BIGINT,
+	revoked_by   TEXT NOT NULL DEFAULT '',
+	uses         BIGINT NOT NULL DEFAULT 0,
+	last_used_at BIGINT
+);
+CREATE UNIQUE INDEX standing_grants_live ON standing_grants (grant_for, name, scope) WHERE revoked_at IS NULL;
+CREATE TABLE standing_grant_epoch (
+	id INTEGER PRIMARY KEY,
+	n  BIGINT NOT NULL
+);
+INSERT INTO standing_grant_epoch (id, n) VALUES (1, 0);
+`},
 }

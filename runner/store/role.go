@@ -40,7 +40,7 @@ func (s *Store) GrantRole(ctx context.Context, principal string, role Role) (Pri
 		return PrincipalRole{}, invalid("%q is not a chat identity: use slack:<team id>/<user id> or telegram:<user id> (tokens carry their own role)", principal)
 	}
 	if role.Rank() == 0 {
-		return PrincipalRole{}, invalid("role %q is not submit, approve or admin", role)
+		return PrincipalRole{}, invalid("role %q is not submit, approve, grant or admin", role)
 	}
 	pr := PrincipalRole{Principal: principal, Role: role, CreatedAt: fromMicros(micros(s.now()))}
 	_, err := s.db.exec(ctx, `INSERT INTO principal_roles (principal, role, created_at) VALUES (?, ?, ?)

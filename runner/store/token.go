@@ -27,6 +27,10 @@ const (
 	// RoleApprove may also decide approvals (never of its own tasks unless
 	// self-approval is allowed).
 	RoleApprove Role = "approve"
+	// RoleGrant may also choose "Allow always" on an approval: a standing
+	// grant for every later task of a workspace, schedule or webhook
+	// (never on its own task).
+	RoleGrant Role = "grant"
 	// RoleAdmin may do everything, on every task.
 	RoleAdmin Role = "admin"
 )
@@ -34,21 +38,24 @@ const (
 // ParseRole turns a flag or column value into a Role.
 func ParseRole(s string) (Role, error) {
 	switch r := Role(s); r {
-	case RoleSubmit, RoleApprove, RoleAdmin:
+	case RoleSubmit, RoleApprove, RoleGrant, RoleAdmin:
 		return r, nil
 	}
-	return "", fmt.Errorf("role %q is not submit, approve or admin", s)
+	return "", fmt.Errorf("role %q is not submit, approve, grant or admin", s)
 }
 
-// Rank orders roles: submit < approve < admin; an unknown role ranks 0.
+// Rank orders roles: submit < approve < grant < admin; an unknown role
+// ranks 0.
 func (r Role) Rank() int {
 	switch r {
 	case RoleSubmit:
 		return 1
 	case RoleApprove:
 		return 2
-	case RoleAdmin:
+	case RoleGrant:
 		return 3
+	case RoleAdmin:
+		return 4
 	}
 	return 0
 }
@@ -143,7 +150,7 @@ func (s *Store) CreateToken(ctx context.Context, nt NewToken) (Token, string, er
 		return Token{}, "", invalid("the token name %q is reserved for the service's own token", nt.Name)
 	}
 	if nt.Role.Rank() == 0 {
-		return Token{}, "", invalid("role %q is not submit, approve or admin", nt.Role)
+		return Token{}, "", invalid("role %q is not submit, approve, grant or admin", nt.Role)
 	}
 	if nt.MaxPosture == "" {
 		nt.MaxPosture = nt.Role.DefaultMaxPosture()
