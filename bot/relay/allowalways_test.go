@@ -47,7 +47,7 @@ func TestAllowAlwaysFromChatIsCheckedByTheRunner(t *testing.T) {
 		})
 		return answer
 	}
-	if got := dmAnswer(alice, "DALI", "approve "+aid+" always"); !strings.Contains(got, "requested this task") {
+	if got := dmAnswer(alice, "DALI", "approve "+aid+" always"); !strings.Contains(got, "You asked for this task") {
 		t.Errorf("the requester's allow always was answered %q", got)
 	}
 	if got := dmAnswer(bob, "DBOB", "approve "+aid+" always"); !strings.Contains(got, "grant or admin role") {
