@@ -86,6 +86,9 @@ try {
   await page.fill("#token", approverToken);
   await Promise.all([page.waitForURL(base + "/approvals"), page.getByRole("button", { name: "Sign in" }).click()]);
   await page.screenshot({ path: join(shots, "approvals.png"), fullPage: true });
+  check((await page.locator("#pending-count").textContent()) === "1" && await page.locator("#pending-count").isVisible(),
+    "the navigation counts the one pending approval");
+  check((await page.title()).startsWith("(1) Approvals"), "and so does the title: " + await page.title());
   await page.goto(base + "/");
   check(await page.locator(`a[href="/tasks/${taskID}"]`).isVisible(), "the task is listed");
   await page.screenshot({ path: join(shots, "tasks.png"), fullPage: true });
@@ -150,6 +153,14 @@ try {
   check((await row.textContent()).includes("waiting_approval"), "the list shows the task waiting");
   let listNavigations = 0;
   list.on("framenavigated", (f) => { if (f === list.mainFrame()) listNavigations++; });
+  // The approvals page, open in a third tab, must drop the decided request
+  // and its count (navigation and title) on its own.
+  const aps = await ctx.newPage();
+  aps.on("pageerror", (e) => problems.push(String(e)));
+  await aps.goto(base + "/approvals");
+  check((await aps.locator("#pending-count").textContent()) === "1" && (await aps.title()).startsWith("(1) "), "the approvals tab counts 1");
+  let apsNavigations = 0;
+  aps.on("framenavigated", (f) => { if (f === aps.mainFrame()) apsNavigations++; });
   await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Allow once" }).click()]);
   const after = await page.locator("h1 [data-state]").textContent();
   let navigations = 0;
@@ -165,7 +176,13 @@ try {
   await page.screenshot({ path: join(shots, "task-done.png"), fullPage: true });
   await list.locator(`tr:has(a[href="/tasks/${taskID}"]) td[data-label=State]`, { hasText: "succeeded" }).waitFor({ timeout: 10000 });
   check(listNavigations === 0, "the task list followed the task without a reload");
+  check((await list.title()) === "Tasks · Reasonix", "the task list's title dropped the count: " + await list.title());
   await list.close();
+  await aps.getByText("Nothing is waiting for a decision.").waitFor({ timeout: 10000 });
+  await aps.locator("#pending-count").waitFor({ state: "hidden", timeout: 10000 });
+  check((await aps.title()) === "Approvals · Reasonix", "the approvals tab's title dropped the count: " + await aps.title());
+  check(apsNavigations === 0, "the approvals page followed the decision without a reload");
+  await aps.close();
 
   step("markup in the command's output and in the answer shows as text and runs nothing");
   check(await page.getByText('done <script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">').first().isVisible(),
