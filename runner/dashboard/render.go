@@ -40,6 +40,7 @@ var funcs = template.FuncMap{
 	"rfc3339":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"utc":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"age":       age,
+	"inzone":    inZone,
 	"duration":  duration,
 	"difflines": diffLines,
 	"count":     func(n int) string { return compact(n) },
@@ -161,6 +162,17 @@ func (d *Dashboard) logRef(r *http.Request, err error) string {
 	d.log.Error("dashboard: request failed", slog.String("ref", ref), slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.Any("err", err))
 	return "Something went wrong on the server; quote reference " + ref + " when reporting it."
+}
+
+// inZone is t in the IANA zone tz, its zone named: a schedule's times read
+// in the schedule's own zone ("2026-03-02 03:00 CET"). An unknown or empty
+// zone is UTC.
+func inZone(t time.Time, tz string) string {
+	loc, err := time.LoadLocation(tz)
+	if err != nil || tz == "" {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("2006-01-02 15:04 MST")
 }
 
 func age(t time.Time) string {

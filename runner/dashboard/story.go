@@ -334,6 +334,9 @@ func headerOf(t store.Task, evs []store.Event, now time.Time) header {
 	if t.State != store.StateBlocked {
 		h.Question = ""
 	}
+	if !t.FinishedAt.IsZero() && terminal(t.State) {
+		now = t.FinishedAt
+	}
 	h.Durations = apitype.SplitDurations(t.CreatedAt, changes, now)
 	h.DurText = h.Durations.String()
 	h.From = fromOf(t)

@@ -8,7 +8,13 @@
 var LOCAL = { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" };
 
 function localTimes(root) {
-  root.querySelectorAll("time[datetime]:not([data-age]):not([data-countdown])").forEach(function (el) {
+  // A schedule's times stay in the schedule's zone (data-zone); the
+  // viewer's own reading is their tooltip.
+  root.querySelectorAll("time[data-zone]").forEach(function (el) {
+    var d = new Date(el.getAttribute("datetime"));
+    if (!isNaN(d)) el.title = d.toLocaleString(undefined, LOCAL);
+  });
+  root.querySelectorAll("time[datetime]:not([data-age]):not([data-countdown]):not([data-zone])").forEach(function (el) {
     var d = new Date(el.getAttribute("datetime"));
     // With the zone's name: a time without its zone is a guess.
     if (!isNaN(d)) { el.title = el.textContent; el.textContent = d.toLocaleString(undefined, LOCAL); }
