@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -39,37 +40,35 @@ func (c chatTokens) secrets() []string {
 // missing one is a configuration error (exit 2) naming the key: a relay
 // that cannot connect must not look like a running one.
 func readChatTokens(cfg *config.Config) (chatTokens, error) {
-	var tok chatTokens
-	env := func(key, name string) (string, error) {
+	var (
+		tok  chatTokens
+		errs []error
+	)
+	// Every missing variable is reported, not just the first: set them
+	// all and start once.
+	env := func(key, name string) string {
 		v := strings.TrimSpace(secretenv.Getenv(name))
 		if v == "" {
-			return "", &configError{fmt.Errorf("%s names $%s, which is not set", key, name)}
+			errs = append(errs, fmt.Errorf("%s names $%s, which is not set", key, name))
 		}
-		return v, nil
+		return v
 	}
-	var err error
 	if s := cfg.Bot.Slack; s.Enabled {
-		if tok.slackBot, err = env("bot.slack.bot_token_env", s.BotTokenEnv); err != nil {
-			return tok, err
-		}
+		tok.slackBot = env("bot.slack.bot_token_env", s.BotTokenEnv)
 		if s.SlackMode() == config.SlackHTTP {
-			tok.slackSigning, err = env("bot.slack.signing_secret_env", s.SigningSecretEnv)
+			tok.slackSigning = env("bot.slack.signing_secret_env", s.SigningSecretEnv)
 		} else {
-			tok.slackApp, err = env("bot.slack.app_token_env", s.AppTokenEnv)
-		}
-		if err != nil {
-			return tok, err
+			tok.slackApp = env("bot.slack.app_token_env", s.AppTokenEnv)
 		}
 	}
 	if tg := cfg.Bot.Telegram; tg.Enabled {
-		if tok.telegram, err = env("bot.telegram.token_env", tg.TokenEnv); err != nil {
-			return tok, err
-		}
+		tok.telegram = env("bot.telegram.token_env", tg.TokenEnv)
 		if tg.TelegramMode() == config.TelegramWebhook {
-			if tok.telegramWebhook, err = env("bot.telegram.webhook_secret_env", tg.WebhookSecretEnv); err != nil {
-				return tok, err
-			}
+			tok.telegramWebhook = env("bot.telegram.webhook_secret_env", tg.WebhookSecretEnv)
 		}
+	}
+	if len(errs) > 0 {
+		return tok, &configError{errors.Join(errs...)}
 	}
 	return tok, nil
 }
