@@ -124,9 +124,9 @@ reasonix tasks list --state running,waiting_approval`,
 			example: "reasonix mcp list",
 			subs: []*command{{
 				name: "list", summary: "start the configured MCP servers and list their tools",
-				about:   "Starts every configured MCP server ([[plugins]] and ./.mcp.json), waits for it, prints its\nstate and tool count, and stops it again.",
-				example: "reasonix mcp list",
-				flags:   configFileAction(mcpList),
+				about:   "Starts every configured MCP server ([[plugins]] and ./.mcp.json), waits for it, prints its\nstate and tool count, and stops it again. --json prints the same as a list of objects.",
+				example: "reasonix mcp list --json",
+				flags:   mcpListFlags,
 			}},
 		},
 		{
