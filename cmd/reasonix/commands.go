@@ -120,6 +120,18 @@ reasonix tasks list --state running,waiting_approval`,
 			}},
 		},
 		{
+			name: "slack", summary: "set up the Slack app",
+			example: "reasonix slack manifest > slack-manifest.json",
+			subs: []*command{{
+				name: "manifest", summary: "print the Slack app manifest the relay needs",
+				about: "Prints a Slack app manifest (JSON) with exactly the bot scopes, events, interactivity, slash command\n" +
+					"and Socket Mode setting the relay needs: create the app at https://api.slack.com/apps from it.\n" +
+					"With [bot.slack] mode = \"http\" it has the request URLs under [serve] public_url instead of Socket Mode.",
+				example: "reasonix slack manifest --name \"Reasonix\"",
+				flags:   slackManifestFlags,
+			}},
+		},
+		{
 			name: "mcp", summary: "inspect the configured MCP servers",
 			example: "reasonix mcp list",
 			subs: []*command{{
