@@ -76,16 +76,19 @@ func readChatTokens(cfg *config.Config) (chatTokens, error) {
 // chatRelay assembles the relay of the enabled transports (nil when none
 // is) and the HTTP routes of those in HTTP or webhook mode, to be served
 // on the service's address.
-func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *store.Store, intake *intakebudget.Budget, log *slog.Logger) (*relay.Relay, map[string]http.Handler, error) {
+//
+// selves are the transports as the start-up summary names them (their
+// handles are known once the relay has started them).
+func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *store.Store, intake *intakebudget.Budget, log *slog.Logger) (r *relay.Relay, routes map[string]http.Handler, selves []chatSelf, err error) {
 	var transports []bot.Transport
-	routes := map[string]http.Handler{}
+	routes = map[string]http.Handler{}
 	if s := cfg.Bot.Slack; s.Enabled {
 		t, err := slack.New(slack.Config{BotToken: tok.slackBot, AppToken: tok.slackApp, SigningSecret: tok.slackSigning,
 			APIURL: s.APIURL, AckReaction: s.AckReaction, SlashCommand: s.Slash(), Logger: log, IntakeBudget: intake})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		transports = append(transports, t)
+		transports, selves = append(transports, t), append(selves, t)
 		if tok.slackSigning != "" {
 			routes["/slack/"] = t.Handler()
 		}
@@ -100,19 +103,19 @@ func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *stor
 		t, err := telegram.New(telegram.Config{Token: tok.telegram, APIEndpoint: tg.APIEndpoint, Cursor: st,
 			Lease: st, Node: svc.Node(), WebhookSecret: tok.telegramWebhook, WebhookURL: hookURL, Logger: log, IntakeBudget: intake})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		transports = append(transports, t)
+		transports, selves = append(transports, t), append(selves, t)
 		if tok.telegramWebhook != "" {
 			routes[path] = t.Handler()
 		}
 	}
 	if len(transports) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg.Bot, Transports: transports, Secrets: tok.secrets(),
+	r, err = relay.New(relay.Config{Service: svc, Store: st, Bot: cfg.Bot, Transports: transports, Secrets: tok.secrets(),
 		PublicURL: cfg.Serve.BaseURL(), Logger: log})
-	return r, routes, err
+	return r, routes, selves, err
 }
 
 // withChatRoutes serves the chat platforms' callbacks beside the API.
