@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,14 +46,57 @@ type storyItem struct {
 	Pages  int
 }
 
+// stepPayload is what the story reads of a step event's payload: decoded
+// into fields rather than a map, which a page of 500 steps notices.
+type stepPayload struct {
+	Role      string   `json:"role"`
+	Requester string   `json:"requester"`
+	Text      string   `json:"text"`
+	Subagent  string   `json:"subagent"`
+	CallID    string   `json:"call_id"`
+	Tool      string   `json:"tool"`
+	Args      string   `json:"args"`
+	Result    string   `json:"result"`
+	IsError   bool     `json:"is_error"`
+	Code      string   `json:"code"`
+	Reason    string   `json:"reason"`
+	Subject   string   `json:"subject"`
+	Decision  string   `json:"decision"`
+	Approver  string   `json:"approver"`
+	Scope     string   `json:"scope"`
+	Note      string   `json:"note"`
+	Question  string   `json:"question"`
+	Step      *float64 `json:"step"`
+}
+
+// storyTypes are the events the story tells; the rest (state changes,
+// usage, retries, the report) are only in the raw log and the header.
+var storyTypes = map[string]bool{"message": true, "tool_started": true, "tool_finished": true, "tool_refused": true,
+	"approval_requested": true, "approval_decided": true, "question": true, "context_compacted": true,
+	string(goals.EventSubagentStarted): true, string(goals.EventSubagentFinished): true}
+
+// stepOf decodes e's payload for the story; ok is false for an event the
+// story does not tell or whose payload is not an object. A field of an
+// unexpected type is left empty, the rest still read.
+func stepOf(e store.Event) (*stepPayload, bool) {
+	if !storyTypes[e.Type] {
+		return nil, false
+	}
+	p := new(stepPayload)
+	var ute *json.UnmarshalTypeError
+	if err := json.Unmarshal(e.Payload, p); err != nil && !errors.As(err, &ute) {
+		return nil, false
+	}
+	return p, true
+}
+
 // turnOf is the turn e belongs to; ok false for an event that is not part
 // of the conversation (state changes, usage, the final report).
-func turnOf(e store.Event, p map[string]any) (turn, bool) {
-	str := func(k string) string { s, _ := p[k].(string); return s }
+func turnOf(e store.Event, p *stepPayload) (turn, bool) {
 	switch e.Type {
 	case "message":
-		if str("role") == "user" {
-			return turn{Key: fmt.Sprintf("m%d", e.Seq), Title: cmpOr(str("requester"), "someone") + " wrote", Person: true}, true
+		if p.Role == "user" {
+			return turn{Key: fmt.Sprintf("m%d", e.Seq), Title: cmpOr(p.Requester, "someone") + " wrote", Person: true}, true
 		}
 	case "tool_started", "tool_finished", "tool_refused", "approval_requested", "approval_decided", "question",
 		"context_compacted", string(goals.EventSubagentStarted), string(goals.EventSubagentFinished):
@@ -60,56 +105,54 @@ func turnOf(e store.Event, p map[string]any) (turn, bool) {
 	}
 	// Steps count from 0; an event without one (an approval, a question)
 	// belongs to the turn it happened in, the latest: Key "" says so.
-	step, ok := p["step"].(float64)
-	if !ok {
+	if p.Step == nil {
 		return turn{Title: "Along the way"}, true
 	}
-	sub := str("subagent")
-	title := fmt.Sprintf("Step %d", int(step)+1)
+	sub, step := p.Subagent, int(*p.Step)
+	title := "Step " + strconv.Itoa(step+1)
 	if sub != "" {
-		title = "Sub-agent " + sub + " · step " + fmt.Sprint(int(step)+1)
+		title = "Sub-agent " + sub + " · step " + strconv.Itoa(step+1)
 	}
-	return turn{Key: fmt.Sprintf("t-%s-%d", domID(sub), int(step)), Title: title}, true
+	return turn{Key: "t-" + domID(sub) + "-" + strconv.Itoa(step), Title: title}, true
 }
 
 // itemsOf is what e adds to its turn.
-func itemsOf(e store.Event, p map[string]any) []storyItem {
-	str := func(k string) string { s, _ := p[k].(string); return s }
+func itemsOf(e store.Event, p *stepPayload) []storyItem {
 	// A call's start and end share a line, found by its id; a call
 	// without one (an old or foreign event) gets a line per event.
 	callID := func() string {
-		if str("call_id") == "" {
+		if p.CallID == "" {
 			return ""
 		}
-		return "c-" + domID(str("subagent")+"-"+str("call_id"))
+		return "c-" + domID(p.Subagent+"-"+p.CallID)
 	}
 	switch e.Type {
 	case "message":
-		if t := str("text"); t != "" {
+		if t := p.Text; t != "" {
 			return []storyItem{{Kind: "say", Text: t, Seq: e.Seq}}
 		}
 	case "tool_started":
-		return []storyItem{{ID: callID(), Kind: "call", Icon: "▸", Class: "live", Text: plainCall(str("tool"), str("args")),
-			Outcome: "running…", Args: pretty(str("args")), Seq: e.Seq}}
+		return []storyItem{{ID: callID(), Kind: "call", Icon: "▸", Class: "live", Text: plainCall(p.Tool, p.Args),
+			Outcome: "running…", Args: pretty(p.Args), Seq: e.Seq}}
 	case "tool_finished":
-		it := storyItem{ID: callID(), Kind: "call", Icon: "✓", Class: "ok", Text: plainCall(str("tool"), ""), Result: str("result"), Seq: e.Seq}
+		it := storyItem{ID: callID(), Kind: "call", Icon: "✓", Class: "ok", Text: plainCall(p.Tool, ""), Result: p.Result, Seq: e.Seq}
 		if len(it.Result) > maxDetail {
 			it.Result, it.Pages = detailChunk(it.Result, 1)
 			it.TaskID = e.TaskID
 		}
-		if b, _ := p["is_error"].(bool); b {
+		if p.IsError {
 			it.Icon, it.Class, it.Outcome = "✗", "bad", "failed"
 		}
 		return []storyItem{it}
 	case "tool_refused":
-		return []storyItem{{ID: callID(), Kind: "call", Icon: "⊘", Class: "bad", Text: plainCall(str("tool"), ""),
-			Outcome: "refused: " + cmpOr(str("reason"), str("code")), Seq: e.Seq}}
+		return []storyItem{{ID: callID(), Kind: "call", Icon: "⊘", Class: "bad", Text: plainCall(p.Tool, ""),
+			Outcome: "refused: " + cmpOr(p.Reason, p.Code), Seq: e.Seq}}
 	case "approval_requested":
 		return []storyItem{{Kind: "approval", Icon: "?", Class: "warn", Seq: e.Seq,
-			Text: "asked for approval to " + callTo(str("tool"), str("subject"))}}
+			Text: "asked for approval to " + callTo(p.Tool, p.Subject)}}
 	case "approval_decided":
 		it := storyItem{Kind: "approval", Icon: "✓", Class: "ok", Seq: e.Seq}
-		switch d := str("decision"); d {
+		switch d := p.Decision; d {
 		case "deny":
 			it.Icon, it.Class, it.Text = "✗", "bad", "denied"
 		case "expired":
@@ -121,18 +164,18 @@ func itemsOf(e store.Event, p map[string]any) []storyItem {
 		default:
 			it.Text = "allowed once"
 		}
-		if by := str("approver"); by != "" {
+		if by := p.Approver; by != "" {
 			it.Text += " by " + by
 		}
-		if sc := str("scope"); sc != "" {
+		if sc := p.Scope; sc != "" {
 			it.Text += " for " + sc
 		}
-		if n := str("note"); n != "" {
+		if n := p.Note; n != "" {
 			it.Text += ": “" + n + "”"
 		}
 		return []storyItem{it}
 	case "question":
-		return []storyItem{{Kind: "note", Icon: "?", Class: "warn", Text: "asked: " + str("question"), Seq: e.Seq}}
+		return []storyItem{{Kind: "note", Icon: "?", Class: "warn", Text: "asked: " + p.Question, Seq: e.Seq}}
 	case "context_compacted":
 		return []storyItem{{Kind: "note", Icon: "…", Text: "compacted the conversation to fit the model's window", Seq: e.Seq}}
 	case string(goals.EventSubagentStarted), string(goals.EventSubagentFinished):
@@ -157,8 +200,8 @@ func conversation(evs []store.Event) []turn {
 	index := map[string]int{}
 	calls := map[string][2]int{} // call line id → turn, item
 	for _, e := range evs {
-		var p map[string]any
-		if json.Unmarshal(e.Payload, &p) != nil {
+		p, ok := stepOf(e)
+		if !ok {
 			continue
 		}
 		t, ok := turnOf(e, p)

@@ -267,10 +267,15 @@ func (d *Dashboard) liveEvent(ev store.Event, steps, story bool) ([]byte, error)
 		}
 		msg["plan"] = buf.String()
 	} else if steps && story {
-		var p map[string]any
-		_ = json.Unmarshal(ev.Payload, &p) // not an object: not part of the conversation
-		t, ok := turnOf(ev, p)
-		items := itemsOf(ev, p)
+		var (
+			t     turn
+			items []storyItem
+		)
+		p, ok := stepOf(ev)
+		if ok {
+			t, ok = turnOf(ev, p)
+			items = itemsOf(ev, p)
+		}
 		if !ok || len(items) == 0 {
 			if ev.Type != "task_state" {
 				return nil, nil
