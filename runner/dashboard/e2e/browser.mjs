@@ -173,6 +173,15 @@ try {
   check(!(await page.getByRole("button", { name: "Cancel" }).isVisible()) &&
     await page.getByRole("button", { name: "Resume" }).isVisible(), "Cancel gave way to Resume as the task ended, live");
   check(await page.getByText("allowed once by token:bob").first().isVisible(), "the decision is shown");
+  await page.locator("header.outcome.o-ok").waitFor({ timeout: 10000 });
+  check((await page.locator("header.outcome h1").textContent()).includes("Succeeded"), "the header tells the outcome");
+  const durations = await page.locator("[data-durations]").textContent();
+  check(durations.includes("ran ") && durations.includes("for approval"), "the time is split into running and waiting: " + durations);
+  check(await page.locator("#story li.call", { hasText: "ran echo" }).first().isVisible(), "the call reads in plain words");
+  check(await page.locator("#events").count() === 0, "the raw log is not on the story");
+  const noOverflow = async (p, what) => check(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+    what + " has no horizontal overflow");
+  await noOverflow(page, "the story on a phone");
   await page.screenshot({ path: join(shots, "task-done.png"), fullPage: true });
   await list.locator(`tr:has(a[href="/tasks/${taskID}"]) td[data-label=State]`, { hasText: "succeeded" }).waitFor({ timeout: 10000 });
   check(listNavigations === 0, "the task list followed the task without a reload");
@@ -195,6 +204,19 @@ try {
     "the command's output is shown as text: " + JSON.stringify(outputs));
   check(await page.locator("#story script, #story img, #head script, #head img").count() === 0, "no element came out of the output");
   check(await page.evaluate(() => window.__pwned) === undefined, "no payload ran");
+
+  step("the diff and raw events tabs, and the story on a desktop");
+  await page.getByRole("link", { name: /^Diff/ }).click();
+  await page.getByRole("heading", { name: "Files changed" }).waitFor();
+  await noOverflow(page, "the diff tab on a phone");
+  await page.getByRole("link", { name: /^Raw events/ }).click();
+  await page.locator("#events li.ev").first().waitFor();
+  check(await page.getByText("state → succeeded").isVisible(), "the raw log has the state changes");
+  await page.getByRole("link", { name: "Story" }).click();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await noOverflow(page, "the story on a desktop");
+  await page.screenshot({ path: join(shots, "task-desktop.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
 
   step("a post without the CSRF token is refused, and changes nothing");
   const forged = await page.evaluate(async (id) => {

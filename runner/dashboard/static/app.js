@@ -92,8 +92,18 @@ function addToStory(ev) {
     turn = story.lastElementChild;
   }
   var old = ev.item_id ? document.getElementById(ev.item_id) : null;
-  if (old) old.outerHTML = ev.item;
-  else turn.querySelector("ol.items").insertAdjacentHTML("beforeend", ev.item);
+  if (!old) { turn.querySelector("ol.items").insertAdjacentHTML("beforeend", ev.item); return; }
+  // A call's end does not repeat its arguments: keep the start's words
+  // ("ran go test ./...") and arguments in the line that replaces it.
+  var tpl = document.createElement("template");
+  tpl.innerHTML = ev.item;
+  var line = tpl.content.firstElementChild, what = old.querySelector(".what"), args = old.querySelector("pre.args");
+  if (what && line.querySelector(".what")) line.querySelector(".what").textContent = what.textContent;
+  if (args && !line.querySelector("pre.args")) {
+    var details = line.querySelector("details");
+    if (details) details.querySelector("summary").after(args.cloneNode(true));
+  }
+  old.replaceWith(line);
 }
 
 // live follows a running task: each event comes rendered by the server
