@@ -2,6 +2,8 @@ package dashboard_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -87,5 +89,15 @@ func TestBlockedTaskAsksFromItsPage(t *testing.T) {
 	}
 	if strings.Contains(p, "o-ok") {
 		t.Error("a blocked task is shown in the success colour")
+	}
+	// She answers from the page: the answer goes to the task as her
+	// message, and the question is settled.
+	if res := b.post("/tasks/"+task.ID+"/message", url.Values{"csrf": {b.csrf()}, "text": {"the release branch"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("answering = %d:\n%s", res.StatusCode, res.Body)
+	}
+	runnertest.WaitState(t, e.svc, task.ID, 0, store.StateSucceeded)
+	p = b.get("/tasks/" + task.ID).Body
+	if !strings.Contains(p, "token:alice wrote") || !strings.Contains(p, "the release branch") || strings.Contains(p, `id="question"`) {
+		t.Errorf("after the answer the page does not show it, or still asks:\n%s", p)
 	}
 }
