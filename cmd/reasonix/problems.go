@@ -1,14 +1,11 @@
 package main
 
-import (
-	"errors"
-	"strings"
-)
+import "errors"
 
 // problemsOf lists the separate problems err carries: the leaves of its
-// errors.Join trees, one line each (a leaf of several lines becomes several
-// problems), seen through wrappers that add no words of their own (such as
-// configError). A plain error is one problem.
+// errors.Join trees, seen through wrappers that add no words of their own
+// (such as configError). A plain error is one problem, however many lines
+// it has (an ambiguous id lists its matches below its first line).
 func problemsOf(err error) []string {
 	if err == nil {
 		return nil
@@ -23,11 +20,5 @@ func problemsOf(err error) []string {
 	if inner := errors.Unwrap(err); inner != nil && inner.Error() == err.Error() {
 		return problemsOf(inner)
 	}
-	var out []string
-	for _, line := range strings.Split(err.Error(), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			out = append(out, line)
-		}
-	}
-	return out
+	return []string{err.Error()}
 }
