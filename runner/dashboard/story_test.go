@@ -38,7 +38,7 @@ func TestTaskPageTellsTheStory(t *testing.T) {
 	runnertest.WaitState(t, e.svc, taskID, 0, store.StateSucceeded)
 	done := b.get("/tasks/" + taskID).Body
 	for _, want := range []string{`<header class="outcome o-ok">`, "Succeeded", "allowed once by token:bob",
-		`<summary><span class="icon" aria-hidden="true">✓</span> <span class="what">ran echo hi &gt; f</span></summary>`, "exit code: 0",
+		`data-i="✓" id="c--c1"><details><summary><span class="what">ran echo hi &gt; f</span></summary>`, "exit code: 0",
 		`<li class="say">done</li>`, `<h3>Step 1</h3>`, `<h3>Step 2</h3>`} {
 		if !strings.Contains(done, want) {
 			t.Errorf("the finished task's page lacks %q", want)
