@@ -69,6 +69,7 @@ func (r *Relay) handle(ctx context.Context, t bot.Transport, in bot.Inbound) boo
 		return r.steer(ctx, t, in, id)
 	}
 	if !acc.userAllowed(in.User) {
+		r.dropped(in, "the user is not in the allow list")
 		if r.firstRefusal(in.Transport + ":" + in.User) {
 			r.reply(ctx, t, in.Channel, in.Home(), "Sorry, I only take requests from people on my allow list. Ask an admin to add your user id ("+in.User+") if you need me.")
 		}
@@ -366,9 +367,18 @@ func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbou
 // refuseDM answers a direct message from someone the bot does not talk
 // with privately, once per quiet period.
 func (r *Relay) refuseDM(ctx context.Context, t bot.Transport, in bot.Inbound) {
+	r.dropped(in, "direct messages are taken only from users in the allow list")
 	if r.firstRefusal(in.Transport + ":" + in.User) {
 		r.reply(ctx, t, in.Channel, in.Home(), "Sorry, I only take direct messages from people on my allow list (by user id); mention me in one of my channels instead, or ask an admin to add your user id ("+in.User+").")
 	}
+}
+
+// dropped logs, at info, a message addressed to the bot that it does not
+// act on and why, so "the bot says nothing" has an answer in the log. The
+// platform ids are logged; the text is not.
+func (r *Relay) dropped(in bot.Inbound, why string) {
+	r.log.Info("relay: dropped a message", "reason", why, "transport", in.Transport, "channel", in.Channel,
+		"user", in.User, "dm", in.DM)
 }
 
 // refusalQuiet is how long a refused user is not told again: one polite

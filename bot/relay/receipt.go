@@ -40,6 +40,9 @@ const recoverBatch = 16
 func (r *Relay) Receive(ctx context.Context, in bot.Inbound) (func(context.Context), error) {
 	t, ok := r.transports[in.Transport]
 	if !ok || !r.access[in.Transport].channelAllowed(in) {
+		if in.Addressed { // chatter in other channels is no one's loss
+			r.dropped(in, "the channel is not in the allow list")
+		}
 		return nil, nil
 	}
 	if in.EventID == "" {

@@ -65,6 +65,7 @@ type Transport struct {
 	sm      *socketmode.Client
 	log     *slog.Logger
 	botUser string
+	botName string
 
 	work   chan func(context.Context)
 	h      atomic.Pointer[bot.Handler]
@@ -114,6 +115,15 @@ func New(cfg Config) (*Transport, error) {
 // Name is "slack".
 func (*Transport) Name() string { return "slack" }
 
+// Self is the bot's user name as Slack shows it, "@name"; "" before Start
+// has returned. For `serve`'s start-up summary.
+func (t *Transport) Self() string {
+	if t.botName == "" {
+		return ""
+	}
+	return "@" + t.botName
+}
+
 // Format is Slack mrkdwn.
 func (*Transport) Format() bot.Format { return format{} }
 
@@ -124,7 +134,7 @@ func (t *Transport) Start(ctx context.Context, h bot.Handler) error {
 	if err != nil {
 		return fmt.Errorf("slack: auth.test: %w", err)
 	}
-	t.botUser = auth.UserID
+	t.botUser, t.botName = auth.UserID, auth.User
 	if t.cfg.AppToken == "" && t.cfg.SigningSecret == "" {
 		return errors.New("slack: socket mode needs the app token, http mode the signing secret")
 	}

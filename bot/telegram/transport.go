@@ -437,6 +437,15 @@ func (t *Transport) call(ctx context.Context, method string, params tgbotapi.Par
 	return resp, nil
 }
 
+// Self is the bot's username, "@name"; "" before Start has returned. For
+// `serve`'s start-up summary.
+func (t *Transport) Self() string {
+	if t.self.Username == "" {
+		return ""
+	}
+	return "@" + t.self.Username
+}
+
 // UserName is the user's first name (getChat on the user's private chat
 // id, which is the user id). A message carries its sender's first name
 // too (Inbound.Name), so this is asked only for people the relay has not

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -39,37 +40,35 @@ func (c chatTokens) secrets() []string {
 // missing one is a configuration error (exit 2) naming the key: a relay
 // that cannot connect must not look like a running one.
 func readChatTokens(cfg *config.Config) (chatTokens, error) {
-	var tok chatTokens
-	env := func(key, name string) (string, error) {
+	var (
+		tok  chatTokens
+		errs []error
+	)
+	// Every missing variable is reported, not just the first: set them
+	// all and start once.
+	env := func(key, name string) string {
 		v := strings.TrimSpace(secretenv.Getenv(name))
 		if v == "" {
-			return "", &configError{fmt.Errorf("%s names $%s, which is not set", key, name)}
+			errs = append(errs, fmt.Errorf("%s names $%s, which is not set", key, name))
 		}
-		return v, nil
+		return v
 	}
-	var err error
 	if s := cfg.Bot.Slack; s.Enabled {
-		if tok.slackBot, err = env("bot.slack.bot_token_env", s.BotTokenEnv); err != nil {
-			return tok, err
-		}
+		tok.slackBot = env("bot.slack.bot_token_env", s.BotTokenEnv)
 		if s.SlackMode() == config.SlackHTTP {
-			tok.slackSigning, err = env("bot.slack.signing_secret_env", s.SigningSecretEnv)
+			tok.slackSigning = env("bot.slack.signing_secret_env", s.SigningSecretEnv)
 		} else {
-			tok.slackApp, err = env("bot.slack.app_token_env", s.AppTokenEnv)
-		}
-		if err != nil {
-			return tok, err
+			tok.slackApp = env("bot.slack.app_token_env", s.AppTokenEnv)
 		}
 	}
 	if tg := cfg.Bot.Telegram; tg.Enabled {
-		if tok.telegram, err = env("bot.telegram.token_env", tg.TokenEnv); err != nil {
-			return tok, err
-		}
+		tok.telegram = env("bot.telegram.token_env", tg.TokenEnv)
 		if tg.TelegramMode() == config.TelegramWebhook {
-			if tok.telegramWebhook, err = env("bot.telegram.webhook_secret_env", tg.WebhookSecretEnv); err != nil {
-				return tok, err
-			}
+			tok.telegramWebhook = env("bot.telegram.webhook_secret_env", tg.WebhookSecretEnv)
 		}
+	}
+	if len(errs) > 0 {
+		return tok, &configError{errors.Join(errs...)}
 	}
 	return tok, nil
 }
@@ -77,16 +76,19 @@ func readChatTokens(cfg *config.Config) (chatTokens, error) {
 // chatRelay assembles the relay of the enabled transports (nil when none
 // is) and the HTTP routes of those in HTTP or webhook mode, to be served
 // on the service's address.
-func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *store.Store, intake *intakebudget.Budget, log *slog.Logger) (*relay.Relay, map[string]http.Handler, error) {
+//
+// selves are the transports as the start-up summary names them (their
+// handles are known once the relay has started them).
+func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *store.Store, intake *intakebudget.Budget, log *slog.Logger) (r *relay.Relay, routes map[string]http.Handler, selves []chatSelf, err error) {
 	var transports []bot.Transport
-	routes := map[string]http.Handler{}
+	routes = map[string]http.Handler{}
 	if s := cfg.Bot.Slack; s.Enabled {
 		t, err := slack.New(slack.Config{BotToken: tok.slackBot, AppToken: tok.slackApp, SigningSecret: tok.slackSigning,
 			APIURL: s.APIURL, AckReaction: s.AckReaction, SlashCommand: s.Slash(), Logger: log, IntakeBudget: intake})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		transports = append(transports, t)
+		transports, selves = append(transports, t), append(selves, t)
 		if tok.slackSigning != "" {
 			routes["/slack/"] = t.Handler()
 		}
@@ -101,19 +103,19 @@ func chatRelay(cfg *config.Config, tok chatTokens, svc *runner.Service, st *stor
 		t, err := telegram.New(telegram.Config{Token: tok.telegram, APIEndpoint: tg.APIEndpoint, Cursor: st,
 			Lease: st, Node: svc.Node(), WebhookSecret: tok.telegramWebhook, WebhookURL: hookURL, Logger: log, IntakeBudget: intake})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		transports = append(transports, t)
+		transports, selves = append(transports, t), append(selves, t)
 		if tok.telegramWebhook != "" {
 			routes[path] = t.Handler()
 		}
 	}
 	if len(transports) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg.Bot, Transports: transports, Secrets: tok.secrets(),
+	r, err = relay.New(relay.Config{Service: svc, Store: st, Bot: cfg.Bot, Transports: transports, Secrets: tok.secrets(),
 		PublicURL: cfg.Serve.BaseURL(), StallAfter: cfg.Runner.StallAfter, Logger: log})
-	return r, routes, err
+	return r, routes, selves, err
 }
 
 // withChatRoutes serves the chat platforms' callbacks beside the API.

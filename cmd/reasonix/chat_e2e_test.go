@@ -50,6 +50,14 @@ func TestServeSlackMentionApprovalReport(t *testing.T) {
 	fake := bottest.NewSlack(t, bottest.SlackLimits{})
 	e.configure(slackConfig(fake))
 	s := e.serve(t, slackEnv...)
+	// The start-up summary names the bot as Slack knows it, and the rest.
+	s.waitFor(func() bool { return strings.Contains(s.stdout.String(), "  node ") }, "the start-up summary")
+	for _, want := range []string{"  chat        Slack connected as @reasonix (Socket Mode; answers in 1 channel,", "  dashboard   http://",
+		"  workspaces  none"} {
+		if !strings.Contains(s.stdout.String(), want) {
+			t.Errorf("the start-up summary lacks %q:\n%s", want, s.stdout.String())
+		}
+	}
 
 	mention := fake.Mention("UALICE", "C0DEV", "", "proof please")
 	var ap bottest.SlackMessage
@@ -181,6 +189,9 @@ allow_chats = ["-100"]
 approvers = ["222"]
 `, fake.Endpoint()))
 	s := e.serve(t, "TELEGRAM_BOT_TOKEN=4242:e2e-telegram-secret")
+	s.waitFor(func() bool {
+		return strings.Contains(s.stdout.String(), "Telegram connected as @"+bottest.TelegramBotName+" (long polling; answers in 1 channel, 2 users)")
+	}, "the start-up summary naming the Telegram bot")
 	fake.Send(111, 111, "tg proof", 0)
 	var ap bottest.TelegramMessage
 	s.waitFor(func() bool {

@@ -136,13 +136,25 @@ reasonix tasks list --state running,waiting_approval`,
 			}},
 		},
 		{
+			name: "slack", summary: "set up the Slack app",
+			example: "reasonix slack manifest > slack-manifest.json",
+			subs: []*command{{
+				name: "manifest", summary: "print the Slack app manifest the relay needs",
+				about: "Prints a Slack app manifest (JSON) with exactly the bot scopes, events, interactivity, slash command\n" +
+					"and Socket Mode setting the relay needs: create the app at https://api.slack.com/apps from it.\n" +
+					"With [bot.slack] mode = \"http\" it has the request URLs under [serve] public_url instead of Socket Mode.",
+				example: "reasonix slack manifest --name \"Reasonix\"",
+				flags:   slackManifestFlags,
+			}},
+		},
+		{
 			name: "mcp", summary: "inspect the configured MCP servers",
 			example: "reasonix mcp list",
 			subs: []*command{{
 				name: "list", summary: "start the configured MCP servers and list their tools",
-				about:   "Starts every configured MCP server ([[plugins]] and ./.mcp.json), waits for it, prints its\nstate and tool count, and stops it again.",
-				example: "reasonix mcp list",
-				flags:   configFileAction(mcpList),
+				about:   "Starts every configured MCP server ([[plugins]] and ./.mcp.json), waits for it, prints its\nstate and tool count, and stops it again. --json prints the same as a list of objects.",
+				example: "reasonix mcp list --json",
+				flags:   mcpListFlags,
 			}},
 		},
 		{

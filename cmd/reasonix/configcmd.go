@@ -18,7 +18,10 @@ import (
 	"reasonix/runner/webhook"
 )
 
-// configCheck is `reasonix config check`.
+// configCheck is `reasonix config check`: it runs every check serve
+// starts by (configRules) and reports every problem at once, one a line,
+// rather than the first; config check also requires a usable model, which
+// serve starts without.
 func configCheck(file string, stdout, _ io.Writer) error {
 	cfg, err := loadConfig(file, false)
 	if err != nil {
@@ -30,33 +33,52 @@ func configCheck(file string, stdout, _ io.Writer) error {
 	for _, w := range append(cfg.Warnings(), cfg.UnattendedWarnings()...) {
 		fmt.Fprintf(stdout, "warning: %s\n", w)
 	}
+	var errs []error
+	// serve's checks first, so that the error is serve's own when the
+	// model is fine (a test holds the two to the same words).
+	if err := checkConfig(cfg, func(ws config.Workspace) {
+		fmt.Fprintf(stdout, "workspace %s: %s (%s)\n", ws.Name, ws.Repo, ws.Base)
+	}); err != nil {
+		errs = append(errs, err)
+	}
 	if _, ref, err := buildProvider(cfg, ""); err != nil {
-		return err
+		// A provider the rules already refused is reported once.
+		if !providerRefused(cfg) {
+			errs = append(errs, err)
+		}
 	} else {
 		fmt.Fprintf(stdout, "model %s/%s (%s; %s)\n", ref.Name, ref.Model,
 			windowNote(ref.ContextWindow, cfg.Agent.EffectiveCompactRatio()), priceNote(cfg, ref))
 	}
-	if err := checkConfig(cfg, func(ws config.Workspace) {
-		fmt.Fprintf(stdout, "workspace %s: %s (%s)\n", ws.Name, ws.Repo, ws.Base)
-	}); err != nil {
-		return err
-	}
-	var forgeErrs []error
 	verifyPublish(context.Background(), cfg, func(ws string, id forge.Identity, err error) {
 		if err != nil {
-			forgeErrs = append(forgeErrs, fmt.Errorf("workspace %s: publish: %w", ws, err))
+			errs = append(errs, &configError{fmt.Errorf("workspace %s: publish: %w", ws, err)})
 			return
 		}
-		fmt.Fprintf(stdout, "workspace %s: publishes to %s as %s\n", ws, id.Project, cmp.Or(id.User, "the token's app"))
+		fmt.Fprintf(stdout, "workspace %s: publishes to %s as %s
+", ws, id.Project, cmp.Or(id.User, "the token's app"))
 	})
-	if err := errors.Join(forgeErrs...); err != nil {
-		return &configError{err}
-	}
 	for _, h := range cfg.Webhooks {
 		fmt.Fprintf(stdout, "webhook %s: POST /hooks/%s (%s, posture %s)\n", h.Name, h.Name, h.Kind, h.Posture)
 	}
-	fmt.Fprintln(stdout, "configuration ok")
-	return nil
+	switch len(errs) {
+	case 0:
+		fmt.Fprintln(stdout, "configuration ok")
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return &configError{errors.Join(errs...)}
+}
+
+// providerRefused reports whether serve's own provider rule refuses cfg.
+func providerRefused(cfg *config.Config) bool {
+	for _, r := range configRules(nil) {
+		if r.what == "provider" {
+			return r.check(cfg) != nil
+		}
+	}
+	return false
 }
 
 // configRule is one component's validator, run over a loaded

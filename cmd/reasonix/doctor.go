@@ -45,7 +45,9 @@ func doctor(file string, stdout, _ io.Writer) error {
 			continue
 		}
 		if err := r.check(cfg); err != nil {
-			d.fail(r.what, err.Error())
+			for _, p := range problemsOf(err) { // each on its own line
+				d.fail(r.what, p)
+			}
 		} else {
 			d.ok(r.what, "passes serve's start-up check")
 		}

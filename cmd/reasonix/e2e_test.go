@@ -419,6 +419,12 @@ command = %q
 	if code != exitOK || !strings.Contains(out, "example") || !strings.Contains(out, "ready") {
 		t.Errorf("mcp list: exit %d\n%s", code, out)
 	}
+	out, _, code = e.run("mcp", "list", "--json")
+	var servers []mcpServer
+	if err := json.Unmarshal([]byte(out), &servers); code != exitOK || err != nil || len(servers) != 1 ||
+		servers[0] != (mcpServer{Server: "example", Type: "stdio", State: "ready", Tools: servers[0].Tools}) || servers[0].Tools < 1 {
+		t.Errorf("mcp list --json: exit %d, %v\n%s", code, err, out)
+	}
 }
 
 func TestDoctorAndMigrate(t *testing.T) {

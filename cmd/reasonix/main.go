@@ -52,7 +52,12 @@ func reportError(stderr io.Writer, err error) int {
 	if errors.As(err, &ee) && ee.msg == "" {
 		return ee.code // the command has already said why
 	}
-	fmt.Fprintf(stderr, "reasonix: %v\n", err)
+	// Every problem on its own line, so a configuration with several
+	// shows them all at once rather than one per attempt.
+	problems := problemsOf(err)
+	for _, p := range problems {
+		fmt.Fprintf(stderr, "reasonix: %s\n", p)
+	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		hint := "reasonix help"
@@ -65,6 +70,9 @@ func reportError(stderr io.Writer, err error) int {
 	}
 	var ce *configError
 	if errors.As(err, &ce) {
+		if len(problems) > 1 {
+			fmt.Fprintf(stderr, "reasonix: %d problems in the configuration\n", len(problems))
+		}
 		return exitUsage
 	}
 	if errors.As(err, &ee) {

@@ -94,10 +94,11 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	secrets := redact.New(append(session.Secrets(cfg), extraSecrets...)...)
 	log := slog.New(logs.handler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: secrets.ReplaceAttr}))
 	warnMissingModel(cfg, log)
-	if kind, warning, err := session.SandboxStatus(cfg); err != nil {
+	kind, sandboxWarning, err := session.SandboxStatus(cfg)
+	if err != nil {
 		return &configError{err}
-	} else if warning != "" {
-		log.Warn(warning)
+	} else if sandboxWarning != "" {
+		log.Warn(sandboxWarning)
 	} else {
 		log.Info("bash is sandboxed", "sandbox", kind)
 	}
@@ -148,7 +149,7 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 		ln.Close()
 		return err
 	}
-	relay, chatRoutes, err := chatRelay(cfg, chat, svc, st, intake, log)
+	relay, chatRoutes, chats, err := chatRelay(cfg, chat, svc, st, intake, log)
 	if err == nil && relay != nil {
 		err = relay.Start(ctx)
 	}
@@ -161,7 +162,7 @@ func serveCommand(file, addr string, logs logFormat, stdout, stderr io.Writer) e
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("reasonix serving", "url", "http://"+ln.Addr().String(), "node", svc.Node(), "store", st.Driver(), "data", dataDir, "token", tokenSource)
-	fmt.Fprintf(stdout, "reasonix %s serving on http://%s (API token: %s)\n", version, ln.Addr(), tokenSource)
+	startupOf(ctx, cfg, svc, "http://"+ln.Addr().String(), string(st.Driver()), dataDir, tokenSource, sandboxWarning, chats).write(stdout)
 	notifyManager(log, "READY=1\nSTATUS=serving on http://"+ln.Addr().String())
 
 	sigs := make(chan os.Signal, 2)

@@ -29,6 +29,7 @@ type service struct {
 	url    string
 	token  string
 	stderr *lockedBuffer
+	stdout *lockedBuffer // every line serve printed, the serving line first
 	done   chan struct{}
 }
 
@@ -45,7 +46,7 @@ func (e *e2e) serve(t testing.TB, extraEnv ...string) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &service{t: t, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	s := &service{t: t, cmd: cmd, stderr: &lockedBuffer{}, stdout: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -55,11 +56,16 @@ func (e *e2e) serve(t testing.TB, extraEnv ...string) *service {
 		cmd.Process.Kill()
 		<-s.done
 	})
-	lines := make(chan string, 4)
+	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
+		first := true
 		for sc.Scan() {
-			lines <- sc.Text()
+			fmt.Fprintln(s.stdout, sc.Text())
+			if first {
+				lines <- sc.Text()
+				first = false
+			}
 		}
 		close(lines)
 	}()

@@ -48,7 +48,7 @@ func tasksCommands() []*command {
 					if *asJSON {
 						return json.NewEncoder(stdout).Encode(t)
 					}
-					printTask(stdout, t)
+					printTask(stdout, t, taskDurations(c, t))
 					return nil
 				})
 			},
@@ -271,9 +271,49 @@ func age(d time.Duration) string {
 	return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
 }
 
-func printTask(w io.Writer, t apitype.Task) {
+// maxDurationEvents bounds the events read to split a task's time: a
+// longer log splits what its first maxDurationEvents say.
+const maxDurationEvents = 20000
+
+// taskDurations splits t's time into running, waiting for approval and
+// queued from its state changes, as the dashboard does; nil when its
+// events cannot be read (the line is then left out, never guessed).
+func taskDurations(c *client.Client, t apitype.Task) *apitype.Durations {
+	const batch = 1000
+	var changes []apitype.StateChange
+	for after, n := int64(0), 0; n < maxDurationEvents; {
+		evs, err := c.Events(context.Background(), t.ID, after, batch)
+		if err != nil {
+			return nil
+		}
+		changes = append(changes, apitype.StateChanges(evs)...)
+		n += len(evs)
+		if len(evs) < batch {
+			break
+		}
+		after = evs[len(evs)-1].Seq
+	}
+	now := time.Now()
+	if t.FinishedAt != nil && t.State.Terminal() {
+		now = *t.FinishedAt
+	}
+	d := apitype.SplitDurations(t.CreatedAt, changes, now)
+	return &d
+}
+
+// timeFormat is how the CLI shows a time: in the local zone, named.
+const timeFormat = "2006-01-02 15:04:05 MST"
+
+// printTask prints t; d, when known, is its time split by where it was.
+func printTask(w io.Writer, t apitype.Task, d *apitype.Durations) {
 	fmt.Fprintf(w, "task      %s\nstate     %s\nsource    %s (%s)\ncreated   %s\nprompt    %s\n",
-		t.ID, t.State, t.Source, t.Requester, t.CreatedAt.Local().Format(time.DateTime), t.Prompt)
+		t.ID, t.State, t.Source, t.Requester, t.CreatedAt.Local().Format(timeFormat), t.Prompt)
+	if t.FinishedAt != nil {
+		fmt.Fprintf(w, "ended     %s\n", t.FinishedAt.Local().Format(timeFormat))
+	}
+	if d != nil {
+		fmt.Fprintf(w, "time      %s\n", d)
+	}
 	if r := t.Result; r != nil {
 		if r.Branch != "" {
 			fmt.Fprintf(w, "branch    %s\n", r.Branch)
@@ -282,9 +322,11 @@ func printTask(w io.Writer, t apitype.Task) {
 			fmt.Fprintf(w, "changes\n%s\n", r.DiffStat)
 		}
 		if line := publishLine(r); line != "" {
-			fmt.Fprintf(w, "published %s\n", line)
+			fmt.Fprintf(w, "published %s
+", line)
 		}
-		fmt.Fprintf(w, "tokens    %d+%d, %s\n", r.Tokens.Prompt, r.Tokens.Completion, time.Duration(r.DurationMS)*time.Millisecond)
+		fmt.Fprintf(w, "tokens    %d prompt + %d completion
+", r.Tokens.Prompt, r.Tokens.Completion)
 		if len(r.Models) > 0 || r.Cost > 0 {
 			models := make(map[string]store.ModelCost, len(r.Models))
 			for name, m := range r.Models {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"reasonix/config"
 )
@@ -14,10 +13,10 @@ import (
 // error is a configError naming every workspace that is not: config check,
 // doctor and serve all report a wrong repo before a task fails on it.
 func checkWorkspaces(cfg *config.Config, ok func(config.Workspace)) error {
-	var problems []string
+	var problems []error
 	for _, ws := range cfg.Workspaces {
 		if err := ws.CheckReachable(context.Background()); err != nil {
-			problems = append(problems, fmt.Sprintf("%v (%s)", err, ws.Source))
+			problems = append(problems, fmt.Errorf("%v (%s)", err, ws.Source))
 			continue
 		}
 		if ok != nil {
@@ -25,7 +24,7 @@ func checkWorkspaces(cfg *config.Config, ok func(config.Workspace)) error {
 		}
 	}
 	if len(problems) > 0 {
-		return &configError{errors.New(strings.Join(problems, "\nreasonix: "))}
+		return &configError{errors.Join(problems...)}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -33,6 +34,11 @@ func TestSchedulesPage(t *testing.T) {
 	p := bob.get("/schedules")
 	if p.StatusCode != 200 || !strings.Contains(p.Body, "nightly") || !strings.Contains(p.Body, "Europe/Berlin") || strings.Contains(p.Body, "Pause</button>") {
 		t.Fatalf("bob's schedules page = %d:\n%s", p.StatusCode, p.Body)
+	}
+	// 03:00 in Berlin is 03:00 CET or CEST on the page, not the server's
+	// or the viewer's clock.
+	if !regexp.MustCompile(`data-zone>\d{4}-\d\d-\d\d 03:00 CES?T</time>`).MatchString(p.Body) {
+		t.Errorf("the next run is not shown in the schedule's zone:\n%s", p.Body)
 	}
 	if p := bob.post("/schedules/nightly/pause", url.Values{"csrf": {bob.csrf()}}); p.StatusCode != http.StatusForbidden {
 		t.Errorf("an approver pausing = %d", p.StatusCode)

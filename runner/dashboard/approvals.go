@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -60,6 +61,16 @@ func (d *Dashboard) approvalsPage(w http.ResponseWriter, r *http.Request, s *ses
 		"Pending": d.approvalViews(r.Context(), pending, s.principal), "Decided": d.approvalViews(r.Context(), decided, s.principal),
 		"Now": time.Now(),
 	})
+}
+
+// pendingJSON is GET /approvals/count: {"pending": n}, what every page's
+// navigation polls to keep its count (and the title's) current without
+// reloading the page.
+func (d *Dashboard) pendingJSON(w http.ResponseWriter, r *http.Request, s *session) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	fmt.Fprintf(w, `{"pending":%d}`+"\n", d.pendingCount(r.Context()))
 }
 
 // decide records a decision through runner.Service.Decide, exactly as the

@@ -96,7 +96,7 @@ func TestBrowser(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
 		t.Fatal("the browser script did not finish")
 	}
-	for _, f := range []string{"login-link.png", "fleet.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-dark.png",
+	for _, f := range []string{"login-link.png", "fleet.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-desktop.png", "task-dark.png",
 		"schedules.png", "webhooks.png", "nodes.png"} {
 		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("screenshot %s: %v", f, err)

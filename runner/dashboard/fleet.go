@@ -82,10 +82,7 @@ func layoutFleet(s goals.FleetSnapshot) fleetGraph {
 			if !ok || j == i {
 				continue
 			}
-			x1, y1 := pos[j][0]+nodeW, pos[j][1]+nodeH/2
-			x2, y2 := pos[i][0], pos[i][1]+nodeH/2
-			mid := (x1 + x2) / 2
-			g.Edges = append(g.Edges, fmt.Sprintf("M%d %dC%d %d %d %d %d %d", x1, y1, mid, y1, mid, y2, x2-4, y2))
+			g.Edges = append(g.Edges, edgePath(pos[j], pos[i]))
 		}
 	}
 	var parts []string
@@ -96,6 +93,25 @@ func layoutFleet(s goals.FleetSnapshot) fleetGraph {
 	}
 	g.Counts = strings.Join(parts, " · ")
 	return g
+}
+
+// edgePath draws an edge from the box at from to the box at to so that it
+// never crosses another box. Between neighbouring columns it is a curve
+// inside the gap between them. A longer edge would cut through the
+// columns between, so it runs in lanes no box occupies: out into the gap
+// after its source's column, up or down to the gap just above its
+// target's row, along it to the gap before the target's column, and down
+// into the target.
+func edgePath(from, to [2]int) string {
+	x1, y1 := from[0]+nodeW, from[1]+nodeH/2
+	x2, y2 := to[0], to[1]+nodeH/2
+	if x2-x1 <= gapX {
+		mid := (x1 + x2) / 2
+		return fmt.Sprintf("M%d %dC%d %d %d %d %d %d", x1, y1, mid, y1, mid, y2, x2-4, y2)
+	}
+	lane := to[1] - min(gapY, pad)/2 // above the target's row, below the box over it
+	gx1, gx2 := x1+gapX/2, x2-gapX/2
+	return fmt.Sprintf("M%d %dH%dV%dH%dV%dH%d", x1, y1, gx1, lane, gx2, y2, x2-4)
 }
 
 func nodeTip(n goals.NodeStatus) string {

@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 
 	"reasonix/internal/ids"
 	"reasonix/runner"
+	"reasonix/runner/store"
 )
 
 //go:embed templates static
@@ -27,19 +30,33 @@ type chrome struct {
 	CSRF      string
 	Tab       string
 	SignedIn  bool
-	Data      any
+	// Pending counts the approvals waiting for a decision, shown in the
+	// navigation and the page's title.
+	Pending int
+	Data    any
 }
 
 var funcs = template.FuncMap{
 	"rfc3339":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"utc":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"age":       age,
+	"inzone":    inZone,
 	"duration":  duration,
 	"difflines": diffLines,
 	"count":     func(n int) string { return compact(n) },
 	"usd":       usd,
 	"inc":       func(n int) int { return n + 1 },
-	"dec":       func(n int) int { return n - 1 },
+	// pending is the navigation's count of approvals: "", "3" or "500+".
+	"pending": func(n int) string {
+		switch {
+		case n <= 0:
+			return ""
+		case n > maxPendingCounted:
+			return fmt.Sprintf("%d+", maxPendingCounted)
+		}
+		return fmt.Sprint(n)
+	},
+	"dec": func(n int) int { return n - 1 },
 	// approvalArgs hands the approval part its approval, the CSRF token of
 	// its form and where the decision returns to.
 	"approvalArgs": func(a approvalView, csrf, back string) map[string]any {
@@ -64,12 +81,33 @@ func (d *Dashboard) parseTemplates() error {
 	return nil
 }
 
+// titles are the pages' titles; a page not listed is titled by its name.
+var titles = map[string]string{"tasks": "Tasks", "task": "Task", "approvals": "Approvals", "schedules": "Schedules",
+	"nodes": "Nodes", "webhooks": "Webhooks", "step": "Step", "login": "Sign in", "loginlink": "Sign in", "problem": "Problem"}
+
+// maxPendingCounted bounds the pending approvals counted for the
+// navigation; more show as "500+".
+const maxPendingCounted = 500
+
+// pendingCount is how many approvals wait for a decision (at most
+// maxPendingCounted+1); 0 when the store cannot say just now, which the
+// page shows as no count rather than failing.
+func (d *Dashboard) pendingCount(ctx context.Context) int {
+	list, err := d.svc.Approvals(ctx, runner.ApprovalFilter{State: store.ApprovalPending, Limit: maxPendingCounted + 1})
+	if err != nil {
+		d.log.Warn("dashboard: counting pending approvals", "err", err)
+		return 0
+	}
+	return len(list)
+}
+
 // render writes page name with data inside the frame. The page is built in
 // memory first, so a template failure is a clean 500, not half a page.
 func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, name string, s *session, data any) {
-	c := chrome{Title: name, Tab: name, Data: data}
+	c := chrome{Title: cmp.Or(titles[name], name), Tab: name, Data: data}
 	if s != nil {
 		c.SignedIn, c.Principal, c.Role, c.CSRF = true, s.principal.ID, string(s.principal.Role), s.csrf
+		c.Pending = d.pendingCount(r.Context())
 	}
 	var buf bytes.Buffer
 	if err := d.pages[name].ExecuteTemplate(&buf, "layout", c); err != nil {
@@ -124,6 +162,17 @@ func (d *Dashboard) logRef(r *http.Request, err error) string {
 	d.log.Error("dashboard: request failed", slog.String("ref", ref), slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), slog.Any("err", err))
 	return "Something went wrong on the server; quote reference " + ref + " when reporting it."
+}
+
+// inZone is t in the IANA zone tz, its zone named: a schedule's times read
+// in the schedule's own zone ("2026-03-02 03:00 CET"). An unknown or empty
+// zone is UTC.
+func inZone(t time.Time, tz string) string {
+	loc, err := time.LoadLocation(tz)
+	if err != nil || tz == "" {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("2006-01-02 15:04 MST")
 }
 
 func age(t time.Time) string {

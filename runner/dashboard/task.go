@@ -2,12 +2,15 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"reasonix/goals"
@@ -19,6 +22,15 @@ import (
 // on to the next ones.
 const maxPageEvents = 500
 
+// maxStoryEvents bounds the events read for a task page's header, plan and
+// fleet (the whole task's, not one page's): a task with more shows what
+// its first maxStoryEvents say.
+const maxStoryEvents = 20000
+
+// taskTabs are the task page's views: the story (default), the diff and
+// the raw event log.
+var taskTabs = map[string]bool{"story": true, "diff": true, "events": true}
+
 func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
 	t, err := d.svc.Task(r.Context(), id)
@@ -26,24 +38,26 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 		d.fail(w, r, s, err)
 		return
 	}
+	tab := r.URL.Query().Get("tab")
+	if !taskTabs[tab] {
+		tab = "story"
+	}
 	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
-	evs, err := d.svc.Events(r.Context(), id, max(after, 0), maxPageEvents+1)
+	after = max(after, 0)
+	all, err := d.allEvents(r.Context(), id)
 	if err != nil {
 		d.fail(w, r, s, err)
 		return
 	}
+	// This page's window of the log: maxPageEvents after `after`.
+	lo, _ := slices.BinarySearchFunc(all, after+1, func(e store.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
+	evs := all[lo:]
 	more := int64(0)
 	if len(evs) > maxPageEvents {
 		evs = evs[:maxPageEvents]
 		more = evs[len(evs)-1].Seq
 	}
-	items := make([]eventItem, 0, len(evs))
-	for _, e := range evs {
-		if e.Type != "plan_updated" && e.Type != string(goals.EventFleetUpdated) {
-			items = append(items, itemOf(e))
-		}
-	}
-	last := max(after, 0)
+	last := after
 	if len(evs) > 0 {
 		last = evs[len(evs)-1].Seq
 	}
@@ -52,11 +66,65 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 		d.fail(w, r, s, err)
 		return
 	}
-	d.render(w, r, http.StatusOK, "task", s, map[string]any{
-		"Task": t, "Row": rowOf(t, time.Now()), "Items": items, "Plan": planOf(evs), "Fleets": fleetsOf(evs), "Last": last, "More": more,
-		"Approvals": d.approvalViews(r.Context(), aps, s.principal), "MayControl": s.principal.MayControl(t) == nil,
-		"Terminal": terminal(t.State),
-	})
+	data := map[string]any{
+		"Task": t, "Row": rowOf(t, time.Now()), "Last": last, "More": more, "Tab": tab, "CSRF": s.csrf,
+		"Head": headerOf(t, all, time.Now()), "EventCount": len(all), "Files": filesOf(resultStat(t)),
+		"MayControl": s.principal.MayControl(t) == nil, "Terminal": terminal(t.State),
+	}
+	switch tab {
+	case "story":
+		data["Turns"], data["Plan"], data["Fleets"] = conversation(evs), planOf(all), fleetsOf(all)
+		data["Approvals"] = d.approvalViews(r.Context(), aps, s.principal)
+	case "diff":
+		var previews []string
+		for _, a := range aps {
+			if strings.HasPrefix(a.Preview, "---") || strings.Contains(a.Preview, "\n@@") {
+				previews = append(previews, a.Preview)
+			}
+		}
+		data["Previews"] = previews
+		if d.diffs != nil {
+			diff, err := d.diffs.Diff(r.Context(), id)
+			if err != nil {
+				d.log.Warn("dashboard: task diff", "task", id, "err", err)
+			}
+			data["Diff"] = diff
+		}
+	case "events":
+		items := make([]eventItem, 0, len(evs))
+		for _, e := range evs {
+			if e.Type != "plan_updated" && e.Type != string(goals.EventFleetUpdated) {
+				items = append(items, itemOf(e))
+			}
+		}
+		data["Items"] = items
+	}
+	d.render(w, r, http.StatusOK, "task", s, data)
+}
+
+// allEvents reads the task's log from the start, at most maxStoryEvents.
+func (d *Dashboard) allEvents(ctx context.Context, id string) ([]store.Event, error) {
+	const batch = 2000
+	var all []store.Event
+	for after := int64(0); len(all) < maxStoryEvents; {
+		evs, err := d.svc.Events(ctx, id, after, batch)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, evs...)
+		if len(evs) < batch {
+			break
+		}
+		after = evs[len(evs)-1].Seq
+	}
+	return all, nil
+}
+
+func resultStat(t store.Task) string {
+	if t.Result == nil {
+		return ""
+	}
+	return t.Result.DiffStat
 }
 
 // taskApprovals is what a task page lists: every pending approval of the
@@ -103,6 +171,7 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 		after = 0
 	}
 	steps := r.URL.Query().Get("steps") != "0"
+	story := r.URL.Query().Get("view") != "events"
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		if n, err := strconv.ParseInt(id, 10, 64); err == nil && n >= 0 {
 			after = n
@@ -160,7 +229,7 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 			if !ok {
 				return
 			}
-			data, err := d.liveEvent(ev, steps)
+			data, err := d.liveEvent(ev, steps, story)
 			if data == nil && err == nil {
 				continue
 			}
@@ -180,8 +249,11 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 // liveEvent is ev as the stream sends it; nil when steps is false and ev
-// is a step, which the page does not show.
-func (d *Dashboard) liveEvent(ev store.Event, steps bool) ([]byte, error) {
+// is a step, which the page does not show. For the story view (story
+// true) a step comes as its line of the conversation: the line's HTML,
+// its element id when it replaces an earlier line (a call's end replaces
+// its start), and the HTML of its turn for a page that lacks it.
+func (d *Dashboard) liveEvent(ev store.Event, steps, story bool) ([]byte, error) {
 	var buf bytes.Buffer
 	msg := map[string]any{"seq": ev.Seq, "type": ev.Type}
 	if s, ok := fleetOf(ev); ok {
@@ -194,6 +266,37 @@ func (d *Dashboard) liveEvent(ev store.Event, steps bool) ([]byte, error) {
 			return nil, err
 		}
 		msg["plan"] = buf.String()
+	} else if steps && story {
+		var (
+			t     turn
+			items []storyItem
+		)
+		p, ok := stepOf(ev)
+		if ok {
+			t, ok = turnOf(ev, p)
+			items = itemsOf(ev, p)
+		}
+		if !ok || len(items) == 0 {
+			if ev.Type != "task_state" {
+				return nil, nil
+			}
+		} else {
+			// A line without a turn of its own ("" key) goes in the page's
+			// latest turn, or in this one when the page has none.
+			msg["turn_id"] = t.Key
+			if t.Key == "" {
+				t.Key = "t-along"
+			}
+			if err := d.eventTmpl.ExecuteTemplate(&buf, "turn", t); err != nil {
+				return nil, err
+			}
+			msg["turn"] = buf.String()
+			buf.Reset()
+			if err := d.eventTmpl.ExecuteTemplate(&buf, "item", items[0]); err != nil {
+				return nil, err
+			}
+			msg["item"], msg["item_id"] = buf.String(), items[0].ID
+		}
 	} else if steps {
 		if err := d.eventTmpl.ExecuteTemplate(&buf, "event", itemOf(ev)); err != nil {
 			return nil, err

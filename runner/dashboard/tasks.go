@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"reasonix/runner/apitype"
 	"reasonix/runner/store"
 )
 
@@ -37,13 +38,15 @@ type taskRow struct {
 func rowOf(t store.Task, now time.Time) taskRow {
 	row := taskRow{ID: t.ID, Prompt: t.Prompt, Workspace: t.Workspace, Requester: t.Requester, State: t.State,
 		Source: t.Source, CreatedAt: t.CreatedAt, Age: duration(now.Sub(t.CreatedAt))}
+	// The list shows the time from submission to the end (or to now,
+	// marked "…"): what a person waited. The task page splits it into
+	// running, waiting for approval and queued, which needs the task's
+	// state changes; a run's own duration_ms is only its last slice.
 	switch {
-	case t.Result != nil && t.Result.DurationMS > 0:
-		row.Duration = duration(time.Duration(t.Result.DurationMS) * time.Millisecond)
-	case !t.StartedAt.IsZero() && !t.FinishedAt.IsZero():
-		row.Duration = duration(t.FinishedAt.Sub(t.StartedAt))
-	case !t.StartedAt.IsZero():
-		row.Duration = duration(now.Sub(t.StartedAt)) + "…"
+	case !t.FinishedAt.IsZero():
+		row.Duration = apitype.Short(t.FinishedAt.Sub(t.CreatedAt))
+	case !terminal(t.State):
+		row.Duration = apitype.Short(now.Sub(t.CreatedAt)) + "…"
 	}
 	if res := t.Result; res != nil {
 		if n := res.Tokens.Prompt + res.Tokens.Completion; n > 0 {

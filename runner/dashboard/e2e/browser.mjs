@@ -34,7 +34,7 @@ const ctx = await chromium.launchPersistentContext(profile, {
 try {
   const page = ctx.pages()[0] || await ctx.newPage();
   page.on("console", (m) => { if (m.type() === "error") problems.push(m.text()); });
-  page.on("pageerror", (e) => problems.push(String(e)));
+  page.on("pageerror", (e) => { problems.push(String(e)); console.log("page error: " + e); });
   page.on("request", (r) => { if (!r.url().startsWith(base)) problems.push("third-party request " + r.url()); });
 
   step("a link preview fetching the requester's one-time link twice does not use it up");
@@ -86,6 +86,9 @@ try {
   await page.fill("#token", approverToken);
   await Promise.all([page.waitForURL(base + "/approvals"), page.getByRole("button", { name: "Sign in" }).click()]);
   await page.screenshot({ path: join(shots, "approvals.png"), fullPage: true });
+  check((await page.locator("#pending-count").textContent()) === "1" && await page.locator("#pending-count").isVisible(),
+    "the navigation counts the one pending approval");
+  check((await page.title()).startsWith("(1) Approvals"), "and so does the title: " + await page.title());
   await page.goto(base + "/");
   check(await page.locator(`a[href="/tasks/${taskID}"]`).isVisible(), "the task is listed");
   await page.screenshot({ path: join(shots, "tasks.png"), fullPage: true });
@@ -150,6 +153,14 @@ try {
   check((await row.textContent()).includes("waiting_approval"), "the list shows the task waiting");
   let listNavigations = 0;
   list.on("framenavigated", (f) => { if (f === list.mainFrame()) listNavigations++; });
+  // The approvals page, open in a third tab, must drop the decided request
+  // and its count (navigation and title) on its own.
+  const aps = await ctx.newPage();
+  aps.on("pageerror", (e) => problems.push(String(e)));
+  await aps.goto(base + "/approvals");
+  check((await aps.locator("#pending-count").textContent()) === "1" && (await aps.title()).startsWith("(1) "), "the approvals tab counts 1");
+  let apsNavigations = 0;
+  aps.on("framenavigated", (f) => { if (f === aps.mainFrame()) apsNavigations++; });
   await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Allow once" }).click()]);
   const after = await page.locator("h1 [data-state]").textContent();
   let navigations = 0;
@@ -161,11 +172,26 @@ try {
   check(navigations === 0, "the state changed without a reload");
   check(!(await page.getByRole("button", { name: "Cancel" }).isVisible()) &&
     await page.getByRole("button", { name: "Resume" }).isVisible(), "Cancel gave way to Resume as the task ended, live");
-  check(await page.getByText("approval allow_once by token:bob").first().isVisible(), "the decision is shown");
+  check(await page.getByText("allowed once by token:bob").first().isVisible(), "the decision is shown");
+  await page.locator("header.outcome.o-ok").waitFor({ timeout: 10000 });
+  check((await page.locator("header.outcome h1").textContent()).includes("Succeeded"), "the header tells the outcome");
+  const durations = await page.locator("[data-durations]").textContent();
+  check(durations.includes("ran ") && durations.includes("for approval"), "the time is split into running and waiting: " + durations);
+  check(await page.locator("#story li.call", { hasText: "ran echo" }).first().isVisible(), "the call reads in plain words");
+  check(await page.locator("#events").count() === 0, "the raw log is not on the story");
+  const noOverflow = async (p, what) => check(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+    what + " has no horizontal overflow");
+  await noOverflow(page, "the story on a phone");
   await page.screenshot({ path: join(shots, "task-done.png"), fullPage: true });
   await list.locator(`tr:has(a[href="/tasks/${taskID}"]) td[data-label=State]`, { hasText: "succeeded" }).waitFor({ timeout: 10000 });
   check(listNavigations === 0, "the task list followed the task without a reload");
+  check((await list.title()) === "Tasks · Reasonix", "the task list's title dropped the count: " + await list.title());
   await list.close();
+  await aps.getByText("Nothing is waiting for a decision.").waitFor({ timeout: 10000 });
+  await aps.locator("#pending-count").waitFor({ state: "hidden", timeout: 10000 });
+  check((await aps.title()) === "Approvals · Reasonix", "the approvals tab's title dropped the count: " + await aps.title());
+  check(apsNavigations === 0, "the approvals page followed the decision without a reload");
+  await aps.close();
 
   step("markup in the command's output and in the answer shows as text and runs nothing");
   check(await page.getByText('done <script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">').first().isVisible(),
@@ -173,11 +199,24 @@ try {
   await page.reload();
   check(await page.getByText('done <script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">').first().isVisible(),
     "and so does the rendered page");
-  const outputs = await page.locator("#events pre").allTextContents();
+  const outputs = await page.locator("#story pre").allTextContents();
   check(outputs.some((o) => o.includes("<script>window.__pwned=1</script><img src=x onerror=window.__pwned=2>")),
     "the command's output is shown as text: " + JSON.stringify(outputs));
-  check(await page.locator("#events script, #events img").count() === 0, "no element came out of the output");
+  check(await page.locator("#story script, #story img, #head script, #head img").count() === 0, "no element came out of the output");
   check(await page.evaluate(() => window.__pwned) === undefined, "no payload ran");
+
+  step("the diff and raw events tabs, and the story on a desktop");
+  await page.getByRole("link", { name: /^Diff/ }).click();
+  await page.getByRole("heading", { name: "Files changed" }).waitFor();
+  await noOverflow(page, "the diff tab on a phone");
+  await page.getByRole("link", { name: /^Raw events/ }).click();
+  await page.locator("#events li.ev").first().waitFor();
+  check(await page.getByText("state → succeeded").isVisible(), "the raw log has the state changes");
+  await page.getByRole("link", { name: "Story" }).click();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await noOverflow(page, "the story on a desktop");
+  await page.screenshot({ path: join(shots, "task-desktop.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
 
   step("a post without the CSRF token is refused, and changes nothing");
   const forged = await page.evaluate(async (id) => {

@@ -4,10 +4,20 @@
 // except the live updates.
 "use strict";
 
+// LOCAL is how a time shows: in the viewer's zone, named ("CET", "GMT+2").
+var LOCAL = { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" };
+
 function localTimes(root) {
-  root.querySelectorAll("time[datetime]:not([data-age]):not([data-countdown])").forEach(function (el) {
+  // A schedule's times stay in the schedule's zone (data-zone); the
+  // viewer's own reading is their tooltip.
+  root.querySelectorAll("time[data-zone]").forEach(function (el) {
     var d = new Date(el.getAttribute("datetime"));
-    if (!isNaN(d)) { el.title = el.textContent; el.textContent = d.toLocaleString(); }
+    if (!isNaN(d)) el.title = d.toLocaleString(undefined, LOCAL);
+  });
+  root.querySelectorAll("time[datetime]:not([data-age]):not([data-countdown]):not([data-zone])").forEach(function (el) {
+    var d = new Date(el.getAttribute("datetime"));
+    // With the zone's name: a time without its zone is a guess.
+    if (!isNaN(d)) { el.title = el.textContent; el.textContent = d.toLocaleString(undefined, LOCAL); }
   });
 }
 
@@ -49,26 +59,77 @@ function followState(task, state) {
   });
 }
 
+// swapFrom replaces the contents of the elements with these ids by those
+// of a fresh rendering of the page (the server's escaped HTML).
+function swapFrom(html, ids) {
+  var doc = new DOMParser().parseFromString(html, "text/html");
+  ids.forEach(function (id) {
+    var fresh = doc.getElementById(id), old = document.getElementById(id);
+    if (fresh && old && fresh.innerHTML !== old.innerHTML) { old.innerHTML = fresh.innerHTML; localTimes(old); }
+  });
+  showPending(doc);
+}
+
+// refreshHead fetches the page again and swaps its header (outcome, reason,
+// question, numbers) and its approvals, as the task's state changes.
+function refreshHead() {
+  fetch(location.href, { headers: { Accept: "text/html" } }).then(function (r) {
+    return r.ok && !r.redirected ? r.text() : null;
+  }).then(function (html) { if (html !== null) swapFrom(html, ["head", "approvals"]); }).catch(function () {});
+}
+
+// addToStory puts a conversation line in its turn: a call's end replaces
+// its start's line; a turn the page lacks is added first.
+function addToStory(ev) {
+  var story = document.getElementById("story");
+  if (!story) return;
+  // No turn id: the line belongs to the latest turn.
+  var turn = ev.turn_id ? document.getElementById(ev.turn_id) : story.querySelector("section.turn:last-of-type");
+  if (!turn) {
+    var empty = document.getElementById("story-empty");
+    if (empty) empty.remove();
+    story.insertAdjacentHTML("beforeend", ev.turn);
+    turn = story.lastElementChild;
+  }
+  var old = ev.item_id ? document.getElementById(ev.item_id) : null;
+  if (!old) { turn.querySelector("ol.items").insertAdjacentHTML("beforeend", ev.item); return; }
+  // A call's end does not repeat its arguments: keep the start's words
+  // ("ran go test ./...") and arguments in the line that replaces it.
+  var tpl = document.createElement("template");
+  tpl.innerHTML = ev.item;
+  var line = tpl.content.firstElementChild, what = old.querySelector(".what"), args = old.querySelector("pre.args");
+  if (what && line.querySelector(".what")) line.querySelector(".what").textContent = what.textContent;
+  if (args && !line.querySelector("pre.args")) {
+    var details = line.querySelector("details");
+    if (details) details.querySelector("summary").after(args.cloneNode(true));
+  }
+  old.replaceWith(line);
+}
+
 // live follows a running task: each event comes rendered by the server
-// (the same escaped template as the page), so nothing here builds HTML.
+// (the same escaped templates as the page), so nothing here builds HTML.
 function live(task) {
   if (!task.hasAttribute("data-live") || !window.EventSource) return;
   var list = document.getElementById("events"), dot = document.getElementById("live");
-  // A page whose later steps are on the next page follows only the state,
-  // plan and fleet; its step list stays as it is.
+  var view = task.dataset.view;
+  // A page whose later steps are on the next page, or the diff, follows
+  // only the state, plan and fleet; its step list stays as it is.
   var src = new EventSource("/tasks/" + encodeURIComponent(task.dataset.task) + "/live?after=" + task.dataset.last +
-    (task.hasAttribute("data-more") ? "&steps=0" : ""));
+    (task.hasAttribute("data-more") || view === "diff" ? "&steps=0" : "") + (view === "events" ? "&view=events" : ""));
   src.onopen = function () { dot.hidden = false; };
   src.onerror = function () { dot.hidden = true; };
   src.onmessage = function (m) {
     var ev = JSON.parse(m.data);
     if (ev.fleet) {
-      var old = document.getElementById("fleet-" + ev.fleet_id);
+      var old = document.getElementById("fleet-" + ev.fleet_id), fleets = document.getElementById("fleets");
       if (old) old.outerHTML = ev.fleet;
-      else document.getElementById("fleets").insertAdjacentHTML("beforeend", ev.fleet);
+      else if (fleets) { fleets.insertAdjacentHTML("beforeend", ev.fleet); fleets.parentElement.hidden = false; }
     } else if (ev.plan !== undefined) {
-      document.getElementById("plan").innerHTML = ev.plan;
-    } else if (ev.html && !document.getElementById("e" + ev.seq)) {
+      var plan = document.getElementById("plan");
+      if (plan) plan.innerHTML = ev.plan;
+    } else if (ev.item) {
+      addToStory(ev);
+    } else if (ev.html && list && !document.getElementById("e" + ev.seq)) {
       list.insertAdjacentHTML("beforeend", ev.html);
       localTimes(list.lastElementChild);
     }
@@ -77,13 +138,60 @@ function live(task) {
       badge.textContent = ev.state;
       badge.className = "state s-" + ev.state;
       followState(task, ev.state);
+      refreshHead();
       if (FINAL.indexOf(ev.state) >= 0) { src.close(); dot.hidden = true; }
     }
   };
 }
 
-// refreshList keeps the first page of the task list current: new tasks and
-// state changes show without a reload. It fetches the page itself (the same
+// showPending sets the navigation's count of pending approvals and the
+// title's, from a freshly fetched page (doc) or a count.
+function showPending(doc) {
+  var fresh = doc.getElementById ? doc.getElementById("pending-count") : null;
+  setPending(fresh ? (fresh.hidden ? "" : fresh.textContent) : null);
+}
+
+function setPending(n) {
+  var el = document.getElementById("pending-count");
+  if (!el || n === null) return;
+  el.textContent = n;
+  el.hidden = n === "" || n === "0";
+  var base = document.body.dataset.title || document.title;
+  document.title = el.hidden ? base : "(" + n + ") " + base;
+}
+
+// followPending polls the count of pending approvals while the tab is
+// visible, so a new request shows in the navigation and the title on any
+// page. A session that ended stops it.
+function followPending() {
+  if (!document.getElementById("pending-count")) return;
+  var busy = false;
+  var timer = setInterval(function () {
+    if (busy || document.hidden) return;
+    busy = true;
+    fetch("/approvals/count", { headers: { Accept: "application/json" } }).then(function (r) {
+      if (!r.ok || r.redirected) { clearInterval(timer); return null; }
+      return r.json();
+    }).then(function (c) {
+      if (c) setPending(c.pending > 500 ? "500+" : String(c.pending));
+    }).catch(function () { /* offline for a moment */ }).then(function () { busy = false; });
+  }, PENDING_EVERY);
+}
+
+// PENDING_EVERY is how often the count is polled, in ms.
+var PENDING_EVERY = 3000;
+
+// typing reports whether the person is in the middle of a form inside el:
+// a focused field or a note typed but not sent. A refresh then waits, so
+// nobody loses what they were typing.
+function typing(el) {
+  if (el.contains(document.activeElement) && document.activeElement.matches("input, textarea, select")) return true;
+  return Array.prototype.some.call(el.querySelectorAll("input[type=text], textarea"), function (f) { return f.value !== ""; });
+}
+
+// refreshList keeps the first page of the task list (or the approvals
+// page) current: new tasks, requests and state changes show without a
+// reload, and so does the navigation's count. It fetches the page itself (the same
 // filters) every few seconds while the tab is visible and swaps the list
 // when the server's rendering changed; a session that ended stops it.
 function refreshList(list) {
@@ -96,8 +204,10 @@ function refreshList(list) {
       return r.text();
     }).then(function (html) {
       if (html === null) return;
-      var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("task-list");
-      if (!fresh || fresh.innerHTML === last) return;
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      showPending(doc);
+      var fresh = doc.getElementById(list.id);
+      if (!fresh || fresh.innerHTML === last || typing(list)) return;
       last = fresh.innerHTML;
       list.innerHTML = last;
       localTimes(list);
@@ -107,8 +217,11 @@ function refreshList(list) {
 }
 
 document.addEventListener("DOMContentLoaded", function () {
-  var list = document.getElementById("task-list");
-  if (list && list.hasAttribute("data-refresh")) refreshList(list);
+  ["task-list", "approval-list"].forEach(function (id) {
+    var list = document.getElementById(id);
+    if (list && list.hasAttribute("data-refresh")) refreshList(list);
+  });
+  if (!document.querySelector("[data-refresh]")) followPending();
   localTimes(document);
   tick();
   setInterval(tick, 1000);

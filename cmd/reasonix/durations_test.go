@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestTasksShowSplitsTheTime: `tasks show` splits a task's time into
+// running, waiting for approval and queued, read from its state changes
+// (the run's own duration_ms, its last slice, said 0s for a task that
+// waited), and shows times with their zone.
+func TestTasksShowSplitsTheTime(t *testing.T) {
+	mux := http.NewServeMux()
+	const task = `{"id":"t_1","state":"succeeded","source":"cli","requester":"token:erin","prompt":"p",
+		"created_at":"2026-03-01T12:00:00Z","finished_at":"2026-03-01T12:25:17Z",
+		"result":{"duration_ms":0,"tokens":{"prompt":10,"completion":5}}}`
+	mux.HandleFunc("GET /api/v1/tasks", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"tasks":[`+task+`]}`)
+	})
+	mux.HandleFunc("GET /api/v1/tasks/{id}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, task) })
+	mux.HandleFunc("GET /api/v1/tasks/{id}/events", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("after") != "" {
+			io.WriteString(w, `{"events":[]}`)
+			return
+		}
+		ev := func(seq int, state, at string) string {
+			return fmt.Sprintf(`{"seq":%d,"type":"task_state","payload":{"state":%q},"time":"2026-03-01T%sZ"}`, seq, state, at)
+		}
+		io.WriteString(w, `{"events":[`+strings.Join([]string{ev(1, "running", "12:00:02"), ev(2, "waiting_approval", "12:00:12"),
+			ev(3, "queued", "12:25:12"), ev(4, "running", "12:25:12"), ev(5, "succeeded", "12:25:17")}, ",")+`]}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("REASONIX_HOME", home)
+	t.Setenv("REASONIX_API_TOKEN", "tok")
+
+	out, stderr, code := cliRun("tasks", "show", "t_1", "--server", srv.URL)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "time      ran 15s · waited 25m00s for approval · queued 2s\n") {
+		t.Errorf("no split time:\n%s", out)
+	}
+	// The zone is the machine's: whichever it is, it is named.
+	zoned := regexp.MustCompile(`(?m)^created   2026-03-0[12] \d\d:\d\d:00 [A-Za-z0-9+-]+\n(.|\n)*^ended     2026-03-0[12] \d\d:\d\d:17 [A-Za-z0-9+-]+$`)
+	if !zoned.MatchString(out) {
+		t.Errorf("times without their zone:\n%s", out)
+	}
+}
