@@ -55,8 +55,7 @@ func configCheck(file string, stdout, _ io.Writer) error {
 			errs = append(errs, &configError{fmt.Errorf("workspace %s: publish: %w", ws, err)})
 			return
 		}
-		fmt.Fprintf(stdout, "workspace %s: publishes to %s as %s
-", ws, id.Project, cmp.Or(id.User, "the token's app"))
+		fmt.Fprintf(stdout, "workspace %s: publishes to %s as %s\n", ws, id.Project, cmp.Or(id.User, "the token's app"))
 	})
 	for _, h := range cfg.Webhooks {
 		fmt.Fprintf(stdout, "webhook %s: POST /hooks/%s (%s, posture %s)\n", h.Name, h.Name, h.Kind, h.Posture)

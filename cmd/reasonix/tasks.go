@@ -322,11 +322,9 @@ func printTask(w io.Writer, t apitype.Task, d *apitype.Durations) {
 			fmt.Fprintf(w, "changes\n%s\n", r.DiffStat)
 		}
 		if line := publishLine(r); line != "" {
-			fmt.Fprintf(w, "published %s
-", line)
+			fmt.Fprintf(w, "published %s\n", line)
 		}
-		fmt.Fprintf(w, "tokens    %d prompt + %d completion
-", r.Tokens.Prompt, r.Tokens.Completion)
+		fmt.Fprintf(w, "tokens    %d prompt + %d completion\n", r.Tokens.Prompt, r.Tokens.Completion)
 		if len(r.Models) > 0 || r.Cost > 0 {
 			models := make(map[string]store.ModelCost, len(r.Models))
 			for name, m := range r.Models {
