@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every native fuzz target in the module for FUZZTIME each (default 3s).
+# Runs every native fuzz target in the module for FUZZTIME each (default 2s).
 #
 # Each package's fuzz-instrumented test binary is built once and then run
 # for each of its targets, instead of `go test -fuzz` per target, which
@@ -22,7 +22,7 @@
 # to testdata/fuzz. Such a run is reported and tolerated; anything else fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fuzztime="${FUZZTIME:-3s}"
+fuzztime="${FUZZTIME:-2s}"
 case "${FUZZINSTRUMENT:-module}" in
 module) instrument=(-gcflags="$(go list -m)/...=-d=libfuzzer") ;;
 all) instrument=(-fuzz=.) ;;

@@ -34,5 +34,5 @@ go test -race -vet=off -count=1 -timeout 15m ./...
 step "deploy/k8s/verify"
 (cd deploy/k8s/verify && go vet ./... && go test -count=1 ./...)
 step "fuzz"
-FUZZTIME="${FUZZTIME:-3s}" ./scripts/fuzz.sh
+FUZZTIME="${FUZZTIME:-2s}" ./scripts/fuzz.sh
 step "done"
