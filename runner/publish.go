@@ -18,7 +18,7 @@ import (
 // The task's end records a row in the publish outbox before its terminal
 // state; right after that state the finishing worker drives the row, and
 // whatever it could not finish (a crash, a forge that was down) a
-// Recoverer on every node finishes later, finding what was already pushed
+// maintenance.PublishRetrier on every node finishes later, finding what was already pushed
 // and opened rather than repeating it.
 
 // publishSettings is the enabled [workspaces.publish] of workspace name,
@@ -53,7 +53,7 @@ func (s *Service) newPublisher() (*publish.Publisher, error) {
 // announce with the end); or it records a pending outbox row and
 // publishes it at once, before the end is recorded, so that the result
 // and the final report carry the pull request. What fails there is left
-// in the row, which the Recoverer finishes once the task has succeeded;
+// in the row, which the PublishRetrier finishes once the task has succeeded;
 // a crash leaves the task running, and the run that takes it over finds
 // the same row.
 func (s *Service) publishAtEnd(ctx context.Context, t store.Task, state store.State, wr WorkResult, result *store.Result) []event {
@@ -91,7 +91,7 @@ func (s *Service) publishAtEnd(ctx context.Context, t store.Task, state store.St
 }
 
 // drivePublish publishes task id's pending outbox row after its end (the
-// Recoverer's work); an error wrapping store.ErrPublishBusy means there
+// PublishRetrier's work); an error wrapping store.ErrPublishBusy means there
 // was nothing to do here.
 func (s *Service) drivePublish(ctx context.Context, id string) error {
 	if s.pub == nil {

@@ -266,8 +266,8 @@ func (s *Service) startMaintenance(ctx context.Context) {
 		}),
 	}
 	if s.pub != nil {
-		s.maint = append(s.maint, publish.NewRecoverer(publish.RecovererConfig{
-			Due: s.st.DuePublishes, Drive: s.drivePublish, Logger: s.log}))
+		s.maint = append(s.maint, maintenance.NewPublishRetrier(maintenance.PublishRetrierConfig{
+			Due: s.st.DuePublishes, Drive: s.drivePublish, Log: s.log}))
 	}
 	if len(s.sched.list) > 0 {
 		s.maint = append(s.maint, maintenance.NewScheduleTicker(maintenance.ScheduleTickerConfig{

@@ -1,6 +1,6 @@
 // Package maintenance holds the service's background upkeep: the loops
 // that expire approvals, prune old chat deliveries, take over the tasks of
-// dead nodes and wake the schedules. Each maintainer is a small struct
+// dead nodes, wake the schedules and finish interrupted publishes. Each maintainer is a small struct
 // with Start and Stop that is handed exactly what it needs — a store
 // interface of a method or two, a leader check, a callback into the
 // service — and never the service itself, so a loop can be read, and
@@ -38,6 +38,12 @@ type loop struct {
 // start runs pass interval after start and then interval after each pass
 // ends. Starting a running loop does nothing.
 func (l *loop) start(ctx context.Context, interval time.Duration, pass func(context.Context)) {
+	l.startAfter(ctx, interval, interval, pass)
+}
+
+// startAfter is start with the first pass first after starting (0: at
+// once).
+func (l *loop) startAfter(ctx context.Context, first, interval time.Duration, pass func(context.Context)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done != nil {
@@ -47,7 +53,7 @@ func (l *loop) start(ctx context.Context, interval time.Duration, pass func(cont
 	l.done = make(chan struct{})
 	go func(done chan struct{}) {
 		defer close(done)
-		t := time.NewTimer(interval)
+		t := time.NewTimer(first)
 		defer t.Stop()
 		for {
 			select {

@@ -3,6 +3,9 @@ package maintenance
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -258,6 +261,45 @@ func TestStopWaitsForThePassAndIsIdempotent(t *testing.T) {
 		synctest.Wait()
 		if ticks.Load() != 1 {
 			t.Fatalf("%d ticks after Stop, want 1", ticks.Load())
+		}
+	})
+}
+
+// TestPublishRetrierDrivesDueRecordsAtOnceAndThenEveryInterval: the first
+// pass runs as the node starts (it finishes what it left before a crash),
+// then one each interval; every due task is driven, and one whose record
+// another node holds (ErrPublishBusy) is not a failure worth a warning.
+func TestPublishRetrierDrivesDueRecordsAtOnceAndThenEveryInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var driven []string
+		var logs strings.Builder
+		r := NewPublishRetrier(PublishRetrierConfig{Interval: 30 * time.Second,
+			Due: func(context.Context, int) ([]string, error) { return []string{"t1", "t2"}, nil },
+			Drive: func(_ context.Context, id string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				driven = append(driven, id)
+				if id == "t2" {
+					return fmt.Errorf("publish t2: %w", store.ErrPublishBusy)
+				}
+				return nil
+			},
+			Log: slog.New(slog.NewTextHandler(&logs, nil))})
+		r.Start(t.Context())
+		defer r.Stop()
+		synctest.Wait()
+		mu.Lock()
+		if got := strings.Join(driven, ","); got != "t1,t2" {
+			t.Fatalf("at start: driven %s, want t1,t2", got)
+		}
+		mu.Unlock()
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(driven) != 4 || logs.Len() != 0 {
+			t.Fatalf("after one interval: driven %v, logged %q", driven, logs.String())
 		}
 	})
 }
