@@ -55,16 +55,6 @@ type Config struct {
 	// KeepAlive is the interval of comments on a live event stream; 0 means
 	// 15s.
 	KeepAlive time.Duration
-	// Diffs, when set, gives the Diff tab of a task page the task's whole
-	// diff; without it the tab shows the files changed and the diffs of
-	// the changes asked for approval.
-	Diffs DiffSource
-}
-
-// DiffSource gives a task's changes as a unified diff against the commit
-// its workspace started from; "" when there are none.
-type DiffSource interface {
-	Diff(ctx context.Context, taskID string) (string, error)
 }
 
 // WebhookLister lists the configured webhooks with at most recent
@@ -85,7 +75,6 @@ func (f WebhookListerFunc) List(ctx context.Context, recent int) ([]webhook.Summ
 type Dashboard struct {
 	svc       *runner.Service
 	hooks     WebhookLister
-	diffs     DiffSource
 	st        *store.Store
 	log       *slog.Logger
 	ttl       time.Duration
@@ -106,7 +95,7 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, errors.New("dashboard: the session lifetime must not be negative")
 	}
 	d := &Dashboard{svc: cfg.Service, st: cfg.Store, log: cmp.Or(cfg.Logger, slog.Default()),
-		ttl: cmp.Or(cfg.SessionTTL, DefaultSessionTTL), secure: cfg.SecureCookies, hooks: cfg.Webhooks, diffs: cfg.Diffs,
+		ttl: cmp.Or(cfg.SessionTTL, DefaultSessionTTL), secure: cfg.SecureCookies, hooks: cfg.Webhooks,
 		keepAlive: cmp.Or(cfg.KeepAlive, 15*time.Second), mux: http.NewServeMux()}
 	if err := d.parseTemplates(); err != nil {
 		return nil, err

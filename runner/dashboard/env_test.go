@@ -63,10 +63,17 @@ func newEnv(t testing.TB, p agent.Provider) *env { return newEnvWith(t, p, nil, 
 // newEnvWith is newEnv with settings (nil: runnertest's) and, when hooks
 // is set, a Webhooks page listing these configured webhooks.
 func newEnvWith(t testing.TB, p agent.Provider, set *config.Config, hooks []config.Webhook) *env {
+	return newEnvOpts(t, runnertest.Options{Provider: p, Settings: set}, hooks)
+}
+
+// newEnvOpts is newEnvWith for a service assembled from o (its Store is
+// the env's own).
+func newEnvOpts(t testing.TB, o runnertest.Options, hooks []config.Webhook) *env {
 	t.Helper()
 	clk := &clock{}
 	st := storetest.SQLite(t, store.Config{Now: clk.Now})
-	svc := runnertest.Start(t, runnertest.Options{Provider: p, Store: st, Settings: set})
+	o.Store = st
+	svc := runnertest.Start(t, o)
 	cfg := dashboard.Config{Service: svc, Store: st, Logger: storetest.Quiet(), KeepAlive: 50 * time.Millisecond}
 	if hooks != nil {
 		cfg.Webhooks = dashboard.WebhookListerFunc(func(ctx context.Context, recent int) ([]webhook.Summary, error) {

@@ -83,13 +83,18 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 			}
 		}
 		data["Previews"] = previews
-		if d.diffs != nil {
-			diff, err := d.diffs.Diff(r.Context(), id)
-			if err != nil {
-				d.log.Warn("dashboard: task diff", "task", id, "err", err)
-			}
-			data["Diff"] = diff
+		// The whole diff comes from the node holding the task's branch;
+		// elsewhere (or for a scratch task) the tab says why it has only
+		// the previews, rather than looking as if nothing changed.
+		diff, truncated, err := d.svc.Diff(r.Context(), id)
+		var re *runner.Error
+		switch {
+		case errors.As(err, &re) && (errors.Is(re.Kind, runner.ErrNotFound) || errors.Is(re.Kind, runner.ErrInvalid)):
+			data["DiffNote"] = re.Message + "."
+		case err != nil:
+			data["DiffNote"] = d.logRef(r, err)
 		}
+		data["Diff"], data["DiffTruncated"] = string(diff), truncated
 	case "events":
 		items := make([]eventItem, 0, len(evs))
 		for _, e := range evs {
