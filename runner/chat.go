@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"reasonix/runner/apitype"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
@@ -21,6 +22,9 @@ type (
 	Source       = store.Source
 	NotifyTarget = store.NotifyTarget
 	Event        = store.Event
+	// Durations is a task's time split by where it was, as a final_report
+	// carries it.
+	Durations = apitype.Durations
 )
 
 // A task's states.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"reasonix/runner/apitype"
 	"reasonix/runner/store"
 )
 
@@ -11,6 +12,28 @@ import (
 func (s *Service) Task(ctx context.Context, id string) (store.Task, error) {
 	t, err := s.st.Task(ctx, id)
 	return t, mapStoreErr(err, "task "+id)
+}
+
+// Durations splits task t's time into queued, running and waiting for
+// approval, from its task_state events — the split the CLI, the API, the
+// dashboard and chat all show. A live task's current state lasts until
+// now, an ended one's until it ended.
+func (s *Service) Durations(ctx context.Context, t store.Task) (apitype.Durations, error) {
+	evs, err := s.st.EventsOfType(ctx, t.ID, apitype.EventTaskState)
+	if err != nil {
+		return apitype.Durations{}, fmt.Errorf("runner: durations of task %s: %w", t.ID, err)
+	}
+	changes := make([]apitype.StateChange, 0, len(evs))
+	for _, e := range evs {
+		if st, ok := apitype.StateOf(apitype.EventTaskState, e.Payload); ok {
+			changes = append(changes, apitype.StateChange{State: st, At: e.Time})
+		}
+	}
+	now := s.now()
+	if !t.FinishedAt.IsZero() && t.State.Terminal() {
+		now = t.FinishedAt
+	}
+	return apitype.SplitDurations(t.CreatedAt, changes, now), nil
 }
 
 // Tasks lists tasks newest first, one page at a time (see store.TaskFilter).

@@ -428,6 +428,13 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		"cost": result.Cost, "cost_complete": result.CostComplete, "unpriced_tokens": result.UnpricedTokens,
 		"models": result.Models, "duration_ms": result.DurationMS, "error": result.Error, "reason": result.Reason,
 	}
+	// The split is of the task's whole life, every attempt, as the API and
+	// the dashboard show it; duration_ms is this run's alone.
+	if d, err := s.Durations(ctx, r.task); err == nil {
+		report["durations"] = d
+	} else {
+		s.log.Warn("runner: the final report goes without its durations", "task", id, "err", err)
+	}
 	if result.Publish != "" {
 		report["publish"] = result.Publish
 		if result.PR != nil {

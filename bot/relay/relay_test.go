@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -221,6 +222,11 @@ func TestMentionApprovalAndReportInTheThread(t *testing.T) {
 		t.Fatalf("task = %+v", done.Result)
 	}
 	eventually(t, "the final report", func() bool { return strings.Contains(r.threadText(mention.TS), "result: approved-run") })
+	// The report labels the time the way the CLI and the dashboard do: it
+	// ran, and it waited for bob.
+	if !regexp.MustCompile(` · ran [0-9hms]+ · waited [0-9hms]+ for approval`).MatchString(r.threadText(mention.TS)) {
+		t.Errorf("the final report does not split the time:\n%s", r.threadText(mention.TS))
+	}
 	eventually(t, "the approval message to show the decision", func() bool {
 		for _, m := range r.slack.Thread(channel, mention.TS) {
 			if m.TS == ap.TS {

@@ -561,11 +561,12 @@ func (w *watcher) report(ctx context.Context, ev runner.Event, compact bool) str
 		DiffStat    string       `json:"diff_stat"`
 		Branch      string       `json:"branch"`
 		Tokens      struct{ Prompt, Completion int64 }
-		Cost        float64 `json:"cost"`
-		Unpriced    int     `json:"unpriced_tokens"`
-		DurationMS  int64   `json:"duration_ms"`
-		Reason      string  `json:"reason"`
-		Error       string  `json:"error"`
+		Cost        float64           `json:"cost"`
+		Unpriced    int               `json:"unpriced_tokens"`
+		DurationMS  int64             `json:"duration_ms"`
+		Durations   *runner.Durations `json:"durations"`
+		Reason      string            `json:"reason"`
+		Error       string            `json:"error"`
 		PR          *struct {
 			URL    string `json:"url"`
 			Number int    `json:"number"`
@@ -602,7 +603,11 @@ func (w *watcher) report(ctx context.Context, ev runner.Event, compact bool) str
 	if p.Cost > 0 || p.Unpriced > 0 {
 		facts = append(facts, runner.FormatCost(p.Cost, p.Unpriced)) // "unpriced", never $0
 	}
-	facts = append(facts, (time.Duration(p.DurationMS) * time.Millisecond).Round(time.Second).String())
+	if p.Durations != nil { // "ran 3m12s · waited 25m00s for approval"
+		facts = append(facts, p.Durations.String())
+	} else { // a report from before the split: this run's time
+		facts = append(facts, "ran "+(time.Duration(p.DurationMS)*time.Millisecond).Round(time.Second).String())
+	}
 	b.WriteString(f.Escape(strings.Join(facts, " · ")))
 	if w.v.link != "" {
 		b.WriteString("\n" + f.Escape(w.v.link))

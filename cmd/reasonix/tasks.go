@@ -48,7 +48,7 @@ func tasksCommands() []*command {
 					if *asJSON {
 						return json.NewEncoder(stdout).Encode(t)
 					}
-					printTask(stdout, t, taskDurations(c, t))
+					printTask(stdout, t)
 					return nil
 				})
 			},
@@ -271,47 +271,18 @@ func age(d time.Duration) string {
 	return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
 }
 
-// maxDurationEvents bounds the events read to split a task's time: a
-// longer log splits what its first maxDurationEvents say.
-const maxDurationEvents = 20000
-
-// taskDurations splits t's time into running, waiting for approval and
-// queued from its state changes, as the dashboard does; nil when its
-// events cannot be read (the line is then left out, never guessed).
-func taskDurations(c *client.Client, t apitype.Task) *apitype.Durations {
-	const batch = 1000
-	var changes []apitype.StateChange
-	for after, n := int64(0), 0; n < maxDurationEvents; {
-		evs, err := c.Events(context.Background(), t.ID, after, batch)
-		if err != nil {
-			return nil
-		}
-		changes = append(changes, apitype.StateChanges(evs)...)
-		n += len(evs)
-		if len(evs) < batch {
-			break
-		}
-		after = evs[len(evs)-1].Seq
-	}
-	now := time.Now()
-	if t.FinishedAt != nil && t.State.Terminal() {
-		now = *t.FinishedAt
-	}
-	d := apitype.SplitDurations(t.CreatedAt, changes, now)
-	return &d
-}
-
 // timeFormat is how the CLI shows a time: in the local zone, named.
 const timeFormat = "2006-01-02 15:04:05 MST"
 
-// printTask prints t; d, when known, is its time split by where it was.
-func printTask(w io.Writer, t apitype.Task, d *apitype.Durations) {
+// printTask prints t, with its time split by where it was when the
+// service sent the split.
+func printTask(w io.Writer, t apitype.Task) {
 	fmt.Fprintf(w, "task      %s\nstate     %s\nsource    %s (%s)\ncreated   %s\nprompt    %s\n",
 		t.ID, t.State, t.Source, t.Requester, t.CreatedAt.Local().Format(timeFormat), t.Prompt)
 	if t.FinishedAt != nil {
 		fmt.Fprintf(w, "ended     %s\n", t.FinishedAt.Local().Format(timeFormat))
 	}
-	if d != nil {
+	if d := t.Durations; d != nil {
 		fmt.Fprintf(w, "time      %s\n", d)
 	}
 	if r := t.Result; r != nil {

@@ -14,9 +14,33 @@ import (
 // shows the same numbers everywhere. Time a task spent ended (blocked,
 // interrupted, …) before someone continued it counts in none of them.
 type Durations struct {
-	Queued  time.Duration `json:"queued"`
-	Running time.Duration `json:"running"`
-	Waiting time.Duration `json:"waiting"`
+	Queued  time.Duration
+	Running time.Duration
+	Waiting time.Duration
+}
+
+// durationsWire is Durations on the wire: whole milliseconds, each part
+// named with its unit, like the result's duration_ms.
+type durationsWire struct {
+	QueuedMS  int64 `json:"queued_ms"`
+	RunningMS int64 `json:"running_ms"`
+	WaitingMS int64 `json:"waiting_ms"`
+}
+
+// MarshalJSON writes {"queued_ms", "running_ms", "waiting_ms"}.
+func (d Durations) MarshalJSON() ([]byte, error) {
+	return json.Marshal(durationsWire{d.Queued.Milliseconds(), d.Running.Milliseconds(), d.Waiting.Milliseconds()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (d *Durations) UnmarshalJSON(b []byte) error {
+	var w durationsWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*d = Durations{Queued: time.Duration(w.QueuedMS) * time.Millisecond,
+		Running: time.Duration(w.RunningMS) * time.Millisecond, Waiting: time.Duration(w.WaitingMS) * time.Millisecond}
+	return nil
 }
 
 // StateChange is one task_state event: the task entered State at At.

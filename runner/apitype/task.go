@@ -80,6 +80,9 @@ type Task struct {
 	UpdatedAt  time.Time  `json:"updated_at"`
 	StartedAt  *time.Time `json:"started_at,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Durations splits the task's time by where it was (SplitDurations);
+	// only GET /api/v1/tasks/{id} sends it, lists do not.
+	Durations *Durations `json:"durations,omitempty"`
 }
 
 // NotifyTarget is one place a task reports to, e.g. a Slack thread.

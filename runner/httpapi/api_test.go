@@ -345,6 +345,37 @@ func TestApprovalRoutes(t *testing.T) {
 		t.Fatalf("second decision = %d %q", st, code)
 	}
 	e.waitTask(c.ID, "succeeded")
+
+	// The task's time is split by where it was: it ran, and it waited for
+	// bob. The final report (what chat shows) carries the same wait.
+	type durations struct {
+		QueuedMS  *int64 `json:"queued_ms"`
+		RunningMS *int64 `json:"running_ms"`
+		WaitingMS *int64 `json:"waiting_ms"`
+	}
+	var task struct{ Durations durations }
+	e.do("GET", "/api/v1/tasks/"+c.ID, "", nil, &task)
+	d := task.Durations
+	if d.QueuedMS == nil || d.RunningMS == nil || d.WaitingMS == nil || *d.RunningMS <= 0 || *d.WaitingMS <= 0 {
+		t.Fatalf("durations = %+v, want running and waiting time", d)
+	}
+	var evs struct {
+		Events []struct {
+			Type    string
+			Payload struct{ Durations durations }
+		}
+	}
+	e.do("GET", "/api/v1/tasks/"+c.ID+"/events", "", nil, &evs)
+	reported := false
+	for _, ev := range evs.Events {
+		if ev.Type == "final_report" {
+			w := ev.Payload.Durations.WaitingMS
+			reported = w != nil && *w == *d.WaitingMS
+		}
+	}
+	if !reported {
+		t.Errorf("the final report does not carry the task's wait of %d ms: %+v", *d.WaitingMS, evs.Events)
+	}
 }
 
 func TestCancelAndMessage(t *testing.T) {

@@ -137,7 +137,14 @@ func (a *API) getTask(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewTask(t))
+	d, err := a.svc.Durations(r.Context(), t)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	v := viewTask(t)
+	v.Durations = &d
+	writeJSON(w, http.StatusOK, v)
 }
 
 func (a *API) diff(w http.ResponseWriter, r *http.Request) {
