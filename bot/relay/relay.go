@@ -35,6 +35,10 @@ type Config struct {
 	// ScanInterval is how often tasks from elsewhere (the API, schedules,
 	// webhooks) that name a chat notify target are looked for; default 2s.
 	ScanInterval time.Duration
+	// StatusDelay is how long a task on a platform that shows typing goes
+	// without a status message: longer than a quick answer takes, short
+	// enough that a longer task shows its progress early. Default 3s.
+	StatusDelay time.Duration
 	// MaxReportRunes caps a final report; the tail is kept. Default 12000.
 	MaxReportRunes int
 	// MaxPostsPerTask caps a task's thread messages besides its status
@@ -116,6 +120,7 @@ func New(cfg Config) (*Relay, error) {
 	}
 	cfg.EditInterval = cmp.Or(cfg.EditInterval, time.Second)
 	cfg.ScanInterval = cmp.Or(cfg.ScanInterval, 2*time.Second)
+	cfg.StatusDelay = cmp.Or(cfg.StatusDelay, 3*time.Second)
 	cfg.MaxReportRunes = cmp.Or(cfg.MaxReportRunes, 12000)
 	cfg.Node = cmp.Or(cfg.Node, cfg.Service.Node())
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, 15*time.Second)

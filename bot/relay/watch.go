@@ -80,7 +80,7 @@ type watcher struct {
 	posts int
 	// deferred is true while the status message is held back: where the
 	// platform shows "typing…" (bot.Typer), a task that answers within
-	// statusDelay needs no status message at all — its answer comes at
+	// StatusDelay needs no status message at all — its answer comes at
 	// once instead of a paced second behind one.
 	deferred bool
 	// reminders are the pending approvals still to be reminded of, by id:
@@ -94,11 +94,6 @@ type watcher struct {
 	lastEvent time.Time
 	stalled   int64
 }
-
-// statusDelay is how long a task on a platform that shows typing goes
-// without a status message: longer than a quick answer takes, short
-// enough that a longer task shows its progress early.
-const statusDelay = 3 * time.Second
 
 func (w *watcher) key() string { return w.t.Name() + "/" + w.target.Channel }
 
@@ -128,7 +123,7 @@ func (w *watcher) run(ctx context.Context) error {
 	var timer *time.Timer
 	var due, showAt, typing <-chan time.Time
 	if w.deferred {
-		show := time.NewTimer(statusDelay)
+		show := time.NewTimer(r.cfg.StatusDelay)
 		defer show.Stop()
 		showAt = show.C
 	}

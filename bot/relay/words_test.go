@@ -102,7 +102,10 @@ func TestTelegramQuickAnswerIsOneMessage(t *testing.T) {
 	}
 	cfg := config.Bot{Telegram: config.TelegramBot{Enabled: true, AllowUsers: []string{strconv.Itoa(tgAlice)}}}
 	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: withBot(nil, cfg)})
-	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr}, ScanInterval: 50 * time.Millisecond})
+	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr}, ScanInterval: 50 * time.Millisecond,
+		// Far longer than the answer takes even on a loaded machine: this
+		// is about the quick answer, not the delay's length.
+		StatusDelay: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
