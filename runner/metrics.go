@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"reasonix/config"
 	"reasonix/runner/store"
 )
 
@@ -74,11 +76,20 @@ func (s *Service) Metrics() http.Handler {
 type stateCollector struct{ s *Service }
 
 var (
-	tasksDesc = prometheus.NewDesc("reasonix_tasks", "Tasks in the store, by state and source.", []string{"state", "source"}, nil)
-	queueDesc = prometheus.NewDesc("reasonix_queue_depth", "Tasks waiting for a worker (state queued).", nil, nil)
+	tasksDesc   = prometheus.NewDesc("reasonix_tasks", "Tasks in the store, by state and source.", []string{"state", "source"}, nil)
+	queueDesc   = prometheus.NewDesc("reasonix_queue_depth", "Tasks waiting for a worker (state queued).", nil, nil)
+	pendingDesc = prometheus.NewDesc("reasonix_approvals_pending", "Approvals waiting for a decision.", nil, nil)
+	stalledDesc = prometheus.NewDesc("reasonix_tasks_stalled",
+		"Running tasks without a new event for [runner] stall_after.", nil, nil)
+	scheduleSuccessDesc = prometheus.NewDesc("reasonix_schedule_last_success_timestamp_seconds",
+		"When a run of the schedule last ended well (Unix time); absent before the first.", []string{"schedule"}, nil)
 )
 
-func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- tasksDesc; ch <- queueDesc }
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{tasksDesc, queueDesc, pendingDesc, stalledDesc, scheduleSuccessDesc} {
+		ch <- d
+	}
+}
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -96,4 +107,27 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(queued))
+	// What people should hear about: a call nobody decided, a task gone
+	// quiet, a schedule whose good runs stopped.
+	if n, err := c.s.st.CountPendingApprovals(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n))
+	} else {
+		c.s.log.Warn("runner: metrics: count pending approvals", "err", err)
+	}
+	if n, err := c.s.st.CountStalled(ctx, c.s.now().Add(-cmp.Or(c.s.set.Runner.StallAfter, config.DefaultStallAfter))); err == nil {
+		ch <- prometheus.MustNewConstMetric(stalledDesc, prometheus.GaugeValue, float64(n))
+	} else {
+		c.s.log.Warn("runner: metrics: count stalled tasks", "err", err)
+	}
+	states, err := c.s.st.Schedules(ctx)
+	if err != nil {
+		c.s.log.Warn("runner: metrics: read schedules", "err", err)
+		return
+	}
+	for _, st := range states {
+		if !st.LastSuccessAt.IsZero() && c.s.scheduleNamed(st.Name) != nil {
+			ch <- prometheus.MustNewConstMetric(scheduleSuccessDesc, prometheus.GaugeValue,
+				float64(st.LastSuccessAt.UnixMilli())/1000, st.Name)
+		}
+	}
 }

@@ -3,9 +3,11 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"reasonix/policy"
+	"reasonix/runner/apitype"
 	"reasonix/runner/store"
 )
 
@@ -34,10 +36,33 @@ type Schedule struct {
 	Skipped       int64
 	LastSkippedAt time.Time
 	Missed        int64
+	LastMissedAt  time.Time // the last occurrence dropped for being late
 	Overlap       string
 	CatchUp       string
 	Posture       policy.Posture
+	// LastSuccessAt is when a run last ended well; zero before the first.
+	LastSuccessAt time.Time
+	// Health says in a word whether the schedule does its job (see
+	// Health*), and HealthReason why not, in a sentence ("" when ok).
+	Health       string
+	HealthReason string
 }
+
+// A schedule's health, worst first: one that will not run, then one that
+// runs and fails, one that should have run and did not, and one whose
+// runs end well (or that has not been due yet).
+const (
+	HealthDisabled = "disabled"
+	HealthPaused   = "paused"
+	HealthFailing  = "failing"
+	HealthLate     = "late"
+	HealthOK       = "ok"
+)
+
+// lateAfter is how long past its time an occurrence may go unfired before
+// its schedule is late: far beyond a tick (a second) and a leader's
+// hand-over, so a late schedule means no node is firing it.
+const lateAfter = 2 * time.Minute
 
 // MayManageSchedules reports whether p may run, pause or resume schedules:
 // admins only, because a schedule runs with the posture its configuration
@@ -155,6 +180,7 @@ func (s *Service) scheduleView(ctx context.Context, sc *scheduled, st *store.Sch
 	v.Paused, v.PausedReason, v.Failures = st.Paused, st.PausedReason, st.Failures
 	v.LastRunAt, v.LastTaskID, v.LastOutcome = st.LastRunAt, st.LastTaskID, string(st.LastOutcome)
 	v.Skipped, v.LastSkippedAt, v.Missed = st.Skipped, st.LastSkippedAt, st.Missed
+	v.LastSuccessAt, v.LastMissedAt = st.LastSuccessAt, st.LastMissedAt
 	if st.LastTaskID != "" && !st.Settled {
 		v.LastOutcome = "running"
 		if t, err := s.st.Task(ctx, st.LastTaskID); err == nil && t.State.Terminal() {
@@ -171,5 +197,24 @@ func (s *Service) scheduleView(ctx context.Context, sc *scheduled, st *store.Sch
 			}
 		}
 	}
+	v.Health, v.HealthReason = v.health(s.now())
 	return v, nil
+}
+
+// health judges v at now.
+func (v Schedule) health(now time.Time) (string, string) {
+	switch {
+	case !v.Enabled:
+		return HealthDisabled, "it is disabled in the configuration"
+	case v.Paused && v.PausedReason != "":
+		return HealthPaused, "it " + v.PausedReason
+	case v.Paused:
+		return HealthPaused, "a person paused it"
+	case v.Failures > 0:
+		return HealthFailing, fmt.Sprintf("its last %d run(s) failed, the last one %s; it pauses itself after %d",
+			v.Failures, v.LastOutcome, v.MaxFailures)
+	case !v.Next.IsZero() && now.Sub(v.Next) > lateAfter:
+		return HealthLate, fmt.Sprintf("its run due %s ago has not started: no node is firing it", apitype.Short(now.Sub(v.Next)))
+	}
+	return HealthOK, ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"reasonix/bot"
 	"reasonix/runner"
@@ -11,13 +12,17 @@ import (
 
 // A schedule that goes quiet is worse than one that fails loudly: the
 // scan looks at the schedules too, and one that paused itself after
-// max_failures failed runs, or whose last runs failed (failingAfter in a
-// row, before it pauses), is announced once — in the channel of its last
-// run's notify target and in [bot] alerts_channel when that names a
-// channel of an enabled transport. The announcement is recorded under the
-// last run's task, so it is made once per failed run, not once per scan;
-// two nodes scanning at the same moment may both make it (rare, and
-// harmless next to saying nothing).
+// max_failures failed runs, whose last runs failed (failingAfter in a
+// row, before it pauses), whose run is late (runner.HealthLate: due and
+// not started), or that dropped an occurrence for being late (catch_up
+// none, after the service was down) is announced once — in the channel of
+// its last run's notify target and in [bot] alerts_channel when that names
+// a channel of an enabled transport. The announcement is recorded under
+// the last run's task, so it is made once per failed run, late occurrence
+// or drop since the last run, not once per scan; a schedule that never ran has no
+// task to record it under and no notify target to post to, and is left
+// to the metrics. Two nodes scanning at the same moment may both make it
+// (rare, and harmless next to saying nothing).
 
 // failingAfter is how many failed runs in a row make a schedule failing.
 const failingAfter = 2
@@ -43,6 +48,13 @@ func (r *Relay) scanSchedules(ctx context.Context) {
 		case !s.Paused && s.Failures >= failingAfter:
 			key = "alert:failing"
 			text = fmt.Sprintf("⚠️ Schedule %s failed its last %d runs (the last: task %s, %s). After %d it pauses itself.", s.Name, s.Failures, s.LastTaskID, s.LastOutcome, s.MaxFailures)
+		case s.Health == runner.HealthLate:
+			key = "alert:late:" + strconv.FormatInt(s.Next.Unix(), 10)
+			text = fmt.Sprintf("⏰ Schedule %s did not run when due: %s. Check that a reasonix serve is up: reasonix nodes", s.Name, s.HealthReason)
+		case s.LastMissedAt.After(s.LastRunAt): // dropped since the last run
+			key = "alert:missed:" + strconv.FormatInt(s.LastMissedAt.Unix(), 10)
+			text = fmt.Sprintf("⏰ Schedule %s did not run when due (%s): no node was up to start it in time, and catch_up = %q drops a late run. Its next run: %s.",
+				s.Name, s.LastMissedAt.UTC().Format("2006-01-02 15:04 MST"), s.CatchUp, s.Next.UTC().Format("2006-01-02 15:04 MST"))
 		default:
 			continue
 		}

@@ -51,6 +51,7 @@ func (r *rig) message(ts string) bottest.SlackMessage {
 // the approver's click in their DM decides, and both messages are edited
 // to the decision.
 func TestDMApprovalReachesAnApproversDM(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, approvalScript)
 	const aliceDM = "DALI"
 	r.slack.DM(alice, aliceDM, "touch a file from my DM")
@@ -105,6 +106,7 @@ func TestDMApprovalReachesAnApproversDM(t *testing.T) {
 // goes there instead of to each approver, mentioning them; a click there
 // decides, and the request in the DM shows it.
 func TestDMApprovalGoesToTheApprovalsChannel(t *testing.T) {
+	t.Parallel()
 	const approvals = "C0APPR"
 	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob, mallory},
 		AllowChannels: []string{channel, approvals}, Approvers: []string{alice, bob}}, ApprovalsChannel: "slack:" + approvals}
@@ -129,6 +131,7 @@ func TestDMApprovalGoesToTheApprovalsChannel(t *testing.T) {
 
 // A request asked in a channel stays there: no copies.
 func TestChannelApprovalIsNotCopied(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, approvalScript)
 	m := r.slack.Mention(alice, channel, "", "touch a file in the channel")
 	ap := r.approvalMessage(t, m.TS)
@@ -145,6 +148,7 @@ func TestChannelApprovalIsNotCopied(t *testing.T) {
 // in the thread, mentioning the approvers again; the relay's clock is the
 // test's, moved past the halfway mark.
 func TestUnansweredApprovalIsRemindedOnce(t *testing.T) {
+	t.Parallel()
 	var ahead atomic.Int64
 	r := newRigOpts(t, rigOpts{model: approvalScript, editInterval: 120 * time.Millisecond, tune: func(c *relay.Config) {
 		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
@@ -188,6 +192,7 @@ func TestUnansweredApprovalIsRemindedOnce(t *testing.T) {
 // starts after the task ended) is still posted — its report once, however
 // often the relay looks again.
 func TestTaskEndedBeforeTheScanIsStillPosted(t *testing.T) {
+	t.Parallel()
 	r := newRigOpts(t, rigOpts{model: func(agenttest.Request) agenttest.Turn { return agenttest.Turn{Text: "quick-answer-42"} },
 		editInterval: 50 * time.Millisecond, tune: func(c *relay.Config) { c.ScanInterval = time.Hour }})
 	ctx := context.Background()
@@ -244,6 +249,7 @@ func TestTaskEndedBeforeTheScanIsStillPosted(t *testing.T) {
 // says so once in its thread, naming the last step, with a Cancel button;
 // someone else's click is refused, the requester's cancels the task.
 func TestStalledTaskPostsOnceWithCancel(t *testing.T) {
+	t.Parallel()
 	var ahead atomic.Int64
 	model := func(req agenttest.Request) agenttest.Turn {
 		if res := lastTool(req); res != "" {
@@ -300,6 +306,7 @@ func TestStalledTaskPostsOnceWithCancel(t *testing.T) {
 // its notify channel and in [bot] alerts_channel, however often the relay
 // looks again.
 func TestPausedScheduleIsAnnounced(t *testing.T) {
+	t.Parallel()
 	const alerts = "C0ALERT"
 	set := config.Default()
 	set.Runner.MaxConcurrentTasks = 2
@@ -333,9 +340,58 @@ func TestPausedScheduleIsAnnounced(t *testing.T) {
 	}
 }
 
+// A schedule occurrence dropped for being late (the service was down,
+// catch_up none) is announced once, in the notify channel and the alerts
+// channel; the next run ends the matter.
+func TestMissedScheduleIsAnnounced(t *testing.T) {
+	t.Parallel()
+	const alerts = "C0ALERT"
+	set := config.Default()
+	set.Runner.MaxConcurrentTasks = 2
+	set.Schedules = []config.Schedule{{Name: "nightly", Cron: "@yearly", Prompt: "tidy up", Posture: "ask",
+		CatchUp: "none", Notify: []config.NotifyTarget{{Transport: "slack", Channel: channel}}}}
+	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob},
+		AllowChannels: []string{channel}, Approvers: []string{bob}}, AlertsChannel: "slack:" + alerts}
+	r := newRigOpts(t, rigOpts{set: set, bot: &b, editInterval: 50 * time.Millisecond,
+		model: func(agenttest.Request) agenttest.Turn { return agenttest.Turn{Text: "tidy"} }})
+	ctx := context.Background()
+	task, err := r.svc.RunSchedule(ctx, runner.Principal{ID: "token:root", Role: store.RoleAdmin}, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, r.svc, task.ID, 20*time.Second, store.StateSucceeded)
+	announced := func(ch string) int {
+		n := 0
+		for _, m := range r.slack.Messages() {
+			if m.Channel == ch && m.ThreadTS == "" && strings.Contains(m.Text, "Schedule nightly did not run when due") {
+				n++
+			}
+		}
+		return n
+	}
+	settle(t, r.relay, false)
+	if a, b := announced(channel), announced(alerts); a != 0 || b != 0 {
+		t.Fatalf("announced a miss before any: %d, %d", a, b)
+	}
+	// The loop dropped a late occurrence, as after a restart.
+	st, err := r.st.Schedule(ctx, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := r.st.AdvanceSchedule(ctx, "nightly", st.Anchor, time.Now().Add(time.Minute), store.PassMissed); err != nil || !ok {
+		t.Fatalf("drop an occurrence: %v %v", ok, err)
+	}
+	eventually(t, "the announcements", func() bool { return announced(channel) == 1 && announced(alerts) == 1 })
+	settle(t, r.relay, false)
+	if a, b := announced(channel), announced(alerts); a != 1 || b != 1 {
+		t.Errorf("announced %d times in the notify channel and %d in the alerts channel, want once each", a, b)
+	}
+}
+
 // A route's approval_ttl sets how long its tasks' requests wait, and the
 // reminder comes at half of it.
 func TestRouteApprovalTTL(t *testing.T) {
+	t.Parallel()
 	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob},
 		AllowChannels: []string{channel}, Approvers: []string{bob}},
 		Routes: []config.BotRoute{{Transport: "slack", Channel: channel, Posture: "ask", ApprovalTTL: 3 * time.Hour}}}
@@ -357,6 +413,7 @@ func TestRouteApprovalTTL(t *testing.T) {
 // A task from the API relayed to a channel asks its approvers there by
 // mention, though it has no Slack team of its own.
 func TestAPITaskApprovalMentionsTheApprovers(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, approvalScript)
 	task, _, err := r.svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Requester: "token:root",
 		Prompt: "touch a file for the API", Notify: []store.NotifyTarget{{Transport: "slack", Channel: channel}}})

@@ -87,18 +87,11 @@ func schedulesList(c *client.Client, asJSON bool, stdout io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tCRON\tTIMEZONE\tNEXT RUN\tLAST RUN\tOUTCOME\tSTATE")
+	fmt.Fprintln(tw, "NAME\tCRON\tTIMEZONE\tNEXT RUN\tLAST RUN\tOUTCOME\tHEALTH")
 	for _, s := range list {
-		state := "active"
-		switch {
-		case !s.Enabled:
-			state = "disabled"
-		case s.Paused && s.PausedReason != "":
-			state = "paused: " + s.PausedReason
-		case s.Paused:
-			state = "paused"
-		case s.Failures > 0:
-			state = fmt.Sprintf("active (%d/%d failed in a row)", s.Failures, s.MaxFailures)
+		health := s.Health
+		if s.HealthReason != "" { // "failing: its last 2 run(s) failed, …"
+			health += ": " + s.HealthReason
 		}
 		outcome := s.LastOutcome
 		if outcome == "" {
@@ -108,7 +101,7 @@ func schedulesList(c *client.Client, asJSON bool, stdout io.Writer) error {
 			outcome += fmt.Sprintf(" (%d skipped)", s.Skipped)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Cron, s.Timezone,
-			inZone(s.NextRun, s.Timezone), inZone(s.LastRun, s.Timezone), outcome, state)
+			inZone(s.NextRun, s.Timezone), inZone(s.LastRun, s.Timezone), outcome, health)
 	}
 	return tw.Flush()
 }

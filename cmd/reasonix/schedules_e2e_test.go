@@ -52,7 +52,7 @@ prompt = "scheduled chores, the nightly ones"
 		t.Errorf("list header:\n%s", out)
 	}
 	nightly := row(out, "nightly")
-	for _, want := range []string{"30 2 * * *", "Europe/Berlin", "02:30:00 CE", "active"} {
+	for _, want := range []string{"30 2 * * *", "Europe/Berlin", "02:30:00 CE", "ok"} {
 		if !strings.Contains(nightly, want) {
 			t.Errorf("nightly row lacks %q: %q", want, nightly)
 		}

@@ -23,6 +23,11 @@ type Schedule struct {
 	Overlap       string     `json:"overlap"`
 	CatchUp       string     `json:"catch_up"`
 	Posture       Posture    `json:"posture"`
+	LastSuccess   *time.Time `json:"last_success,omitempty"`
+	// Health is ok, late, failing, paused or disabled; HealthReason says
+	// why when it is not ok.
+	Health       string `json:"health"`
+	HealthReason string `json:"health_reason,omitempty"`
 }
 
 // ScheduleList answers GET /api/v1/schedules, in configuration order.

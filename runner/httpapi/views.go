@@ -68,7 +68,8 @@ func viewSchedule(s runner.Schedule) apitype.Schedule {
 		PausedReason: s.PausedReason, NextRun: optTime(s.Next), LastRun: optTime(s.LastRunAt),
 		LastTaskID: s.LastTaskID, LastOutcome: s.LastOutcome, Failures: s.Failures, MaxFailures: s.MaxFailures,
 		Skipped: s.Skipped, LastSkippedAt: optTime(s.LastSkippedAt), Missed: s.Missed,
-		Overlap: s.Overlap, CatchUp: s.CatchUp, Posture: apitype.Posture(s.Posture)}
+		Overlap: s.Overlap, CatchUp: s.CatchUp, Posture: apitype.Posture(s.Posture),
+		LastSuccess: optTime(s.LastSuccessAt), Health: s.Health, HealthReason: s.HealthReason}
 }
 
 // ViewNode is a node as GET /api/v1/nodes shows it; `reasonix nodes

@@ -182,3 +182,27 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// CountPendingApprovals counts the approvals waiting for a decision, on
+// every node (for metrics).
+func (s *Store) CountPendingApprovals(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.queryRow(ctx, "SELECT COUNT(*) FROM approvals WHERE state = ?", string(ApprovalPending)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count pending approvals: %w", err)
+	}
+	return n, nil
+}
+
+// CountStalled counts the running tasks whose newest event is older than
+// before: stuck, or doing something very slow without a word (for
+// metrics; the chat relay says the same in the task's thread).
+func (s *Store) CountStalled(ctx context.Context, before time.Time) (int, error) {
+	var n int
+	err := s.db.queryRow(ctx, `SELECT COUNT(*) FROM tasks t WHERE t.state = ? AND
+		(SELECT e.created_at FROM task_events e WHERE e.task_id = t.id ORDER BY e.seq DESC LIMIT 1) < ?`,
+		string(StateRunning), micros(before)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: count stalled tasks: %w", err)
+	}
+	return n, nil
+}

@@ -446,4 +446,12 @@ CREATE TABLE standing_grant_epoch (
 );
 INSERT INTO standing_grant_epoch (id, n) VALUES (1, 0);
 `},
+	// 22: when a schedule's run last succeeded, for the metric operators
+	// alert on (reasonix_schedule_last_success_timestamp_seconds; the last
+	// run's outcome alone forgets it after one failure), and the last
+	// occurrence dropped for being late, so a drop is announced once.
+	{version: 22, sql: `
+ALTER TABLE schedules ADD COLUMN last_success_at BIGINT;
+ALTER TABLE schedules ADD COLUMN last_missed_at BIGINT;
+`},
 }

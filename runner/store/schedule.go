@@ -31,11 +31,15 @@ type ScheduleState struct {
 	Skipped       int64 // occurrences skipped because the previous run was going
 	LastSkippedAt time.Time
 	Missed        int64 // occurrences dropped because they were late (catch_up none)
+	LastMissedAt  time.Time
+	// LastSuccessAt is when a run last settled as a success; zero before
+	// the first.
+	LastSuccessAt time.Time
 	UpdatedAt     time.Time
 }
 
 const scheduleCols = `name, anchor, paused, paused_reason, failures, last_run_at, last_task_id, last_outcome,
-	settled, skipped, last_skipped_at, missed, updated_at`
+	settled, skipped, last_skipped_at, missed, last_missed_at, last_success_at, updated_at`
 
 func scanSchedule(r row) (ScheduleState, error) {
 	var (
@@ -43,16 +47,19 @@ func scanSchedule(r row) (ScheduleState, error) {
 		anchor, updated      int64
 		paused, settled      int
 		lastRun, lastSkipped sql.NullInt64
+		lastMissed           sql.NullInt64
+		lastSuccess          sql.NullInt64
 		outcome              string
 	)
 	err := r.Scan(&st.Name, &anchor, &paused, &st.PausedReason, &st.Failures, &lastRun, &st.LastTaskID,
-		&outcome, &settled, &st.Skipped, &lastSkipped, &st.Missed, &updated)
+		&outcome, &settled, &st.Skipped, &lastSkipped, &st.Missed, &lastMissed, &lastSuccess, &updated)
 	if err != nil {
 		return ScheduleState{}, err
 	}
 	st.Anchor, st.UpdatedAt = fromMicros(anchor), fromMicros(updated)
 	st.Paused, st.Settled = paused != 0, settled != 0
 	st.LastRunAt, st.LastSkippedAt = fromNullMicros(lastRun), fromNullMicros(lastSkipped)
+	st.LastMissedAt, st.LastSuccessAt = fromNullMicros(lastMissed), fromNullMicros(lastSuccess)
 	st.LastOutcome = State(outcome)
 	return st, nil
 }
@@ -200,10 +207,10 @@ func (s *Store) AdvanceSchedule(ctx context.Context, name string, anchor, occurr
 	case PassSkipped:
 		set = ", skipped = skipped + 1, last_skipped_at = ?"
 	case PassMissed:
-		set = ", missed = missed + 1"
+		set = ", missed = missed + 1, last_missed_at = ?"
 	}
 	args := []any{micros(occurrence), micros(s.now())}
-	if why == PassSkipped {
+	if why == PassSkipped || why == PassMissed {
 		args = append(args, micros(occurrence))
 	}
 	args = append(args, name, micros(anchor))
@@ -234,10 +241,12 @@ func (s *Store) SettleSchedule(ctx context.Context, name, taskID string, outcome
 	maxFailures int, reason string) (settled, autoPaused bool, err error) {
 	err = s.inTx(ctx, func(tx txn) error {
 		var failures, paused int
+		now, success := micros(s.now()), boolInt(v == VerdictSuccess)
 		err := tx.queryRow(ctx, `UPDATE schedules SET settled = 1, last_outcome = ?, updated_at = ?,
-				failures = CASE WHEN ? = 1 THEN 0 WHEN ? = 1 THEN failures + 1 ELSE failures END
+				failures = CASE WHEN ? = 1 THEN 0 WHEN ? = 1 THEN failures + 1 ELSE failures END,
+				last_success_at = CASE WHEN ? = 1 THEN ? ELSE last_success_at END
 			WHERE name = ? AND last_task_id = ? AND settled = 0 RETURNING failures, paused`,
-			string(outcome), micros(s.now()), boolInt(v == VerdictSuccess), boolInt(v == VerdictFailure), name, taskID).Scan(&failures, &paused)
+			string(outcome), now, success, boolInt(v == VerdictFailure), success, now, name, taskID).Scan(&failures, &paused)
 		if isNoRows(err) {
 			return nil
 		}

@@ -135,7 +135,7 @@ func testScheduleStateChanges(t *testing.T, open storetest.Opener) {
 	if ok, _ := s.AdvanceSchedule(ctx, "nightly", occ, occ.Add(time.Hour), store.PassMissed); !ok {
 		t.Error("a miss did not advance")
 	}
-	if st, _ = s.Schedule(ctx, "nightly"); st.Skipped != 1 || st.Missed != 1 || !st.LastSkippedAt.Equal(occ) {
+	if st, _ = s.Schedule(ctx, "nightly"); st.Skipped != 1 || st.Missed != 1 || !st.LastSkippedAt.Equal(occ) || !st.LastMissedAt.Equal(occ.Add(time.Hour)) {
 		t.Errorf("after a skip and a miss: %+v", st)
 	}
 
@@ -160,7 +160,15 @@ func testScheduleStateChanges(t *testing.T, open storetest.Opener) {
 	}
 	run(store.VerdictFailure, store.StateFailed)
 	run(store.VerdictFailure, store.StateFailed)
+	if st, _ = s.Schedule(ctx, "nightly"); !st.LastSuccessAt.IsZero() {
+		t.Errorf("a last success before any: %v", st.LastSuccessAt)
+	}
 	run(store.VerdictSuccess, store.StateSucceeded)
+	st, _ = s.Schedule(ctx, "nightly")
+	success := st.LastSuccessAt
+	if success.IsZero() {
+		t.Error("a success left no last success time")
+	}
 	run(store.VerdictFailure, store.StateFailed)
 	run(store.VerdictNeutral, store.StateCancelled)
 	run(store.VerdictFailure, store.StateBlocked)
@@ -170,6 +178,9 @@ func testScheduleStateChanges(t *testing.T, open storetest.Opener) {
 	st, _ = s.Schedule(ctx, "nightly")
 	if !st.Paused || st.PausedReason != "failed 3 times" || st.Failures != 3 || st.LastOutcome != store.StateFailed {
 		t.Errorf("after auto-pause: %+v", st)
+	}
+	if !st.LastSuccessAt.Equal(success) {
+		t.Errorf("failures moved the last success from %v to %v", success, st.LastSuccessAt)
 	}
 	if st, _ = s.ResumeSchedule(ctx, "nightly", anchor); st.Failures != 0 || st.Paused {
 		t.Errorf("resume did not clear the failures: %+v", st)
