@@ -51,7 +51,6 @@ func (r *rig) message(ts string) bottest.SlackMessage {
 // the approver's click in their DM decides, and both messages are edited
 // to the decision.
 func TestDMApprovalReachesAnApproversDM(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, approvalScript)
 	const aliceDM = "DALI"
 	r.slack.DM(alice, aliceDM, "touch a file from my DM")
@@ -106,7 +105,6 @@ func TestDMApprovalReachesAnApproversDM(t *testing.T) {
 // goes there instead of to each approver, mentioning them; a click there
 // decides, and the request in the DM shows it.
 func TestDMApprovalGoesToTheApprovalsChannel(t *testing.T) {
-	t.Parallel()
 	const approvals = "C0APPR"
 	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob, mallory},
 		AllowChannels: []string{channel, approvals}, Approvers: []string{alice, bob}}, ApprovalsChannel: "slack:" + approvals}
@@ -131,7 +129,6 @@ func TestDMApprovalGoesToTheApprovalsChannel(t *testing.T) {
 
 // A request asked in a channel stays there: no copies.
 func TestChannelApprovalIsNotCopied(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, approvalScript)
 	m := r.slack.Mention(alice, channel, "", "touch a file in the channel")
 	ap := r.approvalMessage(t, m.TS)
@@ -148,7 +145,6 @@ func TestChannelApprovalIsNotCopied(t *testing.T) {
 // in the thread, mentioning the approvers again; the relay's clock is the
 // test's, moved past the halfway mark.
 func TestUnansweredApprovalIsRemindedOnce(t *testing.T) {
-	t.Parallel()
 	var ahead atomic.Int64
 	r := newRigOpts(t, rigOpts{model: approvalScript, editInterval: 120 * time.Millisecond, tune: func(c *relay.Config) {
 		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
@@ -192,7 +188,6 @@ func TestUnansweredApprovalIsRemindedOnce(t *testing.T) {
 // starts after the task ended) is still posted — its report once, however
 // often the relay looks again.
 func TestTaskEndedBeforeTheScanIsStillPosted(t *testing.T) {
-	t.Parallel()
 	r := newRigOpts(t, rigOpts{model: func(agenttest.Request) agenttest.Turn { return agenttest.Turn{Text: "quick-answer-42"} },
 		editInterval: 50 * time.Millisecond, tune: func(c *relay.Config) { c.ScanInterval = time.Hour }})
 	ctx := context.Background()
@@ -249,7 +244,6 @@ func TestTaskEndedBeforeTheScanIsStillPosted(t *testing.T) {
 // says so once in its thread, naming the last step, with a Cancel button;
 // someone else's click is refused, the requester's cancels the task.
 func TestStalledTaskPostsOnceWithCancel(t *testing.T) {
-	t.Parallel()
 	var ahead atomic.Int64
 	model := func(req agenttest.Request) agenttest.Turn {
 		if res := lastTool(req); res != "" {
@@ -306,7 +300,6 @@ func TestStalledTaskPostsOnceWithCancel(t *testing.T) {
 // its notify channel and in [bot] alerts_channel, however often the relay
 // looks again.
 func TestPausedScheduleIsAnnounced(t *testing.T) {
-	t.Parallel()
 	const alerts = "C0ALERT"
 	set := config.Default()
 	set.Runner.MaxConcurrentTasks = 2
@@ -344,7 +337,6 @@ func TestPausedScheduleIsAnnounced(t *testing.T) {
 // catch_up none) is announced once, in the notify channel and the alerts
 // channel; the next run ends the matter.
 func TestMissedScheduleIsAnnounced(t *testing.T) {
-	t.Parallel()
 	const alerts = "C0ALERT"
 	set := config.Default()
 	set.Runner.MaxConcurrentTasks = 2
@@ -391,7 +383,6 @@ func TestMissedScheduleIsAnnounced(t *testing.T) {
 // A route's approval_ttl sets how long its tasks' requests wait, and the
 // reminder comes at half of it.
 func TestRouteApprovalTTL(t *testing.T) {
-	t.Parallel()
 	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob},
 		AllowChannels: []string{channel}, Approvers: []string{bob}},
 		Routes: []config.BotRoute{{Transport: "slack", Channel: channel, Posture: "ask", ApprovalTTL: 3 * time.Hour}}}
@@ -413,7 +404,6 @@ func TestRouteApprovalTTL(t *testing.T) {
 // A task from the API relayed to a channel asks its approvers there by
 // mention, though it has no Slack team of its own.
 func TestAPITaskApprovalMentionsTheApprovers(t *testing.T) {
-	t.Parallel()
 	r := newRig(t, approvalScript)
 	task, _, err := r.svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Requester: "token:root",
 		Prompt: "touch a file for the API", Notify: []store.NotifyTarget{{Transport: "slack", Channel: channel}}})
