@@ -51,6 +51,24 @@ func (s *Service) ChatPrincipal(ctx context.Context, id string) (Principal, erro
 	return p, nil
 }
 
+// RoleApprovers lists the chat identities of transport ("slack",
+// "telegram") granted the approve role or higher with `reasonix roles
+// grant`, so the relay can name and reach them as it does the configured
+// approvers.
+func (s *Service) RoleApprovers(ctx context.Context, transport string) ([]string, error) {
+	roles, err := s.st.PrincipalRoles(ctx)
+	if err != nil {
+		return nil, mapStoreErr(err, "the granted roles")
+	}
+	var out []string
+	for _, r := range roles {
+		if tr, _, ok := chatIdentity(r.Principal); ok && tr == transport && r.Role.AtLeast(store.RoleApprove) {
+			out = append(out, r.Principal)
+		}
+	}
+	return out, nil
+}
+
 func (s *Service) chatApprovers(transport string) []string {
 	switch transport {
 	case "slack":

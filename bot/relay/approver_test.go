@@ -49,6 +49,21 @@ func TestApproverFromRole(t *testing.T) {
 	}
 }
 
+// An approver who holds the role only through `reasonix roles grant` is
+// asked like a configured one: named in the request, so the platform
+// tells them.
+func TestRoleApproverIsAsked(t *testing.T) {
+	r := newRig(t, approvalScript)
+	if _, err := r.st.GrantRole(context.Background(), "slack:"+bottest.SlackTeam+"/"+mallory, store.RoleApprove); err != nil {
+		t.Fatal(err)
+	}
+	m := r.slack.Mention(alice, channel, "", "ask the role approver too")
+	ap := r.approvalMessage(t, m.TS)
+	if !strings.Contains(ap.Text, "Asking: <@"+bob+">, <@"+mallory+">") {
+		t.Errorf("the request does not ask the role's approver:\n%s", ap.Text)
+	}
+}
+
 // An approver decides from a direct message with the bot by the
 // approval's id; everyone else who tries changes nothing, and the
 // decision is audited under the approver.

@@ -28,8 +28,7 @@ import (
 // channels, Telegram's private chats, whose ids are positive); a channel
 // or group is taken to hold its approvers, as the allow lists say it is
 // where the team works. Approvers granted their role with `reasonix roles
-// grant` decide wherever they see a request but are not sent copies: the
-// relay knows them only once they act.
+// grant` are named and sent copies like the configured ones.
 
 // requesterRefused is what the task's requester hears when their click
 // or message is refused because it is their own task.
@@ -52,10 +51,11 @@ func hiddenHome(target runner.NotifyTarget) bool {
 
 // approversOf lists, as principals of transport t, the chat approvers who
 // can decide approval a: the approvers the task names, when it names
-// them, else the platform's configured approvers and the global approvers
-// on the platform. The requester is left out (they may not decide their
-// own task's calls, see runner.Service.MayDecide), and so is "*".
-func (r *Relay) approversOf(t bot.Transport, a runner.Approval) []string {
+// them, else the platform's configured approvers, the global approvers on
+// the platform and the identities granted the role. The requester is left
+// out (they may not decide their own task's calls, see
+// runner.Service.MayDecide), and so is "*".
+func (r *Relay) approversOf(ctx context.Context, t bot.Transport, a runner.Approval) []string {
 	name := t.Name()
 	_, team, _, _ := bot.ParsePrincipal(a.Requester)
 	var out []string
@@ -87,6 +87,15 @@ func (r *Relay) approversOf(t bot.Transport, a runner.Approval) []string {
 	for _, p := range r.cfg.Bot.GlobalApprovers {
 		add(p)
 	}
+	granted, err := r.svc.RoleApprovers(ctx, name)
+	if err != nil {
+		// The configured ones are still asked; the rest decide when they
+		// see the request.
+		r.log.Warn("relay: listing the approvers granted the role", "err", err)
+	}
+	for _, p := range granted {
+		add(p)
+	}
 	return out
 }
 
@@ -96,7 +105,7 @@ func (r *Relay) approversOf(t bot.Transport, a runner.Approval) []string {
 // (roles decide then).
 func (r *Relay) approverMentions(ctx context.Context, t bot.Transport, a runner.Approval) string {
 	var out []string
-	for _, p := range r.approversOf(t, a) {
+	for _, p := range r.approversOf(ctx, t, a) {
 		if len(out) == 5 {
 			out = append(out, t.Format().Escape("…"))
 			break
@@ -126,7 +135,7 @@ func (r *Relay) copyChannels(ctx context.Context, t bot.Transport, home runner.N
 		return nil
 	}
 	var out []string
-	for _, p := range r.approversOf(t, a) {
+	for _, p := range r.approversOf(ctx, t, a) {
 		if len(out) == maxCopies {
 			break
 		}
