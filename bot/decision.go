@@ -17,9 +17,13 @@ import (
 //	deny <approval id>
 //
 // ("allow" is a synonym of approve; a leading '/' and Telegram's @bot
-// suffix are accepted; "once" may be said). The id is the approval's
-// opaque id and nothing else: who may decide is the relay's check. ok is
-// false for anything else, which is then read as an ordinary command.
+// suffix are accepted; "once" may be said). The id may be cut short, as
+// the CLI's ids may: at least minPrefix characters after its "a_", which
+// may be left out when what remains starts with a digit (every id does,
+// and so no word of a sentence is taken for one); WholeApprovalID tells
+// an id from a prefix, which the relay completes among the approvals the
+// person may decide. Who may decide is the relay's check. ok is false for
+// anything else, which is then read as an ordinary command.
 func ParseDecision(text string) (approvalID string, choice runner.Choice, ok bool) {
 	words := strings.Fields(text)
 	if len(words) < 2 || len(words) > 3 {
@@ -30,7 +34,10 @@ func ParseDecision(text string) (approvalID string, choice runner.Choice, ok boo
 		verb = verb[:at]
 	}
 	id := strings.ToLower(words[1]) // ids are lower case; phones capitalise
-	if !isApprovalID(id) {
+	if !strings.HasPrefix(id, "a_") && id != "" && id[0] >= '0' && id[0] <= '9' {
+		id = "a_" + id
+	}
+	if !isApprovalRef(id) {
 		return "", "", false
 	}
 	scope := ""
@@ -50,11 +57,23 @@ func ParseDecision(text string) (approvalID string, choice runner.Choice, ok boo
 	return "", "", false
 }
 
-// isApprovalID accepts the runner's approval ids exactly: "a_" and 26
-// characters of Crockford's base32 in lower case.
-func isApprovalID(id string) bool {
+// minPrefix is the fewest characters of an approval id (after "a_") a
+// decision may name it by.
+const minPrefix = 4
+
+// idLen is the length of an approval id after "a_".
+const idLen = 26
+
+// WholeApprovalID reports whether id is a whole approval id as the runner
+// makes them, not a prefix of one.
+func WholeApprovalID(id string) bool { return isApprovalRef(id) && len(id) == len("a_")+idLen }
+
+// isApprovalRef accepts the runner's approval ids and their prefixes:
+// "a_" and minPrefix to idLen characters of Crockford's base32 in lower
+// case.
+func isApprovalRef(id string) bool {
 	rest, ok := strings.CutPrefix(id, "a_")
-	if !ok || len(rest) != 26 {
+	if !ok || len(rest) < minPrefix || len(rest) > idLen {
 		return false
 	}
 	for _, r := range rest {

@@ -19,6 +19,9 @@ func TestParseDecision(t *testing.T) {
 		{"approve " + id + " Always", id, runner.AllowAlways},
 		{"  deny   " + id + "  ", id, runner.Deny},
 		{"deny " + strings.ToUpper(id), id, runner.Deny},
+		{"approve a_01jab", "a_01jab", runner.AllowOnce},      // a prefix, as the CLI takes
+		{"deny 01JABCD", "a_01jabcd", runner.Deny},            // without its a_
+		{"approve 01jabc task", "a_01jabc", runner.AllowTask}, // the shortest prefix
 	} {
 		gotID, choice, ok := ParseDecision(tc.in)
 		if !ok || gotID != tc.id || choice != tc.choice {
@@ -26,7 +29,8 @@ func TestParseDecision(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "approve", "approve t_123", "deny " + id + " task", "deny " + id + " always", "approve " + id + " forever",
-		"approve " + id + " task now", "please approve " + id, "approve ../" + id, "approve a_x", "approve a_" + strings.Repeat("x", 60)} {
+		"approve " + id + " task now", "please approve " + id, "approve ../" + id, "approve a_x", "approve a_" + strings.Repeat("x", 60),
+		"approve a_01j", "approve 01j", "allow tests", "deny this", "approve deps task", "approve a_01jabcdefghjkmnpqrstvwxyz01"} {
 		if _, _, ok := ParseDecision(bad); ok {
 			t.Errorf("ParseDecision(%q) accepted", bad)
 		}
@@ -34,7 +38,8 @@ func TestParseDecision(t *testing.T) {
 }
 
 func FuzzParseDecision(f *testing.F) {
-	for _, s := range []string{"approve a_01jabcdefghjkmnpqrstvwxyz0", "deny A_01JABCDEFGHJKMNPQRSTVWXYZ0", "/allow@bot a_01jabcdefghjkmnpqrstvwxyz0 task", "approve a_1 once", "deny\u00a0a_123"} {
+	for _, s := range []string{"approve a_01jabcdefghjkmnpqrstvwxyz0", "deny A_01JABCDEFGHJKMNPQRSTVWXYZ0", "/allow@bot a_01jabcdefghjkmnpqrstvwxyz0 task", "approve a_1 once", "deny\u00a0a_123",
+		"approve 01jab", "deny a_01jabc", "allow tests", "approve 0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -44,7 +49,7 @@ func FuzzParseDecision(f *testing.F) {
 		}
 		// What parses names an approval id the runner could have made and
 		// one of the three choices; the words said are in the text.
-		if !isApprovalID(id) || !strings.Contains(strings.ToLower(s), id) {
+		if !isApprovalRef(id) || !strings.Contains(strings.ToLower(s), strings.TrimPrefix(id, "a_")) {
 			t.Fatalf("%q gave id %q", s, id)
 		}
 		switch choice {

@@ -240,6 +240,19 @@ func (p Principal) MaySee(t store.Task, transport, channel string) bool {
 // an admin or a [bot] global approver sees every one it may decide, from
 // anywhere. It answers the chat command `approvals`.
 func (s *Service) ChatApprovals(ctx context.Context, p Principal, transport, channel string, limit int) ([]store.Approval, error) {
+	everywhere := p.Role.AtLeast(store.RoleAdmin) || s.globalApprover(p.ID)
+	return s.decidable(ctx, p, limit, func(t store.Task) bool { return everywhere || p.MaySee(t, transport, channel) })
+}
+
+// DecidableApprovals lists, oldest first and at most limit of them, the
+// pending approvals p may decide (MayDecide), wherever they were asked:
+// what a whole approval id would let p decide, so a chat decision may
+// name one by a prefix of its id.
+func (s *Service) DecidableApprovals(ctx context.Context, p Principal, limit int) ([]store.Approval, error) {
+	return s.decidable(ctx, p, limit, func(store.Task) bool { return true })
+}
+
+func (s *Service) decidable(ctx context.Context, p Principal, limit int, shown func(store.Task) bool) ([]store.Approval, error) {
 	if p.ID == "" || p.MayDecide() != nil {
 		return nil, nil
 	}
@@ -247,14 +260,13 @@ func (s *Service) ChatApprovals(ctx context.Context, p Principal, transport, cha
 	if err != nil {
 		return nil, err
 	}
-	everywhere := p.Role.AtLeast(store.RoleAdmin) || s.globalApprover(p.ID)
 	var out []store.Approval
 	for _, a := range list {
 		if len(out) == limit {
 			break
 		}
 		t, err := s.st.Task(ctx, a.TaskID)
-		if err != nil || !everywhere && !p.MaySee(t, transport, channel) || s.mayDecide(p, t, a) != nil {
+		if err != nil || !shown(t) || s.mayDecide(p, t, a) != nil {
 			continue
 		}
 		out = append(out, a)

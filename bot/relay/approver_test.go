@@ -122,8 +122,16 @@ func TestDecideFromADirectMessage(t *testing.T) {
 	if n := len(r.slack.Thread("DEVE", again.TS)); n != 0 {
 		t.Errorf("the stranger's second try was answered (%d messages)", n)
 	}
-	if got := dmAnswer(bob, "DBOB", "approve "+strings.ToUpper(aid)); !strings.Contains(got, "Allowed once") {
-		t.Fatalf("bob's DM was answered %q", got)
+	// An id may be cut short, as in the CLI; a prefix that names nothing
+	// bob may decide changes nothing.
+	if got := dmAnswer(bob, "DBOB", "approve 0000zz"); !strings.Contains(got, "No approval waiting for you starts with a_0000zz") {
+		t.Errorf("an unknown prefix was answered %q", got)
+	}
+	if got := dmAnswer(mallory, "DMAL", "approve "+aid[:10]); !strings.Contains(got, "Only approvers") {
+		t.Errorf("a non-approver's prefix was answered %q", got)
+	}
+	if got := dmAnswer(bob, "DBOB", "approve "+strings.ToUpper(aid[2:12])); !strings.Contains(got, "Allowed once") || !strings.Contains(got, aid) {
+		t.Fatalf("bob's DM with a prefix was answered %q", got)
 	}
 	if got := dmAnswer(bob, "DBOB", "deny "+aid); !strings.Contains(got, "decided already") {
 		t.Errorf("a second decision was answered %q", got)

@@ -3,6 +3,8 @@ package relay
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"reasonix/bot"
 	"reasonix/runner"
@@ -33,6 +35,18 @@ func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound,
 		r.reply(ctx, t, in.Channel, in.Home(), "Only approvers may decide approvals; nothing changed.")
 		return true
 	}
+	if !bot.WholeApprovalID(id) {
+		whole, answer, err := r.completeApprovalID(ctx, in, id)
+		if err != nil {
+			r.reply(ctx, t, in.Channel, in.Home(), r.safeMessage(err, "looking for the approval"))
+			return false
+		}
+		if answer != "" {
+			r.reply(ctx, t, in.Channel, in.Home(), answer)
+			return true
+		}
+		id = whole
+	}
 	a, err := r.svc.Approval(ctx, id)
 	if errors.Is(err, runner.ErrNotFound) {
 		r.reply(ctx, t, in.Channel, in.Home(), "There is no approval "+id+"; nothing changed. Say approvals to list the ones waiting for you.")
@@ -49,4 +63,33 @@ func (r *Relay) decideInDM(ctx context.Context, t bot.Transport, in bot.Inbound,
 	what := map[runner.Choice]string{runner.AllowOnce: "Allowed once", runner.AllowTask: "Allowed for the task", runner.AllowAlways: "Allowed always", runner.Deny: "Denied"}[choice]
 	r.reply(ctx, t, in.Channel, in.Home(), what+": "+a.Tool+" "+firstLine(a.Subject, 120)+" (approval "+a.ID+", task "+a.TaskID+").")
 	return true
+}
+
+// completeApprovalID finds the one pending approval whose id starts with
+// prefix among those the DM's author may decide — wherever it was asked,
+// as its whole id would reach it. answer, when not "", says why there is
+// none to decide: no match, or several (counted, not listed: a DM shows
+// no other conversation's calls).
+func (r *Relay) completeApprovalID(ctx context.Context, in bot.Inbound, prefix string) (id, answer string, err error) {
+	p, err := r.principal(ctx, in.Transport, in.Team, in.User)
+	if err != nil {
+		return "", "", err
+	}
+	list, err := r.svc.DecidableApprovals(ctx, p, 200)
+	if err != nil {
+		return "", "", err
+	}
+	n := 0
+	for _, a := range list {
+		if strings.HasPrefix(a.ID, prefix) {
+			id, n = a.ID, n+1
+		}
+	}
+	switch n {
+	case 0:
+		return "", "No approval waiting for you starts with " + prefix + "; nothing changed. Say approvals in a task's channel to list them.", nil
+	case 1:
+		return id, "", nil
+	}
+	return "", fmt.Sprintf("%d approvals waiting for you start with %s; nothing changed. Say more of its id.", n, prefix), nil
 }
