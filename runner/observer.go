@@ -136,6 +136,9 @@ func (r *run) addUsage(e agent.Event, payload map[string]any) map[string]any {
 	m.tokens.WithLabelValues("cached").Add(float64(u.Cached))
 	usd, priced := r.tally.Add(e.Model, u)
 	payload["model"], payload["prompt"], payload["completion"], payload["cached"] = e.Model, u.Prompt, u.Completion, u.Cached
+	if e.Effort != "" {
+		payload["effort"] = e.Effort
+	}
 	payload["cost"] = nil
 	if priced {
 		payload["cost"] = usd

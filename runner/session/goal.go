@@ -156,6 +156,7 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 		SystemPrompt: prof.SystemPrompt,
 		Temperature:  s.Agent.Temperature,
 		MaxTokens:    m.MaxTokens,
+		Effort:       m.Effort,
 		MaxSteps:     s.Agent.MaxSteps,
 		Observer:     obs,
 		// A sub-agent's conversation compacts like the parent's.
