@@ -88,9 +88,14 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 		}
 		return gc.Store.SaveGoal(ctx, st)
 	})
+	replan, err := s.replanner()
+	if err != nil {
+		return nil, err
+	}
 	ctl, err := goals.New(goals.Config{
-		Agent: s.Agent,
-		Store: store,
+		Replan: replan,
+		Agent:  s.Agent,
+		Store:  store,
 		Budget: goals.Budget{
 			Tokens:    set.Agent.GoalTokenBudget,
 			Turns:     set.Agent.GoalMaxTurns,
