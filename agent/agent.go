@@ -21,6 +21,9 @@ type Config struct {
 	SystemPrompt string
 	Temperature  *float64
 	MaxTokens    int
+	// Effort is the reasoning effort of every request ("" = the model's
+	// default); usage events carry it.
+	Effort string
 	// MaxSteps bounds the model requests of one Run; 0 means DefaultMaxSteps.
 	MaxSteps int
 	// MaxParallelReads bounds read-only calls of one batch running at once; 0 means 4.
@@ -196,6 +199,7 @@ func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) 
 		Tools:       a.cfg.Tools.Schemas(),
 		Temperature: a.cfg.Temperature,
 		MaxTokens:   a.cfg.MaxTokens,
+		Effort:      a.cfg.Effort,
 	}
 	sctx := ContextWithRetryReporter(ctx, func(text string) {
 		a.cfg.Observer(Event{Type: EventRetry, Step: step, Text: text})
@@ -220,7 +224,7 @@ func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) 
 		case ChunkUsage:
 			usage = usage.Add(chunk.Usage)
 			u := chunk.Usage
-			a.cfg.Observer(Event{Type: EventUsage, Step: step, Usage: &u, Model: ModelRef(a.cfg)})
+			a.cfg.Observer(Event{Type: EventUsage, Step: step, Usage: &u, Model: ModelRef(a.cfg), Effort: a.cfg.Effort})
 		case ChunkError:
 			// Drain so the provider's goroutine can finish.
 			for range stream {

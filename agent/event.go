@@ -46,7 +46,10 @@ type Event struct {
 	// Model names the model a usage event's request went to, as a model
 	// reference ("provider/model"), so each call is priced with its own
 	// model's prices even when sub-agents run on another model.
-	Model   string  `json:"model,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Effort is the reasoning effort a usage event's request asked for
+	// ("" = the model's default).
+	Effort  string  `json:"effort,omitempty"`
 	Outcome Outcome `json:"outcome,omitempty"`
 	// Compaction reports an EventContextCompacted.
 	Compaction *Compaction `json:"compaction,omitempty"`

@@ -55,13 +55,27 @@ type ToolSchema struct {
 
 // Request is one model turn. Model may be empty, in which case the provider
 // uses the model it was configured with. Temperature is sent only when set.
+// Effort is the reasoning effort ("" = the model's default; see Effort).
 type Request struct {
 	Model       string
 	Messages    []Message
 	Tools       []ToolSchema
 	Temperature *float64
 	MaxTokens   int
+	Effort      string
 }
+
+// The reasoning-effort levels, least to most. A provider maps each to its
+// wire (Chat Completions reasoning_effort, Responses reasoning.effort,
+// Anthropic's thinking budget); "" sends nothing, leaving the model's
+// default.
+const (
+	EffortMinimal = "minimal"
+	EffortLow     = "low"
+	EffortMedium  = "medium"
+	EffortHigh    = "high"
+	EffortMax     = "max"
+)
 
 // Usage counts the tokens of one or more model requests.
 type Usage struct {

@@ -37,6 +37,15 @@ type Agent struct {
 	// (seed §3.10). "" = the parent's model.
 	SubagentModel  string            `toml:"subagent_model"`
 	SubagentModels map[string]string `toml:"subagent_models"`
+	// SubagentEffort is the reasoning effort of sub-agents whose profile and
+	// call name none; SubagentEfforts sets it per profile and wins over
+	// everything (seed §3.10, see SubagentEffort). "" = the effort of the
+	// child's provider.
+	SubagentEffort  string            `toml:"subagent_effort"`
+	SubagentEfforts map[string]string `toml:"subagent_efforts"`
+	// PlannerModel names the planner of the two-model Coordinator (seed
+	// §3.5); "" or the executor's own model = one model, no planner.
+	PlannerModel string `toml:"planner_model"`
 }
 
 // maxPromptBytes bounds system_prompt_file so a wrong path (a log, an
@@ -57,4 +66,13 @@ func (a *Agent) validate(c *Config, p *problems) {
 	checkRange(p, c.origins["agent.max_subagent_concurrency"], "agent.max_subagent_concurrency", a.MaxSubagentConcurrency, 1, 64)
 	checkRange(p, c.origins["agent.max_parallel_writers"], "agent.max_parallel_writers", a.MaxParallelWriters, 1, 64)
 	a.validateCompactRatio(c, p)
+	checkEffort(p, c.origins["agent.subagent_effort"], "agent.subagent_effort", a.SubagentEffort)
+	for _, k := range sortedKeys(a.SubagentEfforts) {
+		checkEffort(p, c.origins["agent.subagent_efforts"], "agent.subagent_efforts."+k, a.SubagentEfforts[k])
+	}
+	if a.PlannerModel != "" && len(c.Providers) > 0 {
+		if _, err := c.ResolveModel(a.PlannerModel); err != nil {
+			p.add(c.origins["agent.planner_model"], "agent.planner_model", "%v", err)
+		}
+	}
 }

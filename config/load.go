@@ -241,7 +241,9 @@ func (l *loader) readTOML(path string, required bool) {
 		return
 	}
 	bad := len(l.p.errs)
-	for _, k := range unknownKeys(md) {
+	seedWarnings, seedCovered := seedKeyWarnings(path, &md)
+	l.c.warnings = append(l.c.warnings, seedWarnings...)
+	for _, k := range unknownKeys(md, seedCovered) {
 		l.p.errs = append(l.p.errs, &FileError{File: path, Err: fmt.Errorf("unknown key %q", k)})
 	}
 	for _, k := range misCasedKeys(md) {
@@ -258,7 +260,7 @@ func (l *loader) readTOML(path string, required bool) {
 	var ignored []string
 	if path == l.project && l.untrustedDir != "" {
 		var bad []string
-		bad, ignored = l.untrustedProblems(&fc, &md)
+		bad, ignored = l.untrustedProblems(&fc, &md, seedCovered)
 		if len(bad) > 0 {
 			l.p.errs = append(l.p.errs, untrustedError(path, fmt.Sprintf("%s would loosen the configuration", quoteKeys(bad)), l.untrustedDir))
 		}
@@ -371,8 +373,9 @@ func (l *loader) systemPrompt(path string, fc *Config, md *toml.MetaData) (promp
 
 // unknownKeys lists keys the file set that no field took, outermost only:
 // a misspelt table is reported once, not once per key inside it.
-func unknownKeys(md toml.MetaData) []string {
-	undecoded := md.Undecoded()
+// Keys in accepted (seedkeys.go) are left out first.
+func unknownKeys(md toml.MetaData, accepted map[string]bool) []string {
+	undecoded := slices.DeleteFunc(md.Undecoded(), func(k toml.Key) bool { return accepted[k.String()] })
 	set := make(map[string]bool, len(undecoded))
 	for _, k := range undecoded {
 		set[k.String()] = true
@@ -481,6 +484,7 @@ func (l *loader) finish(env func(string) (string, bool)) {
 		p := &c.Providers[i]
 		p.applyDefaults()
 		label := entryLabel("providers", p.Name, i)
+		l.migrateChatURL(p, label)
 		e.str(&p.BaseURL, p.Source, label+".base_url")
 		e.str(&p.RequestURL, p.Source, label+".request_url")
 	}
@@ -512,4 +516,22 @@ func (l *loader) finish(env func(string) (string, bool)) {
 	e.list(s.ForbidRead, c.origins["sandbox.forbid_read"], "sandbox.forbid_read")
 	e.list(s.AllowSockets, c.origins["sandbox.allow_sockets"], "sandbox.allow_sockets")
 	c.Store.Path = resolveFrom(c.Store.Path, c.origins["store.path"])
+}
+
+// migrateChatURL moves the legacy chat_url of an OpenAI-compatible entry
+// to request_url, which means the same there (seed §3.1); request_url wins
+// when both are set, and other kinds never had chat_url.
+func (l *loader) migrateChatURL(p *Provider, label string) {
+	switch {
+	case p.ChatURL == "":
+		return
+	case p.Kind != "openai":
+		l.c.warnings = append(l.c.warnings, fmt.Sprintf("%s: %s.chat_url ignored: it only ever applied to kind \"openai\"; use request_url", p.Source, label))
+	case p.RequestURL != "":
+		l.c.warnings = append(l.c.warnings, fmt.Sprintf("%s: %s.chat_url ignored: request_url is set and wins", p.Source, label))
+	default:
+		p.RequestURL = p.ChatURL
+		l.c.warnings = append(l.c.warnings, fmt.Sprintf("%s: %s.chat_url is the legacy name of request_url; it was used as request_url (rename it)", p.Source, label))
+	}
+	p.ChatURL = ""
 }

@@ -167,14 +167,14 @@ temprature = 0.5
 name = "p"
 model = "m"
 modle = "n"
-[ui]
+[gui]
 theme = "dark"
 `)
 	got := f.loadErr()
-	for _, k := range []string{"defualt_model", "agent.temprature", "providers.modle", "ui"} {
+	for _, k := range []string{"defualt_model", "agent.temprature", "providers.modle", "gui"} {
 		wantContains(t, got, "config: "+p+": unknown key \""+k+"\"")
 	}
-	if strings.Contains(got, "ui.theme") {
+	if strings.Contains(got, "gui.theme") {
 		t.Errorf("an unknown table should be reported once, got %q", got)
 	}
 }

@@ -26,9 +26,11 @@ type ProviderRef struct {
 	// body; 0 = the provider's default.
 	MaxOutputBytes int
 	MaxStreamBytes int
-	Price          Price // zero unless Priced
-	Priced         bool  // a prices entry exists for the model
-	Source         string
+	// Effort is the provider's reasoning effort ("" = the model's default).
+	Effort string
+	Price  Price // zero unless Priced
+	Priced bool  // a prices entry exists for the model
+	Source string
 }
 
 // ResolveModel resolves ref to a provider and model. ref is a provider name
@@ -116,6 +118,7 @@ func (p *Provider) ref(model string) ProviderRef {
 		IdleTimeout:     p.IdleTimeout(),
 		MaxOutputBytes:  p.MaxOutputBytes,
 		MaxStreamBytes:  p.MaxStreamBytes,
+		Effort:          p.Effort,
 		Source:          p.Source,
 	}
 	if o, ok := p.ModelOverrides[model]; ok {

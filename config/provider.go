@@ -20,6 +20,13 @@ type Provider struct {
 	Models     []string `toml:"models"`      // multi-model form
 	Default    string   `toml:"default"`     // with Models: the default model; "" = Models[0]
 	APIKeyEnv  string   `toml:"api_key_env"` // NAME of the variable holding the key; "" = no auth
+	// ChatURL is the legacy spelling of RequestURL for OpenAI-compatible
+	// providers (seed §3.1): Load moves it to RequestURL when that is unset;
+	// on other kinds it is ignored with a warning.
+	ChatURL string `toml:"chat_url"`
+	// Effort is the reasoning effort of this provider's requests (one of
+	// Efforts; "" = the model's default), mapped to the provider's wire.
+	Effort string `toml:"effort"`
 
 	ContextWindow      int  `toml:"context_window"`       // tokens; unset = DefaultContextWindow(kind), 0 = compaction off
 	IdleTimeoutSeconds int  `toml:"idle_timeout_seconds"` // stream idle watchdog; 0 or unset = 300
@@ -125,6 +132,8 @@ func (p *Provider) validate(label string, pr *problems) {
 	}
 	checkURL(pr, src, label+".base_url", p.BaseURL)
 	checkURL(pr, src, label+".request_url", p.RequestURL)
+	checkURL(pr, src, label+".chat_url", p.ChatURL)
+	checkEffort(pr, src, label+".effort", p.Effort)
 	checkEnvName(pr, src, label+".api_key_env", p.APIKeyEnv)
 	checkNonNegative(pr, src, label+".context_window", p.ContextWindow)
 	checkNonNegative(pr, src, label+".idle_timeout_seconds", p.IdleTimeoutSeconds)

@@ -135,6 +135,9 @@ var untrustedRules = map[string]TrustRule{
 	"agent.compact_ratio":               Tightens,
 	"agent.subagent_model":              Tightens,
 	"agent.subagent_models":             Tightens,
+	"agent.subagent_effort":             Tightens,
+	"agent.subagent_efforts":            Tightens,
+	"agent.planner_model":               Tightens,
 	"agent.max_steps":                   Stricter,
 	"agent.goal_token_budget":           Stricter,
 	"agent.goal_max_turns":              Stricter,
@@ -194,9 +197,12 @@ func UntrustedRule(key string) TrustRule {
 // untrustedProblems sorts the keys an untrusted project file sets: bad
 // would loosen the configuration below it (in l.c); ignored name a file,
 // command, URL or variable and are to be left out.
-func (l *loader) untrustedProblems(fc *Config, md *toml.MetaData) (bad, ignored []string) {
+func (l *loader) untrustedProblems(fc *Config, md *toml.MetaData, seedCovered map[string]bool) (bad, ignored []string) {
 	for _, k := range md.Keys() {
 		key := k.String()
+		if seedCovered[key] {
+			continue // has no effect here (seedkeys.go)
+		}
 		if t := md.Type(k...); t == "Hash" || t == "ArrayHash" {
 			if UntrustedRule(key) != Ignored {
 				continue // a table is judged by the keys inside it

@@ -24,6 +24,7 @@ type ChildSpec struct {
 	Prompt  string
 	Profile string // resolved by the factory; "" for the default worker
 	Model   string // requested model; the factory decides whether to honour it
+	Effort  string // requested reasoning effort; the factory ranks it (seed §3.10)
 	// WritePaths is the claim, workspace-relative; empty on a writer means
 	// the whole workspace.
 	WritePaths []string
@@ -199,11 +200,12 @@ func capsuleHash(workdir string, cfg agent.Config, reg *agent.ToolRegistry, spec
 		Tools        []string        `json:"tools"`
 		ToolSchemas  string          `json:"tool_schema_sha256"`
 		Model        string          `json:"model"`
+		Effort       string          `json:"effort,omitempty"`
 		Profile      string          `json:"profile"`
 		WritePaths   []string        `json:"write_paths"`
 		FirstMessage string          `json:"first_message_sha256"`
 		Inherited    map[string]bool `json:"inherited"`
-	}{workdir, digest(cfg.SystemPrompt), reg.Names(), digest(string(schemas)), cfg.Model, spec.Profile, spec.WritePaths,
+	}{workdir, digest(cfg.SystemPrompt), reg.Names(), digest(string(schemas)), cfg.Model, cfg.Effort, spec.Profile, spec.WritePaths,
 		digest(first), map[string]bool{"upstream": spec.Upstream != "", "parent_conversation": false, "goal": false, "memory": false}}
 	raw, _ := json.Marshal(capsule)
 	return digest(string(raw))

@@ -41,9 +41,15 @@ type Config struct {
 	// Budget.USD; nil leaves every call unpriced.
 	Price PriceFunc
 	// StallTurns is how many consecutive turns without novel progress
-	// trigger the reassessment nudge; 0 means 3. One more such turn after
-	// the nudge blocks the goal as "stalled".
+	// trigger a strategy redirect; 0 means 3. A stall never blocks a goal.
 	StallTurns int
+	// MaxRedirects bounds redirects in a row without progress between
+	// them; then the slice ends as a budget stop (resumable). 0 means 3.
+	MaxRedirects int
+	// Replan, when set, is the planner a redirect consults: given the goal
+	// and why it stalled, it returns a fresh plan the next turn opens with.
+	// An error or an empty plan leaves the redirect prompt alone.
+	Replan func(ctx context.Context, g Goal, why string) (string, error)
 	// BlockedRepeats is how often the same blocked state (a turn that ended
 	// with a refused call, compared after normalization) may recur before
 	// the goal stops as blocked; 0 means 3.
@@ -82,13 +88,14 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Agent.Provider == nil {
 		return nil, errors.New("goals: config Agent.Provider is required")
 	}
-	if cfg.StallTurns < 0 || cfg.BlockedRepeats < 0 || cfg.MaxPlanRounds < 0 {
-		return nil, errors.New("goals: StallTurns, BlockedRepeats and MaxPlanRounds must not be negative")
+	if cfg.StallTurns < 0 || cfg.BlockedRepeats < 0 || cfg.MaxPlanRounds < 0 || cfg.MaxRedirects < 0 {
+		return nil, errors.New("goals: StallTurns, BlockedRepeats, MaxPlanRounds and MaxRedirects must not be negative")
 	}
 	if cfg.Budget.Tokens < 0 || cfg.Budget.Turns < 0 || cfg.Budget.WallClock < 0 || !(cfg.Budget.USD >= 0) {
 		return nil, errors.New("goals: budget fields must not be negative")
 	}
 	cfg.StallTurns = cmp.Or(cfg.StallTurns, 3)
+	cfg.MaxRedirects = cmp.Or(cfg.MaxRedirects, 3)
 	cfg.BlockedRepeats = cmp.Or(cfg.BlockedRepeats, 3)
 	cfg.MaxPlanRounds = cmp.Or(cfg.MaxPlanRounds, 3)
 	if cfg.Now == nil {
@@ -120,7 +127,7 @@ type Result struct {
 	FinalAnswer string
 	// Reason says why the goal stopped (see State.Reason).
 	Reason string
-	// Question is set for StatusQuestion and stalled goals.
+	// Question is set for StatusQuestion and for a goal the blocked audit stopped.
 	Question string
 	// Counters are the Host's delegation counters (zero without a Host).
 	Counters Counters
@@ -173,7 +180,7 @@ func (c *Controller) Resume(ctx context.Context, st *State, message string) (Res
 	}
 	if message != "" {
 		st.AuditEpoch++
-		st.StalledTurns, st.Nudged = 0, false
+		st.StalledTurns, st.Nudged, st.RedirectsInRow = 0, false, 0
 	}
 	if st.Status != StatusActive {
 		st.Status, st.Reason, st.Question = StatusActive, "", ""

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -97,18 +98,25 @@ func TestCompletionWithOpenPlanItemsIsRefusedUntilThePlanIsDone(t *testing.T) {
 	}
 }
 
-func TestBlockedReportStopsTheGoal(t *testing.T) {
+// A goal blocks only with a question for a person: a blocked report
+// without one is refused and the goal goes on; with one it waits.
+func TestBlockedNeedsAQuestionForAPerson(t *testing.T) {
 	p := agenttest.NewScriptedProvider(
 		calls(call("b", "update_goal", map[string]any{"goal_id": "g1", "revision": 1, "action": "blocked", "reason": "the repository is archived"})),
-		say("blocked"),
+		calls(call("q", "update_goal", map[string]any{"goal_id": "g1", "revision": 1, "action": "blocked", "reason": "the repository is archived",
+			"question": "Should I fork it or stop?"})),
+		say("waiting for an answer"),
 	)
 	c := newController(t, Config{Agent: base(t, p)})
 	res, err := c.Run(t.Context(), Goal{ID: "g1", Objective: "fix it"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != StatusBlocked || res.Reason != "the repository is archived" {
-		t.Fatalf("outcome %s reason %q", res.Outcome, res.Reason)
+	if res.Outcome != StatusQuestion || res.Question != "Should I fork it or stop?" || res.Reason != "the repository is archived" {
+		t.Fatalf("outcome %s reason %q question %q", res.Outcome, res.Reason, res.Question)
+	}
+	if got := lastToolContent(p.Requests()[1]); !strings.Contains(got, "needs a question only a person can answer") {
+		t.Fatalf("a blocked report without a question was not refused: %q", got)
 	}
 	if len(res.State.Blocked) != 1 {
 		t.Fatalf("blocked history %+v", res.State.Blocked)
@@ -212,33 +220,73 @@ func TestWallClockBudgetInterruptsALongTurn(t *testing.T) {
 	})
 }
 
-func TestStallNudgesOnceThenBlocksWithAQuestion(t *testing.T) {
+// TestStalledGoalRedirectsThenCompletes: three turns without progress
+// change the goal's strategy — the next turn opens with a different approach
+// and the planner's fresh plan — instead of blocking it, and the goal then
+// completes.
+func TestStalledGoalRedirectsThenCompletes(t *testing.T) {
 	same := func(id string) agent.ToolCall { return call(id, "probe", map[string]any{"q": "same"}) }
 	p := agenttest.NewScriptedProvider(
 		calls(same("1")), say("looked"), // novel: first time seen
-		calls(same("2")), say("looked again"), // repeat
-		calls(same("3")), say("looked again"), // repeat: nudge
-		calls(same("4")), say("still looking"), // repeat after the nudge: stalled
+		calls(same("2")), say("looked again"), // stalled 1
+		calls(same("3")), say("looked again"), // stalled 2
+		calls(same("4")), say("still looking"), // stalled 3: redirect
+		calls(call("5", "probe", map[string]any{"q": "different"})), // novel, under the new strategy
+		calls(complete("6", 1)), say("done another way"),
 	)
 	ev := &events{}
 	cfg := base(t, p)
 	cfg.Observer = ev.observe
-	c := newController(t, Config{Agent: cfg, StallTurns: 2})
+	var replans []string
+	c := newController(t, Config{Agent: cfg, Replan: func(_ context.Context, g Goal, why string) (string, error) {
+		replans = append(replans, g.Objective+": "+why)
+		return "1. probe something different", nil
+	}})
 	res, err := c.Run(t.Context(), Goal{ID: "g1", Objective: "loop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != StatusBlocked || res.Reason != "stalled" || res.Question == "" || res.State.Turns != 4 {
-		t.Fatalf("outcome %s reason %q question %q turns %d", res.Outcome, res.Reason, res.Question, res.State.Turns)
+	if res.Outcome != StatusComplete || res.State.Turns != 5 || res.State.Redirects != 1 {
+		t.Fatalf("outcome %s reason %q turns %d redirects %d/%d", res.Outcome, res.Reason, res.State.Turns, res.State.Redirects, res.State.RedirectsInRow)
 	}
-	if in := lastUser(p.Requests()[6]); !strings.Contains(in, "Stop and reassess") {
-		t.Fatalf("the fourth turn carried no nudge: %q", in)
+	in := lastUser(p.Requests()[8])
+	if !strings.Contains(in, "Change strategy. "+redirectStrategies[0]) || !strings.Contains(in, "1. probe something different") {
+		t.Fatalf("the fifth turn carried no redirect: %q", in)
 	}
-	if in := lastUser(p.Requests()[4]); strings.Contains(in, "Stop and reassess") {
-		t.Fatalf("nudged too early: %q", in)
+	if in := lastUser(p.Requests()[6]); strings.Contains(in, "Change strategy") {
+		t.Fatalf("redirected too early: %q", in)
 	}
-	if q := ev.of(EventQuestion); len(q) != 1 || q[0].Data.(Question).Question != res.Question {
-		t.Fatalf("question events %+v", q)
+	if len(replans) != 1 || !strings.HasPrefix(replans[0], "loop: The last 3 turns") {
+		t.Fatalf("planner calls %q", replans)
+	}
+	if r := ev.of(EventRedirect); len(r) != 1 || r[0].Data.(Redirect).Strategy != redirectStrategies[0] {
+		t.Fatalf("redirect events %+v", r)
+	}
+	if q := ev.of(EventQuestion); len(q) != 0 {
+		t.Fatalf("a stall asked a question: %+v", q)
+	}
+}
+
+// Redirects are bounded: a goal that never progresses, whatever strategy
+// it is pointed at, ends its slice as a budget stop (resumable), not as
+// blocked; each redirect names a different strategy.
+func TestEndlessStallEndsTheSliceAfterMaxRedirects(t *testing.T) {
+	var script []agenttest.Turn
+	for i := range 12 {
+		script = append(script, calls(call(fmt.Sprint(i), "probe", map[string]any{"q": "same"})), say("again"))
+	}
+	p := agenttest.NewScriptedProvider(script...)
+	c := newController(t, Config{Agent: base(t, p), StallTurns: 1, MaxRedirects: 2})
+	res, err := c.Run(t.Context(), Goal{ID: "g1", Objective: "loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != StatusBudget || res.Reason != "no progress after 2 strategy redirects" || res.State.Turns != 4 {
+		t.Fatalf("outcome %s reason %q turns %d", res.Outcome, res.Reason, res.State.Turns)
+	}
+	second, third := lastUser(p.Requests()[4]), lastUser(p.Requests()[6])
+	if !strings.Contains(second, redirectStrategies[0]) || !strings.Contains(third, redirectStrategies[1]) {
+		t.Fatalf("redirects did not change strategy:\n%q\n%q", second, third)
 	}
 }
 
@@ -374,10 +422,10 @@ func TestAutomatedTurnsMayOnlyCompleteOrBlockTheirOwnGoal(t *testing.T) {
 }
 
 func TestHumanTurnMayPause(t *testing.T) {
-	p := agenttest.NewScriptedProvider(calls(call("b", "update_goal", map[string]any{"goal_id": "g1", "revision": 1, "action": "blocked", "reason": "r"})), say("b"))
+	p := agenttest.NewScriptedProvider(calls(call("b", "update_goal", map[string]any{"goal_id": "g1", "revision": 1, "action": "blocked", "reason": "r", "question": "q?"})), say("b"))
 	c := newController(t, Config{Agent: base(t, p)})
 	res, err := c.Run(t.Context(), Goal{ID: "g1", Objective: "x"})
-	if err != nil || res.Outcome != StatusBlocked {
+	if err != nil || res.Outcome != StatusQuestion {
 		t.Fatal(err, res.Outcome)
 	}
 	p.Add(calls(call("p", "update_goal", map[string]any{"goal_id": "g1", "revision": res.State.Revision + 1, "action": "pause"})), say("paused"))
@@ -408,4 +456,14 @@ func TestConfigAndStateValidation(t *testing.T) {
 	if n := normalizeBlocked("  Can't   WRITE, to prod!! "); n != "can t write to prod" {
 		t.Errorf("normalize: %q", n)
 	}
+}
+
+// lastToolContent is the content of the last tool message of r.
+func lastToolContent(r agenttest.Request) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == agent.RoleTool {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
 }

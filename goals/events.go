@@ -22,7 +22,20 @@ const (
 	// EventSubagentStarted and EventSubagentFinished: SubagentEvent.
 	EventSubagentStarted  agent.EventType = "subagent_started"
 	EventSubagentFinished agent.EventType = "subagent_finished"
+	// EventRedirect: Redirect, when a stalled goal changes strategy.
+	EventRedirect agent.EventType = "goal_redirected"
 )
+
+// Redirect is the payload of EventRedirect.
+type Redirect struct {
+	Goal string `json:"goal_id"`
+	// Count is the goal's redirects so far, InRow those since its last
+	// progress (Config.MaxRedirects bounds it).
+	Count    int    `json:"count"`
+	InRow    int    `json:"in_row"`
+	Reason   string `json:"reason"`
+	Strategy string `json:"strategy"`
+}
 
 // GoalUpdate is the payload of EventGoalUpdated.
 type GoalUpdate struct {

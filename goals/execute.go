@@ -113,7 +113,7 @@ func (s *session) judge(ctx context.Context, res agent.Result) {
 	if res.Outcome == agent.OutcomeBlocked && s.auditBlocked(res) {
 		return
 	}
-	s.checkStall()
+	s.checkStall(ctx)
 }
 
 // auditBlocked records a turn that ended with a refused call and stops the
@@ -142,27 +142,65 @@ func (s *session) auditBlocked(res agent.Result) bool {
 	return false
 }
 
-// checkStall counts turns without novel progress: after StallTurns of them
-// the model gets one reassessment nudge, and one more such turn blocks the
-// goal as stalled with a question for the requester.
-func (s *session) checkStall() {
+// checkStall counts turns without novel progress (zero-evidence turns:
+// nothing new read, run or changed, no plan item completed, tool calls that
+// only failed). After StallTurns of them the goal changes strategy (seed
+// §3.8: stalls redirect, never pause a goal): a redirect prompt naming a
+// different approach each time, a fresh plan from the planner where one is
+// configured, and a new audit epoch. Redirects are bounded: after
+// MaxRedirects in a row with no progress between them the slice ends as a
+// budget stop, which a resume continues with a fresh slice. A goal blocks
+// only when the model asks a person a question (update_goal blocked).
+func (s *session) checkStall(ctx context.Context) {
 	st := s.st
 	if s.novel {
-		st.StalledTurns, st.Nudged = 0, false
+		st.StalledTurns, st.RedirectsInRow = 0, 0
 		return
 	}
 	st.StalledTurns++
-	switch {
-	case st.Nudged:
-		st.Question = fmt.Sprintf("The goal made no new progress in %d turns, even after a reassessment. "+
-			"How should it go on (more information, a narrower request, or stop)?", st.StalledTurns+s.cfg.StallTurns)
-		s.stop(StatusBlocked, "stalled")
-	case st.StalledTurns >= s.cfg.StallTurns:
-		st.Nudged, st.StalledTurns = true, 0
-		st.Notices = append(st.Notices, fmt.Sprintf("The last %d turns produced no new results, changes or completed plan items. "+
-			"Stop and reassess: what is actually missing, and what different approach could get it? "+
-			"If the goal cannot progress without the requester, call update_goal with action \"blocked\" and a question.", s.cfg.StallTurns))
+	if st.StalledTurns < s.cfg.StallTurns {
+		return
 	}
+	if st.RedirectsInRow >= s.cfg.MaxRedirects {
+		s.stop(StatusBudget, fmt.Sprintf("no progress after %d strategy redirects", st.RedirectsInRow))
+		return
+	}
+	s.redirect(ctx, fmt.Sprintf("The last %d turns produced no new results, changes or completed plan items.", st.StalledTurns))
+}
+
+// redirectStrategies are the approaches a redirect turns to, in order, one
+// per redirect, so a goal that stalls again is pointed somewhere new.
+var redirectStrategies = []string{
+	"Step back and reassess: write down what is known, what is actually missing, and choose an approach different from the one you have been repeating.",
+	"Narrow the problem: find the smallest piece you can reproduce or verify on its own, settle it, then widen from there.",
+	"Gather different evidence: read code, tests or documentation you have not read yet, or run a command you have not run, instead of repeating earlier calls.",
+	"Work backwards from the goal's acceptance: run (or write) the check that would prove the goal done, and fix what it shows first.",
+	"Change the granularity: split the remaining work into small todo_write items and finish them one at a time.",
+	"Question your assumptions: which assumption, if it were wrong, would explain the lack of progress? Test it directly.",
+}
+
+// redirect changes the goal's strategy after a stall: the next turn opens
+// with a different approach (and the planner's fresh plan when
+// Config.Replan is set), and a new audit epoch starts so earlier blocked
+// states do not count against the new approach.
+func (s *session) redirect(ctx context.Context, why string) {
+	st := s.st
+	strategy := redirectStrategies[st.Redirects%len(redirectStrategies)]
+	st.Redirects++
+	st.RedirectsInRow++
+	st.StalledTurns = 0
+	st.AuditEpoch++
+	notice := why + " Change strategy. " + strategy
+	if s.cfg.Replan != nil {
+		plan, err := s.cfg.Replan(ctx, st.Goal, why)
+		if plan = strings.TrimSpace(plan); err == nil && plan != "" {
+			notice += "\n\nA planner proposes this plan for the new approach; check its assumptions before you follow it:\n" + plan
+		}
+	}
+	notice += " If the work is already done and verified, call update_goal with action \"complete\"; if only a person can " +
+		"unblock the goal, call update_goal with action \"blocked\" and the question they must answer."
+	st.Notices = append(st.Notices, notice)
+	s.emit(agent.Event{Type: EventRedirect, Data: Redirect{Goal: st.Goal.ID, Count: st.Redirects, InRow: st.RedirectsInRow, Reason: why, Strategy: strategy}})
 }
 
 // goalToolsGate lets the goal tools through: they change only the

@@ -160,7 +160,7 @@ func (s *scheduler) start(ctx context.Context, i int) {
 		ups = append(ups, upstreamAnswer{ID: s.nodes[d].item.ID, Answer: s.nodes[d].answer})
 	}
 	spec := ChildSpec{FleetID: s.id, ID: n.item.ID, Ref: n.status.Ref, Prompt: n.item.Prompt, Profile: n.item.Profile,
-		Model: n.item.Model, WritePaths: n.item.WritePaths, Writer: n.writer, Upstream: upstreamBlock(ups, s.h.cfg.UpstreamBudget)}
+		Model: n.item.Model, Effort: n.item.Effort, WritePaths: n.item.WritePaths, Writer: n.writer, Upstream: upstreamBlock(ups, s.h.cfg.UpstreamBudget)}
 	claim := n.claim
 	go func() {
 		s.done <- finished{idx: i, out: s.h.runChild(ctx, spec, claim)}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"reasonix/agent"
 )
 
 // Fleet size limits (seed §3.10).
@@ -32,6 +34,9 @@ type FleetItem struct {
 	// writer claims the whole workspace.
 	WritePaths []string `json:"write_paths,omitempty"`
 	Model      string   `json:"model,omitempty"`
+	// Effort is the item's reasoning effort (one of agent's Effort*
+	// levels); "" = the configured default.
+	Effort string `json:"effort,omitempty"`
 	// AdoptRef stands the item down to an already finished child's answer;
 	// no other field but ID and DependsOn may be set with it.
 	AdoptRef string `json:"adopt_ref,omitempty"`
@@ -132,10 +137,15 @@ func checkItem(i int, it *FleetItem) error {
 		return fmt.Errorf("%w: %s: an id is at most %d bytes without quotes, angle brackets or line breaks", ErrPreflight, where, maxIDLen)
 	}
 	if it.AdoptRef != "" {
-		if it.Prompt != "" || it.Profile != "" || it.Model != "" || len(it.WritePaths) > 0 {
-			return fmt.Errorf("%w: %s adopts %q, so prompt, profile, model and write_paths must be empty", ErrPreflight, where, it.AdoptRef)
+		if it.Prompt != "" || it.Profile != "" || it.Model != "" || it.Effort != "" || len(it.WritePaths) > 0 {
+			return fmt.Errorf("%w: %s adopts %q, so prompt, profile, model, effort and write_paths must be empty", ErrPreflight, where, it.AdoptRef)
 		}
 		return nil
+	}
+	switch it.Effort {
+	case "", agent.EffortMinimal, agent.EffortLow, agent.EffortMedium, agent.EffortHigh, agent.EffortMax:
+	default:
+		return fmt.Errorf("%w: %s: effort %q is not one of minimal, low, medium, high, max", ErrPreflight, where, it.Effort)
 	}
 	if strings.TrimSpace(it.Prompt) == "" {
 		return fmt.Errorf("%w: %s has no prompt", ErrPreflight, where)

@@ -103,7 +103,11 @@ type State struct {
 	// StalledTurns counts consecutive turns without novel progress; Nudged
 	// is set once the reassessment nudge was sent.
 	StalledTurns int  `json:"stalled_turns"`
-	Nudged       bool `json:"nudged,omitempty"`
+	Nudged       bool `json:"nudged,omitempty"` // only in states saved before redirects; unused
+	// Redirects counts the strategy redirects of the goal, RedirectsInRow
+	// those since the last progress (bounded by Config.MaxRedirects).
+	Redirects      int `json:"redirects,omitempty"`
+	RedirectsInRow int `json:"redirects_in_row,omitempty"`
 	// Seen holds fingerprints of tool results already observed, so exact
 	// repeats of a call and its result are not mistaken for progress.
 	Seen []string `json:"seen,omitempty"`

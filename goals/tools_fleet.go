@@ -29,7 +29,8 @@ func (taskTool) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{
 "prompt":{"type":"string"},"profile":{"type":"string"},
 "write_paths":{"type":"array","items":{"type":"string"},"description":"workspace-relative paths the sub-agent may write; omitted = the whole workspace"},
-"model":{"type":"string"}},"required":["prompt"],"additionalProperties":false}`)
+"model":{"type":"string"},
+"effort":{"type":"string","enum":["minimal","low","medium","high","max"],"description":"reasoning effort of the sub-agent; omitted = the configured default"}},"required":["prompt"],"additionalProperties":false}`)
 }
 
 func (t taskTool) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
@@ -63,7 +64,7 @@ type fleetTool struct{ h *Host }
 func (fleetTool) Name() string { return "fleet" }
 func (fleetTool) Description() string {
 	return "Run 2 to 64 sub-agents as a small dependency graph. Each item: id, prompt, optional depends_on (ids whose answers it needs; " +
-		"they arrive in an <upstream-results> block), profile, write_paths, model, or adopt_ref to reuse a finished sub-agent's answer. " +
+		"they arrive in an <upstream-results> block), profile, write_paths, model, effort (reasoning effort), or adopt_ref to reuse a finished sub-agent's answer. " +
 		"Items run in parallel where the graph allows; writers with overlapping write_paths never run at once. A failed item skips " +
 		"everything downstream of it; fail_fast stops starting new items after any failure."
 }
@@ -75,6 +76,7 @@ func (fleetTool) Schema() json.RawMessage {
  "profile":{"type":"string"},
  "write_paths":{"type":"array","items":{"type":"string"}},
  "model":{"type":"string"},
+ "effort":{"type":"string","enum":["minimal","low","medium","high","max"]},
  "adopt_ref":{"type":"string"}},"additionalProperties":false}},
 "fail_fast":{"type":"boolean"}},"required":["items"],"additionalProperties":false}`)
 }

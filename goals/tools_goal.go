@@ -96,8 +96,8 @@ type updateGoalTool struct{ s *session }
 func (updateGoalTool) Name() string { return toolUpdateGoal }
 func (updateGoalTool) Description() string {
 	return "Change the goal, addressed by its exact id and current revision (see the goal block or get_goal). " +
-		"Actions: complete (summary required; only when every plan item is completed), blocked (reason required; add a question " +
-		"when only the requester can unblock it), and, in a direct turn from a person only, edit, pause and resume."
+		"Actions: complete (summary required; only when every plan item is completed), blocked (reason and question required: only " +
+		"for what a person must decide or provide; when merely stuck, change approach instead), and, in a direct turn from a person only, edit, pause and resume."
 }
 func (updateGoalTool) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{
@@ -107,7 +107,7 @@ func (updateGoalTool) Schema() json.RawMessage {
 "objective":{"type":"string","description":"edit: the new objective"},
 "summary":{"type":"string","description":"complete: what was done, verified and assumed"},
 "reason":{"type":"string","description":"blocked: what stops the goal"},
-"question":{"type":"string","description":"blocked: what only the requester can answer"}},
+"question":{"type":"string","description":"blocked (required): what only the requester can answer"}},
 "required":["goal_id","revision","action"],"additionalProperties":false}`)
 }
 
@@ -152,6 +152,12 @@ func (t updateGoalTool) Execute(_ context.Context, raw json.RawMessage) (string,
 	case actionBlocked:
 		if strings.TrimSpace(a.Reason) == "" {
 			return "", errors.New("update_goal: blocked needs a reason")
+		}
+		if strings.TrimSpace(a.Question) == "" {
+			// A goal stops only for a person (seed §3.8); being stuck is a
+			// reason to change approach, which the controller keeps going for.
+			return "", errors.New("update_goal: blocked needs a question only a person can answer (a decision, access, or information). " +
+				"If you are stuck rather than waiting on a person, do not block: try a different approach")
 		}
 		s.report = &goalReport{action: actionBlocked, text: strings.TrimSpace(a.Reason), question: strings.TrimSpace(a.Question)}
 		st.Revision++

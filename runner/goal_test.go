@@ -14,6 +14,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/config"
 	"reasonix/internal/eventually"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
@@ -620,5 +621,39 @@ func TestGoalSteeredMidTurn(t *testing.T) {
 	goal, _ := finalReport(t, svc, task.ID)["goal"].(map[string]any)
 	if goal["turns"] != float64(1) {
 		t.Errorf("the message took a turn of its own: %v", goal)
+	}
+}
+
+// TestGoalHasNoWallClock: [runner] task_timeout cuts a plain task's run,
+// while a goal task started before it is still running after that time and
+// completes: a goal has no default wall clock (its turn and cost budgets
+// bound it).
+func TestGoalHasNoWallClock(t *testing.T) {
+	t.Parallel()
+	rt := newSubRouter()
+	started, plainCut := make(chan struct{}), make(chan struct{})
+	turns := endGoal("complete", map[string]any{"summary": "outlived the timeout"}, "Done.", nil)
+	first := turns[0]
+	turns[0] = agenttest.Respond(func(req agenttest.Request) agenttest.Turn {
+		close(started)
+		<-plainCut // until the plain task's timeout has passed
+		return first.Handler(req)
+	})
+	rt.script("Objective: outlive the timeout", turns...)
+	rt.script("hang until cut", agenttest.Turn{Stall: true})
+	set := config.Default()
+	set.Runner.TaskTimeout = 2 * time.Second
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set})
+	goal := submitGoal(t, svc, runner.TaskRequest{Prompt: "outlive the timeout", Goal: true, Posture: "auto"})
+	<-started
+	plain := submitGoal(t, svc, runner.TaskRequest{Prompt: "hang until cut", Posture: "auto"})
+	cut := runnertest.WaitState(t, svc, plain.ID, 0, store.StateBudgetExhausted, store.StateSucceeded, store.StateFailed)
+	close(plainCut)
+	if cut.State != store.StateBudgetExhausted || cut.Result.Error != "timeout" {
+		t.Fatalf("plain task = %s %+v, want cut by task_timeout", cut.State, cut.Result)
+	}
+	done := runnertest.WaitState(t, svc, goal.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBudgetExhausted)
+	if done.State != store.StateSucceeded {
+		t.Fatalf("goal task = %s %+v, want it to outlive task_timeout", done.State, done.Result)
 	}
 }

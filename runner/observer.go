@@ -86,7 +86,7 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 		case agent.EventRunFinished:
 			r.emit("run_finished", map[string]any{"step": e.Step, "outcome": e.Outcome})
 		case goals.EventGoalUpdated, goals.EventQuestion, goals.EventPlanApproval, goals.EventFleetUpdated,
-			goals.EventSubagentStarted, goals.EventSubagentFinished:
+			goals.EventSubagentStarted, goals.EventSubagentFinished, goals.EventRedirect:
 			// The goals package's payloads are the events: a chat relay
 			// reads the question, the plan or the fleet graph directly.
 			r.emit(string(e.Type), e.Data)
@@ -136,6 +136,9 @@ func (r *run) addUsage(e agent.Event, payload map[string]any) map[string]any {
 	m.tokens.WithLabelValues("cached").Add(float64(u.Cached))
 	usd, priced := r.tally.Add(e.Model, u)
 	payload["model"], payload["prompt"], payload["completion"], payload["cached"] = e.Model, u.Prompt, u.Completion, u.Cached
+	if e.Effort != "" {
+		payload["effort"] = e.Effort
+	}
 	payload["cost"] = nil
 	if priced {
 		payload["cost"] = usd

@@ -106,7 +106,8 @@ func TestScheduleEverySecondFires(t *testing.T) {
 	if len(origin) != 1 || !contains(string(origin[0].Payload), `"schedule":"tick"`) || !contains(string(origin[0].Payload), `"manual":false`) {
 		t.Errorf("origin events = %+v", origin)
 	}
-	runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateBlocked, store.StateFailed)
+	// The echo model never progresses: its goal ends when its redirects run out.
+	runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateBlocked, store.StateFailed, store.StateBudgetExhausted)
 	clk.Advance(time.Second)
 	tick(t, svc)
 	if n := len(scheduleTasks(t, svc, "tick")); n != 2 {

@@ -151,8 +151,13 @@ func (s *Service) adoptRunning(ctx context.Context, task store.Task) error {
 func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 	ctx, cancel := context.WithCancelCause(jobCtx)
 	defer cancel(nil)
-	ctx, stopTimer := context.WithTimeoutCause(ctx, s.taskTimeout(), errTimeout)
-	defer stopTimer()
+	if !task.Goal {
+		// A goal has no wall clock: its turn and cost budgets bound it,
+		// and a stall changes its strategy instead of running it down.
+		var stopTimer context.CancelFunc
+		ctx, stopTimer = context.WithTimeoutCause(ctx, s.taskTimeout(), errTimeout)
+		defer stopTimer()
+	}
 	r := &run{s: s, task: task, cancel: cancel, pokeCh: make(chan struct{}, 1), tally: session.NewTally(s.prices),
 		events: newEventQueue(s, task.ID)}
 	s.addRun(r)

@@ -46,7 +46,11 @@ type anthropicRequest struct {
 		InputSchema json.RawMessage `json:"input_schema"`
 	} `json:"tools"`
 	Temperature *float64 `json:"temperature"`
-	Stream      bool     `json:"stream"`
+	Thinking    *struct {
+		Type         string `json:"type"`
+		BudgetTokens int    `json:"budget_tokens"`
+	} `json:"thinking"`
+	Stream bool `json:"stream"`
 }
 
 type anthropicBlock struct {
@@ -97,6 +101,9 @@ func (anthropicWire) decode(body []byte, rec *Request) error {
 		return fmt.Errorf("agenttest: request body is not a Messages request: %w", err)
 	}
 	rec.Model, rec.Temperature, rec.MaxTokens, rec.Stream = req.Model, req.Temperature, req.MaxTokens, req.Stream
+	if req.Thinking != nil && req.Thinking.Type == "enabled" {
+		rec.ThinkingBudget = req.Thinking.BudgetTokens
+	}
 	rec.IncludeUsage = true // the Messages stream always reports usage
 	system, err := blocks(req.System)
 	if err != nil {

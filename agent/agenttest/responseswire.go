@@ -35,7 +35,10 @@ type responsesRequest struct {
 	} `json:"tools"`
 	Temperature *float64 `json:"temperature"`
 	MaxOutput   int      `json:"max_output_tokens"`
-	Stream      bool     `json:"stream"`
+	Reasoning   *struct {
+		Effort string `json:"effort"`
+	} `json:"reasoning"`
+	Stream bool `json:"stream"`
 }
 
 // responsesItem is an input item: a message (content a string or parts), a
@@ -82,6 +85,9 @@ func (responsesWire) decode(body []byte, rec *Request) error {
 		return fmt.Errorf("agenttest: request body is not a Responses request: %w", err)
 	}
 	rec.Model, rec.Temperature, rec.MaxTokens, rec.Stream = req.Model, req.Temperature, req.MaxOutput, req.Stream
+	if req.Reasoning != nil {
+		rec.Effort = req.Reasoning.Effort
+	}
 	rec.IncludeUsage = true // response.completed always carries usage
 	if req.Instructions != "" {
 		rec.Messages = append(rec.Messages, agent.Message{Role: agent.RoleSystem, Content: req.Instructions})

@@ -137,8 +137,14 @@ type Request struct {
 	Temperature  *float64
 	MaxTokens    int
 	Stream       bool
-	IncludeUsage bool   // stream_options.include_usage; always true on wires that always report usage
-	Body         []byte // the raw JSON body; nil for ScriptedProvider
+	IncludeUsage bool // stream_options.include_usage; always true on wires that always report usage
+	// Effort is the reasoning effort the request named on its wire: Chat
+	// Completions' reasoning_effort, the Responses API's reasoning.effort,
+	// the Request's Effort for ScriptedProvider; "" when none was sent.
+	// ThinkingBudget is Anthropic's thinking.budget_tokens (0 = no thinking).
+	Effort         string
+	ThinkingBudget int
+	Body           []byte // the raw JSON body; nil for ScriptedProvider
 	// Received is when the request arrived (for the HTTP server: when its
 	// headers were read, before the body was).
 	Received time.Time

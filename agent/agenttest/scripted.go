@@ -57,7 +57,7 @@ func (p *ScriptedProvider) Remaining() int {
 // itself fails only when the script is exhausted.
 func (p *ScriptedProvider) Stream(ctx context.Context, req agent.Request) (<-chan agent.Chunk, error) {
 	rec := Request{Step: -1, Model: req.Model, Messages: append([]agent.Message(nil), req.Messages...),
-		Tools: append([]agent.ToolSchema(nil), req.Tools...), Temperature: req.Temperature,
+		Tools: append([]agent.ToolSchema(nil), req.Tools...), Temperature: req.Temperature, Effort: req.Effort,
 		MaxTokens: req.MaxTokens, Stream: true, IncludeUsage: true, Received: time.Now()}
 	p.mu.Lock()
 	ok := p.next < len(p.script)

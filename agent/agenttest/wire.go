@@ -71,6 +71,7 @@ type wireRequest struct {
 	Tools       []wireTool    `json:"tools"`
 	Temperature *float64      `json:"temperature"`
 	MaxTokens   int           `json:"max_tokens"`
+	Effort      string        `json:"reasoning_effort"`
 	Stream      bool          `json:"stream"`
 	Options     *struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -111,6 +112,7 @@ func decodeRequest(body []byte, rec *Request) error {
 		return fmt.Errorf("agenttest: request body is not a chat completion request: %w", err)
 	}
 	rec.Model, rec.Temperature, rec.MaxTokens, rec.Stream = w.Model, w.Temperature, w.MaxTokens, w.Stream
+	rec.Effort = w.Effort
 	rec.IncludeUsage = w.Options != nil && w.Options.IncludeUsage
 	for _, m := range w.Messages {
 		msg := agent.Message{Role: agent.Role(m.Role), ToolCallID: m.ToolCallID, Name: m.Name}

@@ -32,12 +32,15 @@ type event struct {
 		ID    string          `json:"id"`
 		Name  string          `json:"name"`
 		Input json.RawMessage `json:"input"`
+		Data  string          `json:"data"` // redacted_thinking
 	} `json:"content_block"` // content_block_start
 	Delta *struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`         // text_delta
 		PartialJSON string `json:"partial_json"` // input_json_delta
 		StopReason  string `json:"stop_reason"`  // message_delta
+		Thinking    string `json:"thinking"`     // thinking_delta
+		Signature   string `json:"signature"`    // signature_delta
 	} `json:"delta"`
 	Usage *usage    `json:"usage"` // message_delta
 	Error *apiError `json:"error"` // error
@@ -63,14 +66,18 @@ type toolBlock struct {
 
 // decoder turns one response body into chunks. It is used once.
 type decoder struct {
-	p       *Provider
-	tools   []*toolBlock
-	bytes   int // text and tool-call bytes so far, bounded by max_output_bytes
-	stop    string
-	usage   usage
-	started bool                             // message_start was seen
-	gone    bool                             // emit refused a chunk: the consumer left
-	readErr func(error) *agent.ProviderError // classifies body read failures
+	p     *Provider
+	tools []*toolBlock
+	bytes int // text and tool-call bytes so far, bounded by max_output_bytes
+	// thinking holds the answer's thinking blocks in stream order, by
+	// content-block index; thinkingBytes bounds them (maxThinkingBytes).
+	thinking      []*thinkingBlock
+	thinkingBytes int
+	stop          string
+	usage         usage
+	started       bool                             // message_start was seen
+	gone          bool                             // emit refused a chunk: the consumer left
+	readErr       func(error) *agent.ProviderError // classifies body read failures
 }
 
 // decode reads body until message_stop and returns the terminal chunk
@@ -126,11 +133,14 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 		if ev.ContentBlock == nil {
 			return d.p.client.StreamError("content_block_start without a content block")
 		}
-		if ev.ContentBlock.Type == "tool_use" {
+		switch ev.ContentBlock.Type {
+		case "tool_use":
 			return d.startTool(ev)
+		case "thinking", "redacted_thinking":
+			return d.startThinking(ev)
 		}
-		// Text arrives in deltas; thinking and other block kinds are not
-		// part of the answer and are skipped.
+		// Text arrives in deltas; other block kinds are not part of the
+		// answer and are skipped.
 	case "content_block_delta":
 		if ev.Delta == nil {
 			return d.p.client.StreamError("content_block_delta without a delta")
@@ -145,6 +155,8 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 			}
 		case "input_json_delta":
 			return d.addInput(ev.Index, ev.Delta.PartialJSON)
+		case "thinking_delta", "signature_delta":
+			return d.addThinking(ev.Index, ev.Delta.Thinking, ev.Delta.Signature)
 		}
 	case "message_delta":
 		if ev.Delta != nil && ev.Delta.StopReason != "" {
@@ -236,7 +248,67 @@ func (d *decoder) complete(emit func(agent.Chunk) bool) (agent.Chunk, bool) {
 	if !emit(agent.Chunk{Type: agent.ChunkUsage, Usage: total}) {
 		return agent.Chunk{}, false
 	}
-	return agent.Chunk{Type: agent.ChunkDone, FinishReason: finishReason(d.stop, len(calls) > 0)}, true
+	return agent.Chunk{Type: agent.ChunkDone, FinishReason: finishReason(d.stop, len(calls) > 0),
+		ProviderState: d.thinkingState()}, true
+}
+
+// thinkingBlock assembles one thinking or redacted_thinking block.
+type thinkingBlock struct {
+	index     int
+	typ       string
+	text      strings.Builder
+	signature strings.Builder
+	data      string
+}
+
+func (d *decoder) startThinking(ev event) *agent.ProviderError {
+	if len(d.thinking) >= maxToolBlocks {
+		return d.p.client.StreamError("too many thinking blocks in one message")
+	}
+	if d.findThinking(ev.Index) != nil {
+		return d.p.client.StreamError(fmt.Sprintf("content block %d started twice", ev.Index))
+	}
+	if d.thinkingBytes += len(ev.ContentBlock.Data); d.thinkingBytes > maxThinkingBytes {
+		return d.p.client.StreamError("the answer's thinking is too large")
+	}
+	d.thinking = append(d.thinking, &thinkingBlock{index: ev.Index, typ: ev.ContentBlock.Type, data: ev.ContentBlock.Data})
+	return nil
+}
+
+func (d *decoder) addThinking(index int, text, signature string) *agent.ProviderError {
+	tb := d.findThinking(index)
+	if tb == nil {
+		return d.p.client.StreamError(fmt.Sprintf("thinking for content block %d, which is not a thinking block", index))
+	}
+	if d.thinkingBytes += len(text) + len(signature); d.thinkingBytes > maxThinkingBytes {
+		return d.p.client.StreamError("the answer's thinking is too large")
+	}
+	tb.text.WriteString(text)
+	tb.signature.WriteString(signature)
+	return nil
+}
+
+func (d *decoder) findThinking(index int) *thinkingBlock {
+	for _, tb := range d.thinking {
+		if tb.index == index {
+			return tb
+		}
+	}
+	return nil
+}
+
+// thinkingState packs the answer's thinking blocks for its message.
+func (d *decoder) thinkingState() json.RawMessage {
+	blocks := make([]block, 0, len(d.thinking))
+	for _, tb := range d.thinking {
+		if tb.typ == "redacted_thinking" {
+			blocks = append(blocks, block{Type: tb.typ, Data: tb.data})
+			continue
+		}
+		text := tb.text.String()
+		blocks = append(blocks, block{Type: tb.typ, Thinking: &text, Signature: tb.signature.String()})
+	}
+	return encodeThinking(blocks)
 }
 
 // finishReason maps the API's stop_reason to the agent's vocabulary, which

@@ -17,7 +17,9 @@ type messagesRequest struct {
 	Messages    []message `json:"messages"`
 	Tools       []tool    `json:"tools,omitempty"`
 	Temperature *float64  `json:"temperature,omitempty"`
-	Stream      bool      `json:"stream"`
+	// Thinking is sent only when the request names an effort (thinking.go).
+	Thinking *thinkingConfig `json:"thinking,omitempty"`
+	Stream   bool            `json:"stream"`
 }
 
 type message struct {
@@ -35,6 +37,11 @@ type block struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"` // tool_result
 	Content   string          `json:"content,omitempty"`     // tool_result
 	Cache     *cacheControl   `json:"cache_control,omitempty"`
+	// Thinking, Signature (thinking) and Data (redacted_thinking) replay
+	// an earlier answer's reasoning (thinking.go).
+	Thinking  *string `json:"thinking,omitempty"`
+	Signature string  `json:"signature,omitempty"`
+	Data      string  `json:"data,omitempty"`
 }
 
 type tool struct {
@@ -67,6 +74,15 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 	}
 	if body.MaxTokens <= 0 {
 		body.MaxTokens = DefaultMaxTokens
+	}
+	if budget := ThinkingBudget(req.Effort); budget > 0 {
+		body.Thinking = &thinkingConfig{Type: "enabled", BudgetTokens: budget}
+		// The budget is part of max_tokens and must be below it; the answer
+		// keeps the room it had. The API refuses a temperature with thinking.
+		if body.MaxTokens <= budget {
+			body.MaxTokens += budget
+		}
+		body.Temperature = nil
 	}
 	msgs := req.Messages
 	// Leading system messages are the system prompt. A system message later
@@ -133,7 +149,7 @@ func resultFirst(b block) int {
 func toBlocks(m agent.Message) (string, []block) {
 	switch m.Role {
 	case agent.RoleAssistant:
-		var blocks []block
+		blocks := thinkingBlocks(m.ProviderState)
 		if m.Content != "" {
 			blocks = append(blocks, block{Type: "text", Text: m.Content})
 		}

@@ -9,13 +9,15 @@ import (
 
 // chatRequest is the body of a streaming chat completions request.
 type chatRequest struct {
-	Model         string        `json:"model"`
-	Messages      []chatMessage `json:"messages"`
-	Tools         []chatTool    `json:"tools,omitempty"`
-	Temperature   *float64      `json:"temperature,omitempty"`
-	MaxTokens     int           `json:"max_tokens,omitempty"`
-	Stream        bool          `json:"stream"`
-	StreamOptions streamOptions `json:"stream_options"`
+	Model       string        `json:"model"`
+	Messages    []chatMessage `json:"messages"`
+	Tools       []chatTool    `json:"tools,omitempty"`
+	Temperature *float64      `json:"temperature,omitempty"`
+	MaxTokens   int           `json:"max_tokens,omitempty"`
+	// ReasoningEffort is sent only when the request names an effort.
+	ReasoningEffort string        `json:"reasoning_effort,omitempty"`
+	Stream          bool          `json:"stream"`
+	StreamOptions   streamOptions `json:"stream_options"`
 }
 
 type streamOptions struct {
@@ -73,6 +75,7 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 	if req.MaxTokens > 0 {
 		body.MaxTokens = req.MaxTokens
 	}
+	body.ReasoningEffort = wireEffort(req.Effort)
 	for _, m := range req.Messages {
 		cm := chatMessage{Role: string(m.Role), ToolCallID: m.ToolCallID, Name: m.Name}
 		if m.Content != "" || len(m.ToolCalls) == 0 {
@@ -103,4 +106,15 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 		return nil, fmt.Errorf("openai: encoding request: %w", err)
 	}
 	return data, nil
+}
+
+// wireEffort maps an agent effort to the reasoning_effort vocabulary of
+// OpenAI's APIs (Chat Completions and Responses alike): minimal, low,
+// medium and high pass as they are; max, which these APIs do not name,
+// becomes their highest, high. "" stays "" (nothing is sent).
+func wireEffort(effort string) string {
+	if effort == agent.EffortMax {
+		return agent.EffortHigh
+	}
+	return effort
 }

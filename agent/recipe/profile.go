@@ -24,7 +24,10 @@ type Profile struct {
 	// Model is the profile's preferred model; see ChildModel for how it
 	// ranks against configuration and the call.
 	Model string
-	Scope Scope
+	// Effort is the profile's preferred reasoning effort (front matter
+	// `effort`); it ranks like Model.
+	Effort string
+	Scope  Scope
 }
 
 // Skill is a parsed SKILL.md: its front matter as written, and its body.
@@ -37,7 +40,7 @@ type Skill struct {
 
 // ProfileFromSkill narrows a skill to a Profile, the single point where
 // front matter becomes capability. Only the ceiling keys (allowed-tools,
-// read-only) and model pass; any other key, whatever it claims, stops
+// read-only), model and effort pass; any other key, whatever it claims, stops
 // here. ok is false when the skill is not a sub-agent (runAs: subagent).
 // A read-only value other than true or false is read as true: an
 // unreadable ceiling fails closed.
@@ -45,7 +48,8 @@ func ProfileFromSkill(s Skill) (Profile, bool) {
 	if !strings.EqualFold(s.Meta["runas"], "subagent") {
 		return Profile{}, false
 	}
-	p := Profile{Name: s.Name, Description: s.Meta["description"], SystemPrompt: s.Body, Model: s.Meta["model"], Scope: s.Scope}
+	p := Profile{Name: s.Name, Description: s.Meta["description"], SystemPrompt: s.Body, Model: s.Meta["model"],
+		Effort: strings.TrimSpace(s.Meta["effort"]), Scope: s.Scope}
 	if v, set := s.Meta["allowed-tools"]; set {
 		p.AllowedTools = list(v)
 		if p.AllowedTools == nil {

@@ -16,7 +16,8 @@ func TestProfileHasOnlyCeilingFields(t *testing.T) {
 	for i := range typ.NumField() {
 		names = append(names, typ.Field(i).Name)
 	}
-	want := []string{"Name", "Description", "SystemPrompt", "AllowedTools", "ReadOnly", "Model", "Scope"}
+	// Effort, like Model, is a preference the seed ranks (§3.10), not a grant.
+	want := []string{"Name", "Description", "SystemPrompt", "AllowedTools", "ReadOnly", "Model", "Effort", "Scope"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Profile fields = %v, want %v: a profile describes a worker, not a run", names, want)
 	}

@@ -17,12 +17,19 @@ type createRequest struct {
 	Tools        []tool   `json:"tools,omitempty"`
 	Temperature  *float64 `json:"temperature,omitempty"`
 	MaxOutput    int      `json:"max_output_tokens,omitempty"`
-	Stream       bool     `json:"stream"`
+	// Reasoning is sent only when the request names an effort.
+	Reasoning *reasoningOptions `json:"reasoning,omitempty"`
+	Stream    bool              `json:"stream"`
 	// Store is false: the server keeps no conversation state, so a retry
 	// or a resumed task never depends on what it remembers. Reasoning then
 	// has to travel with the input, which is why it is included encrypted.
 	Store   bool     `json:"store"`
 	Include []string `json:"include,omitempty"`
+}
+
+// reasoningOptions is the request's reasoning object.
+type reasoningOptions struct {
+	Effort string `json:"effort"`
 }
 
 // inputItem is one message, function call or function call output.
@@ -57,6 +64,9 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 		Temperature: req.Temperature,
 		MaxOutput:   max(req.MaxTokens, 0),
 		Stream:      true,
+	}
+	if e := wireEffort(req.Effort); e != "" {
+		body.Reasoning = &reasoningOptions{Effort: e}
 	}
 	if !p.plainReasoning.Load() {
 		body.Include = []string{"reasoning.encrypted_content"}
@@ -113,4 +123,14 @@ func appendItems(items []any, m agent.Message) []any {
 		items = append(items, inputItem{Type: "message", Role: string(m.Role), Content: &m.Content})
 	}
 	return items
+}
+
+// wireEffort maps an agent effort to the Responses API's reasoning.effort:
+// minimal, low, medium and high pass as they are; max, which the API does
+// not name, becomes its highest, high.
+func wireEffort(effort string) string {
+	if effort == agent.EffortMax {
+		return agent.EffortHigh
+	}
+	return effort
 }

@@ -88,9 +88,14 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 		}
 		return gc.Store.SaveGoal(ctx, st)
 	})
+	replan, err := s.replanner()
+	if err != nil {
+		return nil, err
+	}
 	ctl, err := goals.New(goals.Config{
-		Agent: s.Agent,
-		Store: store,
+		Replan: replan,
+		Agent:  s.Agent,
+		Store:  store,
 		Budget: goals.Budget{
 			Tokens:    set.Agent.GoalTokenBudget,
 			Turns:     set.Agent.GoalMaxTurns,
@@ -156,6 +161,7 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 		SystemPrompt: prof.SystemPrompt,
 		Temperature:  s.Agent.Temperature,
 		MaxTokens:    m.MaxTokens,
+		Effort:       m.Effort,
 		MaxSteps:     s.Agent.MaxSteps,
 		Observer:     obs,
 		// A sub-agent's conversation compacts like the parent's.

@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"reasonix/agent"
 	"reasonix/agent/recipe"
+	"reasonix/config"
 	"reasonix/goals"
 )
 
@@ -66,13 +68,27 @@ func readOnlyGate(gate agent.Gate, profile string) agent.Gate {
 // childModel applies the seed's precedence: [agent] subagent_models for
 // the profile, the call's model, the profile's, [agent] subagent_model,
 // then the parent's. A model other than the parent's is resolved like
-// --model.
+// --model. The effort ranks the same way (config.SubagentEffort), ending
+// at the chosen model's provider effort.
 func (s *Session) childModel(spec goals.ChildSpec, p recipe.Profile) (Model, error) {
+	m, err := s.childModelOnly(spec, p)
+	if err != nil {
+		return Model{}, err
+	}
+	m.Effort = config.SubagentEffort(&s.cfg.Settings.Agent, spec.Profile, spec.Effort, p.Effort, m.Effort)
+	if m.Effort != "" && !slices.Contains(config.Efforts, m.Effort) {
+		// Only a profile's front matter can get here unchecked.
+		return Model{}, fmt.Errorf("session: sub-agent effort %q is not one of %s", m.Effort, strings.Join(config.Efforts, ", "))
+	}
+	return m, nil
+}
+
+func (s *Session) childModelOnly(spec goals.ChildSpec, p recipe.Profile) (Model, error) {
 	a := s.cfg.Settings.Agent
 	ref := recipe.ChildModel(a.SubagentModels[spec.Profile], spec.Model, p.Model, a.SubagentModel, "")
 	if ref == "" || strings.EqualFold(ref, s.Agent.Model) {
 		return Model{Provider: s.Agent.Provider, Name: s.Agent.Model, MaxTokens: s.Agent.MaxTokens,
-			ContextWindow: s.Agent.ContextWindow}, nil
+			ContextWindow: s.Agent.ContextWindow, Effort: s.Agent.Effort}, nil
 	}
 	resolve := s.cfg.Models
 	if resolve == nil {

@@ -19,6 +19,8 @@ type Model struct {
 	Name          string
 	MaxTokens     int
 	ContextWindow int
+	// Effort is the provider's configured reasoning effort ("" = none).
+	Effort string
 }
 
 // ResolveModel resolves a model reference ("" = the configured default) and
@@ -61,5 +63,5 @@ func ResolveModel(set *config.Config, modelRef string) (Model, error) {
 	if err != nil {
 		return Model{}, fmt.Errorf("%w (%s)", err, ref.Source)
 	}
-	return Model{Provider: p, Name: ref.Model, MaxTokens: ref.MaxOutputTokens, ContextWindow: ref.ContextWindow}, nil
+	return Model{Provider: p, Name: ref.Model, MaxTokens: ref.MaxOutputTokens, ContextWindow: ref.ContextWindow, Effort: ref.Effort}, nil
 }

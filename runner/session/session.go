@@ -201,6 +201,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		SystemPrompt: cmp.Or(cfg.SystemPrompt, set.Agent.SystemPrompt, agent.DefaultSystemPrompt),
 		Temperature:  set.Agent.Temperature,
 		MaxTokens:    cfg.Model.MaxTokens,
+		Effort:       cfg.Model.Effort,
 		MaxSteps:     cmp.Or(cfg.MaxSteps, set.Agent.MaxSteps),
 		Observer:     cfg.Observer,
 		// Every agent of the session (goal turns and sub-agents copy these)

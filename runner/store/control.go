@@ -36,7 +36,7 @@ func (s *Store) Requeue(ctx context.Context, id string, from []State, evs ...Eve
 		if !ok {
 			return &StateError{TaskID: id, Current: cur.State}
 		}
-		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id})
+		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id, Goal: cur.Goal})
 		if err != nil {
 			return fmt.Errorf("store: insert job: %w", err)
 		}

@@ -22,7 +22,11 @@ func (s *Store) RequeueStale(ctx context.Context, id, owner string, cutoff time.
 	}
 	var task Task
 	err = s.inTx(ctx, func(tx txn) error {
-		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id})
+		cur, err := getTask(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id, Goal: cur.Goal})
 		if err != nil {
 			return fmt.Errorf("store: insert job: %w", err)
 		}

@@ -87,6 +87,15 @@ type taskWorker struct {
 	q *Queue
 }
 
+// Timeout is none for a goal task's job (TaskArgs.Goal), the queue's
+// JobTimeout for every other.
+func (w *taskWorker) Timeout(job *river.Job[TaskArgs]) time.Duration {
+	if job.Args.Goal {
+		return -1
+	}
+	return 0
+}
+
 func (w *taskWorker) Work(ctx context.Context, job *river.Job[TaskArgs]) error {
 	// A wake that arrives from here on is seen by this run (it reads fresh
 	// state); one that arrived earlier is consumed by starting the run.

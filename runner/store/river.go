@@ -24,6 +24,10 @@ const queueName = "reasonix"
 // stale data.
 type TaskArgs struct {
 	TaskID string `json:"task_id"`
+	// Goal marks a goal task's job: it has no wall clock (the goal's turn
+	// and cost budgets bound it), so River neither times it out nor
+	// rescues it as stuck; the runner's leases notice a dead node.
+	Goal bool `json:"goal,omitempty"`
 }
 
 // Kind is the River job kind of task jobs, "reasonix_task".

@@ -300,7 +300,7 @@ func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKeys
 		}
 		return task, false, nil
 	}
-	res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id})
+	res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id, Goal: nt.Goal})
 	if err != nil {
 		return Task{}, false, fmt.Errorf("store: insert job: %w", err)
 	}
