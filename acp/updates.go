@@ -152,7 +152,7 @@ func toolKind(name string) sdk.ToolKind {
 		return sdk.ToolKindRead
 	case "ls", "glob", "grep":
 		return sdk.ToolKindSearch
-	case "edit_file", "multi_edit", "write_file":
+	case "edit_file", "multi_edit", "write_file", "delete_range", "delete_symbol":
 		return sdk.ToolKindEdit
 	case "move_file":
 		return sdk.ToolKindMove

@@ -15,7 +15,7 @@ import (
 var conformanceFiles = map[string]string{
 	"a.txt":     "alpha\nbeta\n",
 	"d/c.txt":   "gamma\n",
-	"d/e/f.go":  "package e\n",
+	"d/e/f.go":  "package e\n\n// F is deleted by delete_symbol.\nfunc F() {}\n",
 	"notes.md":  "# notes\nalpha again\n",
 	"empty.txt": "",
 }
@@ -28,6 +28,14 @@ var conformance = map[string]agenttest.ToolCases{
 		Valid:    []string{`{"command":"echo hi"}`, `{"command":"exit 3"}`, `{"command":"sleep 60","run_in_background":true}`},
 		Invalid:  []string{`{}`, `{"command":""}`, `{"cmd":"ls"}`, `{"command":"true","timeout_seconds":"5"}`},
 		Blocking: `{"command":"sleep 60"}`,
+	},
+	"delete_range": {
+		Valid:   []string{`{"path":"a.txt","start_line":1,"end_line":1}`, `{"path":"notes.md","start_line":1,"end_line":2}`},
+		Invalid: []string{`{"path":"a.txt","start_line":2,"end_line":9}`, `{"path":"a.txt","start_line":0,"end_line":1}`, `{"path":"a.txt"}`},
+	},
+	"delete_symbol": {
+		Valid:   []string{`{"path":"d/e/f.go","symbol":"F"}`},
+		Invalid: []string{`{"path":"d/e/f.go","symbol":"Missing"}`, `{"path":"a.txt","symbol":"x"}`, `{"path":"d/e/f.go"}`},
 	},
 	"edit_file": {
 		Valid:   []string{`{"path":"a.txt","old_string":"alpha","new_string":"ALPHA"}`},
