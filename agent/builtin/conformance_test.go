@@ -29,6 +29,11 @@ var conformance = map[string]agenttest.ToolCases{
 		Invalid:  []string{`{}`, `{"command":""}`, `{"cmd":"ls"}`, `{"command":"true","timeout_seconds":"5"}`},
 		Blocking: `{"command":"sleep 60"}`,
 	},
+	"code_index": {
+		ReadOnly: true,
+		Valid:    []string{`{"name":"F"}`, `{"kind":"func","path":"d"}`, `{}`, `{"name":"nothing-here"}`, `{"glob":"*.md","kind":"heading"}`},
+		Invalid:  []string{`{"kind":"bogus"}`, `{"max_results":-1}`, `{"path":"missing"}`, `{"name":7}`},
+	},
 	"delete_range": {
 		Valid:   []string{`{"path":"a.txt","start_line":1,"end_line":1}`, `{"path":"notes.md","start_line":1,"end_line":2}`},
 		Invalid: []string{`{"path":"a.txt","start_line":2,"end_line":9}`, `{"path":"a.txt","start_line":0,"end_line":1}`, `{"path":"a.txt"}`},
