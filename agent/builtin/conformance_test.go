@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"reasonix/agent"
@@ -99,6 +100,21 @@ var conformance = map[string]agenttest.ToolCases{
 	},
 }
 
+// The lsp tools exist only where gopls is installed (lsp_server.go).
+func init() {
+	if !goplsFound {
+		return
+	}
+	point := []string{`{"path":"d/e/f.go","line":4,"symbol":"F"}`, `{"path":"d/e/f.go","line":4,"column":6}`}
+	bad := []string{`{"path":"a.txt","line":1,"symbol":"alpha"}`, `{"path":"d/e/f.go","line":99,"symbol":"F"}`,
+		`{"path":"d/e/f.go","line":4}`, `{"path":"missing.go","line":1,"symbol":"x"}`}
+	for _, name := range []string{"lsp_definition", "lsp_references", "lsp_hover"} {
+		conformance[name] = agenttest.ToolCases{ReadOnly: true, Valid: point, Invalid: bad}
+	}
+	conformance["lsp_diagnostics"] = agenttest.ToolCases{ReadOnly: true, Valid: []string{`{"path":"d/e/f.go"}`},
+		Invalid: []string{`{}`, `{"path":"a.txt"}`, `{"path":"missing.go"}`}}
+}
+
 // conformanceTool builds the built-in name in a workspace holding
 // conformanceFiles, with a run's background jobs (job-1 running, for the
 // job tools' cases).
@@ -107,6 +123,9 @@ func conformanceTool(t *testing.T, name string) (agent.Tool, agent.ToolEnv) {
 	writeTree(t, env.Workdir, conformanceFiles)
 	env.Jobs = agent.NewJobs()
 	t.Cleanup(env.Jobs.Close)
+	if strings.HasPrefix(name, "lsp_") {
+		env.Shell = sandboxStandIn{}
+	}
 	if name == "job_output" || name == "job_kill" {
 		mustCall(t, tool(t, env, "bash"), map[string]any{"command": "sleep 60", "run_in_background": true})
 	}
