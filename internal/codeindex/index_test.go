@@ -128,11 +128,13 @@ func repoRoot(b *testing.B) string {
 // 500 ms).
 func BenchmarkIndexColdRepo(b *testing.B) {
 	root := repoRoot(b)
+	cpu := cpuTime()
 	for b.Loop() {
 		if err := New(root).Refresh(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkQueryWarmRepo is one query against an index of this repository
@@ -143,9 +145,11 @@ func BenchmarkQueryWarmRepo(b *testing.B) {
 	if err := ix.Refresh(ctx); err != nil {
 		b.Fatal(err)
 	}
+	cpu := cpuTime()
 	for b.Loop() {
 		if got, _, err := ix.Find(ctx, Query{Name: "execute", Limit: 50}); err != nil || len(got) == 0 {
 			b.Fatal(err, len(got))
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
 }
