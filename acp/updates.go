@@ -150,9 +150,9 @@ func toolKind(name string) sdk.ToolKind {
 	switch name {
 	case "read_file":
 		return sdk.ToolKindRead
-	case "ls", "glob", "grep":
+	case "ls", "glob", "grep", "code_index":
 		return sdk.ToolKindSearch
-	case "edit_file", "multi_edit", "write_file":
+	case "edit_file", "multi_edit", "write_file", "delete_range", "delete_symbol":
 		return sdk.ToolKindEdit
 	case "move_file":
 		return sdk.ToolKindMove

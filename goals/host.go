@@ -60,10 +60,12 @@ type HostConfig struct {
 
 // DefaultPathArgs are the built-in path-aware writers.
 var DefaultPathArgs = map[string][]string{
-	"write_file": {"path"},
-	"edit_file":  {"path"},
-	"multi_edit": {"path"},
-	"move_file":  {"path", "new_path"},
+	"write_file":    {"path"},
+	"edit_file":     {"path"},
+	"multi_edit":    {"path"},
+	"move_file":     {"path", "new_path"},
+	"delete_range":  {"path"},
+	"delete_symbol": {"path"},
 }
 
 // Counters are the delegation counters of seed §3.17, cumulative over a

@@ -2,7 +2,8 @@
 # Installs and starts what the tests use for real: bubblewrap (the bash
 # sandbox), git (workspaces), PostgreSQL (the store and multi-node tests),
 # Chromium, node and playwright-core (the dashboard's browser test), the
-# official ACP TypeScript SDK (the editor conformance test),
+# official ACP TypeScript SDK (the editor conformance test), gopls (the lsp_*
+# tools, with go install),
 # systemd-analyze and docker-compose (they check the files in deploy/), from
 # Debian's packages. Needs root when something is missing. Sourced by
 # scripts/test.sh, so the DSN it exports reaches the tests.
@@ -72,6 +73,18 @@ command -v chromium >/dev/null 2>&1 || fail "chromium is still missing after ins
 # the editor conformance test.
 (cd "$(dirname "${BASH_SOURCE[0]}")/../acp/conformance" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
 	fail "npm ci in acp/conformance failed (@agentclientprotocol/sdk for the ACP conformance test)"
+# gopls, the language server the lsp_* tools drive, at a pinned version from
+# the Go module proxy; it lands in GOBIN (or GOPATH/bin), which stays on the
+# machine, and its modules in the module cache, so a rerun needs no network.
+gopls_version=v0.23.0
+gobin=$(go env GOBIN)
+[ -n "$gobin" ] || gobin="$(go env GOPATH)/bin"
+export PATH="$gobin:$PATH"
+if ! gopls version 2>/dev/null | grep -qF "gopls $gopls_version"; then
+	echo "test-deps: installing gopls $gopls_version"
+	go install "golang.org/x/tools/gopls@$gopls_version" || fail "go install golang.org/x/tools/gopls@$gopls_version failed"
+fi
+command -v gopls >/dev/null 2>&1 || fail "gopls is still missing after go install (looked in $gobin)"
 # An installed bwrap that cannot create its namespaces (a container without
 # user namespaces, say) would fail every sandbox test; say so once, here.
 if ! out=$(bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true 2>&1); then

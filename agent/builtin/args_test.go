@@ -112,14 +112,16 @@ func FuzzToolArgs(f *testing.F) {
 		`{"path":"a.txt","old_string":"a","new_string":"b"}`, `{"path":"a.txt","edits":[{"old_string":"a","new_string":"b"}]}`,
 		`{"path":"a.txt","new_path":"d/b.txt"}`, `{"todos":[{"content":"x","status":"pending"}]}`,
 		`{"path":"a.txt","content":"hi"}`, `{"path":"\u0000"}`,
+		`{"path":"a.txt","start_line":1,"end_line":2}`, `{"path":"g.go","symbol":"T.M"}`, `{"path":"g.go","symbol":"(*T"}`,
 	} {
 		f.Add(s)
 	}
-	names := []string{"read_file", "write_file", "edit_file", "multi_edit", "move_file", "ls", "glob", "grep", "todo_write"}
+	names := []string{"read_file", "write_file", "edit_file", "multi_edit", "move_file", "ls", "glob", "grep", "todo_write",
+		"delete_range", "delete_symbol"}
 	f.Fuzz(func(t *testing.T, args string) {
 		env, _ := testEnv(t)
 		env.Emit = func(agent.Event) {}
-		writeTree(t, env.Workdir, map[string]string{"a.txt": "alpha\nbeta\n", "d/c.txt": "gamma"})
+		writeTree(t, env.Workdir, map[string]string{"a.txt": "alpha\nbeta\n", "d/c.txt": "gamma", "g.go": "package g\n\ntype T int\n\nfunc (T) M() {}\n"})
 		for _, name := range names {
 			out, err := call(t, tool(t, env, name), args)
 			if err == nil && out == "" {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"reasonix/agent"
@@ -15,7 +16,7 @@ import (
 var conformanceFiles = map[string]string{
 	"a.txt":     "alpha\nbeta\n",
 	"d/c.txt":   "gamma\n",
-	"d/e/f.go":  "package e\n",
+	"d/e/f.go":  "package e\n\n// F is deleted by delete_symbol.\nfunc F() {}\n",
 	"notes.md":  "# notes\nalpha again\n",
 	"empty.txt": "",
 }
@@ -28,6 +29,19 @@ var conformance = map[string]agenttest.ToolCases{
 		Valid:    []string{`{"command":"echo hi"}`, `{"command":"exit 3"}`, `{"command":"sleep 60","run_in_background":true}`},
 		Invalid:  []string{`{}`, `{"command":""}`, `{"cmd":"ls"}`, `{"command":"true","timeout_seconds":"5"}`},
 		Blocking: `{"command":"sleep 60"}`,
+	},
+	"code_index": {
+		ReadOnly: true,
+		Valid:    []string{`{"name":"F"}`, `{"kind":"func","path":"d"}`, `{}`, `{"name":"nothing-here"}`, `{"glob":"*.md","kind":"heading"}`},
+		Invalid:  []string{`{"kind":"bogus"}`, `{"max_results":-1}`, `{"path":"missing"}`, `{"name":7}`},
+	},
+	"delete_range": {
+		Valid:   []string{`{"path":"a.txt","start_line":1,"end_line":1}`, `{"path":"notes.md","start_line":1,"end_line":2}`},
+		Invalid: []string{`{"path":"a.txt","start_line":2,"end_line":9}`, `{"path":"a.txt","start_line":0,"end_line":1}`, `{"path":"a.txt"}`},
+	},
+	"delete_symbol": {
+		Valid:   []string{`{"path":"d/e/f.go","symbol":"F"}`},
+		Invalid: []string{`{"path":"d/e/f.go","symbol":"Missing"}`, `{"path":"a.txt","symbol":"x"}`, `{"path":"d/e/f.go"}`},
 	},
 	"edit_file": {
 		Valid:   []string{`{"path":"a.txt","old_string":"alpha","new_string":"ALPHA"}`},
@@ -86,6 +100,21 @@ var conformance = map[string]agenttest.ToolCases{
 	},
 }
 
+// The lsp tools exist only where gopls is installed (lsp_server.go).
+func init() {
+	if !goplsFound {
+		return
+	}
+	point := []string{`{"path":"d/e/f.go","line":4,"symbol":"F"}`, `{"path":"d/e/f.go","line":4,"column":6}`}
+	bad := []string{`{"path":"a.txt","line":1,"symbol":"alpha"}`, `{"path":"d/e/f.go","line":99,"symbol":"F"}`,
+		`{"path":"d/e/f.go","line":4}`, `{"path":"missing.go","line":1,"symbol":"x"}`}
+	for _, name := range []string{"lsp_definition", "lsp_references", "lsp_hover"} {
+		conformance[name] = agenttest.ToolCases{ReadOnly: true, Valid: point, Invalid: bad}
+	}
+	conformance["lsp_diagnostics"] = agenttest.ToolCases{ReadOnly: true, Valid: []string{`{"path":"d/e/f.go"}`},
+		Invalid: []string{`{}`, `{"path":"a.txt"}`, `{"path":"missing.go"}`}}
+}
+
 // conformanceTool builds the built-in name in a workspace holding
 // conformanceFiles, with a run's background jobs (job-1 running, for the
 // job tools' cases).
@@ -94,6 +123,9 @@ func conformanceTool(t *testing.T, name string) (agent.Tool, agent.ToolEnv) {
 	writeTree(t, env.Workdir, conformanceFiles)
 	env.Jobs = agent.NewJobs()
 	t.Cleanup(env.Jobs.Close)
+	if strings.HasPrefix(name, "lsp_") {
+		env.Shell = sandboxStandIn{}
+	}
 	if name == "job_output" || name == "job_kill" {
 		mustCall(t, tool(t, env, "bash"), map[string]any{"command": "sleep 60", "run_in_background": true})
 	}

@@ -11,12 +11,12 @@ import (
 )
 
 // A file tool that changes a file in place (edit_file, multi_edit,
-// write_file over an existing file, move_file) first asks checkSeen whether
+// write_file over an existing file, move_file, delete_range, delete_symbol) first asks checkSeen whether
 // the run has seen the file's current version; every tool that reads or
 // writes a file records the version it saw (sawFile). See agent.Observed.
 
 func init() {
-	for _, name := range []string{"read_file", "edit_file", "multi_edit", "write_file"} {
+	for _, name := range []string{"read_file", "edit_file", "multi_edit", "write_file", "delete_range", "delete_symbol"} {
 		agent.RegisterReobserver(name, reobservePath("path"))
 	}
 	agent.RegisterReobserver("move_file", reobservePath("new_path"))

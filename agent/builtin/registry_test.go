@@ -61,6 +61,7 @@ func TestSubjectArgumentNames(t *testing.T) {
 	subject := map[string]string{
 		"bash": "command", "edit_file": "path", "glob": "pattern", "grep": "pattern", "ls": "path",
 		"move_file": "path", "multi_edit": "path", "read_file": "path", "write_file": "path",
+		"delete_range": "path", "delete_symbol": "path",
 	}
 	for name, arg := range subject {
 		var s struct {

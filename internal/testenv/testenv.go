@@ -8,7 +8,7 @@
 // The promise is read from the environment:
 //
 //   - REASONIX_TEST_REQUIRE: a comma-separated list of the dependencies that
-//     must be present (postgres, bwrap, git, systemd, compose, chromium), or "all". scripts/test.sh sets
+//     must be present (postgres, bwrap, git, systemd, compose, chromium, acp-client, gopls), or "all". scripts/test.sh sets
 //     it to all after scripts/test-deps.sh installed and started them.
 //   - CI: any value but "", "0" or "false" requires all of them, for CI
 //     systems that run `go test` without the scripts.
@@ -36,9 +36,12 @@ const (
 	// ACPClient is the editor conformance test: node and the official ACP
 	// TypeScript SDK installed by `npm ci` in acp/conformance.
 	ACPClient = "acp-client"
+	// Gopls is the language server the lsp_* tools drive, installed by
+	// `go install` in scripts/test-deps.sh.
+	Gopls = "gopls"
 )
 
-var known = []string{Postgres, Bwrap, Git, Systemd, Compose, Chromium, ACPClient}
+var known = []string{Postgres, Bwrap, Git, Systemd, Compose, Chromium, ACPClient, Gopls}
 
 // Required reports whether the environment promises dep. It panics on a name
 // not listed above (a typo in a test).

@@ -245,8 +245,9 @@ func conversation(evs []store.Event) []turn {
 var verbs = map[string][2]string{
 	"bash": {"ran", "run"}, "read_file": {"read", "read"}, "write_file": {"wrote", "write"},
 	"edit_file": {"edited", "edit"}, "multi_edit": {"edited", "edit"}, "move_file": {"moved", "move"},
+	"delete_range": {"deleted lines of", "delete lines of"}, "delete_symbol": {"deleted a declaration in", "delete a declaration in"},
 	"glob": {"listed files matching", "list files matching"}, "grep": {"searched for", "search for"},
-	"ls": {"listed", "list"}, "todo_write": {"updated the plan", "update the plan"},
+	"ls": {"listed", "list"}, "code_index": {"looked up declarations", "look up declarations"}, "todo_write": {"updated the plan", "update the plan"},
 	"task": {"handed a task to a sub-agent:", "hand a task to a sub-agent:"}, "fleet": {"started a fleet", "start a fleet"},
 }
 
