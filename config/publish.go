@@ -40,8 +40,9 @@ type Publish struct {
 	Mode    string   `toml:"mode"`   // pr (default), draft, branch or off
 	Base    string   `toml:"base"`   // the branch PRs target; "" = the workspace's base
 	Labels  []string `toml:"labels"` // added to every PR
-	// WaitCI, CITimeout and CIFixAttempts are checked but not yet acted on:
-	// a task ends when its PR is open (issue 25 item 3 adds the wait).
+	// WaitCI makes CI on the head commit the task's completion contract
+	// (the runner's waiting_ci): CITimeout bounds the wait for a verdict
+	// on one commit, CIFixAttempts the failures fed back to the task.
 	WaitCI        bool          `toml:"wait_ci"`
 	CITimeout     time.Duration `toml:"ci_timeout"`      // default "45m"
 	CIFixAttempts *int          `toml:"ci_fix_attempts"` // default 2; 0 = no fix attempts

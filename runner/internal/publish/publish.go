@@ -223,12 +223,23 @@ func (p *Publisher) done(ctx context.Context, rec store.PublishRecord, t Target,
 }
 
 // Fill sets res.Publish and res.PR for a finished publish: "pr" with the
-// pull request, or "branch" when only the branch was pushed.
+// pull request, or "branch" when only the branch was pushed. The CI a
+// task waits for (res.PR.CI) stays.
 func Fill(res *store.Result, pr *forge.PullRequest) {
+	var ci *store.CI
+	if res.PR != nil {
+		ci = res.PR.CI
+	}
 	res.Publish, res.PublishError, res.PR = "branch", "", nil
 	if pr != nil {
 		res.Publish = "pr"
 		res.PR = &store.PullRequest{URL: pr.URL, Number: pr.Number, State: string(pr.State)}
+	}
+	if ci != nil {
+		if res.PR == nil {
+			res.PR = &store.PullRequest{}
+		}
+		res.PR.CI = ci
 	}
 }
 
