@@ -13,8 +13,8 @@ const (
 	PublishDraft  = "draft"  // the same, as a draft
 	PublishBranch = "branch" // push the branch only
 	PublishOff    = "off"    // keep the branch on the server, as without a [workspaces.publish]
-	// PublishAsk (an approval "Open pull request" before opening it) is
-	// named so that its refusal can say it is planned, not unknown.
+	// PublishAsk pushes the branch and opens the pull request once a
+	// person allowed it (an approval "Open pull request").
 	PublishAsk = "ask"
 )
 
@@ -37,7 +37,7 @@ type Publish struct {
 	// PushURL is the git URL the branch is pushed to; "" = the workspace's
 	// repo, which must then be a URL.
 	PushURL string   `toml:"push_url"`
-	Mode    string   `toml:"mode"`   // pr (default), draft, branch or off
+	Mode    string   `toml:"mode"`   // pr (default), draft, ask, branch or off
 	Base    string   `toml:"base"`   // the branch PRs target; "" = the workspace's base
 	Labels  []string `toml:"labels"` // added to every PR
 	// WaitCI makes CI on the head commit the task's completion contract
@@ -79,11 +79,9 @@ func (p *Publish) applyDefaults(w *Workspace) {
 func (p *Publish) validate(src, label string, repo string, pr *problems) {
 	label += ".publish"
 	switch p.Mode {
-	case PublishPR, PublishDraft, PublishBranch, PublishOff:
-	case PublishAsk:
-		pr.add(src, label+".mode", `"ask" is not yet supported; use "pr", "draft", "branch" or "off"`)
+	case PublishPR, PublishDraft, PublishAsk, PublishBranch, PublishOff:
 	default:
-		pr.add(src, label+".mode", `%q is not one of pr, draft, branch, off`, p.Mode)
+		pr.add(src, label+".mode", `%q is not one of pr, draft, ask, branch, off`, p.Mode)
 	}
 	if p.Mode == PublishOff {
 		return // the rest may be half filled in while publishing is switched off

@@ -42,11 +42,12 @@ const (
 
 // waitsForCI reports whether task t, ending in state with result, parks
 // for CI: it succeeded, its workspace waits for CI, and its branch was
-// published (or is being: the wait finishes the publish first).
+// published (or is being, or waits for the approval of its pull request:
+// the wait finishes the publish first).
 func (s *Service) waitsForCI(t store.Task, state store.State, result *store.Result) bool {
 	p := s.publishSettings(t.Workspace)
 	return p != nil && p.WaitCI && state == store.StateSucceeded &&
-		(result.Publish == "pr" || result.Publish == "branch" || result.Publish == "pending")
+		(result.Publish == "pr" || result.Publish == "branch" || result.Publish == "pending" || result.Publish == "awaiting_approval")
 }
 
 // startCIWait fills result.PR.CI for a wait on commit, carrying the fix

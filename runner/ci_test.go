@@ -36,6 +36,12 @@ type ciBench struct {
 
 func newCIBench(t testing.TB, rt *router, fixes int, timeout time.Duration) *ciBench {
 	t.Helper()
+	return newForgeBench(t, rt, func(p *config.Publish) { p.WaitCI, p.CITimeout, p.CIFixAttempts = true, timeout, &fixes })
+}
+
+// newForgeBench is a ciBench whose [workspaces.publish] edit adjusts.
+func newForgeBench(t testing.TB, rt *router, edit func(*config.Publish)) *ciBench {
+	t.Helper()
 	testenv.LookPath(t, testenv.Git)
 	b := &ciBench{srv: forgetest.New(t, forge.GitHub, forgetest.Options{}), rt: rt}
 	git := forgetest.NewGitServer(t, b.srv.Project(), b.srv.Token())
@@ -62,9 +68,9 @@ func newCIBench(t testing.TB, rt *router, fixes int, timeout time.Duration) *ciB
 	b.set = config.Default()
 	b.set.Workspaces = []config.Workspace{{Name: "app", Repo: repo, Base: "main", Publish: &config.Publish{
 		Forge: "github", APIURL: b.srv.URL, Project: b.srv.Project(), TokenEnv: "REASONIX_TEST_FORGE_TOKEN",
-		PushURL: git.URL, Mode: config.PublishPR, Base: "main",
-		WaitCI: true, CITimeout: timeout, CIFixAttempts: &fixes,
+		PushURL: git.URL, Mode: config.PublishPR, Base: "main", CITimeout: config.DefaultCITimeout,
 	}}}
+	edit(b.set.Workspaces[0].Publish)
 	b.st = storetest.SQLite(t, store.Config{})
 	b.svc = b.start(t)
 	return b
@@ -313,4 +319,11 @@ func TestCIWaitCancels(t *testing.T) {
 	if err != nil || got.State != store.StateCancelled {
 		t.Fatalf("Cancel = %s, %v", got.State, err)
 	}
+}
+
+func forgetestCheck(name string, ok bool) forgetest.Check {
+	if ok {
+		return forgetest.Check{Name: name, State: forge.CISuccess}
+	}
+	return forgetest.Check{Name: name, State: forge.CIFailure}
 }

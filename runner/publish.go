@@ -77,6 +77,10 @@ func (s *Service) publishAtEnd(ctx context.Context, t store.Task, state store.St
 	if err == nil {
 		var out publish.Outcome
 		if out, err = s.pub.Drive(ctx, t.ID, target); err == nil {
+			if out.Awaiting {
+				result.Publish = "awaiting_approval"
+				return nil
+			}
 			publish.Fill(result, out.PR)
 			return nil
 		}
@@ -145,6 +149,9 @@ func (s *Service) publishTarget(ctx context.Context, t store.Task, report store.
 			raw, err := s.encodeEvent(typ, payload)
 			return store.EventInput{Type: typ, Payload: raw}, err
 		},
+	}
+	if p.Mode == config.PublishAsk {
+		target.Approve = s.prApproval(t, target.Title, report.DiffStat)
 	}
 	return target, nil
 }

@@ -364,6 +364,8 @@ func publishLine(r *apitype.Result) string {
 		return "nothing: the task changed nothing"
 	case "failed":
 		return "failed: " + r.PublishError
+	case "awaiting_approval":
+		return "branch pushed; the pull request awaits an approval (mode = \"ask\")"
 	case "pending":
 		if r.PublishError != "" {
 			return "pending: " + r.PublishError

@@ -111,7 +111,7 @@ type Result struct {
 	// Reason says in a sentence why the task ended as it did.
 	Reason string `json:"reason,omitempty"`
 	// Publish is what became of the branch under [workspaces.publish]:
-	// "pending", "pr", "branch", "unchanged" or "failed" (PublishError
+	// "pending", "awaiting_approval", "pr", "branch", "unchanged" or "failed" (PublishError
 	// says why); "" when the workspace does not publish.
 	Publish      string `json:"publish,omitempty"`
 	PublishError string `json:"publish_error,omitempty"`

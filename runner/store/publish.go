@@ -218,3 +218,18 @@ func (s *Store) TasksAwaitingCI(ctx context.Context, sha string) ([]string, erro
 	}
 	return out, rs.Err()
 }
+
+// ReleasePublish frees the lease owner holds on p's record and takes back
+// the attempt its claim counted, leaving its state as it is: the record
+// waits for something other than a retry (a person's approval), and the
+// next Drive, on any node, may take it at once.
+func (s *Store) ReleasePublish(ctx context.Context, p PublishRecord, owner string) error {
+	_, err := s.db.exec(ctx, `UPDATE publishes SET lease_until = 0,
+			attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, updated_at = ?
+		WHERE task_id = ? AND lease_owner = ? AND commit_sha = ?`,
+		micros(s.now()), p.TaskID, owner, p.Commit)
+	if err != nil {
+		return fmt.Errorf("store: release publish of %s: %w", p.TaskID, err)
+	}
+	return nil
+}

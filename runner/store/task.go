@@ -98,7 +98,9 @@ type Result struct {
 	Reason string `json:"reason,omitempty"`
 	// Publish says what became of the task's branch under a workspace's
 	// [workspaces.publish]: "pending" (being handed over), "pr" (PR holds
-	// the pull request), "branch" (pushed, no pull request asked for),
+	// the pull request), "awaiting_approval" (pushed; the pull request
+	// waits for a person, mode "ask"), "branch" (pushed, no pull request
+	// asked for, or one declined),
 	// "unchanged" (nothing to publish: the task changed nothing) or
 	// "failed" (PublishError says why). "" without publishing.
 	Publish      string `json:"publish,omitempty"`
