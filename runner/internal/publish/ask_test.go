@@ -54,7 +54,9 @@ func TestAskDeclined(t *testing.T) {
 	b := newBench(t, forge.GitLab)
 	b.succeed()
 	tg := b.target(publish.ModeAsk)
-	tg.Approve = func(context.Context, store.PublishRecord) (publish.Approval, error) { return publish.ApprovalDenied, nil }
+	tg.Approve = func(context.Context, store.PublishRecord) (publish.Approval, error) {
+		return publish.ApprovalDenied, nil
+	}
 	out, err := b.publisher("node-a", nil).Drive(context.Background(), b.task, tg)
 	if err != nil || !out.Declined || out.PR != nil {
 		t.Fatalf("Drive declined = %+v, %v", out, err)
