@@ -19,20 +19,22 @@ var _ CIWaker = (*runner.Service)(nil)
 
 // ciCommit is the commit a verified check delivery reports on: GitHub's
 // check_suite (check_suite.head_sha), check_run (check_run.head_sha) and
-// status (sha). It is "" for any other delivery, and for a value that is
+// status (sha); GitLab's pipeline (object_attributes.sha) and job (build:
+// sha) events. It is "" for any other delivery, and for a value that is
 // not a full commit id (40 or 64 hex digits). The delivery says only that
 // something changed: the woken task asks the forge how CI stands.
 func ciCommit(kind, event string, payload any) string {
-	if kind != config.WebhookGitHub {
-		return ""
-	}
 	var path []string
-	switch event {
-	case "check_suite":
+	switch {
+	case kind == config.WebhookGitHub && event == "check_suite":
 		path = []string{"check_suite", "head_sha"}
-	case "check_run":
+	case kind == config.WebhookGitHub && event == "check_run":
 		path = []string{"check_run", "head_sha"}
-	case "status":
+	case kind == config.WebhookGitHub && event == "status":
+		path = []string{"sha"}
+	case kind == config.WebhookGitLab && event == "pipeline":
+		path = []string{"object_attributes", "sha"}
+	case kind == config.WebhookGitLab && event == "build":
 		path = []string{"sha"}
 	default:
 		return ""

@@ -110,3 +110,66 @@ func TestCheckDeliveryWakesCI(t *testing.T) {
 		t.Errorf("deliveries recorded as wakes = %d of %+v", woke, ds)
 	}
 }
+
+// A GitLab pipeline or job delivery with the right X-Gitlab-Token wakes
+// the task waiting on its commit; a wrong or missing token is refused
+// before anything else.
+func TestGitLabDeliveryWakesCI(t *testing.T) {
+	sha := strings.Repeat("ef", 20)
+	w := &waker{waiting: map[string]int{sha: 1}}
+	st := storetest.SQLite(t, store.Config{})
+	hook := config.Webhook{Name: "gl", Kind: config.WebhookGitLab, SecretEnv: "GH_SECRET",
+		Events: []string{"issue"}, Prompt: "issue {{.object_attributes.title}}", Posture: "ask"}
+	hs, err := webhook.Compile([]config.Webhook{hook}, lookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := webhook.NewHandler(webhook.Config{Hooks: hs, Service: w, Store: st, Logger: storetest.Quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /hooks/{name}", h)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	post := func(token, uuid, body string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", srv.URL+"/hooks/gl", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("X-Gitlab-Token", token)
+		}
+		req.Header.Set("X-Gitlab-Event-UUID", uuid)
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		data, _ := io.ReadAll(res.Body)
+		var m map[string]any
+		_ = json.Unmarshal(data, &m)
+		return res.StatusCode, m
+	}
+	pipeline := `{"object_kind":"pipeline","object_attributes":{"sha":"` + sha + `","status":"success"}}`
+	if status, body := post(ghSecret, "u1", pipeline); status != http.StatusAccepted || body["woke"] != float64(1) {
+		t.Fatalf("pipeline: %d %v", status, body)
+	}
+	if status, body := post(ghSecret, "u2", `{"object_kind":"build","sha":"`+sha+`"}`); status != http.StatusAccepted || body["woke"] != float64(1) {
+		t.Fatalf("job: %d %v", status, body)
+	}
+	for _, token := range []string{"", "wrong", ghSecret + "x", ghSecret[:len(ghSecret)-1]} {
+		if status, _ := post(token, "u3", pipeline); status != http.StatusUnauthorized {
+			t.Errorf("token %q: %d, want 401", token, status)
+		}
+	}
+	if len(w.woken) != 2 {
+		t.Fatalf("woken %v", w.woken)
+	}
+	// An issue event starts a task; other kinds are outside events.
+	issue := `{"object_kind":"issue","object_attributes":{"title":"crash on start"}}`
+	if status, body := post(ghSecret, "u4", issue); status != http.StatusAccepted || body["task_id"] == nil || w.submitted != 1 {
+		t.Fatalf("issue: %d %v, submitted %d", status, body, w.submitted)
+	}
+	if status, _ := post(ghSecret, "u5", `{"object_kind":"merge_request"}`); status != http.StatusNoContent || w.submitted != 1 {
+		t.Errorf("an event outside events: %d, submitted %d", status, w.submitted)
+	}
+}

@@ -104,8 +104,8 @@ func FuzzCICommit(f *testing.F) {
 	sha := strings.Repeat("ab", 20)
 	for _, s := range []string{`{"check_suite":{"head_sha":"` + sha + `"}}`, `{"check_run":{"head_sha":"` + strings.ToUpper(sha) + `"}}`,
 		`{"sha":"` + sha + `"}`, `{"sha":"../../etc"}`, `{"sha":"` + sha + `0"}`, `{"sha":12}`, `{"sha":["` + sha + `"]}`,
-		`{"check_suite":"x"}`, `null`, `{"sha":"` + strings.Repeat("0", 64) + `"}`, `{"sha":"` + strings.Repeat("g", 40) + `"}`} {
-		for _, ev := range []string{"check_suite", "check_run", "status", "push"} {
+		`{"check_suite":"x"}`, `null`, `{"object_attributes":{"sha":"` + sha + `"}}`, `{"sha":"` + strings.Repeat("0", 64) + `"}`, `{"sha":"` + strings.Repeat("g", 40) + `"}`} {
+		for _, ev := range []string{"check_suite", "check_run", "status", "push", "pipeline", "build"} {
 			f.Add(ev, s)
 		}
 	}
@@ -125,7 +125,11 @@ func FuzzCICommit(f *testing.F) {
 			t.Fatalf("commit %q from %s", got, body)
 		}
 		if ciCommit("hmac", event, payload) != "" {
-			t.Fatal("a non-GitHub webhook named a commit")
+			t.Fatal("an hmac webhook named a commit")
+		}
+		if gl := ciCommit("gitlab", event, payload); gl != "" && (event != "pipeline" && event != "build" ||
+			len(gl) != 40 && len(gl) != 64 || strings.Trim(gl, "0123456789abcdef") != "") {
+			t.Fatalf("a gitlab %q event named commit %q", event, gl)
 		}
 	})
 }

@@ -147,8 +147,11 @@ func errorCode(status int) string {
 }
 
 func (h *Handler) handle(r *http.Request, hk *hook) outcome {
-	if hk.cfg.Kind == config.WebhookGitHub {
+	switch hk.cfg.Kind {
+	case config.WebhookGitHub:
 		return h.github(r, hk)
+	case config.WebhookGitLab:
+		return h.gitlab(r, hk)
 	}
 	return h.standard(r, hk)
 }
@@ -217,11 +220,19 @@ func (h *Handler) accept(ctx context.Context, hk *hook, o outcome, body []byte, 
 		return rejected(o, http.StatusBadRequest, "the body is not valid JSON")
 	}
 	event, action := o.event, ""
-	if hk.cfg.Kind == config.WebhookHMAC {
+	switch hk.cfg.Kind {
+	case config.WebhookHMAC:
 		event, _ = lookupString(payload, "type")
 		o.event = event
-	} else if action, _ = lookupString(payload, "action"); action != "" {
-		o.event = event + "." + action
+	case config.WebhookGitLab:
+		// GitLab names the event in the payload too (X-Gitlab-Event is
+		// its display name, "Pipeline Hook").
+		event, _ = lookupString(payload, "object_kind")
+		o.event = event
+	default:
+		if action, _ = lookupString(payload, "action"); action != "" {
+			o.event = event + "." + action
+		}
 	}
 	// A check delivery on the commit of a task waiting for CI wakes that
 	// task and starts nothing: its pull request is the task's own work.
