@@ -13,8 +13,8 @@ const (
 	PublishDraft  = "draft"  // the same, as a draft
 	PublishBranch = "branch" // push the branch only
 	PublishOff    = "off"    // keep the branch on the server, as without a [workspaces.publish]
-	// PublishAsk (an approval "Open pull request" before opening it) is
-	// named so that its refusal can say it is planned, not unknown.
+	// PublishAsk pushes the branch and opens the pull request once a
+	// person allowed it (an approval "Open pull request").
 	PublishAsk = "ask"
 )
 
@@ -37,11 +37,12 @@ type Publish struct {
 	// PushURL is the git URL the branch is pushed to; "" = the workspace's
 	// repo, which must then be a URL.
 	PushURL string   `toml:"push_url"`
-	Mode    string   `toml:"mode"`   // pr (default), draft, branch or off
+	Mode    string   `toml:"mode"`   // pr (default), draft, ask, branch or off
 	Base    string   `toml:"base"`   // the branch PRs target; "" = the workspace's base
 	Labels  []string `toml:"labels"` // added to every PR
-	// WaitCI, CITimeout and CIFixAttempts are checked but not yet acted on:
-	// a task ends when its PR is open (issue 25 item 3 adds the wait).
+	// WaitCI makes CI on the head commit the task's completion contract
+	// (the runner's waiting_ci): CITimeout bounds the wait for a verdict
+	// on one commit, CIFixAttempts the failures fed back to the task.
 	WaitCI        bool          `toml:"wait_ci"`
 	CITimeout     time.Duration `toml:"ci_timeout"`      // default "45m"
 	CIFixAttempts *int          `toml:"ci_fix_attempts"` // default 2; 0 = no fix attempts
@@ -78,11 +79,9 @@ func (p *Publish) applyDefaults(w *Workspace) {
 func (p *Publish) validate(src, label string, repo string, pr *problems) {
 	label += ".publish"
 	switch p.Mode {
-	case PublishPR, PublishDraft, PublishBranch, PublishOff:
-	case PublishAsk:
-		pr.add(src, label+".mode", `"ask" is not yet supported; use "pr", "draft", "branch" or "off"`)
+	case PublishPR, PublishDraft, PublishAsk, PublishBranch, PublishOff:
 	default:
-		pr.add(src, label+".mode", `%q is not one of pr, draft, branch, off`, p.Mode)
+		pr.add(src, label+".mode", `%q is not one of pr, draft, ask, branch, off`, p.Mode)
 	}
 	if p.Mode == PublishOff {
 		return // the rest may be half filled in while publishing is switched off

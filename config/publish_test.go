@@ -37,10 +37,6 @@ func TestPublishProblemsNameTheirKeys(t *testing.T) {
 		name, table string
 		want        []string
 	}{
-		{"ask is not yet built", `forge = "github"
-project = "a/b"
-token_env = "T"
-mode = "ask"`, []string{"workspaces[app].publish.mode", "not yet supported"}},
 		{"unknown mode", `forge = "github"
 project = "a/b"
 token_env = "T"
@@ -85,5 +81,14 @@ func TestPublishOffNeedsNothingElse(t *testing.T) {
 	c := f.load()
 	if p := c.Workspaces[0].Publish; p.Enabled() || p.CITimeout != time.Hour {
 		t.Errorf("publish = %+v, want it switched off with its keys kept", p)
+	}
+}
+
+func TestPublishAskLoads(t *testing.T) {
+	f := newFixture(t)
+	f.proj("[[workspaces]]\nname = \"app\"\nrepo = \"https://git.example.com/a/b.git\"\n[workspaces.publish]\nforge = \"github\"\nproject = \"a/b\"\ntoken_env = \"T\"\nmode = \"Ask\"\nwait_ci = true\n")
+	c := f.load()
+	if p := c.Workspaces[0].Publish; p.Mode != PublishAsk || !p.Enabled() || !p.WaitCI {
+		t.Errorf("publish = %+v, want mode ask with CI waited for", p)
 	}
 }

@@ -14,6 +14,9 @@ const (
 	// WebhookHMAC verifies Standard Webhooks headers (webhook-id,
 	// webhook-timestamp, webhook-signature).
 	WebhookHMAC = "hmac"
+	// WebhookGitLab compares X-Gitlab-Token with the secret (constant
+	// time) and reads the payload's object_kind.
+	WebhookGitLab = "gitlab"
 )
 
 // Webhook is one [[webhooks]] entry: POST /hooks/<name> starts a task when
@@ -21,15 +24,16 @@ const (
 // data; nothing in it can change how the task runs.
 type Webhook struct {
 	Name string `toml:"name"` // required, unique; the URL path segment
-	Kind string `toml:"kind"` // "github" or "hmac"; required
+	Kind string `toml:"kind"` // "github", "gitlab" or "hmac"; required
 	// SecretEnv names the variable holding the signing secret; required.
 	// SecretsEnv names further secrets that also verify, for rotation.
 	SecretEnv  string   `toml:"secret_env"`
 	SecretsEnv []string `toml:"secrets_env"`
 	// Events lists the deliveries that start a task: GitHub's
 	// X-GitHub-Event, alone or with the payload's action
-	// ("check_run.completed"); for hmac the payload's "type". Empty
-	// accepts every event (GitHub's ping is always answered 204).
+	// ("check_run.completed"); for hmac the payload's "type"; for gitlab
+	// its "object_kind" ("pipeline", "issue", "note"). Empty accepts every
+	// event (GitHub's ping is always answered 204).
 	Events []string `toml:"events"`
 	// Filter is an optional condition on the payload, e.g.
 	// `check_run.conclusion == "failure" && repository.name != "docs"`.
@@ -78,7 +82,7 @@ func (w *Webhook) validate(c *Config, label string, p *problems) {
 	} else if !validEntryName(w.Name) {
 		p.add(src, label+".name", "%q must start with a letter or digit and contain only letters, digits, '.', '_' or '-'", w.Name)
 	}
-	checkOneOf(p, src, label+".kind", w.Kind, WebhookGitHub, WebhookHMAC)
+	checkOneOf(p, src, label+".kind", w.Kind, WebhookGitHub, WebhookGitLab, WebhookHMAC)
 	if w.SecretEnv == "" {
 		p.add(src, label+".secret_env", "is required: the name of the variable holding the signing secret")
 	}

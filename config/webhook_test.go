@@ -12,7 +12,7 @@ const okHook = "[[webhooks]]\nname = \"ci\"\nkind = \"github\"\nsecret_env = \"G
 // Each case is one [[webhooks]] entry with exactly one problem.
 func TestValidateWebhooks(t *testing.T) {
 	for _, tc := range []struct{ name, file, want string }{
-		{"kind", strings.Replace(okHook, `"github"`, `"gitlab"`, 1), `webhooks[ci].kind: "gitlab" is not one of github, hmac`},
+		{"kind", strings.Replace(okHook, `"github"`, `"gitea"`, 1), `webhooks[ci].kind: "gitea" is not one of github, gitlab, hmac`},
 		{"secret required", strings.Replace(okHook, "secret_env = \"GH_SECRET\"\n", "", 1), `webhooks[ci].secret_env: is required`},
 		{"secret pasted", strings.Replace(okHook, `"GH_SECRET"`, `"It's a secret"`, 1), `webhooks[ci].secret_env: must be the NAME`},
 		{"rotation names", okHook + "secrets_env = [\"a b\"]", `webhooks[ci].secrets_env: must be the NAME`},

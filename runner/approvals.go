@@ -137,6 +137,7 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 		}
 	}
 	s.emitLogged(ctx, a.TaskID, "approval_decided", ev)
+	s.prDecided(ctx, decided)
 	if err := s.st.Wake(ctx, a.TaskID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		// The decision stands; the job still resumes when its snooze ends.
 		s.log.Warn("runner: wake after decision", "task", a.TaskID, "err", err)

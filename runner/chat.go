@@ -32,6 +32,7 @@ const (
 	StateQueued          = store.StateQueued
 	StateRunning         = store.StateRunning
 	StateWaitingApproval = store.StateWaitingApproval
+	StateWaitingCI       = store.StateWaitingCI
 	StateSucceeded       = store.StateSucceeded
 	StateFailed          = store.StateFailed
 	StateBlocked         = store.StateBlocked

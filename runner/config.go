@@ -33,6 +33,10 @@ const (
 	DefaultDrainTimeout         = config.DefaultDrainTimeout
 	DefaultScratchWait          = 30 * time.Second
 	DefaultScheduleInterval     = time.Second
+	// DefaultCIPollInterval is the fallback poll of a task waiting for CI:
+	// the forge's check webhooks wake it at once; the poll covers a forge
+	// without webhooks, and a lost delivery, at one API call a task.
+	DefaultCIPollInterval = 2 * time.Minute
 )
 
 // WithDefaults returns a copy of c with every unset field given its
@@ -67,6 +71,7 @@ func (c Config) WithDefaults() Config {
 	c.ScratchMoveLimit = cmp.Or(c.ScratchMoveLimit, defaultScratchMoveLimit)
 	c.ScratchWait = cmp.Or(c.ScratchWait, DefaultScratchWait)
 	c.ScheduleInterval = cmp.Or(c.ScheduleInterval, DefaultScheduleInterval)
+	c.CIPollInterval = cmp.Or(c.CIPollInterval, DefaultCIPollInterval)
 	if c.Workspaces == nil {
 		dir := c.ScratchDir
 		if dir == "" {
@@ -101,7 +106,7 @@ func (c Config) Validate() error {
 		{"PollInterval", c.PollInterval}, {"ControlInterval", c.ControlInterval},
 		{"HeartbeatInterval", c.HeartbeatInterval}, {"StaleAfter", c.StaleAfter},
 		{"SweepInterval", c.SweepInterval}, {"ScratchWait", c.ScratchWait},
-		{"ScheduleInterval", c.ScheduleInterval},
+		{"ScheduleInterval", c.ScheduleInterval}, {"CIPollInterval", c.CIPollInterval},
 	} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("runner: %s must not be negative (got %s)", d.name, d.v))

@@ -22,7 +22,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 			return store.Task{}, err
 		}
 		switch t.State {
-		case store.StateQueued, store.StateWaitingApproval:
+		case store.StateQueued, store.StateWaitingApproval, store.StateWaitingCI:
 			// The spend of earlier runs (a continued, resumed or waiting
 			// task) stays with it.
 			res := s.keptSpend(ctx, id, t.Result)
@@ -132,7 +132,9 @@ func (s *Service) message(ctx context.Context, id string, p Principal, text, key
 	if t, err = s.Task(ctx, id); err != nil {
 		return store.Task{}, err
 	}
-	if !t.State.Terminal() {
+	// A task waiting for CI is continued like a finished one: the message
+	// is new work, and its run publishes and waits again.
+	if !t.State.Terminal() && t.State != store.StateWaitingCI {
 		if r := s.runFor(id); r != nil {
 			r.poke()
 		}

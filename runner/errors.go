@@ -100,6 +100,8 @@ func stateWords(s store.State) string {
 	switch s {
 	case store.StateWaitingApproval:
 		return "is waiting for an approval"
+	case store.StateWaitingCI:
+		return "is waiting for CI"
 	case store.StateBudgetExhausted:
 		return "ran out of budget"
 	case store.StateCancelled, store.StateInterrupted:

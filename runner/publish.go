@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"reasonix/config"
-	"reasonix/internal/secretenv"
 	"reasonix/runner/forge"
 	"reasonix/runner/internal/publish"
 	"reasonix/runner/store"
@@ -78,6 +77,10 @@ func (s *Service) publishAtEnd(ctx context.Context, t store.Task, state store.St
 	if err == nil {
 		var out publish.Outcome
 		if out, err = s.pub.Drive(ctx, t.ID, target); err == nil {
+			if out.Awaiting {
+				result.Publish = "awaiting_approval"
+				return nil
+			}
 			publish.Fill(result, out.PR)
 			return nil
 		}
@@ -133,17 +136,12 @@ func (s *Service) publishTarget(ctx context.Context, t store.Task, report store.
 	if err != nil {
 		return publish.Target{}, fmt.Errorf("runner: publish task %s: %w", t.ID, err)
 	}
-	token := strings.TrimSpace(secretenv.Getenv(p.TokenEnv))
-	if token == "" {
-		return publish.Target{}, fmt.Errorf("runner: publish task %s: $%s is not set", t.ID, p.TokenEnv)
-	}
-	kind := forge.Kind(p.Forge)
-	f, err := forge.New(forge.Config{Kind: kind, APIURL: p.APIURL, Project: p.Project, Token: token})
+	f, token, err := s.forgeOf(p)
 	if err != nil {
 		return publish.Target{}, fmt.Errorf("runner: publish task %s: %w", t.ID, err)
 	}
-	return publish.Target{
-		Forge: f, Kind: kind, Token: token, PushURL: p.PushURL, GitDir: gitDir,
+	target := publish.Target{
+		Forge: f, Kind: forge.Kind(p.Forge), Token: token, PushURL: p.PushURL, GitDir: gitDir,
 		Mode: p.Mode, Base: p.Base, Labels: p.Labels,
 		Title: prTitle(t.Prompt), Body: s.prBody(ctx, t, report),
 		Result: patch,
@@ -151,7 +149,11 @@ func (s *Service) publishTarget(ctx context.Context, t store.Task, report store.
 			raw, err := s.encodeEvent(typ, payload)
 			return store.EventInput{Type: typ, Payload: raw}, err
 		},
-	}, nil
+	}
+	if p.Mode == config.PublishAsk {
+		target.Approve = s.prApproval(t, target.Title, report.DiffStat)
+	}
+	return target, nil
 }
 
 // prTitle is the first line of the task's prompt, bounded.

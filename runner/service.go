@@ -100,6 +100,9 @@ type Config struct {
 	// occurrences; default 1s. It bounds how late a run starts, not
 	// whether it does: firing is decided in the store.
 	ScheduleInterval time.Duration
+	// CIPollInterval is how often a task waiting for CI asks the forge
+	// when no check webhook woke it first; DefaultCIPollInterval when zero.
+	CIPollInterval time.Duration
 }
 
 // Service runs tasks. Build it with New, then Start; Stop it before closing

@@ -84,6 +84,8 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	case store.StateQueued, store.StateWaitingApproval:
 	case store.StateRunning:
 		return s.adoptRunning(ctx, task)
+	case store.StateWaitingCI:
+		return s.awaitCI(ctx, task) // holds no workspace and runs no agent
 	default:
 		return nil // finished, cancelled or interrupted without a resume
 	}
@@ -405,6 +407,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		}
 	}
 	var published []event
+	waitCI := false
 	if ws != nil { // commit even a cancelled task's work: its branch keeps it
 		wr, err := s.cfg.Workspaces.Finish(ctx, ws, commitMessage(r.task.Prompt))
 		if err != nil {
@@ -423,29 +426,26 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
 		if err == nil {
 			published = s.publishAtEnd(ctx, r.task, o.state, wr, result)
+			if waitCI = s.waitsForCI(r.task, o.state, result); waitCI {
+				s.startCIWait(result, r.task.Result, wr.Commit)
+			}
 		}
+	}
+	if waitCI {
+		// The work is done and published; CI decides how the task ends
+		// (ci.go). The final report comes with that end.
+		evs := append(published, ciEvent(result.PR), event{"task_state", map[string]any{"state": store.StateWaitingCI}})
+		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateWaitingCI,
+			&store.StateOpts{Result: result, Events: s.announce(id, evs...)}); err != nil {
+			return s.lostState(ctx, id, err)
+		}
+		s.hub.notify(id)
+		p := s.publishSettings(r.task.Workspace)
+		return s.ciSnooze(result.PR.CI, p)
 	}
 	// The report goes just before the terminal state, with it, so whoever
 	// sees that state finds the report.
-	report := map[string]any{
-		"state": o.state, "summary": result.Summary, "final_answer": result.FinalAnswer,
-		"diff_stat": result.DiffStat, "branch": result.Branch, "tokens": result.Tokens,
-		"cost": result.Cost, "cost_complete": result.CostComplete, "unpriced_tokens": result.UnpricedTokens,
-		"models": result.Models, "duration_ms": result.DurationMS, "error": result.Error, "reason": result.Reason,
-	}
-	// The split is of the task's whole life, every attempt, as the API and
-	// the dashboard show it; duration_ms is this run's alone.
-	if d, err := s.Durations(ctx, r.task); err == nil {
-		report["durations"] = d
-	} else {
-		s.log.Warn("runner: the final report goes without its durations", "task", id, "err", err)
-	}
-	if result.Publish != "" {
-		report["publish"] = result.Publish
-		if result.PR != nil {
-			report["pr"] = result.PR
-		}
-	}
+	report := s.reportPayload(ctx, r.task, o.state, result)
 	if o.goal != nil {
 		report["goal"] = o.goal
 		report["counters"] = o.goal.Counters
@@ -469,6 +469,31 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		}
 	}
 	return nil
+}
+
+// reportPayload is a final_report event's payload for task t ending in
+// state with result.
+func (s *Service) reportPayload(ctx context.Context, t store.Task, state store.State, result *store.Result) map[string]any {
+	report := map[string]any{
+		"state": state, "summary": result.Summary, "final_answer": result.FinalAnswer,
+		"diff_stat": result.DiffStat, "branch": result.Branch, "tokens": result.Tokens,
+		"cost": result.Cost, "cost_complete": result.CostComplete, "unpriced_tokens": result.UnpricedTokens,
+		"models": result.Models, "duration_ms": result.DurationMS, "error": result.Error, "reason": result.Reason,
+	}
+	// The split is of the task's whole life, every attempt, as the API and
+	// the dashboard show it; duration_ms is this run's alone.
+	if d, err := s.Durations(ctx, t); err == nil {
+		report["durations"] = d
+	} else {
+		s.log.Warn("runner: the final report goes without its durations", "task", t.ID, "err", err)
+	}
+	if result.Publish != "" {
+		report["publish"] = result.Publish
+		if result.PR != nil {
+			report["pr"] = result.PR
+		}
+	}
+	return report
 }
 
 // lostState handles a final state change that found the task moved on

@@ -206,7 +206,7 @@ func (r *Relay) scan() {
 }
 
 func (r *Relay) scanOnce() {
-	f := runner.TaskFilter{States: []runner.State{runner.StateQueued, runner.StateRunning, runner.StateWaitingApproval}, Limit: 500}
+	f := runner.TaskFilter{States: []runner.State{runner.StateQueued, runner.StateRunning, runner.StateWaitingApproval, runner.StateWaitingCI}, Limit: 500}
 	page, err := r.svc.Tasks(r.ctx, f)
 	if err != nil {
 		if r.ctx.Err() == nil {

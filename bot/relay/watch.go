@@ -565,6 +565,12 @@ func (w *watcher) report(ctx context.Context, ev runner.Event, compact bool) str
 		PR          *struct {
 			URL    string `json:"url"`
 			Number int    `json:"number"`
+			CI     *struct {
+				State  string `json:"state"`
+				Checks []struct {
+					State string `json:"state"`
+				} `json:"checks"`
+			} `json:"ci"`
 		} `json:"pr"`
 	}
 	_ = json.Unmarshal(ev.Payload, &p)
@@ -591,6 +597,15 @@ func (w *watcher) report(ctx context.Context, ev runner.Event, compact bool) str
 	var facts []string
 	if p.PR != nil { // the pull request the branch was published as
 		facts = append(facts, fmt.Sprintf("PR #%d %s", p.PR.Number, p.PR.URL))
+		if ci := p.PR.CI; ci != nil { // "CI success 5/5 passing"
+			passing := 0
+			for _, c := range ci.Checks {
+				if c.State == "success" {
+					passing++
+				}
+			}
+			facts = append(facts, fmt.Sprintf("CI %s %d/%d passing", ci.State, passing, len(ci.Checks)))
+		}
 	} else if p.Branch != "" {
 		facts = append(facts, "branch "+p.Branch)
 	}

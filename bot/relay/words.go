@@ -31,6 +31,8 @@ func stateWords(s runner.State) string {
 		return "running"
 	case runner.StateWaitingApproval:
 		return "waiting for approval"
+	case runner.StateWaitingCI:
+		return "waiting for CI"
 	case runner.StateSucceeded:
 		return "done"
 	case runner.StateBudgetExhausted:
@@ -48,6 +50,8 @@ func stateIcon(s runner.State) string {
 		return "▶"
 	case runner.StateWaitingApproval:
 		return "✋"
+	case runner.StateWaitingCI:
+		return "⏳"
 	case runner.StateSucceeded:
 		return "✅"
 	case runner.StateCancelled:

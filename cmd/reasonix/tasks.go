@@ -295,6 +295,9 @@ func printTask(w io.Writer, t apitype.Task) {
 		if line := publishLine(r); line != "" {
 			fmt.Fprintf(w, "published %s\n", line)
 		}
+		if r.PR != nil && r.PR.CI != nil {
+			fmt.Fprintf(w, "ci        %s\n", ciLine(r.PR.CI))
+		}
 		fmt.Fprintf(w, "tokens    %d prompt + %d completion\n", r.Tokens.Prompt, r.Tokens.Completion)
 		if len(r.Models) > 0 || r.Cost > 0 {
 			models := make(map[string]store.ModelCost, len(r.Models))
@@ -332,6 +335,8 @@ func publishLine(r *apitype.Result) string {
 		return "nothing: the task changed nothing"
 	case "failed":
 		return "failed: " + r.PublishError
+	case "awaiting_approval":
+		return "branch pushed; the pull request awaits an approval (mode = \"ask\")"
 	case "pending":
 		if r.PublishError != "" {
 			return "pending: " + r.PublishError
@@ -359,4 +364,29 @@ func tasksDiff(c *client.Client, id string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "reasonix: the diff is longer than the service returns (8 MiB); fetch the branch for the rest")
 	}
 	return nil
+}
+
+// ciLine says how the CI a task waited for stands: "success 3/3 passing
+// on 1a2b3c4d5e6f (1 fix)", with the failing checks named.
+func ciLine(ci *apitype.CI) string {
+	passing, failing := 0, []string(nil)
+	for _, c := range ci.Checks {
+		switch c.State {
+		case "success":
+			passing++
+		case "failure":
+			failing = append(failing, c.Name)
+		}
+	}
+	line := fmt.Sprintf("%s %d/%d passing", ci.State, passing, len(ci.Checks))
+	if sha := ci.Commit; sha != "" {
+		line += " on " + sha[:min(12, len(sha))]
+	}
+	if ci.Fixes > 0 {
+		line += fmt.Sprintf(" (%d fix attempt(s))", ci.Fixes)
+	}
+	if len(failing) > 0 {
+		line += "; failing: " + strings.Join(failing, ", ")
+	}
+	return line
 }

@@ -75,7 +75,7 @@ func StateOf(typ string, payload json.RawMessage) (TaskState, bool) {
 
 // SplitDurations adds up the time between a task's state changes. The
 // task is queued from created until its first change; the last live state
-// (queued, running or waiting_approval) lasts until now. Changes out of
+// (queued, running, waiting_approval or waiting_ci) lasts until now. Changes out of
 // time order (clocks of two nodes) count as zero, never negative.
 func SplitDurations(created time.Time, changes []StateChange, now time.Time) Durations {
 	var d Durations
@@ -90,7 +90,7 @@ func SplitDurations(created time.Time, changes []StateChange, now time.Time) Dur
 			d.Queued += span
 		case StateRunning:
 			d.Running += span
-		case StateWaitingApproval:
+		case StateWaitingApproval, StateWaitingCI:
 			d.Waiting += span
 		}
 	}

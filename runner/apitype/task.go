@@ -8,12 +8,13 @@ import (
 // TaskState is where a task is in its life.
 type TaskState string
 
-// The task states. Queued, Running and WaitingApproval are live; the rest
-// are terminal (see Terminal).
+// The task states. Queued, Running, WaitingApproval and WaitingCI are
+// live; the rest are terminal (see Terminal).
 const (
 	StateQueued          TaskState = "queued"
 	StateRunning         TaskState = "running"
 	StateWaitingApproval TaskState = "waiting_approval"
+	StateWaitingCI       TaskState = "waiting_ci" // published; its pull request waits for CI
 	StateSucceeded       TaskState = "succeeded"
 	StateFailed          TaskState = "failed"
 	StateBlocked         TaskState = "blocked"
@@ -23,11 +24,11 @@ const (
 )
 
 // Terminal reports whether a task in state s is finished for good: every
-// state but queued, running and waiting_approval. An interrupted task is
+// state but queued, running, waiting_approval and waiting_ci. An interrupted task is
 // terminal until someone resumes it.
 func (s TaskState) Terminal() bool {
 	switch s {
-	case StateQueued, StateRunning, StateWaitingApproval:
+	case StateQueued, StateRunning, StateWaitingApproval, StateWaitingCI:
 		return false
 	}
 	return true
@@ -113,7 +114,7 @@ type Result struct {
 	// Reason says in a sentence why the task ended as it did.
 	Reason string `json:"reason,omitempty"`
 	// Publish is what became of the branch under [workspaces.publish]:
-	// "pending", "pr", "branch", "unchanged" or "failed" (PublishError
+	// "pending", "awaiting_approval", "pr", "branch", "unchanged" or "failed" (PublishError
 	// says why); "" when the workspace does not publish.
 	Publish      string `json:"publish,omitempty"`
 	PublishError string `json:"publish_error,omitempty"`
@@ -126,6 +127,28 @@ type PullRequest struct {
 	URL    string `json:"url"`
 	Number int    `json:"number"`
 	State  string `json:"state"` // open, closed or merged
+	// CI is the CI on the head commit when the workspace waits for it
+	// (wait_ci).
+	CI *CI `json:"ci,omitempty"`
+}
+
+// CI is the CI a task waits for or ended on: State is waiting, fixing,
+// success, failure, timeout or error; Fixes counts the failures fed back
+// to the task.
+type CI struct {
+	State  string    `json:"state"`
+	Commit string    `json:"commit,omitempty"`
+	Checks []CICheck `json:"checks,omitempty"`
+	Fixes  int       `json:"fixes,omitempty"`
+	Since  time.Time `json:"since,omitzero"`
+}
+
+// CICheck is one check on the head commit: pending, success or failure.
+type CICheck struct {
+	Name    string `json:"name"`
+	State   string `json:"state"`
+	Summary string `json:"summary,omitempty"`
+	URL     string `json:"url,omitempty"`
 }
 
 // Usage counts a model's tokens.

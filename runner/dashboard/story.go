@@ -332,6 +332,8 @@ func outcomeOf(s store.State) (headline, tone string) {
 		return "Interrupted", "warn"
 	case store.StateWaitingApproval:
 		return "Waiting for approval", "warn"
+	case store.StateWaitingCI:
+		return "Waiting for CI", "live"
 	case store.StateRunning:
 		return "Running", "live"
 	}

@@ -158,7 +158,7 @@ const taskDecisionsShown = 200
 
 func terminal(s store.State) bool {
 	switch s {
-	case store.StateQueued, store.StateRunning, store.StateWaitingApproval:
+	case store.StateQueued, store.StateRunning, store.StateWaitingApproval, store.StateWaitingCI:
 		return false
 	}
 	return true

@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	allStates = []store.State{store.StateQueued, store.StateRunning, store.StateWaitingApproval, store.StateSucceeded,
+	allStates = []store.State{store.StateQueued, store.StateRunning, store.StateWaitingApproval, store.StateWaitingCI, store.StateSucceeded,
 		store.StateFailed, store.StateBlocked, store.StateCancelled, store.StateInterrupted, store.StateBudgetExhausted}
 	allSources = []store.Source{store.SourceAPI, store.SourceCLI, store.SourceSlack, store.SourceTelegram,
 		store.SourceWebhook, store.SourceCron}

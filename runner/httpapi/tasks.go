@@ -116,7 +116,7 @@ func (a *API) listTasks(w http.ResponseWriter, r *http.Request) {
 
 func validState(s store.State) bool {
 	switch s {
-	case store.StateQueued, store.StateRunning, store.StateWaitingApproval, store.StateSucceeded, store.StateFailed,
+	case store.StateQueued, store.StateRunning, store.StateWaitingApproval, store.StateWaitingCI, store.StateSucceeded, store.StateFailed,
 		store.StateBlocked, store.StateCancelled, store.StateInterrupted, store.StateBudgetExhausted:
 		return true
 	}

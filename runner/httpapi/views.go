@@ -34,6 +34,12 @@ func viewResult(r *store.Result) *apitype.Result {
 		DurationMS: r.DurationMS, Error: r.Error, Reason: r.Reason, Publish: r.Publish, PublishError: r.PublishError}
 	if r.PR != nil {
 		v.PR = &apitype.PullRequest{URL: r.PR.URL, Number: r.PR.Number, State: r.PR.State}
+		if ci := r.PR.CI; ci != nil {
+			v.PR.CI = &apitype.CI{State: ci.State, Commit: ci.Commit, Fixes: ci.Fixes, Since: ci.Since}
+			for _, c := range ci.Checks {
+				v.PR.CI.Checks = append(v.PR.CI.Checks, apitype.CICheck(c))
+			}
+		}
 	}
 	if r.Models != nil {
 		v.Models = make(map[string]apitype.ModelCost, len(r.Models))

@@ -16,7 +16,7 @@ type DeliveryOutcome string
 
 // The delivery outcomes.
 const (
-	DeliveryAccepted  DeliveryOutcome = "accepted"  // a task was created
+	DeliveryAccepted  DeliveryOutcome = "accepted"  // a task was created, or tasks waiting for CI woken
 	DeliveryDuplicate DeliveryOutcome = "duplicate" // an earlier delivery's task was returned
 	DeliveryIgnored   DeliveryOutcome = "ignored"   // ping, or outside the events or filter
 	DeliveryRejected  DeliveryOutcome = "rejected"  // bad signature, too large, unusable payload

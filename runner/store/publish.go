@@ -97,7 +97,8 @@ func (s *Store) Publish(ctx context.Context, taskID string) (PublishRecord, erro
 
 // ClaimPublish takes task's record for owner until lease has passed: only
 // a record with work left (pending or pushed) whose task is ending (still
-// running: the run publishes before it records its end) or succeeded, and
+// running: the run publishes before it records its end), succeeded or
+// waiting for CI on the pull request still to be opened, and
 // whose lease is free or owner's. Two nodes never drive one record at
 // once, which is what keeps a second pull request from being opened while
 // the first is on its way. It counts an attempt. Otherwise the error wraps
@@ -107,10 +108,10 @@ func (s *Store) ClaimPublish(ctx context.Context, taskID, owner string, lease ti
 	p, err := scanPublish(s.db.queryRow(ctx, `UPDATE publishes SET lease_owner = ?, lease_until = ?,
 			attempts = attempts + 1, updated_at = ?
 		WHERE task_id = ? AND state IN (?, ?) AND (lease_until < ? OR lease_owner = ?)
-			AND EXISTS (SELECT 1 FROM tasks t WHERE t.id = publishes.task_id AND t.state IN (?, ?))
+			AND EXISTS (SELECT 1 FROM tasks t WHERE t.id = publishes.task_id AND t.state IN (?, ?, ?))
 		RETURNING `+publishCols,
 		owner, micros(now.Add(lease)), micros(now), taskID, string(PublishPending), string(PublishPushed),
-		micros(now), owner, string(StateRunning), string(StateSucceeded)))
+		micros(now), owner, string(StateRunning), string(StateSucceeded), string(StateWaitingCI)))
 	if isNoRows(err) {
 		if _, gerr := s.Publish(ctx, taskID); gerr != nil {
 			return PublishRecord{}, gerr
@@ -164,16 +165,17 @@ func (s *Store) AdvancePublish(ctx context.Context, p PublishRecord, owner strin
 }
 
 // DuePublishes lists up to limit tasks (oldest first) whose publish has
-// work left, whose task succeeded and whose lease has passed: what a
-// recovering publisher picks up.
+// work left, whose task succeeded (or waits for the CI of the pull request
+// still to be opened) and whose lease has passed: what a recovering
+// publisher picks up.
 func (s *Store) DuePublishes(ctx context.Context, limit int) ([]string, error) {
 	if limit <= 0 {
 		limit = 50
 	}
 	rs, err := s.db.query(ctx, `SELECT p.task_id FROM publishes p JOIN tasks t ON t.id = p.task_id
-		WHERE p.state IN (?, ?) AND p.lease_until < ? AND t.state = ?
+		WHERE p.state IN (?, ?) AND p.lease_until < ? AND t.state IN (?, ?)
 		ORDER BY p.updated_at LIMIT ?`,
-		string(PublishPending), string(PublishPushed), micros(s.now()), string(StateSucceeded), limit)
+		string(PublishPending), string(PublishPushed), micros(s.now()), string(StateSucceeded), string(StateWaitingCI), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: due publishes: %w", err)
 	}
@@ -187,4 +189,47 @@ func (s *Store) DuePublishes(ctx context.Context, limit int) ([]string, error) {
 		out = append(out, id)
 	}
 	return out, rs.Err()
+}
+
+// maxAwaitingCI bounds the tasks one commit wakes: a commit is normally
+// one task's head.
+const maxAwaitingCI = 20
+
+// TasksAwaitingCI lists the tasks waiting for CI (StateWaitingCI) whose
+// published commit is sha: the tasks a forge's check webhook for sha
+// concerns. An empty sha lists none.
+func (s *Store) TasksAwaitingCI(ctx context.Context, sha string) ([]string, error) {
+	if sha == "" {
+		return nil, nil
+	}
+	rs, err := s.db.query(ctx, `SELECT p.task_id FROM publishes p JOIN tasks t ON t.id = p.task_id
+		WHERE t.state = ? AND p.commit_sha = ? LIMIT ?`, string(StateWaitingCI), sha, maxAwaitingCI)
+	if err != nil {
+		return nil, fmt.Errorf("store: tasks awaiting CI: %w", err)
+	}
+	defer rs.Close()
+	var out []string
+	for rs.Next() {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: tasks awaiting CI: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rs.Err()
+}
+
+// ReleasePublish frees the lease owner holds on p's record and takes back
+// the attempt its claim counted, leaving its state as it is: the record
+// waits for something other than a retry (a person's approval), and the
+// next Drive, on any node, may take it at once.
+func (s *Store) ReleasePublish(ctx context.Context, p PublishRecord, owner string) error {
+	_, err := s.db.exec(ctx, `UPDATE publishes SET lease_until = 0,
+			attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, updated_at = ?
+		WHERE task_id = ? AND lease_owner = ? AND commit_sha = ?`,
+		micros(s.now()), p.TaskID, owner, p.Commit)
+	if err != nil {
+		return fmt.Errorf("store: release publish of %s: %w", p.TaskID, err)
+	}
+	return nil
 }

@@ -324,8 +324,8 @@ const insertTopic = "river_insert"
 // retryPendingWakes retries the jobs of live tasks with a wake recorded that
 // no run has consumed yet, and reports how many there were.
 func (s *Store) retryPendingWakes(ctx context.Context) (int, error) {
-	rs, err := s.db.query(ctx, "SELECT job_id FROM tasks WHERE wake_pending = 1 AND state IN (?, ?, ?)",
-		string(StateQueued), string(StateRunning), string(StateWaitingApproval))
+	rs, err := s.db.query(ctx, "SELECT job_id FROM tasks WHERE wake_pending = 1 AND state IN (?, ?, ?, ?)",
+		string(StateQueued), string(StateRunning), string(StateWaitingApproval), string(StateWaitingCI))
 	if err != nil {
 		return 0, fmt.Errorf("store: read pending wakes: %w", err)
 	}

@@ -34,12 +34,16 @@ var sources = []Source{SourceAPI, SourceCLI, SourceWebhook, SourceCron, SourceSl
 // State is where a task is in its life.
 type State string
 
-// The task states. Queued, Running and WaitingApproval are live; the rest
-// are terminal (see Terminal).
+// The task states. Queued, Running, WaitingApproval and WaitingCI are
+// live; the rest are terminal (see Terminal).
 const (
 	StateQueued          State = "queued"
 	StateRunning         State = "running"
 	StateWaitingApproval State = "waiting_approval"
+	// StateWaitingCI: the task's work is published and its pull request
+	// waits for CI on its head commit ([workspaces.publish] wait_ci); like
+	// an approval, the wait holds no worker.
+	StateWaitingCI       State = "waiting_ci"
 	StateSucceeded       State = "succeeded"
 	StateFailed          State = "failed"
 	StateBlocked         State = "blocked"
@@ -48,7 +52,7 @@ const (
 	StateBudgetExhausted State = "budget_exhausted"
 )
 
-var states = []State{StateQueued, StateRunning, StateWaitingApproval, StateSucceeded, StateFailed,
+var states = []State{StateQueued, StateRunning, StateWaitingApproval, StateWaitingCI, StateSucceeded, StateFailed,
 	StateBlocked, StateCancelled, StateInterrupted, StateBudgetExhausted}
 
 // Terminal reports whether a task in state s is finished for good.
@@ -56,7 +60,7 @@ var states = []State{StateQueued, StateRunning, StateWaitingApproval, StateSucce
 // moves it back to running explicitly.
 func (s State) Terminal() bool {
 	switch s {
-	case StateQueued, StateRunning, StateWaitingApproval:
+	case StateQueued, StateRunning, StateWaitingApproval, StateWaitingCI:
 		return false
 	}
 	return true
@@ -94,7 +98,9 @@ type Result struct {
 	Reason string `json:"reason,omitempty"`
 	// Publish says what became of the task's branch under a workspace's
 	// [workspaces.publish]: "pending" (being handed over), "pr" (PR holds
-	// the pull request), "branch" (pushed, no pull request asked for),
+	// the pull request), "awaiting_approval" (pushed; the pull request
+	// waits for a person, mode "ask"), "branch" (pushed, no pull request
+	// asked for, or one declined),
 	// "unchanged" (nothing to publish: the task changed nothing) or
 	// "failed" (PublishError says why). "" without publishing.
 	Publish      string `json:"publish,omitempty"`
@@ -108,7 +114,44 @@ type PullRequest struct {
 	URL    string `json:"url"`
 	Number int    `json:"number"`
 	State  string `json:"state"` // open, closed or merged, when it was last seen
+	// CI is the CI on the request's head commit, under wait_ci; nil
+	// without.
+	CI *CI `json:"ci,omitempty"`
 }
+
+// CI is what a task that waits for CI ([workspaces.publish] wait_ci)
+// knows of the checks on its pull request's head commit.
+type CI struct {
+	// State is waiting (no verdict yet), fixing (a failure was fed back
+	// to the task), success, failure (still failing after the fix
+	// attempts), timeout (no verdict within ci_timeout) or error (the wait
+	// could not go on: no pull request, publishing switched off).
+	State  string    `json:"state"`
+	Commit string    `json:"commit,omitempty"` // the commit the checks ran on
+	Checks []CICheck `json:"checks,omitempty"`
+	// Fixes counts the failures fed back to the task so far.
+	Fixes int `json:"fixes,omitempty"`
+	// Since is when the wait for Commit began; ci_timeout counts from it.
+	Since time.Time `json:"since,omitzero"`
+}
+
+// CICheck is one check of a CI.
+type CICheck struct {
+	Name    string `json:"name"`
+	State   string `json:"state"` // pending, success or failure
+	Summary string `json:"summary,omitempty"`
+	URL     string `json:"url,omitempty"`
+}
+
+// CI states of a task (CI.State).
+const (
+	CIWaiting = "waiting"
+	CIFixing  = "fixing"
+	CISuccess = "success"
+	CIFailure = "failure"
+	CITimeout = "timeout"
+	CIError   = "error"
+)
 
 // NewTask is the intake of a task.
 type NewTask struct {

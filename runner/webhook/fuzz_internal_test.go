@@ -3,6 +3,7 @@ package webhook
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -92,6 +93,43 @@ func FuzzParseFilter(f *testing.F) {
 		again, err := ParseFilter(flt.String())
 		if err != nil || again.String() != flt.String() {
 			t.Fatalf("%q -> %q -> %v, %v", src, flt.String(), again, err)
+		}
+	})
+}
+
+// FuzzCICommit: whatever a verified check delivery holds, the commit it
+// names is "" or a full lower-case commit id, and only check events name
+// one.
+func FuzzCICommit(f *testing.F) {
+	sha := strings.Repeat("ab", 20)
+	for _, s := range []string{`{"check_suite":{"head_sha":"` + sha + `"}}`, `{"check_run":{"head_sha":"` + strings.ToUpper(sha) + `"}}`,
+		`{"sha":"` + sha + `"}`, `{"sha":"../../etc"}`, `{"sha":"` + sha + `0"}`, `{"sha":12}`, `{"sha":["` + sha + `"]}`,
+		`{"check_suite":"x"}`, `null`, `{"object_attributes":{"sha":"` + sha + `"}}`, `{"sha":"` + strings.Repeat("0", 64) + `"}`, `{"sha":"` + strings.Repeat("g", 40) + `"}`} {
+		for _, ev := range []string{"check_suite", "check_run", "status", "push", "pipeline", "build"} {
+			f.Add(ev, s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, event, body string) {
+		var payload any
+		if json.Unmarshal([]byte(body), &payload) != nil {
+			return
+		}
+		got := ciCommit("github", event, payload)
+		if got == "" {
+			return
+		}
+		if event != "check_suite" && event != "check_run" && event != "status" {
+			t.Fatalf("event %q named commit %q", event, got)
+		}
+		if (len(got) != 40 && len(got) != 64) || strings.Trim(got, "0123456789abcdef") != "" {
+			t.Fatalf("commit %q from %s", got, body)
+		}
+		if ciCommit("hmac", event, payload) != "" {
+			t.Fatal("an hmac webhook named a commit")
+		}
+		if gl := ciCommit("gitlab", event, payload); gl != "" && (event != "pipeline" && event != "build" ||
+			len(gl) != 40 && len(gl) != 64 || strings.Trim(gl, "0123456789abcdef") != "") {
+			t.Fatalf("a gitlab %q event named commit %q", event, gl)
 		}
 	})
 }

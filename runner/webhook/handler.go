@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -85,6 +86,8 @@ type outcome struct {
 	// busy: refused for want of intake budget; the answer says when to
 	// retry.
 	busy bool
+	// woke counts the tasks waiting for CI a check delivery woke.
+	woke int
 }
 
 // ServeHTTP verifies, filters, renders and submits one delivery. The order
@@ -110,6 +113,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case o.status == http.StatusNoContent:
 		w.WriteHeader(o.status)
+	case o.woke > 0:
+		writeJSON(w, o.status, map[string]any{"woke": o.woke})
 	case o.taskID != "":
 		body := map[string]any{"task_id": o.taskID}
 		if o.kind == store.DeliveryDuplicate {
@@ -142,8 +147,11 @@ func errorCode(status int) string {
 }
 
 func (h *Handler) handle(r *http.Request, hk *hook) outcome {
-	if hk.cfg.Kind == config.WebhookGitHub {
+	switch hk.cfg.Kind {
+	case config.WebhookGitHub:
 		return h.github(r, hk)
+	case config.WebhookGitLab:
+		return h.gitlab(r, hk)
 	}
 	return h.standard(r, hk)
 }
@@ -212,11 +220,26 @@ func (h *Handler) accept(ctx context.Context, hk *hook, o outcome, body []byte, 
 		return rejected(o, http.StatusBadRequest, "the body is not valid JSON")
 	}
 	event, action := o.event, ""
-	if hk.cfg.Kind == config.WebhookHMAC {
+	switch hk.cfg.Kind {
+	case config.WebhookHMAC:
 		event, _ = lookupString(payload, "type")
 		o.event = event
-	} else if action, _ = lookupString(payload, "action"); action != "" {
-		o.event = event + "." + action
+	case config.WebhookGitLab:
+		// GitLab names the event in the payload too (X-Gitlab-Event is
+		// its display name, "Pipeline Hook").
+		event, _ = lookupString(payload, "object_kind")
+		o.event = event
+	default:
+		if action, _ = lookupString(payload, "action"); action != "" {
+			o.event = event + "." + action
+		}
+	}
+	// A check delivery on the commit of a task waiting for CI wakes that
+	// task and starts nothing: its pull request is the task's own work.
+	if n := h.wakeCI(ctx, hk, event, payload); n > 0 {
+		o.status, o.kind, o.woke = http.StatusAccepted, store.DeliveryAccepted, n
+		o.reason = fmt.Sprintf("woke %d task(s) waiting for CI", n)
+		return o
 	}
 	if !hk.wants(event, action) {
 		return ignored(o, "the event is not in the webhook's events")

@@ -13,7 +13,8 @@ import (
 	"reasonix/runner/store"
 )
 
-// Body limits: GitHub sends payloads up to 25 MB; other senders get 1 MiB.
+// Body limits: GitHub sends payloads up to 25 MB, and GitLab's pipeline
+// events grow with their jobs; other senders get 1 MiB.
 const (
 	MaxBody       = 1 << 20
 	MaxGitHubBody = 25 << 20
@@ -102,7 +103,7 @@ func Compile(entries []config.Webhook, lookup func(string) (string, bool)) (*Hoo
 func (hs *Hooks) Secrets() []string { return slices.Clone(hs.raw) }
 
 func (h *hook) maxBody() int64 {
-	if h.cfg.Kind == config.WebhookGitHub {
+	if h.cfg.Kind == config.WebhookGitHub || h.cfg.Kind == config.WebhookGitLab {
 		return MaxGitHubBody
 	}
 	return MaxBody

@@ -37,6 +37,20 @@ const (
 	ModePR     = "pr"
 	ModeDraft  = "draft"
 	ModeBranch = "branch"
+	// ModeAsk opens the pull request only once a person allowed it
+	// (Target.Approve); declined, the branch stays pushed without one.
+	ModeAsk = "ask"
+)
+
+// Approval is what a person said about opening the pull request of a
+// ModeAsk target.
+type Approval int
+
+// The answers of Target.Approve.
+const (
+	ApprovalPending Approval = iota // asked, not yet answered (or asked just now)
+	ApprovalAllowed
+	ApprovalDenied // declined, or nobody answered in time
 )
 
 // Point labels a place in Drive where a test may stop it, as a crash
@@ -55,6 +69,7 @@ const (
 type Outbox interface {
 	ClaimPublish(ctx context.Context, taskID, owner string, lease time.Duration) (store.PublishRecord, error)
 	AdvancePublish(ctx context.Context, p store.PublishRecord, owner string, result *store.Result, evs ...store.EventInput) error
+	ReleasePublish(ctx context.Context, p store.PublishRecord, owner string) error
 }
 
 var _ Outbox = (*store.Store)(nil)
@@ -118,12 +133,23 @@ type Target struct {
 	// Event encodes an event of the task (redacting it as the service
 	// redacts every event); nil means plain JSON.
 	Event func(typ string, payload any) (store.EventInput, error)
+	// Approve, with ModeAsk, asks a person whether the pull request may
+	// be opened for rec's commit (the first call asks) and returns the
+	// answer so far. Required with ModeAsk.
+	Approve func(ctx context.Context, rec store.PublishRecord) (Approval, error)
 }
 
 // Outcome is what Drive achieved.
 type Outcome struct {
 	Record store.PublishRecord
 	PR     *forge.PullRequest // nil with ModeBranch
+	// Awaiting: with ModeAsk, the branch is pushed and the pull request
+	// waits for a person's approval; the record is left pushed, its lease
+	// released, for the Drive after the decision.
+	Awaiting bool
+	// Declined: with ModeAsk, the person said no (or nobody answered);
+	// the branch is pushed and no pull request was opened.
+	Declined bool
 }
 
 // Drive publishes task's pending record with t: claim it, push its commit
@@ -159,6 +185,22 @@ func (p *Publisher) Drive(ctx context.Context, taskID string, t Target) (Outcome
 	if t.Mode == ModeBranch {
 		rec.State = store.PublishDone
 		return Outcome{Record: rec}, p.done(ctx, rec, t, nil)
+	}
+	if t.Mode == ModeAsk {
+		if t.Approve == nil {
+			return Outcome{Record: rec}, p.failed(ctx, rec, t, errors.New("publish: mode ask without an approval to ask"))
+		}
+		switch answer, err := t.Approve(ctx, rec); {
+		case err != nil:
+			return Outcome{Record: rec}, p.failed(ctx, rec, t, err)
+		case answer == ApprovalPending:
+			// Waiting for a person is no failed attempt; the record is free
+			// for the Drive that follows the decision, on any node.
+			return Outcome{Record: rec, Awaiting: true}, p.cfg.Outbox.ReleasePublish(ctx, rec, p.cfg.Owner)
+		case answer == ApprovalDenied:
+			rec.State = store.PublishDone
+			return Outcome{Record: rec, Declined: true}, p.done(ctx, rec, t, nil)
+		}
 	}
 	pr, err := p.pullRequest(ctx, t, rec)
 	if err != nil {
@@ -223,12 +265,23 @@ func (p *Publisher) done(ctx context.Context, rec store.PublishRecord, t Target,
 }
 
 // Fill sets res.Publish and res.PR for a finished publish: "pr" with the
-// pull request, or "branch" when only the branch was pushed.
+// pull request, or "branch" when only the branch was pushed. The CI a
+// task waits for (res.PR.CI) stays.
 func Fill(res *store.Result, pr *forge.PullRequest) {
+	var ci *store.CI
+	if res.PR != nil {
+		ci = res.PR.CI
+	}
 	res.Publish, res.PublishError, res.PR = "branch", "", nil
 	if pr != nil {
 		res.Publish = "pr"
 		res.PR = &store.PullRequest{URL: pr.URL, Number: pr.Number, State: string(pr.State)}
+	}
+	if ci != nil {
+		if res.PR == nil {
+			res.PR = &store.PullRequest{}
+		}
+		res.PR.CI = ci
 	}
 }
 
