@@ -143,7 +143,7 @@ func (a *Agent) invoke(ctx context.Context, step int, c ToolCall, t Tool, args j
 		content = BoundResult(content, MaxToolResult)
 		a.cfg.Observer(Event{Type: EventToolFinished, Step: step, Call: &call, Result: content, IsError: isErr})
 	}()
-	out, err := t.Execute(ContextWithToolCall(ctx, c), args)
+	out, err := t.Execute(ContextWithConversation(ContextWithToolCall(ctx, c), toolConversation{a: a, step: step}), args)
 	if err != nil {
 		isErr = true
 		if out != "" {
