@@ -95,8 +95,8 @@ type contextState struct {
 	body    []Message
 	bodyIdx []int
 	convLen int // conversation messages (checkpoints not counted) before mark
-	cp     *Checkpoint
-	digest string
+	cp      *Checkpoint
+	digest  string
 
 	sentAt         int  // len(messages) when the last request was built
 	sentTokens     int  // that request's prompt + completion, as reported; 0 = unknown

@@ -27,7 +27,7 @@ func (failTool) Execute(context.Context, json.RawMessage) (string, error) {
 // turn past the budget folds with a warning, and a failed result keeps its
 // failure-carrying lines and only those.
 func TestKeepMarkerAndFailureLines(t *testing.T) {
-	const window = 40_000 // one requester turn may spend 1000 tokens
+	const window = 40_000                           // one requester turn may spend 1000 tokens
 	big := strings.Repeat("constraint words ", 400) // ~2300 tokens
 	marked := agent.KeepMarker + " MARKED-TURN " + big
 	unmarked := "UNMARKED-TURN " + big
