@@ -70,7 +70,7 @@ func (a *Agent) summaryCall(ctx context.Context, step int, input string, limit i
 		case ChunkUsage:
 			usage = usage.Add(chunk.Usage)
 			u := chunk.Usage
-			a.cfg.Observer(Event{Type: EventUsage, Step: step, Usage: &u})
+			a.cfg.Observer(Event{Type: EventUsage, Step: step, Usage: &u, Model: ModelRef(a.cfg)})
 		case ChunkError:
 			for range stream {
 			}

@@ -82,7 +82,8 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 			c := e.Compaction
 			r.emit(string(e.Type), map[string]any{"step": e.Step, "mode": c.Mode, "reason": truncate(c.Reason, maxEventText),
 				"before_tokens": c.BeforeTokens, "after_tokens": c.AfterTokens, "window": c.Window, "trigger": c.Trigger,
-				"folded_messages": c.Folded, "user_turns_kept": c.KeptTurns, "user_turns_dropped": c.DroppedTurns})
+				"folded_messages": c.Folded, "user_turns_kept": c.KeptTurns, "user_turns_dropped": c.DroppedTurns,
+				"source": c.Source, "warning": truncate(c.Warning, maxEventText)})
 		case agent.EventRunFinished:
 			r.emit("run_finished", map[string]any{"step": e.Step, "outcome": e.Outcome})
 		case goals.EventGoalUpdated, goals.EventQuestion, goals.EventPlanApproval, goals.EventFleetUpdated,

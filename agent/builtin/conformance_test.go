@@ -1,6 +1,9 @@
 package builtin
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"io/fs"
 	"maps"
 	"os"
@@ -24,6 +27,17 @@ var conformanceFiles = map[string]string{
 // built-in registered without an entry here fails the test, so a new tool
 // cannot skip the suite.
 var conformance = map[string]agenttest.ToolCases{
+	// The conversation tools run against fakeConversation.
+	"compress": {
+		ReadOnly: true,
+		Valid:    []string{`{"from":"known words"}`, `{"from":"known words","to":"later words","focus":"the API"}`},
+		Invalid:  []string{`{}`, `{"from":""}`, `{"from":"unknown words"}`, `{"from":1}`},
+	},
+	"tool_result": {
+		ReadOnly: true,
+		Valid:    []string{`{"tool_call_id":"call_1"}`, `{"tool_call_id":"call_1","offset":3,"limit":2}`},
+		Invalid:  []string{`{}`, `{"tool_call_id":"call_9"}`, `{"tool_call_id":"call_1","offset":-1}`, `{"tool_call_id":"call_1","limit":30000}`, `{"tool_call_id":"call_1","offset":999}`},
+	},
 	"bash": {
 		Valid:    []string{`{"command":"echo hi"}`, `{"command":"exit 3"}`, `{"command":"sleep 60","run_in_background":true}`},
 		Invalid:  []string{`{}`, `{"command":""}`, `{"cmd":"ls"}`, `{"command":"true","timeout_seconds":"5"}`},
@@ -97,7 +111,37 @@ func conformanceTool(t *testing.T, name string) (agent.Tool, agent.ToolEnv) {
 	if name == "job_output" || name == "job_kill" {
 		mustCall(t, tool(t, env, "bash"), map[string]any{"command": "sleep 60", "run_in_background": true})
 	}
+	if name == "compress" || name == agent.ToolResultTool {
+		return inConversation{tool(t, env, name)}, env
+	}
 	return tool(t, env, name), env
+}
+
+// inConversation runs a tool as a run would, with a conversation in its
+// context: fakeConversation.
+type inConversation struct{ agent.Tool }
+
+func (c inConversation) ReadOnly() bool { return agent.IsReadOnly(c.Tool) }
+func (c inConversation) Execute(ctx context.Context, args json.RawMessage) (string, error) {
+	return c.Tool.Execute(agent.ContextWithConversation(ctx, fakeConversation{}), args)
+}
+
+// fakeConversation knows the requester's "known words", and the result of
+// call_1.
+type fakeConversation struct{}
+
+func (fakeConversation) Fold(_ context.Context, r agent.FoldRequest) (agent.Compaction, error) {
+	if r.From != "known words" {
+		return agent.Compaction{}, errors.New("from is in none of the requester's messages")
+	}
+	return agent.Compaction{Mode: agent.CompactSummary, Folded: 4, BeforeTokens: 900, AfterTokens: 300}, nil
+}
+
+func (fakeConversation) ToolResult(id string) (string, error) {
+	if id != "call_1" {
+		return "", errors.New("no such result")
+	}
+	return "the full text of call_1", nil
 }
 
 func TestBuiltinsKeepTheToolContract(t *testing.T) {
