@@ -84,6 +84,16 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 				"before_tokens": c.BeforeTokens, "after_tokens": c.AfterTokens, "window": c.Window, "trigger": c.Trigger,
 				"folded_messages": c.Folded, "user_turns_kept": c.KeptTurns, "user_turns_dropped": c.DroppedTurns,
 				"source": c.Source, "warning": truncate(c.Warning, maxEventText)})
+		case agent.EventDeliverables:
+			list := make([]agent.Deliverable, len(e.Deliverables))
+			for i, d := range e.Deliverables {
+				d.Path, d.Description = s.redact.String(d.Path), s.redact.String(d.Description)
+				list[i] = d
+			}
+			r.mu.Lock()
+			r.deliverables = list
+			r.mu.Unlock()
+			r.emit("deliverables", map[string]any{"step": e.Step, "deliverables": list})
 		case agent.EventRunFinished:
 			r.emit("run_finished", map[string]any{"step": e.Step, "outcome": e.Outcome})
 		case goals.EventGoalUpdated, goals.EventQuestion, goals.EventPlanApproval, goals.EventFleetUpdated,

@@ -83,6 +83,11 @@ var conformance = map[string]agenttest.ToolCases{
 		Invalid: []string{`{"path":"a.txt","edits":[]}`, `{"path":"a.txt","edits":"x"}`,
 			`{"path":"a.txt","edits":[{"old_string":"x"}]}`},
 	},
+	"present": {
+		ReadOnly: true,
+		Valid:    []string{`{"files":[{"path":"a.txt"}]}`, `{"files":[{"path":"notes.md","description":"the notes"},{"path":"d/c.txt"}]}`},
+		Invalid:  []string{`{}`, `{"files":[]}`, `{"files":[{"path":"missing.txt"}]}`, `{"files":[{"path":"d"}]}`, `{"files":[{"path":"../outside"}]}`, `{"files":"a.txt"}`},
+	},
 	"read_file": {
 		ReadOnly: true,
 		Valid:    []string{`{"path":"a.txt"}`, `{"path":"notes.md","offset":2,"limit":1}`, `{"path":"empty.txt"}`},
@@ -91,8 +96,9 @@ var conformance = map[string]agenttest.ToolCases{
 	"todo_write": {
 		ReadOnly: true,
 		Valid: []string{`{"todos":[{"content":"read the code","status":"completed"},{"content":"fix it","status":"in_progress"}]}`,
-			`{"todos":[]}`},
-		Invalid: []string{`{"todos":[{"content":"a"}]}`, `{"todos":[{"content":"a","status":"done"}]}`},
+			`{"todos":[]}`, `{"todos":[{"content":"phase","status":"in_progress","steps":[{"content":"a","status":"completed"},{"content":"b","status":"in_progress"}]}]}`},
+		Invalid: []string{`{"todos":[{"content":"a"}]}`, `{"todos":[{"content":"a","status":"done"}]}`,
+			`{"todos":[{"content":"p","status":"completed","steps":[{"content":"a","status":"pending"}]}]}`},
 	},
 	"write_file": {
 		Valid:   []string{`{"path":"new/b.txt","content":"hello\n"}`, `{"path":"a.txt","content":""}`},

@@ -35,6 +35,9 @@ func viewResult(r *store.Result) *apitype.Result {
 	if r.PR != nil {
 		v.PR = &apitype.PullRequest{URL: r.PR.URL, Number: r.PR.Number, State: r.PR.State}
 	}
+	for _, d := range r.Deliverables {
+		v.Deliverables = append(v.Deliverables, apitype.Deliverable{Path: d.Path, Description: d.Description, Bytes: d.Bytes})
+	}
 	if r.Models != nil {
 		v.Models = make(map[string]apitype.ModelCost, len(r.Models))
 		for name, m := range r.Models {
