@@ -64,6 +64,8 @@ var DefaultPathArgs = map[string][]string{
 	"edit_file":  {"path"},
 	"multi_edit": {"path"},
 	"move_file":  {"path", "new_path"},
+	// notebook_edit changes the notebook at path.
+	"notebook_edit": {"path"},
 }
 
 // Counters are the delegation counters of seed §3.17, cumulative over a

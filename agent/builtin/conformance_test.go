@@ -21,6 +21,7 @@ var conformanceFiles = map[string]string{
 	"d/e/f.go":  "package e\n",
 	"notes.md":  "# notes\nalpha again\n",
 	"empty.txt": "",
+	"nb.ipynb":  `{"cells":[{"cell_type":"code","id":"c1","metadata":{},"outputs":[],"execution_count":null,"source":"x = 1"},{"cell_type":"markdown","id":"m1","metadata":{},"source":"# hi"}],"metadata":{},"nbformat":4,"nbformat_minor":5}`,
 }
 
 // conformance holds the agent.Tool contract cases of every built-in. A
@@ -82,6 +83,12 @@ var conformance = map[string]agenttest.ToolCases{
 		Valid: []string{`{"path":"a.txt","edits":[{"old_string":"alpha","new_string":"one"},{"old_string":"beta","new_string":"two"}]}`},
 		Invalid: []string{`{"path":"a.txt","edits":[]}`, `{"path":"a.txt","edits":"x"}`,
 			`{"path":"a.txt","edits":[{"old_string":"x"}]}`},
+	},
+	"notebook_edit": {
+		Valid: []string{`{"path":"nb.ipynb","cell_index":0,"new_source":"x = 2"}`, `{"path":"nb.ipynb","edit_mode":"insert","cell_type":"markdown","new_source":"more"}`,
+			`{"path":"nb.ipynb","edit_mode":"delete","cell_id":"m1"}`},
+		Invalid: []string{`{}`, `{"path":"nb.ipynb"}`, `{"path":"a.txt","cell_index":0,"new_source":"x"}`, `{"path":"nb.ipynb","cell_index":7,"new_source":"x"}`,
+			`{"path":"nb.ipynb","cell_index":"0","new_source":"x"}`, `{"path":"../outside","cell_index":0,"new_source":"x"}`},
 	},
 	"present": {
 		ReadOnly: true,
