@@ -161,4 +161,3 @@ func (a *notebookEditArgs) apply(nb *notebook, mode string) (string, error) {
 	nb.setSource(at, *a.NewSource, a.CellType)
 	return fmt.Sprintf("replaced the source of %s cell %d", cellType(nb.cells[at]), at), nil
 }
-
