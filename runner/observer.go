@@ -129,6 +129,10 @@ func redactMessage(r interface{ String(string) string }, m agent.Message) agent.
 		for i, k := range cp.Kept {
 			c.Kept[i] = r.String(k)
 		}
+		c.Failures = make([]string, len(cp.Failures))
+		for i, f := range cp.Failures {
+			c.Failures[i] = r.String(f)
+		}
 		m.Checkpoint = &c
 	}
 	return m
