@@ -46,6 +46,7 @@ func (*present) Schema() json.RawMessage {
   "properties": {
     "files": {
       "type": "array",
+      "description": "The deliverables, 1 to 8 files of the workspace.",
       "minItems": 1,
       "maxItems": 8,
       "items": {
