@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"reasonix/agent"
 	"reasonix/agent/recipe"
 )
 
@@ -28,8 +29,8 @@ func (l *live) availableCommands() map[string]any {
 // error naming the nearest ones, and nothing reaches the model.
 func (l *live) expandCommand(ctx context.Context, text string) (string, error) {
 	name, rest, ok := recipe.CommandWord(text)
-	if !ok {
-		return text, nil
+	if _, builtin := agent.ParseCompactCommand(text); !ok || builtin {
+		return text, nil // /compact is the agent's own action, winning over a command of that name
 	}
 	if c, found := l.commands.Lookup(name); found {
 		return c.Render(recipe.SplitArgs(rest)), nil

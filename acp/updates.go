@@ -55,15 +55,13 @@ func updatesFor(cwd string, e agent.Event) []sdk.SessionUpdate {
 		}
 		return []sdk.SessionUpdate{finishCall(e.Call.ID, sdk.ToolCallStatusFailed, e.Verdict.Reason)}
 	case agent.EventPlanUpdated:
+		// ACP plans are flat: a phase's sub-steps follow it as "phase › step".
 		entries := make([]sdk.PlanEntry, 0, len(e.Plan))
 		for _, it := range e.Plan {
-			st := sdk.PlanEntryStatus(it.Status)
-			switch st {
-			case sdk.PlanEntryStatusPending, sdk.PlanEntryStatusInProgress, sdk.PlanEntryStatusCompleted:
-			default:
-				st = sdk.PlanEntryStatusPending
+			entries = append(entries, sdk.PlanEntry{Content: it.Content, Priority: sdk.PlanEntryPriorityMedium, Status: planStatus(it.Status)})
+			for _, st := range it.Steps {
+				entries = append(entries, sdk.PlanEntry{Content: it.Content + " › " + st.Content, Priority: sdk.PlanEntryPriorityMedium, Status: planStatus(st.Status)})
 			}
-			entries = append(entries, sdk.PlanEntry{Content: it.Content, Priority: sdk.PlanEntryPriorityMedium, Status: st})
 		}
 		return []sdk.SessionUpdate{sdk.UpdatePlan(entries...)}
 	}
@@ -189,4 +187,14 @@ func (a *Agent) replay(_ context.Context, id string, history []agent.Message) {
 			a.notify(id, finishCall(m.ToolCallID, sdk.ToolCallStatusCompleted, m.Content))
 		}
 	}
+}
+
+// planStatus is a plan item's status in ACP's words (pending when unknown).
+func planStatus(status string) sdk.PlanEntryStatus {
+	st := sdk.PlanEntryStatus(status)
+	switch st {
+	case sdk.PlanEntryStatusPending, sdk.PlanEntryStatusInProgress, sdk.PlanEntryStatusCompleted:
+		return st
+	}
+	return sdk.PlanEntryStatusPending
 }

@@ -53,6 +53,14 @@ type Agent struct {
 
 	window contextState // what the model sees of messages (compact.go)
 	storm  storm        // equivalent failing batches in a row (storm.go)
+
+	// Folds asked for (conversation.go): /compact steered in applies
+	// before the next request; compress folds while its call runs, one at
+	// a time, and its summary's cost joins the step's usage.
+	compactAsked bool
+	compactFocus string
+	foldMu       sync.Mutex
+	foldSpent    Usage
 }
 
 // New checks cfg and returns an Agent ready to Run.
@@ -120,6 +128,15 @@ func (a *Agent) Run(ctx context.Context, input string) Result {
 }
 
 func (a *Agent) run(ctx context.Context, input string) Result {
+	if focus, ok := ParseCompactCommand(input); ok {
+		// A built-in action: it changes the conversation's view and never
+		// reaches the model as a turn.
+		c, spent, err := a.compactNow(ctx, 0, FoldCommand, focus)
+		if err != nil {
+			return a.interrupted(Result{Usage: spent}, ctx)
+		}
+		return Result{Outcome: OutcomeSucceeded, FinalAnswer: c.describe(), Usage: spent}
+	}
 	a.appendMessage(0, Message{Role: RoleUser, Content: input})
 	return a.loop(ctx, Result{})
 }
@@ -166,6 +183,7 @@ func (a *Agent) loop(ctx context.Context, res Result) Result {
 func (a *Agent) executeAndCheck(ctx context.Context, res *Result, calls []ToolCall) (Result, bool) {
 	refused, err := a.execute(ctx, res.Steps, calls)
 	res.RefusedCalls += refused
+	res.Usage, a.foldSpent = res.Usage.Add(a.foldSpent), Usage{}
 	switch {
 	case errors.Is(err, ErrSuspend):
 		res.Outcome, res.Err = OutcomeSuspended, err

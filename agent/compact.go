@@ -33,6 +33,16 @@ type Checkpoint struct {
 	// Tail is how many conversation messages right before the checkpoint
 	// (checkpoints not counted) stay verbatim after the digest.
 	Tail int `json:"tail"`
+	// Spans, when set, replace Tail: the conversation's messages (counted
+	// without checkpoints, from 0) kept verbatim, as [from, to) ranges in
+	// order. The first DigestAt of them come before the digest, the rest
+	// after it. A fold of a named range (compress) keeps messages on both
+	// sides of what it folded.
+	Spans    [][2]int `json:"spans,omitempty"`
+	DigestAt int      `json:"digest_at,omitempty"`
+	// Failures are the failure-carrying lines of failed tool results the
+	// digest replaced, kept verbatim (the keep policy, see keep.go).
+	Failures []string `json:"failures,omitempty"`
 }
 
 // Compaction is the payload of EventContextCompacted.
@@ -46,6 +56,12 @@ type Compaction struct {
 	Folded       int    `json:"folded_messages"` // messages the digest replaced this time
 	KeptTurns    int    `json:"user_turns_kept"`
 	DroppedTurns int    `json:"user_turns_dropped"` // requester turns that only the digest carries now
+	// Source is what asked for the fold: "" (the automatic trigger),
+	// FoldCommand (/compact) or FoldTool (compress).
+	Source string `json:"source,omitempty"`
+	// Warning is set when the fold had to drop requester turns into the
+	// digest: the count alone does not tell a reader what to do.
+	Warning string `json:"warning,omitempty"`
 }
 
 // The modes of a Compaction.
@@ -73,8 +89,14 @@ func checkCompaction(cfg *Config) error {
 type contextState struct {
 	mark   int       // index of the checkpoint in force; -1 before the first
 	prefix []Message // task, digest and tail of that checkpoint
-	cp     *Checkpoint
-	digest string
+	// body are the verbatim messages of prefix (neither the task nor the
+	// digest), and bodyIdx their indexes in the conversation without
+	// checkpoints; before any checkpoint, everything before mark.
+	body    []Message
+	bodyIdx []int
+	convLen int // conversation messages (checkpoints not counted) before mark
+	cp      *Checkpoint
+	digest  string
 
 	sentAt         int  // len(messages) when the last request was built
 	sentTokens     int  // that request's prompt + completion, as reported; 0 = unknown
@@ -98,14 +120,79 @@ func (w *contextState) restore(msgs []Message) {
 		return
 	}
 	conv := conversation(msgs[:last])
-	w.mark = last
+	w.mark, w.convLen = last, len(conv)
 	cp := msgs[last].Checkpoint
-	if cp == nil || cp.Tail < 0 || cp.Tail > len(conv) || cp.Tail > 0 && conv[len(conv)-cp.Tail].Role == RoleTool {
-		w.prefix = conv
+	idx, ok := verbatimIndexes(cp, conv)
+	if !ok {
+		w.prefix, w.body, w.bodyIdx = conv, conv, seq(0, len(conv))
 		return
 	}
 	w.cp, w.digest = cp, msgs[last].Content
-	w.prefix = checkpointPrefix(cp, w.digest, conv[len(conv)-cp.Tail:])
+	w.body, w.bodyIdx = pick(conv, idx), idx
+	w.prefix = checkpointPrefix(cp, w.digest, w.body)
+}
+
+// verbatimIndexes lists the conversation indexes a checkpoint keeps
+// verbatim, or reports that conv does not fit it: a range out of order or
+// out of bounds, or a verbatim run that opens with tool results whose
+// call was folded.
+func verbatimIndexes(cp *Checkpoint, conv []Message) ([]int, bool) {
+	if cp == nil {
+		return nil, false
+	}
+	if cp.Spans == nil {
+		if cp.Tail < 0 || cp.Tail > len(conv) || cp.DigestAt != 0 || cp.Tail > 0 && conv[len(conv)-cp.Tail].Role == RoleTool {
+			return nil, false
+		}
+		return seq(len(conv)-cp.Tail, len(conv)), true
+	}
+	var idx []int
+	prev := 0
+	for _, s := range cp.Spans {
+		if s[0] < prev || s[1] <= s[0] || s[1] > len(conv) {
+			return nil, false
+		}
+		if conv[s[0]].Role == RoleTool && (len(idx) == 0 || idx[len(idx)-1] != s[0]-1) {
+			return nil, false
+		}
+		idx = append(idx, seq(s[0], s[1])...)
+		prev = s[1]
+	}
+	if cp.DigestAt < 0 || cp.DigestAt > len(idx) || cp.DigestAt < len(idx) && conv[idx[cp.DigestAt]].Role == RoleTool {
+		return nil, false
+	}
+	return idx, true
+}
+
+// seq is [from, to).
+func seq(from, to int) []int {
+	out := make([]int, 0, max(to-from, 0))
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// pick is conv at idx.
+func pick(conv []Message, idx []int) []Message {
+	out := make([]Message, len(idx))
+	for i, j := range idx {
+		out[i] = conv[j]
+	}
+	return out
+}
+
+// spans turns ascending indexes into [from, to) runs.
+func spans(idx []int) [][2]int {
+	var out [][2]int
+	for _, i := range idx {
+		if n := len(out); n > 0 && out[n-1][1] == i {
+			out[n-1][1]++
+			continue
+		}
+		out = append(out, [2]int{i, i + 1})
+	}
+	return out
 }
 
 // conversation is msgs without checkpoints.
@@ -120,24 +207,37 @@ func conversation(msgs []Message) []Message {
 }
 
 // checkpointPrefix is what the model sees in place of everything up to a
-// checkpoint. It depends only on what the checkpoint records, so a restored
-// conversation sends the same bytes as the one that compacted.
-func checkpointPrefix(cp *Checkpoint, digest string, tail []Message) []Message {
-	out := make([]Message, 0, 2+len(tail))
+// checkpoint: the task, the verbatim messages before the digest, the digest
+// and the verbatim messages after it. It depends only on what the
+// checkpoint records, so a restored conversation sends the same bytes as
+// the one that compacted.
+func checkpointPrefix(cp *Checkpoint, digest string, body []Message) []Message {
+	out := make([]Message, 0, 2+len(body))
 	if cp.Task != "" {
 		out = append(out, Message{Role: RoleUser, Content: cp.Task})
 	}
-	out = append(out, Message{Role: RoleUser, Content: digestMessage(cp.Kept, digest)})
-	return append(out, tail...)
+	at := min(max(cp.DigestAt, 0), len(body))
+	out = append(out, body[:at]...)
+	out = append(out, Message{Role: RoleUser, Content: digestMessage(cp.Kept, cp.Failures, digest)})
+	return append(out, body[at:]...)
 }
 
 // prompt returns the messages of the next request, compacting first when
 // the estimate has reached the trigger. spent is the summary call's usage.
 // The error is only ever the end of ctx.
 func (a *Agent) prompt(ctx context.Context, step int) (_ []Message, spent Usage, _ error) {
+	if a.compactAsked {
+		a.compactAsked = false
+		var err error
+		if _, spent, err = a.compactNow(ctx, step, FoldCommand, a.compactFocus); err != nil {
+			return nil, spent, err
+		}
+	}
 	if a.cfg.ContextWindow > 0 && !a.window.failed && a.estimate() >= a.trigger() {
 		var err error
-		if spent, err = a.compact(ctx, step); err != nil {
+		var more Usage
+		more, err = a.compact(ctx, step)
+		if spent = spent.Add(more); err != nil {
 			return nil, spent, err
 		}
 	}

@@ -137,8 +137,9 @@ func (d Digest) String() string {
 }
 
 // digestMessage is the user message that carries a checkpoint to the model:
-// the requester's kept turns verbatim, then the digest.
-func digestMessage(kept []string, digest string) string {
+// the requester's kept turns verbatim, the failure lines the keep policy
+// protects, then the digest.
+func digestMessage(kept, failures []string, digest string) string {
 	var b strings.Builder
 	b.WriteString("<context-digest>\nEarlier steps of this conversation were condensed to fit the model's context window. " +
 		"The task above and the messages after this one are verbatim; this digest stands for what came between. " +
@@ -147,6 +148,12 @@ func digestMessage(kept []string, digest string) string {
 		b.WriteString("\nThe requester's messages in that stretch, verbatim:\n")
 		for _, k := range kept {
 			b.WriteString("<requester-message>\n" + k + "\n</requester-message>\n")
+		}
+	}
+	if len(failures) > 0 {
+		b.WriteString("\nFailed tool results in that stretch, their failing lines verbatim:\n")
+		for _, f := range failures {
+			b.WriteString("<failure>\n" + f + "\n</failure>\n")
 		}
 	}
 	b.WriteString("\n" + digest + "\n</context-digest>")

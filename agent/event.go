@@ -20,12 +20,27 @@ const (
 	// EventContextCompacted: Compaction. The request prefix changed here,
 	// and only here (see Config.ContextWindow).
 	EventContextCompacted EventType = "context_compacted"
+	// EventDeliverables: Deliverables, the whole list the model declared
+	// with present (a later declaration replaces it).
+	EventDeliverables EventType = "deliverables"
 )
 
-// TodoItem is one entry of the model-maintained plan.
+// Deliverable is a file the model declared as one of the run's results for
+// people (present): a workspace-relative path and what it is. The host
+// checked that it existed then; it never copies, runs or sends the file.
+type Deliverable struct {
+	Path        string `json:"path"`
+	Description string `json:"description,omitempty"`
+	Bytes       int64  `json:"bytes"`
+}
+
+// TodoItem is one entry of the model-maintained plan. A plan has two
+// levels at most: an item may be a phase with sub-steps (Steps), which
+// have none of their own. A flat plan (no Steps) is the older form.
 type TodoItem struct {
-	Content string `json:"content"`
-	Status  string `json:"status"` // pending | in_progress | completed
+	Content string     `json:"content"`
+	Status  string     `json:"status"` // pending | in_progress | completed
+	Steps   []TodoItem `json:"steps,omitempty"`
 }
 
 // Event is one observable step of a run. Only the fields its Type names are
@@ -53,6 +68,8 @@ type Event struct {
 	Outcome Outcome `json:"outcome,omitempty"`
 	// Compaction reports an EventContextCompacted.
 	Compaction *Compaction `json:"compaction,omitempty"`
+	// Deliverables reports an EventDeliverables.
+	Deliverables []Deliverable `json:"deliverables,omitempty"`
 	// Data carries the payload of event types other packages define (a goal
 	// update, a fleet node's progress). It must marshal to JSON.
 	Data any `json:"data,omitempty"`

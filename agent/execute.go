@@ -139,11 +139,15 @@ func (a *Agent) invoke(ctx context.Context, step int, c ToolCall, t Tool, args j
 		}
 		if len(content) > MaxToolResult {
 			raw = content
+			note := ""
+			if _, ok := a.cfg.Tools.Get(ToolResultTool); ok {
+				note = fmt.Sprintf("\n[the full result is %d bytes: read it page by page with %s {\"tool_call_id\": %q}]", len(raw), ToolResultTool, c.ID)
+			}
+			content = BoundResult(content, MaxToolResult-len(note)) + note
 		}
-		content = BoundResult(content, MaxToolResult)
 		a.cfg.Observer(Event{Type: EventToolFinished, Step: step, Call: &call, Result: content, IsError: isErr})
 	}()
-	out, err := t.Execute(ContextWithToolCall(ctx, c), args)
+	out, err := t.Execute(ContextWithConversation(ContextWithToolCall(ctx, c), toolConversation{a: a, step: step}), args)
 	if err != nil {
 		isErr = true
 		if out != "" {

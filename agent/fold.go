@@ -15,6 +15,8 @@ type budgets struct {
 	task      int // the pinned task; a larger one is bounded
 	userTurn  int // one kept requester turn
 	userTurns int // all kept requester turns together
+	marked    int // all [[keep]] turns together (keep.go)
+	failures  int // all kept failure lines together (keep.go)
 }
 
 func budgetsFor(window int) budgets {
@@ -24,18 +26,62 @@ func budgetsFor(window int) budgets {
 		task:      min(32_000, window/8),
 		userTurn:  min(1500, window/40),
 		userTurns: min(8192, window/20),
+		marked:    window * 15 / 100,
+		failures:  min(2048, window/32),
 	}
 }
 
 // foldPlan is one way to compact: what stays pinned, what the digest
-// replaces, and what stays verbatim.
+// replaces, and what stays verbatim on either side of it.
 type foldPlan struct {
-	task    string    // the pinned first user message, bounded
-	prior   string    // the digest in force, "" before the first compaction
-	fold    []Message // what the new digest replaces (after prior)
-	tail    []Message // verbatim recent tail
-	kept    []string  // requester turns kept verbatim, oldest first
-	dropped int       // requester turns only the digest carries
+	task     string    // the pinned first user message, bounded
+	prior    string    // the digest in force, "" before the first compaction
+	head     []Message // verbatim before the digest (a named range's left side)
+	fold     []Message // what the new digest replaces (after prior)
+	tail     []Message // verbatim recent tail
+	kept     []string  // requester turns kept verbatim, oldest first
+	dropped  int       // requester turns only the digest carries
+	failures []string  // failure lines kept verbatim (keep.go)
+	headIdx  []int     // conversation indexes of head
+	tailIdx  []int     // and of tail
+	focus    string    // what the requester asked the digest to keep
+}
+
+// foldSource is the model's current view of the conversation, laid out
+// for a fold: the pinned task, the digest in force and everything after
+// them that is still verbatim, with each message's conversation index.
+type foldSource struct {
+	task, prior    string
+	kept, failures []string
+	body           []Message
+	idx            []int
+	convLen        int // conversation messages so far (checkpoints not counted)
+}
+
+func (a *Agent) foldSource(b budgets) foldSource {
+	w := &a.window
+	var s foldSource
+	rest := a.messages[w.mark+1:]
+	s.body = append(append(make([]Message, 0, len(w.body)+len(rest)), w.body...), rest...)
+	s.idx = append(make([]int, 0, len(s.body)), w.bodyIdx...)
+	s.idx = append(s.idx, seq(w.convLen, w.convLen+len(rest))...)
+	s.convLen = w.convLen + len(rest)
+	if w.cp != nil {
+		s.task, s.prior, s.kept, s.failures = w.cp.Task, w.digest, w.cp.Kept, w.cp.Failures
+	} else {
+		for i := range s.body {
+			if s.body[i].Role == RoleUser {
+				s.task = s.body[i].Content
+				s.body = append(s.body[:i:i], s.body[i+1:]...)
+				s.idx = append(s.idx[:i:i], s.idx[i+1:]...)
+				break
+			}
+		}
+	}
+	if estimateText(s.task) > b.task && !(keepMarked(s.task) && estimateText(s.task) <= b.marked) {
+		s.task = BoundResult(s.task, tokenBytes(b.task))
+	}
+	return s
 }
 
 // plan splits the model's current view of the conversation for a
@@ -43,37 +89,8 @@ type foldPlan struct {
 // keepLast the last exchange (an assistant message and its tool results,
 // or a user message) stays even when it alone is larger.
 func (a *Agent) plan(b budgets, tailBudget int, keepLast bool) foldPlan {
-	w := &a.window
-	var p foldPlan
-	var kept []string
-	var body []Message
-	if w.cp != nil {
-		p.task, p.prior, kept = w.cp.Task, w.digest, w.cp.Kept
-		skip := 1 // the digest message
-		if w.cp.Task != "" {
-			skip = 2
-		}
-		body = append(append(make([]Message, 0, len(w.prefix)+len(a.messages)-w.mark), w.prefix[skip:]...), a.messages[w.mark+1:]...)
-	} else {
-		conv := append(append(make([]Message, 0, len(w.prefix)+len(a.messages)-w.mark), w.prefix...), a.messages[w.mark+1:]...)
-		first := -1
-		for i := range conv {
-			if conv[i].Role == RoleUser {
-				first = i
-				break
-			}
-		}
-		if first >= 0 {
-			p.task = conv[first].Content
-			body = append(conv[:first:first], conv[first+1:]...)
-		} else {
-			body = conv
-		}
-	}
-	if estimateText(p.task) > b.task {
-		p.task = BoundResult(p.task, tokenBytes(b.task))
-	}
-
+	src := a.foldSource(b)
+	body := src.body
 	start, spent := len(body), 0
 	for i := len(body) - 1; i >= 0; i-- {
 		spent += estimateMessage(&body[i])
@@ -94,36 +111,29 @@ func (a *Agent) plan(b budgets, tailBudget int, keepLast bool) foldPlan {
 			}
 		}
 	}
-	p.fold, p.tail = body[:start], body[start:]
+	return a.planSplit(b, &src, 0, start)
+}
 
-	// Requester turns in the fold stay verbatim within their budget,
-	// oldest first: a constraint stated early exists nowhere else.
-	turns := append([]string(nil), kept...)
+// planSplit is the plan that folds src.body[from:to] and keeps the rest
+// verbatim. Neither side of the fold may open with tool results.
+func (a *Agent) planSplit(b budgets, src *foldSource, from, to int) foldPlan {
+	p := foldPlan{task: src.task, prior: src.prior}
+	p.head, p.fold, p.tail = src.body[:from], src.body[from:to], src.body[to:]
+	p.headIdx, p.tailIdx = src.idx[:from], src.idx[to:]
+	turns := append([]string(nil), src.kept...)
 	for i := range p.fold {
 		if p.fold[i].Role == RoleUser {
 			turns = append(turns, p.fold[i].Content)
 		}
 	}
-	total, seen := 0, map[string]bool{p.task: true}
-	for _, t := range turns {
-		if seen[t] {
-			continue // the task itself, or a turn repeated word for word
-		}
-		seen[t] = true
-		n := estimateText(t)
-		if n > b.userTurn || total+n > b.userTurns {
-			p.dropped++
-			continue
-		}
-		total += n
-		p.kept = append(p.kept, t)
-	}
+	p.kept, p.dropped = keepTurns(b, p.task, turns)
+	p.failures = keepFailures(b, src.failures, p.fold)
 	return p
 }
 
 // measure estimates the whole request a plan with digest would send.
 func (a *Agent) measure(p *foldPlan, digest string) int {
-	n := a.fixedTokens() + messageOverhead + estimateText(digestMessage(p.kept, digest)) + estimateMessages(p.tail)
+	n := a.fixedTokens() + messageOverhead + estimateText(digestMessage(p.kept, p.failures, digest)) + estimateMessages(p.head) + estimateMessages(p.tail)
 	if p.task != "" {
 		n += messageOverhead + estimateText(p.task)
 	}
@@ -229,17 +239,29 @@ func (a *Agent) firstUser() string {
 // commit appends the checkpoint to the conversation and makes it the
 // model's view from now on.
 func (a *Agent) commit(step int, p *foldPlan, digest string, c Compaction) {
-	cp := &Checkpoint{Task: p.task, Kept: p.kept, Tail: len(p.tail)}
+	cp := &Checkpoint{Task: p.task, Kept: p.kept, Failures: p.failures}
 	w := &a.window
-	prefix := checkpointPrefix(cp, digest, p.tail)
+	convLen := w.convLen + len(a.messages) - w.mark - 1
+	idx := append(append(make([]int, 0, len(p.headIdx)+len(p.tailIdx)), p.headIdx...), p.tailIdx...)
+	if sp := spans(idx); len(p.head) == 0 && (len(sp) == 0 || len(sp) == 1 && sp[0][1] == convLen) {
+		cp.Tail = len(p.tail) // the layout every version reads
+	} else {
+		cp.Spans, cp.DigestAt = sp, len(p.head)
+	}
+	body := append(append(make([]Message, 0, len(idx)), p.head...), p.tail...)
 	a.appendMessage(step, Message{Role: RoleCheckpoint, Content: digest, Checkpoint: cp})
-	w.mark, w.prefix, w.cp, w.digest = len(a.messages)-1, prefix, cp, digest
+	w.mark, w.prefix, w.cp, w.digest = len(a.messages)-1, checkpointPrefix(cp, digest, body), cp, digest
+	w.body, w.bodyIdx, w.convLen = body, idx, convLen
 	w.sentTokens = 0 // the provider's last count described the old view
 	c.Window, c.Trigger = a.cfg.ContextWindow, a.trigger()
 	if c.AfterTokens > c.Window/2 {
 		c.Reason = strings.TrimPrefix(c.Reason+fmt.Sprintf("; over half the window: the system prompt and tools alone take about %d tokens", a.fixedTokens()), "; ")
 	}
 	c.Folded, c.KeptTurns, c.DroppedTurns = len(p.fold), len(p.kept), p.dropped
+	if p.dropped > 0 {
+		c.Warning = fmt.Sprintf("%d of the requester's messages were folded into the digest (past the retention budget); "+
+			"start a message with %s to keep it verbatim", p.dropped, KeepMarker)
+	}
 	a.cfg.Observer(Event{Type: EventContextCompacted, Step: step, Compaction: &c})
 }
 

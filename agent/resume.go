@@ -60,6 +60,8 @@ func (a *Agent) pendingCalls() ([]ToolCall, *Message) {
 		case RoleTool:
 			answered[m.ToolCallID] = true
 			continue
+		case RoleCheckpoint: // compress folds while its call runs
+			continue
 		case RoleAssistant:
 			var pending []ToolCall
 			for _, c := range m.ToolCalls {
@@ -80,6 +82,10 @@ func (a *Agent) takeSteered(step int) {
 	a.steered = nil
 	a.mu.Unlock()
 	for _, text := range msgs {
+		if focus, ok := ParseCompactCommand(text); ok {
+			a.compactAsked, a.compactFocus = true, focus // before the next request (prompt)
+			continue
+		}
 		a.appendMessage(step, Message{Role: RoleUser, Content: text})
 	}
 }

@@ -18,6 +18,9 @@ var summaryPrompt = "You condense the middle of a coding agent's conversation so
 // limit is asked for once more with a larger limit.
 func (a *Agent) summarize(ctx context.Context, step int, p *foldPlan, b budgets) (string, Usage, error) {
 	input := summaryInput(p, a.cfg.ContextWindow-b.summary*2-estimateText(summaryPrompt)-messageOverhead*3)
+	if p.focus != "" {
+		input = "<requester-focus>\n" + BoundResult(p.focus, 2048) + "\n</requester-focus>\n\n" + input
+	}
 	var spent Usage
 	limit := b.summary
 	for attempt := 0; ; attempt++ {
@@ -67,7 +70,7 @@ func (a *Agent) summaryCall(ctx context.Context, step int, input string, limit i
 		case ChunkUsage:
 			usage = usage.Add(chunk.Usage)
 			u := chunk.Usage
-			a.cfg.Observer(Event{Type: EventUsage, Step: step, Usage: &u})
+			a.cfg.Observer(Event{Type: EventUsage, Step: step, Usage: &u, Model: ModelRef(a.cfg)})
 		case ChunkError:
 			for range stream {
 			}

@@ -128,6 +128,11 @@ func CanonicalSchema(raw json.RawMessage) (json.RawMessage, error) {
 // MaxToolResult is the most of a tool result the model sees.
 const MaxToolResult = 32 * 1024
 
+// ToolResultTool is the built-in that pages through a bounded result's full
+// text (Conversation.ToolResult). When a run has it, a bounded result ends
+// with a line naming it and the call.
+const ToolResultTool = "tool_result"
+
 // BoundResult cuts s to at most limit bytes (on a UTF-8 boundary), keeping the
 // head and the tail, and says in the middle how much was left out. A result
 // that fits is returned unchanged.

@@ -86,4 +86,5 @@ const Help = `Mention me with what to do, and I run it as a task in this thread.
   approvals         — approvals waiting for a decision
   in:<workspace>    — run in that workspace
   /<command> [args] — run a custom command (.reasonix/commands) of the workspace
+  /compact          — in a task's thread: fold its conversation into a summary
 Reply in a task's thread to steer it; after it ended, a reply continues it.`

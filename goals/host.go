@@ -66,6 +66,8 @@ var DefaultPathArgs = map[string][]string{
 	"move_file":     {"path", "new_path"},
 	"delete_range":  {"path"},
 	"delete_symbol": {"path"},
+	// notebook_edit changes the notebook at path.
+	"notebook_edit": {"path"},
 }
 
 // Counters are the delegation counters of seed §3.17, cumulative over a

@@ -159,6 +159,11 @@ func openItems(plan []agent.TodoItem) []string {
 		if it.Status != "completed" {
 			out = append(out, fmt.Sprintf("%s (%s)", it.Content, it.Status))
 		}
+		for _, st := range it.Steps { // a completed phase has no open steps (todo_write)
+			if st.Status != "completed" && it.Status == "completed" {
+				out = append(out, fmt.Sprintf("%s › %s (%s)", it.Content, st.Content, st.Status))
+			}
+		}
 	}
 	return out
 }

@@ -16,7 +16,7 @@ const (
 // editTools are the built-in file mutations: one Edit rule covers all of
 // them, so a grant made for write_file also covers edit_file and move_file.
 var editTools = map[string]bool{"write_file": true, "edit_file": true, "multi_edit": true, "move_file": true,
-	"delete_range": true, "delete_symbol": true}
+	"delete_range": true, "delete_symbol": true, "notebook_edit": true}
 
 // readTools are the built-in tools that read files.
 var readTools = map[string]bool{"read_file": true, "ls": true, "glob": true, "grep": true, "code_index": true}

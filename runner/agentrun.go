@@ -120,8 +120,13 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 }
 
 // finalAnswer reports whether the conversation ends with an answer that
-// has no calls pending, so continuing it needs a new user message.
+// has no calls pending, so continuing it needs a new user message. A
+// checkpoint after the answer (/compact) changes nothing about that.
 func finalAnswer(history []agent.Message) bool {
-	last := history[len(history)-1]
+	i := len(history) - 1
+	for i > 0 && history[i].Role == agent.RoleCheckpoint {
+		i--
+	}
+	last := history[i]
 	return last.Role == agent.RoleAssistant && len(last.ToolCalls) == 0
 }

@@ -20,7 +20,7 @@ import (
 // and continuing the finished task restores the checkpoint from the store.
 func TestServiceTaskCompacts(t *testing.T) {
 	ctx := context.Background()
-	const window, steps = 4000, 30
+	const window, steps = 6000, 30 // the built-in tools' schemas alone take about 3,500 tokens
 	var n, summaries atomic.Int64
 	p := agenttest.NewScriptedProvider()
 	for range 3 * steps {
@@ -74,5 +74,65 @@ func TestServiceTaskCompacts(t *testing.T) {
 	if last.Messages[1].Content != "list the workspace over and over" || !strings.Contains(last.Messages[2].Content, "<context-digest>") ||
 		last.Messages[len(last.Messages)-1].Content != "once more" {
 		t.Fatalf("continued request: %.100q / %.100q / %.100q", last.Messages[1].Content, last.Messages[2].Content, last.Messages[len(last.Messages)-1].Content)
+	}
+}
+
+// /compact sent to a finished task (a chat reply, `tasks message`) folds
+// its conversation into exactly one checkpoint without a model turn, and
+// the next message continues from that checkpoint.
+func TestMessageCompactMakesOneCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	const window = 100_000 // far below the trigger: only the command folds
+	var n, summaries atomic.Int64
+	p := agenttest.NewScriptedProvider()
+	for range 20 {
+		p.Add(agenttest.Respond(agenttest.Windowed(window, func(r agenttest.Request) agenttest.Turn {
+			if agenttest.IsSummary(r) {
+				summaries.Add(1)
+				return agenttest.Turn{Text: "## Done so far\nListed the directory."}
+			}
+			k := int(n.Add(1)) - 1
+			if k < 4 {
+				return agenttest.Turn{Text: "Step " + strconv.Itoa(k) + ": " + strings.Repeat("thinking about it. ", 50),
+					ToolCalls: []agent.ToolCall{call("c"+strconv.Itoa(k), "ls", map[string]any{"path": "."})}}
+			}
+			return answer("listed")
+		})))
+	}
+	svc := runnertest.Start(t, runnertest.Options{Provider: p, Settings: settings(1), ContextWindow: window})
+	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "list the workspace a few times", Posture: "ask"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded)
+	admin := runner.Principal{ID: "api:alice", Role: store.RoleAdmin}
+	if _, err := svc.Message(ctx, task.ID, admin, "/compact"); err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded)
+	evs := runnertest.Events(t, svc, task.ID, "context_compacted")
+	if len(evs) != 1 || summaries.Load() != 1 {
+		t.Fatalf("%d compaction events, %d summaries; want one each", len(evs), summaries.Load())
+	}
+	var c agent.Compaction
+	if err := json.Unmarshal(evs[0].Payload, &c); err != nil || c.Source != agent.FoldCommand || c.Folded == 0 {
+		t.Fatalf("event %s (%v)", evs[0].Payload, err)
+	}
+	before := len(p.Requests())
+	if _, err := svc.Message(ctx, task.ID, admin, "and now?"); err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded)
+	reqs := p.Requests()[before:]
+	if len(reqs) != 1 || !strings.Contains(reqs[0].Messages[2].Content, "Listed the directory.") {
+		for _, e := range runnertest.Events(t, svc, task.ID) {
+			t.Logf("%s %.300s", e.Type, e.Payload)
+		}
+		t.Fatalf("%d requests after; the digest not where expected", len(reqs))
+	}
+	for _, m := range reqs[0].Messages {
+		if strings.Contains(m.Content, "/compact") {
+			t.Fatal("the /compact command reached the model")
+		}
 	}
 }

@@ -82,7 +82,18 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 			c := e.Compaction
 			r.emit(string(e.Type), map[string]any{"step": e.Step, "mode": c.Mode, "reason": truncate(c.Reason, maxEventText),
 				"before_tokens": c.BeforeTokens, "after_tokens": c.AfterTokens, "window": c.Window, "trigger": c.Trigger,
-				"folded_messages": c.Folded, "user_turns_kept": c.KeptTurns, "user_turns_dropped": c.DroppedTurns})
+				"folded_messages": c.Folded, "user_turns_kept": c.KeptTurns, "user_turns_dropped": c.DroppedTurns,
+				"source": c.Source, "warning": truncate(c.Warning, maxEventText)})
+		case agent.EventDeliverables:
+			list := make([]agent.Deliverable, len(e.Deliverables))
+			for i, d := range e.Deliverables {
+				d.Path, d.Description = s.redact.String(d.Path), s.redact.String(d.Description)
+				list[i] = d
+			}
+			r.mu.Lock()
+			r.deliverables = list
+			r.mu.Unlock()
+			r.emit("deliverables", map[string]any{"step": e.Step, "deliverables": list})
 		case agent.EventRunFinished:
 			r.emit("run_finished", map[string]any{"step": e.Step, "outcome": e.Outcome})
 		case goals.EventGoalUpdated, goals.EventQuestion, goals.EventPlanApproval, goals.EventFleetUpdated,
@@ -117,6 +128,10 @@ func redactMessage(r interface{ String(string) string }, m agent.Message) agent.
 		c.Kept = make([]string, len(cp.Kept))
 		for i, k := range cp.Kept {
 			c.Kept[i] = r.String(k)
+		}
+		c.Failures = make([]string, len(cp.Failures))
+		for i, f := range cp.Failures {
+			c.Failures[i] = r.String(f)
 		}
 		m.Checkpoint = &c
 	}

@@ -13,10 +13,11 @@ import (
 // turns; the rest is kept as it is.
 func TestRedactMessageCoversRawAndCheckpoint(t *testing.T) {
 	r := redact.New("sk-very-secret-value")
-	cp := &agent.Checkpoint{Task: "use sk-very-secret-value", Kept: []string{"again sk-very-secret-value"}, Tail: 3}
+	cp := &agent.Checkpoint{Task: "use sk-very-secret-value", Kept: []string{"again sk-very-secret-value"}, Tail: 3,
+		Failures: []string{"bash:\nerror: token sk-very-secret-value rejected"}}
 	in := agent.Message{Role: agent.RoleCheckpoint, Content: "digest sk-very-secret-value", RawContent: strings.Repeat("x", 10) + "sk-very-secret-value", Checkpoint: cp}
 	out := redactMessage(r, in)
-	for _, s := range []string{out.Content, out.RawContent, out.Checkpoint.Task, out.Checkpoint.Kept[0]} {
+	for _, s := range []string{out.Content, out.RawContent, out.Checkpoint.Task, out.Checkpoint.Kept[0], out.Checkpoint.Failures[0]} {
 		if strings.Contains(s, "sk-very-secret-value") || !strings.Contains(s, "[redacted]") {
 			t.Fatalf("not masked: %q", s)
 		}

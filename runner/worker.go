@@ -45,6 +45,8 @@ type run struct {
 	// lostNote is the note naming calls whose changes the workspace lost
 	// (lostchanges.go), until the conversation holds it.
 	lostNote string
+	// deliverables are the files the model last declared with present.
+	deliverables []agent.Deliverable
 
 	events *execute.EventQueue // the step events, written behind the run
 
@@ -396,6 +398,12 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	result.FinalAnswer = s.redact.String(o.result.FinalAnswer)
 	result.Summary = s.redact.String(cmpStr(o.goal.summary(), summary(o.result.FinalAnswer)))
 	result.DurationMS = s.now().Sub(start).Milliseconds()
+	r.mu.Lock()
+	result.Deliverables = r.deliverables
+	r.mu.Unlock()
+	if result.Deliverables == nil && r.task.Result != nil { // a continuation that declared none keeps the last
+		result.Deliverables = r.task.Result.Deliverables
+	}
 	if o.code != "" {
 		result.Reason = cmpStr(o.goal.blockedReason(), session.Reason(o.code))
 		if o.code == "cost_budget" {
@@ -479,6 +487,9 @@ func (s *Service) reportPayload(ctx context.Context, t store.Task, state store.S
 		"diff_stat": result.DiffStat, "branch": result.Branch, "tokens": result.Tokens,
 		"cost": result.Cost, "cost_complete": result.CostComplete, "unpriced_tokens": result.UnpricedTokens,
 		"models": result.Models, "duration_ms": result.DurationMS, "error": result.Error, "reason": result.Reason,
+	}
+	if len(result.Deliverables) > 0 {
+		report["deliverables"] = result.Deliverables
 	}
 	// The split is of the task's whole life, every attempt, as the API and
 	// the dashboard show it; duration_ms is this run's alone.

@@ -1,6 +1,9 @@
 package builtin
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"io/fs"
 	"maps"
 	"os"
@@ -19,12 +22,24 @@ var conformanceFiles = map[string]string{
 	"d/e/f.go":  "package e\n\n// F is deleted by delete_symbol.\nfunc F() {}\n",
 	"notes.md":  "# notes\nalpha again\n",
 	"empty.txt": "",
+	"nb.ipynb":  `{"cells":[{"cell_type":"code","id":"c1","metadata":{},"outputs":[],"execution_count":null,"source":"x = 1"},{"cell_type":"markdown","id":"m1","metadata":{},"source":"# hi"}],"metadata":{},"nbformat":4,"nbformat_minor":5}`,
 }
 
 // conformance holds the agent.Tool contract cases of every built-in. A
 // built-in registered without an entry here fails the test, so a new tool
 // cannot skip the suite.
 var conformance = map[string]agenttest.ToolCases{
+	// The conversation tools run against fakeConversation.
+	"compress": {
+		ReadOnly: true,
+		Valid:    []string{`{"from":"known words"}`, `{"from":"known words","to":"later words","focus":"the API"}`},
+		Invalid:  []string{`{}`, `{"from":""}`, `{"from":"unknown words"}`, `{"from":1}`},
+	},
+	"tool_result": {
+		ReadOnly: true,
+		Valid:    []string{`{"tool_call_id":"call_1"}`, `{"tool_call_id":"call_1","offset":3,"limit":2}`},
+		Invalid:  []string{`{}`, `{"tool_call_id":"call_9"}`, `{"tool_call_id":"call_1","offset":-1}`, `{"tool_call_id":"call_1","limit":30000}`, `{"tool_call_id":"call_1","offset":999}`},
+	},
 	"bash": {
 		Valid:    []string{`{"command":"echo hi"}`, `{"command":"exit 3"}`, `{"command":"sleep 60","run_in_background":true}`},
 		Invalid:  []string{`{}`, `{"command":""}`, `{"cmd":"ls"}`, `{"command":"true","timeout_seconds":"5"}`},
@@ -83,6 +98,17 @@ var conformance = map[string]agenttest.ToolCases{
 		Invalid: []string{`{"path":"a.txt","edits":[]}`, `{"path":"a.txt","edits":"x"}`,
 			`{"path":"a.txt","edits":[{"old_string":"x"}]}`},
 	},
+	"notebook_edit": {
+		Valid: []string{`{"path":"nb.ipynb","cell_index":0,"new_source":"x = 2"}`, `{"path":"nb.ipynb","edit_mode":"insert","cell_type":"markdown","new_source":"more"}`,
+			`{"path":"nb.ipynb","edit_mode":"delete","cell_id":"m1"}`},
+		Invalid: []string{`{}`, `{"path":"nb.ipynb"}`, `{"path":"a.txt","cell_index":0,"new_source":"x"}`, `{"path":"nb.ipynb","cell_index":7,"new_source":"x"}`,
+			`{"path":"nb.ipynb","cell_index":"0","new_source":"x"}`, `{"path":"../outside","cell_index":0,"new_source":"x"}`},
+	},
+	"present": {
+		ReadOnly: true,
+		Valid:    []string{`{"files":[{"path":"a.txt"}]}`, `{"files":[{"path":"notes.md","description":"the notes"},{"path":"d/c.txt"}]}`},
+		Invalid:  []string{`{}`, `{"files":[]}`, `{"files":[{"path":"missing.txt"}]}`, `{"files":[{"path":"d"}]}`, `{"files":[{"path":"../outside"}]}`, `{"files":"a.txt"}`},
+	},
 	"read_file": {
 		ReadOnly: true,
 		Valid:    []string{`{"path":"a.txt"}`, `{"path":"notes.md","offset":2,"limit":1}`, `{"path":"empty.txt"}`},
@@ -91,8 +117,9 @@ var conformance = map[string]agenttest.ToolCases{
 	"todo_write": {
 		ReadOnly: true,
 		Valid: []string{`{"todos":[{"content":"read the code","status":"completed"},{"content":"fix it","status":"in_progress"}]}`,
-			`{"todos":[]}`},
-		Invalid: []string{`{"todos":[{"content":"a"}]}`, `{"todos":[{"content":"a","status":"done"}]}`},
+			`{"todos":[]}`, `{"todos":[{"content":"phase","status":"in_progress","steps":[{"content":"a","status":"completed"},{"content":"b","status":"in_progress"}]}]}`},
+		Invalid: []string{`{"todos":[{"content":"a"}]}`, `{"todos":[{"content":"a","status":"done"}]}`,
+			`{"todos":[{"content":"p","status":"completed","steps":[{"content":"a","status":"pending"}]}]}`},
 	},
 	"write_file": {
 		Valid:   []string{`{"path":"new/b.txt","content":"hello\n"}`, `{"path":"a.txt","content":""}`},
@@ -129,7 +156,37 @@ func conformanceTool(t *testing.T, name string) (agent.Tool, agent.ToolEnv) {
 	if name == "job_output" || name == "job_kill" {
 		mustCall(t, tool(t, env, "bash"), map[string]any{"command": "sleep 60", "run_in_background": true})
 	}
+	if name == "compress" || name == agent.ToolResultTool {
+		return inConversation{tool(t, env, name)}, env
+	}
 	return tool(t, env, name), env
+}
+
+// inConversation runs a tool as a run would, with a conversation in its
+// context: fakeConversation.
+type inConversation struct{ agent.Tool }
+
+func (c inConversation) ReadOnly() bool { return agent.IsReadOnly(c.Tool) }
+func (c inConversation) Execute(ctx context.Context, args json.RawMessage) (string, error) {
+	return c.Tool.Execute(agent.ContextWithConversation(ctx, fakeConversation{}), args)
+}
+
+// fakeConversation knows the requester's "known words", and the result of
+// call_1.
+type fakeConversation struct{}
+
+func (fakeConversation) Fold(_ context.Context, r agent.FoldRequest) (agent.Compaction, error) {
+	if r.From != "known words" {
+		return agent.Compaction{}, errors.New("from is in none of the requester's messages")
+	}
+	return agent.Compaction{Mode: agent.CompactSummary, Folded: 4, BeforeTokens: 900, AfterTokens: 300}, nil
+}
+
+func (fakeConversation) ToolResult(id string) (string, error) {
+	if id != "call_1" {
+		return "", errors.New("no such result")
+	}
+	return "the full text of call_1", nil
 }
 
 func TestBuiltinsKeepTheToolContract(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"reasonix/agent"
 	"reasonix/agent/recipe"
 
 	"reasonix/bot"
@@ -14,6 +15,9 @@ import (
 // runner renders it from the workspace's base commit and refuses an
 // unknown name with the nearest ones.
 func asCommand(req *runner.TaskRequest) {
+	if _, builtin := agent.ParseCompactCommand(req.Prompt); builtin {
+		return // the agent's own action (nothing to fold in a new task, and it says so)
+	}
 	if name, args, ok := bot.CommandOf(req.Prompt); ok {
 		req.Command, req.Args, req.Prompt = name, []string{args}, ""
 	}
@@ -24,8 +28,8 @@ func asCommand(req *runner.TaskRequest) {
 // done is false when a redelivery may succeed where this failed.
 func (r *Relay) steerCommand(ctx context.Context, t bot.Transport, in bot.Inbound, text, taskID string) (ok, done bool) {
 	name, args, isCmd := bot.CommandOf(text)
-	if !isCmd {
-		return false, true
+	if _, builtin := agent.ParseCompactCommand(text); !isCmd || builtin {
+		return false, true // /compact is a plain reply: the agent's own action
 	}
 	task, err := r.svc.Task(ctx, taskID)
 	if err != nil {

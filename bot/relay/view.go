@@ -44,6 +44,18 @@ type refusal struct {
 type todo struct {
 	Content string `json:"content"`
 	Status  string `json:"status"`
+	Steps   []todo `json:"steps"` // a phase's sub-steps (one level)
+}
+
+// todoMark is a plan item's status as the status message shows it.
+func todoMark(status string) string {
+	switch status {
+	case "completed":
+		return "✔"
+	case "in_progress":
+		return "▶"
+	}
+	return "○"
 }
 
 // node mirrors a fleet node of goals' fleet_updated payload (the relay may
@@ -228,14 +240,10 @@ func (v *view) render(f bot.Format, now time.Time) string {
 	if len(v.plan) > 0 {
 		b.WriteString(f.Bold("Plan") + "\n")
 		for _, it := range v.plan {
-			mark := "○"
-			switch it.Status {
-			case "completed":
-				mark = "✔"
-			case "in_progress":
-				mark = "▶"
+			b.WriteString(todoMark(it.Status) + " " + f.Escape(firstLine(it.Content, 160)) + "\n")
+			for _, st := range it.Steps {
+				b.WriteString("    " + todoMark(st.Status) + " " + f.Escape(firstLine(st.Content, 160)) + "\n")
 			}
-			b.WriteString(mark + " " + f.Escape(firstLine(it.Content, 160)) + "\n")
 		}
 	}
 	if len(v.fleet) > 0 {

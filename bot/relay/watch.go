@@ -572,6 +572,10 @@ func (w *watcher) report(ctx context.Context, ev runner.Event, compact bool) str
 				} `json:"checks"`
 			} `json:"ci"`
 		} `json:"pr"`
+		Deliverables []struct {
+			Path        string `json:"path"`
+			Description string `json:"description"`
+		} `json:"deliverables"`
 	}
 	_ = json.Unmarshal(ev.Payload, &p)
 	f := w.t.Format()
@@ -593,6 +597,16 @@ func (w *watcher) report(ctx context.Context, ev runner.Event, compact bool) str
 	}
 	if p.DiffStat != "" && !compact {
 		b.WriteString(f.Code(f.Escape(bot.Tail(p.DiffStat, 2000))) + "\n")
+	}
+	if len(p.Deliverables) > 0 {
+		b.WriteString(f.Bold(f.Escape("Deliverables")) + "\n")
+		for _, d := range p.Deliverables {
+			line := "• " + f.Code(f.Escape(d.Path))
+			if d.Description != "" {
+				line += f.Escape(" — " + d.Description)
+			}
+			b.WriteString(line + "\n")
+		}
 	}
 	var facts []string
 	if p.PR != nil { // the pull request the branch was published as

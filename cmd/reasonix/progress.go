@@ -93,6 +93,9 @@ func (p *progress) observe(e agent.Event) {
 		b.WriteString("plan:")
 		for _, it := range e.Plan {
 			fmt.Fprintf(&b, "\n  [%s] %s", planMark(it.Status), it.Content)
+			for _, st := range it.Steps {
+				fmt.Fprintf(&b, "\n      [%s] %s", planMark(st.Status), st.Content)
+			}
 		}
 		line = b.String()
 	default:

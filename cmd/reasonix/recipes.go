@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"reasonix/agent"
 	"reasonix/agent/recipe"
 	"reasonix/config"
 	"reasonix/runner"
@@ -147,8 +148,8 @@ func printCommands(cs *recipe.Commands, asJSON bool, stdout, stderr io.Writer) e
 // is a usage error suggesting the nearest names; nothing reaches a model.
 func runPrompt(cfg *config.Config, sess *session.Session, workdir, task string, stderr io.Writer) (string, error) {
 	name, rest, ok := recipe.CommandWord(task)
-	if !ok {
-		return task, nil
+	if _, builtin := agent.ParseCompactCommand(task); !ok || builtin {
+		return task, nil // /compact is the agent's own action, winning over a command of that name
 	}
 	cs, _ := recipe.LoadDirs(cfg.Home(), workdir)
 	for _, w := range cs.Warnings {

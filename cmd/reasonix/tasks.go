@@ -292,6 +292,16 @@ func printTask(w io.Writer, t apitype.Task) {
 		if r.DiffStat != "" {
 			fmt.Fprintf(w, "changes\n%s\n", r.DiffStat)
 		}
+		if len(r.Deliverables) > 0 {
+			fmt.Fprintf(w, "deliverables\n")
+			for _, d := range r.Deliverables {
+				fmt.Fprintf(w, "  %s (%d bytes)", d.Path, d.Bytes)
+				if d.Description != "" {
+					fmt.Fprintf(w, " — %s", d.Description)
+				}
+				fmt.Fprintln(w)
+			}
+		}
 		if line := publishLine(r); line != "" {
 			fmt.Fprintf(w, "published %s\n", line)
 		}

@@ -120,6 +120,8 @@ type Result struct {
 	PublishError string `json:"publish_error,omitempty"`
 	// PR is the pull (merge) request the task's branch was published as.
 	PR *PullRequest `json:"pr,omitempty"`
+	// Deliverables are the files the task declared for people (present).
+	Deliverables []Deliverable `json:"deliverables,omitempty"`
 }
 
 // PullRequest is a task's pull request.
@@ -259,4 +261,11 @@ type Diff struct {
 	Branch    string `json:"branch"`
 	Diff      string `json:"diff"`
 	Truncated bool   `json:"truncated"`
+}
+
+// Deliverable is a file a task declared as one of its results for people.
+type Deliverable struct {
+	Path        string `json:"path"`
+	Description string `json:"description,omitempty"`
+	Bytes       int64  `json:"bytes"`
 }

@@ -121,6 +121,25 @@ func planOf(evs []store.Event) []agent.TodoItem {
 	return nil
 }
 
+// deliverablesOf is what the task declared with present: the result's list
+// once it ended, else the latest deliverables event; nil when none.
+func deliverablesOf(t store.Task, evs []store.Event) []agent.Deliverable {
+	if t.Result != nil && len(t.Result.Deliverables) > 0 {
+		return t.Result.Deliverables
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type == "deliverables" {
+			var p struct {
+				Deliverables []agent.Deliverable `json:"deliverables"`
+			}
+			if json.Unmarshal(evs[i].Payload, &p) == nil {
+				return p.Deliverables
+			}
+		}
+	}
+	return nil
+}
+
 // stateOf reads the state a task_state event announces, in the API's
 // reading of that payload.
 func stateOf(e store.Event) string {

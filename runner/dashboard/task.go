@@ -74,6 +74,7 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 	switch tab {
 	case "story":
 		data["Turns"], data["Plan"], data["Fleets"] = conversation(evs), planOf(all), fleetsOf(all)
+		data["Deliverables"] = deliverablesOf(t, all)
 		data["Approvals"] = d.approvalViews(r.Context(), aps, s.principal)
 	case "diff":
 		var previews []string

@@ -41,6 +41,9 @@ func viewResult(r *store.Result) *apitype.Result {
 			}
 		}
 	}
+	for _, d := range r.Deliverables {
+		v.Deliverables = append(v.Deliverables, apitype.Deliverable{Path: d.Path, Description: d.Description, Bytes: d.Bytes})
+	}
 	if r.Models != nil {
 		v.Models = make(map[string]apitype.ModelCost, len(r.Models))
 		for name, m := range r.Models {

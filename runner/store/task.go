@@ -107,6 +107,8 @@ type Result struct {
 	PublishError string `json:"publish_error,omitempty"`
 	// PR is the pull (merge) request the branch was published as.
 	PR *PullRequest `json:"pr,omitempty"`
+	// Deliverables are the files the model declared for people (present).
+	Deliverables []agent.Deliverable `json:"deliverables,omitempty"`
 }
 
 // PullRequest is a task's pull request as result.pr shows it.
