@@ -54,6 +54,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		Profiles:     profiles,
 		CacheScope:   task.Requester,
 		Memory:       mem,
+		History:      &taskHistory{s: s, task: task},
 		Recall:       mem.recall,
 		HumanOnly:    memoryHumanOnly(task),
 	})

@@ -140,6 +140,7 @@ type Service struct {
 
 	standing standingCache // this node's copy of the standing grants (standing.go)
 	memory   memoryCache   // this node's recall indexes (memory.go)
+	history  historyCache  // this node's history indexes (history.go)
 
 	// scratchMu keeps a scratch directory from being handed over while
 	// this node claims its task (handOverScratch, runJob).
