@@ -37,6 +37,12 @@ type Config struct {
 	// compaction trigger at ContextWindow × CompactRatio (see compact.go).
 	ContextWindow int
 	CompactRatio  float64
+	// Recall, when set, returns what is remembered that bears on a user
+	// message ("" for nothing); the harness appends it to that message.
+	// It goes in the conversation, never in the system prompt or the
+	// tools, so the request prefix stays byte-stable and prompt caches
+	// keep hitting. It must be quick: it runs before each user turn.
+	Recall func(ctx context.Context, text string) string
 }
 
 // DefaultMaxSteps is the step bound when Config.MaxSteps is zero.
@@ -137,7 +143,7 @@ func (a *Agent) run(ctx context.Context, input string) Result {
 		}
 		return Result{Outcome: OutcomeSucceeded, FinalAnswer: c.describe(), Usage: spent}
 	}
-	a.appendMessage(0, Message{Role: RoleUser, Content: input})
+	a.appendMessage(0, Message{Role: RoleUser, Content: a.recall(ctx, input)})
 	return a.loop(ctx, Result{})
 }
 
@@ -147,7 +153,7 @@ func (a *Agent) loop(ctx context.Context, res Result) Result {
 		if ctx.Err() != nil {
 			return a.interrupted(res, ctx)
 		}
-		a.takeSteered(res.Steps)
+		a.takeSteered(ctx, res.Steps)
 		if res.Steps >= a.cfg.MaxSteps {
 			res.Outcome, res.Err = OutcomeStepLimit, ErrStepLimit
 			return res

@@ -76,7 +76,7 @@ func (a *Agent) pendingCalls() ([]ToolCall, *Message) {
 	return nil, nil
 }
 
-func (a *Agent) takeSteered(step int) {
+func (a *Agent) takeSteered(ctx context.Context, step int) {
 	a.mu.Lock()
 	msgs := a.steered
 	a.steered = nil
@@ -86,6 +86,17 @@ func (a *Agent) takeSteered(step int) {
 			a.compactAsked, a.compactFocus = true, focus // before the next request (prompt)
 			continue
 		}
-		a.appendMessage(step, Message{Role: RoleUser, Content: text})
+		a.appendMessage(step, Message{Role: RoleUser, Content: a.recall(ctx, text)})
 	}
+}
+
+// recall appends to a user message what Config.Recall finds for it.
+func (a *Agent) recall(ctx context.Context, text string) string {
+	if a.cfg.Recall == nil {
+		return text
+	}
+	if note := a.cfg.Recall(ctx, text); note != "" {
+		return text + "\n\n" + note
+	}
+	return text
 }

@@ -216,6 +216,12 @@ type ToolEnv struct {
 	// Jobs holds the run's background jobs; its owner closes it when the
 	// run ends. Nil: bash runs in the foreground only.
 	Jobs *Jobs
+	// Memory backs remember, forget and memory; nil leaves them out of
+	// the run (a factory returns nil, see AddBuiltins).
+	Memory Memory
+	// History backs list_sessions, read_session and history; nil leaves
+	// them out of the run.
+	History History
 }
 
 // PathGuard resolves a path a tool is about to touch to its absolute,
@@ -259,7 +265,9 @@ type ShellRefusals interface {
 	TakeRefusals(pid int) []string
 }
 
-// ToolFactory builds a built-in tool for one run.
+// ToolFactory builds a built-in tool for one run. It returns nil when env
+// lacks what the tool needs (a run without a store has no memory), and the
+// tool is then left out of the run.
 type ToolFactory func(env ToolEnv) Tool
 
 var (
@@ -310,7 +318,11 @@ func (r *ToolRegistry) AddBuiltins(env ToolEnv, enabled []string) error {
 	}
 	builtinsMu.Unlock()
 	for _, f := range factories {
-		if err := r.Add(f(env)); err != nil {
+		t := f(env)
+		if t == nil {
+			continue
+		}
+		if err := r.Add(t); err != nil {
 			return err
 		}
 	}

@@ -39,6 +39,10 @@ type GateConfig struct {
 	// is not sandboxed (the confinement's allow_write roots; see
 	// Confinement.Writable). Optional.
 	AllowWrite []string
+	// HumanOnly are tools every call of which needs a person, under every
+	// posture, whatever grant stands (a memory write of a task a webhook
+	// started); a deny rule still refuses them first. Optional.
+	HumanOnly []string
 	// AllowRead are further absolute directories read-only file tools may
 	// read under the ask posture without a person (the workspace always);
 	// resolved like AllowWrite. Optional.
@@ -57,6 +61,7 @@ type Gate struct {
 	allowWrite []string // further roots bash may write to when it is not
 	allowRead  []string // further roots file tools read without asking under ask
 	readRoot   string   // the workspace, symlink-free
+	humanOnly  []string // tools only a person may allow
 
 	mu     sync.RWMutex
 	grants *ruleSet
@@ -74,7 +79,7 @@ func NewGate(c GateConfig) (*Gate, error) {
 		return nil, err
 	}
 	g := &Gate{policy: c.Policy, posture: posture, approver: c.Approver, standing: c.Standing, workdir: c.Workdir, grants: newRuleSet(),
-		sandboxed: c.ShellSandboxed, allowWrite: slices.Clone(c.AllowWrite)}
+		sandboxed: c.ShellSandboxed, allowWrite: slices.Clone(c.AllowWrite), humanOnly: slices.Clone(c.HumanOnly)}
 	g.readRoot = c.Workdir
 	if real, err := resolvePath(c.Workdir, "/"); err == nil {
 		g.readRoot = real
@@ -123,6 +128,12 @@ func (g *Gate) Grants() []string {
 func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, error) {
 	q := Query{Tool: call.Tool, ReadOnly: call.ReadOnly, Args: call.Args, Workdir: g.workdir}
 	ev, f := g.policy.evaluate(q)
+	humanOnly := ev.Decision != Deny && slices.Contains(g.humanOnly, call.Tool)
+	if humanOnly {
+		// As an explicit ask rule (no grant answers it) that no posture
+		// answers either.
+		ev.Decision, ev.Rule, ev.Reason = Ask, call.Tool, call.Tool+" needs a person's approval in this task"
+	}
 	if ev.Decision == Allow && ev.Rule == "" && g.posture == PostureAsk {
 		if p := g.readsOutside(call.Tool, f); p != "" {
 			ev.Decision, ev.Reason = Ask, call.Tool+" would read "+p+", which is outside the workspace"
@@ -140,6 +151,7 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 		return agent.Allow, nil
 	}
 	switch {
+	case humanOnly:
 	case g.posture == PostureYolo && ev.DenyUnseen != "":
 		// Nobody is asked under yolo, and a deny rule may be what this
 		// command hides (see denyreach.go).

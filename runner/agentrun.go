@@ -32,6 +32,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 			return outcome{}, fmt.Errorf("sub-agent profiles: %w", err)
 		}
 	}
+	mem := &taskMemory{s: s, task: task}
 	sess, err := session.New(ctx, session.Config{
 		Settings:     s.set,
 		Policy:       s.pol,
@@ -52,6 +53,10 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		WrapTools:    r.journaled,
 		Profiles:     profiles,
 		CacheScope:   task.Requester,
+		Memory:       mem,
+		History:      &taskHistory{s: s, task: task},
+		Recall:       mem.recall,
+		HumanOnly:    memoryHumanOnly(task),
 	})
 	if err != nil {
 		return outcome{}, err

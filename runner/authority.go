@@ -285,3 +285,33 @@ func (s *Service) instructors(ctx context.Context, t store.Task) ([]string, erro
 	slices.Sort(authors)
 	return authors, nil
 }
+
+// MaySeeMemory reports whether p may see memory m: an admin any; a user
+// memory only its own principal; a workspace memory every principal that
+// may submit work (each of its tasks in that workspace recalls it anyway).
+// It is the one rule the API, the CLI and the dashboard apply.
+func (p Principal) MaySeeMemory(m store.Memory) bool {
+	switch {
+	case p.ID == "":
+		return false
+	case p.Role.AtLeast(store.RoleAdmin):
+		return true
+	case m.Scope.Kind == store.MemoryUser:
+		return m.Scope.Name == p.ID
+	}
+	return p.Role.AtLeast(store.RoleSubmit)
+}
+
+// MayForgetMemory reports whether p may forget memory m, which it may see:
+// an admin any; a user memory its own principal; a workspace memory, which
+// every task of the workspace relies on, whoever saved it or a principal
+// that may decide approvals.
+func (p Principal) MayForgetMemory(m store.Memory) error {
+	if !p.MaySeeMemory(m) {
+		return failf(ErrNotFound, "memory %s not found", m.ID)
+	}
+	if p.Role.AtLeast(store.RoleApprove) || m.Scope.Kind == store.MemoryUser || m.By == p.ID {
+		return nil
+	}
+	return failf(ErrForbidden, "memory %s is the workspace's; only who saved it (%s), an approver or an admin may forget it", m.ID, m.By)
+}

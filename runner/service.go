@@ -142,6 +142,8 @@ type Service struct {
 	prompts promptPlugins // [[plugins]] started for MCP prompt commands
 
 	standing standingCache // this node's copy of the standing grants (standing.go)
+	memory   memoryCache   // this node's recall indexes (memory.go)
+	history  historyCache  // this node's history indexes (history.go)
 
 	// scratchMu keeps a scratch directory from being handed over while
 	// this node claims its task (handOverScratch, runJob).

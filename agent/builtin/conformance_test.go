@@ -58,6 +58,36 @@ var conformance = map[string]agenttest.ToolCases{
 		Valid:   []string{`{"path":"d/e/f.go","symbol":"F"}`},
 		Invalid: []string{`{"path":"d/e/f.go","symbol":"Missing"}`, `{"path":"a.txt","symbol":"x"}`, `{"path":"d/e/f.go"}`},
 	},
+	// The memory and history tools run on agenttest's fakes (testEnv);
+	// forget's cases start with mem_1 remembered.
+	"remember": {
+		Valid:   []string{`{"text":"tests run with make check"}`, `{"text":"answers in English","scope":"user"}`},
+		Invalid: []string{`{}`, `{"text":"  "}`, `{"text":"x","scope":"team"}`, `{"text":7}`},
+	},
+	"forget": {
+		Valid:   []string{`{"id":"mem_1"}`},
+		Invalid: []string{`{}`, `{"id":" "}`, `{"id":"mem_9"}`},
+	},
+	"memory": {
+		ReadOnly: true,
+		Valid:    []string{`{}`, `{"query":"make check"}`, `{"limit":50}`},
+		Invalid:  []string{`{"limit":-1}`, `{"limit":51}`, `{"query":7}`},
+	},
+	"list_sessions": {
+		ReadOnly: true,
+		Valid:    []string{`{}`, `{"before":"t_2","limit":1}`},
+		Invalid:  []string{`{"limit":51}`, `{"before":1}`},
+	},
+	"read_session": {
+		ReadOnly: true,
+		Valid:    []string{`{"id":"t_1"}`, `{"id":"t_1","offset":1,"limit":1}`},
+		Invalid:  []string{`{}`, `{"id":"t_9"}`, `{"id":"t_1","offset":-1}`},
+	},
+	"history": {
+		ReadOnly: true,
+		Valid:    []string{`{"query":"flaky"}`, `{"query":"nothing-here"}`},
+		Invalid:  []string{`{}`, `{"query":" "}`, `{"query":"x","limit":21}`},
+	},
 	"edit_file": {
 		Valid:   []string{`{"path":"a.txt","old_string":"alpha","new_string":"ALPHA"}`},
 		Invalid: []string{`{"path":"a.txt","old_string":"nowhere","new_string":"x"}`, `{"path":"a.txt","old_string":"x"}`},
@@ -152,6 +182,11 @@ func conformanceTool(t *testing.T, name string) (agent.Tool, agent.ToolEnv) {
 	t.Cleanup(env.Jobs.Close)
 	if strings.HasPrefix(name, "lsp_") {
 		env.Shell = sandboxStandIn{}
+	}
+	if name == "forget" || name == "memory" {
+		if _, err := env.Memory.Remember(t.Context(), "workspace", "tests run with make check"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if name == "job_output" || name == "job_kill" {
 		mustCall(t, tool(t, env, "bash"), map[string]any{"command": "sleep 60", "run_in_background": true})

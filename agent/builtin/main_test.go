@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"reasonix/agent"
+	"reasonix/agent/agenttest"
 )
 
 func TestMain(m *testing.M) {
@@ -87,7 +88,7 @@ func testEnv(t *testing.T) (agent.ToolEnv, *rootGuard) {
 		t.Fatal(err)
 	}
 	g := &rootGuard{root: dir, hidden: map[string]bool{}}
-	return agent.ToolEnv{Workdir: dir, Paths: g}, g
+	return agent.ToolEnv{Workdir: dir, Paths: g, Memory: &agenttest.Memory{}, History: testHistory()}, g
 }
 
 // tool builds the registered built-in name for env.

@@ -74,6 +74,12 @@ reasonix tasks list --state running,waiting_approval`,
 			subs:    grantsCommands(),
 		},
 		{
+			name: "memory", summary: "list, show and forget what agents remembered between tasks",
+			about:   "Lists, shows and forgets the facts task agents saved with the remember tool, through a running service's API.\nA token sees its own user memories and every workspace's; forgetting a workspace's memory takes who saved it, an approve or an admin token. Memory ids look like mem_….",
+			example: "reasonix memory list\nreasonix memory show mem_01hx…\nreasonix memory forget mem_01hx…",
+			subs:    memoryCommands(),
+		},
+		{
 			name: "roles", summary: "grant Slack and Telegram identities a role (approve from chat)",
 			about:   "Administers the roles of chat identities in the configured store directly (no running service needed).\nA chat identity is a principal like a token: slack:<team>/<user> or telegram:<user id>.",
 			example: "reasonix roles grant slack:T0123/U0456 --role approve\nreasonix roles list",

@@ -403,6 +403,44 @@ func (c *Client) RevokeGrant(ctx context.Context, id string) (apitype.Grant, err
 	return g, err
 }
 
+// MemoryFilter selects memories for Memories. Zero fields do not filter.
+type MemoryFilter struct {
+	Scope string // workspace:<name> or user:<principal>
+	All   bool   // forgotten ones too
+	Limit int    // 0 is the service's default (200)
+}
+
+// Memories lists the memories the token may see, newest first.
+func (c *Client) Memories(ctx context.Context, f MemoryFilter) ([]apitype.Memory, error) {
+	q := url.Values{}
+	if f.Scope != "" {
+		q.Set("scope", f.Scope)
+	}
+	if f.All {
+		q.Set("all", "true")
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	var list apitype.MemoryList
+	err := c.do(ctx, http.MethodGet, "/api/v1/memories"+query(q), nil, &list)
+	return list.Memories, err
+}
+
+// Memory returns memory id; one the token may not see is ErrNotFound.
+func (c *Client) Memory(ctx context.Context, id string) (apitype.Memory, error) {
+	var m apitype.Memory
+	err := c.do(ctx, http.MethodGet, "/api/v1/memories/"+url.PathEscape(id), nil, &m)
+	return m, err
+}
+
+// ForgetMemory forgets memory id and returns it as it now is.
+func (c *Client) ForgetMemory(ctx context.Context, id string) (apitype.Memory, error) {
+	var m apitype.Memory
+	err := c.do(ctx, http.MethodDelete, "/api/v1/memories/"+url.PathEscape(id), nil, &m)
+	return m, err
+}
+
 // Schedules lists the configured schedules and their state.
 func (c *Client) Schedules(ctx context.Context) ([]apitype.Schedule, error) {
 	var list apitype.ScheduleList

@@ -128,6 +128,9 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 	}
 	env := s.Env
 	env.Emit = nil // a child's plan is its own, not the task's checklist
+	// Memory is the task's to keep: a sub-agent neither writes nor
+	// searches it (its brief carries what it needs); history it may read.
+	env.Memory = nil
 	var names []string
 	env.Shell, names = goals.ClaimedShell(s.Confinement, spec, env.Shell, s.cfg.Settings.Tools.Enabled)
 	tools := agent.NewToolRegistry()
@@ -183,7 +186,7 @@ func (s *Session) newChildGate() (agent.Gate, error) {
 	g, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
 		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants, Standing: s.cfg.Standing,
 		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:],
-		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...)})
+		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...), HumanOnly: s.cfg.HumanOnly})
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}

@@ -71,6 +71,14 @@ type Config struct {
 	// requester, so one principal's planted module never reaches
 	// another's task; "" is `reasonix run`'s own.
 	CacheScope string
+	// Memory and History back the memory and history tools (left out
+	// when nil); Recall is the agents' agent.Config.Recall.
+	Memory  agent.Memory
+	History agent.History
+	Recall  func(ctx context.Context, text string) string
+	// HumanOnly are tools only a person may allow in this session, under
+	// every posture (see policy.GateConfig).
+	HumanOnly []string
 }
 
 // Session is an assembled session. Agent is ready for agent.New (add the
@@ -145,6 +153,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		ShellSandboxed: confine.ShellSandboxed(),
 		AllowWrite:     confine.Writable()[1:],
 		AllowRead:      append(confine.Writable()[1:], set.Sandbox.AllowRead...),
+		HumanOnly:      cfg.HumanOnly,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
@@ -160,6 +169,8 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		Shell:              confine.Shell(),
 		ShellEnv:           cfg.ShellEnv,
 		Emit:               cfg.Observer,
+		Memory:             cfg.Memory,
+		History:            cfg.History,
 	}
 	// Background jobs end with the session (Close): a job never outlives
 	// the run that started it.
@@ -208,6 +219,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		// compacts at the same trigger of the same model's window.
 		ContextWindow: cfg.Model.ContextWindow,
 		CompactRatio:  set.Agent.EffectiveCompactRatio(),
+		Recall:        cfg.Recall,
 	}
 	return s, nil
 }

@@ -454,4 +454,32 @@ INSERT INTO standing_grant_epoch (id, n) VALUES (1, 0);
 ALTER TABLE schedules ADD COLUMN last_success_at BIGINT;
 ALTER TABLE schedules ADD COLUMN last_missed_at BIGINT;
 `},
+	// 23: memories, the facts an agent keeps between tasks (remember,
+	// forget, memory and the recall before each turn). A memory belongs to
+	// one scope: a workspace (every task of it) or a user principal (that
+	// principal's tasks). Forgetting keeps the row (forgotten_at) as the
+	// record of who knew what and when. memory_epoch counts changes (add,
+	// forget) in the same transaction, so a node's recall index can tell
+	// from one row read whether it is stale. At most one live memory of the
+	// same text per scope.
+	{version: 23, sql: `
+CREATE TABLE memories (
+	id           TEXT PRIMARY KEY,
+	scope_kind   TEXT NOT NULL,
+	scope_name   TEXT NOT NULL,
+	text         TEXT NOT NULL,
+	created_by   TEXT NOT NULL,
+	task_id      TEXT NOT NULL DEFAULT '',
+	created_at   BIGINT NOT NULL,
+	forgotten_at BIGINT,
+	forgotten_by TEXT NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX memories_live ON memories (scope_kind, scope_name, text) WHERE forgotten_at IS NULL;
+CREATE INDEX memories_scope ON memories (scope_kind, scope_name, created_at);
+CREATE TABLE memory_epoch (
+	id INTEGER PRIMARY KEY,
+	n  BIGINT NOT NULL
+);
+INSERT INTO memory_epoch (id, n) VALUES (1, 0);
+`},
 }

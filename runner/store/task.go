@@ -521,6 +521,8 @@ type TaskFilter struct {
 	Search string
 	// Cursor continues a listing: pass the previous page's Next.
 	Cursor string
+	// After keeps tasks newer than task id After (ids sort by creation).
+	After string
 	// Limit is the page size; default 50, at most 500.
 	Limit int
 }
@@ -574,6 +576,10 @@ func (s *Store) ListTasks(ctx context.Context, f TaskFilter) (TaskPage, error) {
 	if f.Cursor != "" {
 		where = append(where, "id < ?")
 		args = append(args, f.Cursor)
+	}
+	if f.After != "" {
+		where = append(where, "id > ?")
+		args = append(args, f.After)
 	}
 	q := "SELECT " + taskCols + " FROM tasks"
 	if len(where) > 0 {

@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"reasonix/runner"
+	"reasonix/runner/apitype"
+	"reasonix/runner/store"
+)
+
+func viewMemory(m store.Memory) apitype.Memory {
+	return apitype.Memory{ID: m.ID, Scope: m.Scope.String(), Text: m.Text, By: m.By, TaskID: m.TaskID,
+		CreatedAt: m.CreatedAt, ForgottenAt: optTime(m.ForgottenAt), ForgottenBy: m.ForgottenBy}
+}
+
+func (a *API) listMemories(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := runner.MemoryFilter{Scope: q.Get("scope")}
+	switch q.Get("all") {
+	case "", "false":
+	case "true":
+		f.All = true
+	default:
+		writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "all must be true or false")
+		return
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "limit must be a positive number")
+			return
+		}
+		f.Limit = n
+	}
+	list, err := a.svc.Memories(r.Context(), principalOf(r), f)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	views := make([]apitype.Memory, len(list))
+	for i, m := range list {
+		views[i] = viewMemory(m)
+	}
+	writeJSON(w, http.StatusOK, apitype.MemoryList{Memories: views})
+}
+
+func (a *API) getMemory(w http.ResponseWriter, r *http.Request) {
+	m, err := a.svc.Memory(r.Context(), principalOf(r), r.PathValue("id"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewMemory(m))
+}
+
+func (a *API) forgetMemory(w http.ResponseWriter, r *http.Request) {
+	m, err := a.svc.ForgetMemory(r.Context(), principalOf(r), r.PathValue("id"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewMemory(m))
+}
