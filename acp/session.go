@@ -239,6 +239,9 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 		Observer: l.observe,
 		Logger:   a.cfg.Logger,
 		Profiles: profiles,
+		// The editor's own checkout: its files are the person's.
+		Instructions:    session.CheckoutInstructions(set.Home(), l.cwd).Text,
+		DirInstructions: session.CheckoutDirInstructions(l.cwd),
 	})
 	if err != nil {
 		return nil, nil, err

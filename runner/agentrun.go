@@ -32,6 +32,10 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 			return outcome{}, fmt.Errorf("sub-agent profiles: %w", err)
 		}
 	}
+	instr, ierr := s.taskInstructions(ctx, ws)
+	if ierr != nil {
+		s.log.Warn("runner: instruction files left out", "task", task.ID, "err", ierr)
+	}
 	sess, err := session.New(ctx, session.Config{
 		Settings:     s.set,
 		Policy:       s.pol,
@@ -46,12 +50,16 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		Plugins:      s.taskPlugins(task, ws.Dir),
 		ShellEnv:     s.cfg.ShellEnv,
 		SystemPrompt: s.cfg.SystemPrompt,
-		Observer:     r.observer(ctx),
-		Logger:       s.log.With("task", task.ID),
-		Redactor:     s.redact,
-		WrapTools:    r.journaled,
-		Profiles:     profiles,
-		CacheScope:   task.Requester,
+		Instructions: instr.Text,
+		DirInstructions: func(ctx context.Context, dirs []string) ([]recipe.File, error) {
+			return s.baseInstructionFiles(ctx, ws, dirs...)
+		},
+		Observer:   r.observer(ctx),
+		Logger:     s.log.With("task", task.ID),
+		Redactor:   s.redact,
+		WrapTools:  r.journaled,
+		Profiles:   profiles,
+		CacheScope: task.Requester,
 	})
 	if err != nil {
 		return outcome{}, err
@@ -64,6 +72,13 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		return outcome{}, err
 	}
 	r.setStored(len(history))
+	if len(history) == 0 && (len(instr.Files) > 0 || ierr != nil) {
+		payload := map[string]any{"commit": ws.Base, "files": instr.Files}
+		if ierr != nil {
+			payload["error"] = "the repository's instruction files could not be read; see the service log"
+		}
+		r.emit(instructionsEvent, payload)
+	}
 	// What the stored conversation read counts as read (agent.Observed).
 	agent.Reobserve(sess.Env, history)
 	history, err = r.recoverJournal(ctx, history, tools)

@@ -275,18 +275,28 @@ func age(d time.Duration) string {
 // longer log splits what its first maxDurationEvents say.
 const maxDurationEvents = 20000
 
+// taskFacts is what `tasks show` reads from a task's events: its time
+// split by where it was, and the instruction files its prompt held.
+type taskFacts struct {
+	durations    *apitype.Durations
+	instructions []string
+}
+
 // taskDurations splits t's time into running, waiting for approval and
-// queued from its state changes, as the dashboard does; nil when its
-// events cannot be read (the line is then left out, never guessed).
-func taskDurations(c *client.Client, t apitype.Task) *apitype.Durations {
+// queued from its state changes, as the dashboard does (nil when its
+// events cannot be read: the line is then left out, never guessed), and
+// collects the instruction files its runs used.
+func taskDurations(c *client.Client, t apitype.Task) taskFacts {
 	const batch = 1000
 	var changes []apitype.StateChange
+	var facts taskFacts
 	for after, n := int64(0), 0; n < maxDurationEvents; {
 		evs, err := c.Events(context.Background(), t.ID, after, batch)
 		if err != nil {
-			return nil
+			return facts
 		}
 		changes = append(changes, apitype.StateChanges(evs)...)
+		facts.instructions = append(facts.instructions, instructionsUsed(evs)...)
 		n += len(evs)
 		if len(evs) < batch {
 			break
@@ -298,14 +308,53 @@ func taskDurations(c *client.Client, t apitype.Task) *apitype.Durations {
 		now = *t.FinishedAt
 	}
 	d := apitype.SplitDurations(t.CreatedAt, changes, now)
-	return &d
+	facts.durations = &d
+	return facts
+}
+
+// instructionsUsed lists the instruction files the "instructions" events
+// of evs name: "AGENTS.md", "user:AGENTS.md", "pkg/CLAUDE.md (cut)";
+// a skipped file is left out.
+func instructionsUsed(evs []apitype.Event) []string {
+	var out []string
+	for _, e := range evs {
+		if e.Type != "instructions" {
+			continue
+		}
+		var p struct {
+			Files []struct {
+				Scope     string `json:"scope"`
+				Path      string `json:"path"`
+				Truncated bool   `json:"truncated"`
+				Skipped   string `json:"skipped"`
+			} `json:"files"`
+		}
+		if json.Unmarshal(e.Payload, &p) != nil {
+			continue
+		}
+		for _, f := range p.Files {
+			if f.Skipped != "" {
+				continue
+			}
+			name := f.Path
+			if f.Scope == "user" {
+				name = "user:" + name
+			}
+			if f.Truncated {
+				name += " (cut)"
+			}
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // timeFormat is how the CLI shows a time: in the local zone, named.
 const timeFormat = "2006-01-02 15:04:05 MST"
 
-// printTask prints t; d, when known, is its time split by where it was.
-func printTask(w io.Writer, t apitype.Task, d *apitype.Durations) {
+// printTask prints t and what its events tell (taskDurations).
+func printTask(w io.Writer, t apitype.Task, facts taskFacts) {
+	d := facts.durations
 	fmt.Fprintf(w, "task      %s\nstate     %s\nsource    %s (%s)\ncreated   %s\nprompt    %s\n",
 		t.ID, t.State, t.Source, t.Requester, t.CreatedAt.Local().Format(timeFormat), t.Prompt)
 	if t.FinishedAt != nil {
@@ -313,6 +362,9 @@ func printTask(w io.Writer, t apitype.Task, d *apitype.Durations) {
 	}
 	if d != nil {
 		fmt.Fprintf(w, "time      %s\n", d)
+	}
+	if len(facts.instructions) > 0 {
+		fmt.Fprintf(w, "instructions used  %s\n", strings.Join(facts.instructions, ", "))
 	}
 	if r := t.Result; r != nil {
 		if r.Branch != "" {

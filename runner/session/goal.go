@@ -153,7 +153,7 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 		Model:        m.Name,
 		Tools:        tools,
 		Gate:         gate,
-		SystemPrompt: prof.SystemPrompt,
+		SystemPrompt: prof.SystemPrompt + s.cfg.Instructions,
 		Temperature:  s.Agent.Temperature,
 		MaxTokens:    m.MaxTokens,
 		MaxSteps:     s.Agent.MaxSteps,
