@@ -331,6 +331,13 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
+	l.mu.Lock()
+	refSess := l.sess
+	l.mu.Unlock()
+	if refSess != nil {
+		// @path and @server:uri become tagged blocks after the prompt.
+		text = refSess.ExpandReferences(ctx, text)
+	}
 	tctx, cancel := context.WithCancelCause(ctx)
 	t := &turn{cancel: cancel, done: make(chan struct{})}
 	l.mu.Lock()

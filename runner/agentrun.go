@@ -119,12 +119,12 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		for _, m := range inbox {
 			ag.Steer(m.Text)
 		}
-		res = ag.Run(ctx, task.Prompt)
+		res = ag.Run(ctx, expandReferences(ctx, sess, task, task.Prompt))
 	case len(inbox) > 0 && finalAnswer(history):
 		for _, m := range inbox[1:] {
 			ag.Steer(m.Text)
 		}
-		res = ag.Run(ctx, inbox[0].Text)
+		res = ag.Run(ctx, expandReferences(ctx, sess, task, inbox[0].Text))
 	default:
 		for _, m := range inbox {
 			ag.Steer(m.Text)
@@ -139,4 +139,14 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 func finalAnswer(history []agent.Message) bool {
 	last := history[len(history)-1]
 	return last.Role == agent.RoleAssistant && len(last.ToolCalls) == 0
+}
+
+// expandReferences resolves the @ references of a person's text for the
+// task's session (session.ExpandReferences). A webhook's text is a
+// payload, data from outside: its @ words stay words.
+func expandReferences(ctx context.Context, sess *session.Session, task store.Task, text string) string {
+	if task.Source == store.SourceWebhook {
+		return text
+	}
+	return sess.ExpandReferences(ctx, text)
 }
