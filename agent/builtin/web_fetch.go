@@ -48,16 +48,15 @@ type webFetch struct{}
 
 func (*webFetch) Name() string { return "web_fetch" }
 func (*webFetch) Description() string {
-	return "Fetch a public web page (HTTP or HTTPS GET) and return its text; HTML is converted to Markdown. " +
-		"Up to 2 MiB is read and the text is cut to fit a tool result. Private and local network addresses are refused. " +
-		"A redirect to another host is not followed: the result names the new URL to fetch."
+	return "GET a public http(s) page and return its text (HTML as Markdown), cut to fit. Local and private addresses are refused; " +
+		"a redirect to another host is named, not followed."
 }
 
 func (*webFetch) Schema() json.RawMessage {
 	return json.RawMessage(`{
   "type": "object",
   "properties": {
-    "url": {"type": "string", "description": "The http:// or https:// URL to fetch."}
+    "url": {"type": "string", "description": "The URL to fetch."}
   },
   "required": ["url"],
   "additionalProperties": false
