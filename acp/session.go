@@ -239,6 +239,9 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 		Observer: l.observe,
 		Logger:   a.cfg.Logger,
 		Profiles: profiles,
+		// The editor's own checkout: its files are the person's.
+		Instructions:    session.CheckoutInstructions(set.Home(), l.cwd).Text,
+		DirInstructions: session.CheckoutDirInstructions(l.cwd),
 	})
 	if err != nil {
 		return nil, nil, err
@@ -327,6 +330,13 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	text, err := l.expandCommand(ctx, text)
 	if err != nil {
 		return nil, invalidParams("%v", err)
+	}
+	l.mu.Lock()
+	refSess := l.sess
+	l.mu.Unlock()
+	if refSess != nil {
+		// @path and @server:uri become tagged blocks after the prompt.
+		text = refSess.ExpandReferences(ctx, text)
 	}
 	tctx, cancel := context.WithCancelCause(ctx)
 	t := &turn{cancel: cancel, done: make(chan struct{})}

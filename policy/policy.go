@@ -203,7 +203,7 @@ func (p *Policy) evaluate(q Query) (Evaluation, *callFacts) {
 func (s *ruleSet) matchBroad(q Query, f *callFacts) int {
 	for _, i := range s.byTool[q.Tool] {
 		r := &s.rules[i]
-		if r.kind == kindBare || r.kind == kindGlob && r.matchSubject(f.sub, q.Workdir, true) {
+		if r.kind == kindBare || r.kind == kindGlob && r.matchSubject(f.sub, q.Workdir, true) || r.kind == kindDomain && r.matchDomain(f.sub, true) {
 			return i
 		}
 	}
@@ -226,7 +226,7 @@ func (s *ruleSet) allows(q Query, f *callFacts) int {
 	if f.sh == nil {
 		for _, i := range s.byTool[q.Tool] {
 			r := &s.rules[i]
-			if r.kind == kindBare || r.kind == kindGlob && r.matchSubject(f.sub, q.Workdir, false) {
+			if r.kind == kindBare || r.kind == kindGlob && r.matchSubject(f.sub, q.Workdir, false) || r.kind == kindDomain && r.matchDomain(f.sub, false) {
 				return i
 			}
 		}

@@ -30,6 +30,7 @@ const (
 	kindRawPrefix                 // Bash(rm -rf*): the last word is a string prefix
 	kindWords                     // Bash(npm run build): exactly these words
 	kindGlob                      // Edit(docs/**), mcp__x__y(spec): the subject matches a glob
+	kindDomain                    // WebFetch(domain:example.com): the URL's host is the domain or below it
 )
 
 // Rule is one parsed permission rule. The zero value matches nothing useful;
@@ -98,6 +99,9 @@ func parseRule(s string) (Rule, error) {
 	}
 	if family == familyBash {
 		return parseBashSpec(spec, bad)
+	}
+	if family == familyWebFetch {
+		return parseDomainSpec(spec, bad)
 	}
 	// Clean and trim until stable, so the printed rule parses back the same
 	// ("a/ /" cleans to "a/ ", which trims to "a/", which cleans to "a").
@@ -185,6 +189,8 @@ func (r Rule) String() string {
 		return r.family + "(" + strings.Join(r.words, " ") + "*)"
 	case kindWords:
 		return r.family + "(" + strings.Join(r.words, " ") + ")"
+	case kindDomain:
+		return r.family + "(domain:" + r.spec + ")"
 	default:
 		return r.family + "(" + r.spec + ")"
 	}
@@ -199,6 +205,8 @@ func (r Rule) covers(tool string) bool {
 		return editTools[tool]
 	case familyRead:
 		return readTools[tool]
+	case familyWebFetch:
+		return tool == webFetchTool
 	default:
 		return r.family == tool
 	}

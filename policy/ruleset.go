@@ -65,6 +65,8 @@ func familyTools(family string) []string {
 		set = editTools
 	case familyRead:
 		set = readTools
+	case familyWebFetch:
+		return []string{webFetchTool}
 	default:
 		return []string{family}
 	}

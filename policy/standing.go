@@ -105,7 +105,7 @@ func (s *GrantSet) match(q Query, f *callFacts, humanOnly bool) (StandingRule, b
 func (s *GrantSet) matchPaths(q Query, f *callFacts) (StandingRule, bool) {
 	try := func(i int) bool {
 		r := &s.rules.rules[i]
-		return r.kind == kindBare || r.kind == kindGlob && r.matchSubject(f.sub, q.Workdir, false)
+		return r.kind == kindBare || r.kind == kindGlob && r.matchSubject(f.sub, q.Workdir, false) || r.kind == kindDomain && r.matchDomain(f.sub, false)
 	}
 	for _, i := range s.open[q.Tool] {
 		if try(i) {

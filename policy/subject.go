@@ -10,6 +10,7 @@ type callArgs struct {
 	FilePath *string `json:"file_path"`
 	NewPath  *string `json:"new_path"`
 	Pattern  *string `json:"pattern"`
+	URL      *string `json:"url"`
 }
 
 // subject is what a rule specifier is matched against.
@@ -18,6 +19,8 @@ type subject struct {
 	isShell  bool     // the call exposes a command
 	paths    []string // path-like subjects; move_file exposes both ends
 	patterns []string // a search pattern, when no path is given
+	hasURL   bool     // the call names a URL (web_fetch)
+	host     string   // its host, lower-case; "" when it has none
 }
 
 // extractSubject reads the subject from a call's JSON arguments. Arguments
@@ -43,6 +46,8 @@ func extractSubject(args json.RawMessage) subject {
 		}
 	case a.Pattern != nil:
 		s.patterns = append(s.patterns, *a.Pattern)
+	case a.URL != nil:
+		s.hasURL, s.host = true, hostOf(*a.URL)
 	}
 	return s
 }

@@ -33,6 +33,10 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		}
 	}
 	mem := &taskMemory{s: s, task: task}
+	instr, ierr := s.taskInstructions(ctx, ws)
+	if ierr != nil {
+		s.log.Warn("runner: instruction files left out", "task", task.ID, "err", ierr)
+	}
 	sess, err := session.New(ctx, session.Config{
 		Settings:     s.set,
 		Policy:       s.pol,
@@ -47,6 +51,10 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		Plugins:      s.taskPlugins(task, ws.Dir),
 		ShellEnv:     s.cfg.ShellEnv,
 		SystemPrompt: s.cfg.SystemPrompt,
+		Instructions: instr.Text,
+		DirInstructions: func(ctx context.Context, dirs []string) ([]recipe.File, error) {
+			return s.baseInstructionFiles(ctx, ws, dirs...)
+		},
 		Observer:     r.observer(ctx),
 		Logger:       s.log.With("task", task.ID),
 		Redactor:     s.redact,
@@ -69,6 +77,13 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		return outcome{}, err
 	}
 	r.setStored(len(history))
+	if len(history) == 0 && (len(instr.Files) > 0 || ierr != nil) {
+		payload := map[string]any{"commit": ws.Base, "files": instr.Files}
+		if ierr != nil {
+			payload["error"] = "the repository's instruction files could not be read; see the service log"
+		}
+		r.emit(instructionsEvent, payload)
+	}
 	// What the stored conversation read counts as read (agent.Observed).
 	agent.Reobserve(sess.Env, history)
 	history, err = r.recoverJournal(ctx, history, tools)
@@ -109,12 +124,12 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		for _, m := range inbox {
 			ag.Steer(m.Text)
 		}
-		res = ag.Run(ctx, task.Prompt)
+		res = ag.Run(ctx, expandReferences(ctx, sess, task, task.Prompt))
 	case len(inbox) > 0 && finalAnswer(history):
 		for _, m := range inbox[1:] {
 			ag.Steer(m.Text)
 		}
-		res = ag.Run(ctx, inbox[0].Text)
+		res = ag.Run(ctx, expandReferences(ctx, sess, task, inbox[0].Text))
 	default:
 		for _, m := range inbox {
 			ag.Steer(m.Text)
@@ -134,4 +149,14 @@ func finalAnswer(history []agent.Message) bool {
 	}
 	last := history[i]
 	return last.Role == agent.RoleAssistant && len(last.ToolCalls) == 0
+}
+
+// expandReferences resolves the @ references of a person's text for the
+// task's session (session.ExpandReferences). A webhook's text is a
+// payload, data from outside: its @ words stay words.
+func expandReferences(ctx context.Context, sess *session.Session, task store.Task, text string) string {
+	if task.Source == store.SourceWebhook {
+		return text
+	}
+	return sess.ExpandReferences(ctx, text)
 }

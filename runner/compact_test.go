@@ -15,7 +15,8 @@ import (
 	"reasonix/runner/store"
 )
 
-// A service task in a small window compacts: the event carries the token
+// A service task in a small window compacts (4,500 tokens: the tool
+// schemas alone take much of it, and grow with every built-in): the event carries the token
 // counts, the stored conversation keeps every message plus the checkpoint,
 // and continuing the finished task restores the checkpoint from the store.
 func TestServiceTaskCompacts(t *testing.T) {

@@ -58,7 +58,7 @@ func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, hi
 	message := inboxText(inbox)
 	var res goals.Result
 	if doc.State == nil {
-		g := goals.Goal{ID: task.ID, Objective: task.Prompt, PlanFirst: task.PlanFirst}
+		g := goals.Goal{ID: task.ID, Objective: expandReferences(ctx, sess, task, task.Prompt), PlanFirst: task.PlanFirst}
 		if message != "" {
 			g.Context = "Messages from the requester after the task was submitted:\n" + message
 		}

@@ -151,6 +151,11 @@ var conformance = map[string]agenttest.ToolCases{
 		Invalid: []string{`{"todos":[{"content":"a"}]}`, `{"todos":[{"content":"a","status":"done"}]}`,
 			`{"todos":[{"content":"p","status":"completed","steps":[{"content":"a","status":"pending"}]}]}`},
 	},
+	// web_fetch's site is a test server conformanceTool maps the name to.
+	"web_fetch": {
+		Valid:   []string{`{"url":"http://conformance.test/"}`, `{"url":"http://conformance.test/plain"}`},
+		Invalid: []string{`{}`, `{"url":"ftp://conformance.test/"}`, `{"url":"http://127.0.0.1:1/"}`, `{"url":1}`},
+	},
 	"write_file": {
 		Valid:   []string{`{"path":"new/b.txt","content":"hello\n"}`, `{"path":"a.txt","content":""}`},
 		Invalid: []string{`{"path":"a.txt"}`, `{"path":"a.txt","content":7}`, `{"path":"../outside","content":"x"}`},
@@ -187,6 +192,9 @@ func conformanceTool(t *testing.T, name string) (agent.Tool, agent.ToolEnv) {
 		if _, err := env.Memory.Remember(t.Context(), "workspace", "tests run with make check"); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if name == "web_fetch" {
+		serveWebFetch(t, "conformance.test")
 	}
 	if name == "job_output" || name == "job_kill" {
 		mustCall(t, tool(t, env, "bash"), map[string]any{"command": "sleep 60", "run_in_background": true})

@@ -116,7 +116,7 @@ func watchExit(c *client.Client, id string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printTask(stdout, t)
+	printTask(stdout, t, taskInstructions(c, t))
 	if code := taskExit(t.State); code != exitOK {
 		return &exitError{code: code, msg: fmt.Sprintf("task %s ended %s", t.ID, t.State)}
 	}

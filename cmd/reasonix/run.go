@@ -94,6 +94,8 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 	}
 	observers = append(observers, progress.observe, setup.transcript.Observe, setup.cost.observe)
 	setup.observer = agent.Observers(observers...)
+	// @path and @server:uri in the task become tagged blocks after it.
+	task = setup.session.ExpandReferences(ctx, task)
 	if o.goal {
 		return goalCommand(ctx, setup, task, o, progress, stdout, stderr)
 	}

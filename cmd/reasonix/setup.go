@@ -107,8 +107,11 @@ func prepareRun(o runOptions, stderr io.Writer) (_ *runSetup, err error) {
 		Models:   func(ref string) (session.Model, error) { return session.ResolveModel(cfg, ref) },
 		Plugins:  cfg.Plugins,
 		MaxSteps: o.maxSteps,
-		Observer: s.emit,
-		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		// A person's own checkout: its instruction files are theirs.
+		Instructions:    session.CheckoutInstructions(cfg.Home(), workdir).Text,
+		DirInstructions: session.CheckoutDirInstructions(workdir),
+		Observer:        s.emit,
+		Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return nil, &configError{err}

@@ -48,7 +48,7 @@ func tasksCommands() []*command {
 					if *asJSON {
 						return json.NewEncoder(stdout).Encode(t)
 					}
-					printTask(stdout, t)
+					printTask(stdout, t, taskInstructions(c, t))
 					return nil
 				})
 			},
@@ -271,12 +271,73 @@ func age(d time.Duration) string {
 	return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
 }
 
+// maxFactEvents bounds the events read for the instruction files a task
+// used: a longer log tells what its first maxFactEvents say.
+const maxFactEvents = 20000
+
+// taskInstructions collects the instruction files t's runs used from its
+// events (none when they cannot be read: the line is then left out).
+func taskInstructions(c *client.Client, t apitype.Task) []string {
+	const batch = 1000
+	var out []string
+	for after, n := int64(0), 0; n < maxFactEvents; {
+		evs, err := c.Events(context.Background(), t.ID, after, batch)
+		if err != nil {
+			return out
+		}
+		out = append(out, instructionsUsed(evs)...)
+		n += len(evs)
+		if len(evs) < batch {
+			break
+		}
+		after = evs[len(evs)-1].Seq
+	}
+	return out
+}
+
+// instructionsUsed lists the instruction files the "instructions" events
+// of evs name: "AGENTS.md", "user:AGENTS.md", "pkg/CLAUDE.md (cut)";
+// a skipped file is left out.
+func instructionsUsed(evs []apitype.Event) []string {
+	var out []string
+	for _, e := range evs {
+		if e.Type != "instructions" {
+			continue
+		}
+		var p struct {
+			Files []struct {
+				Scope     string `json:"scope"`
+				Path      string `json:"path"`
+				Truncated bool   `json:"truncated"`
+				Skipped   string `json:"skipped"`
+			} `json:"files"`
+		}
+		if json.Unmarshal(e.Payload, &p) != nil {
+			continue
+		}
+		for _, f := range p.Files {
+			if f.Skipped != "" {
+				continue
+			}
+			name := f.Path
+			if f.Scope == "user" {
+				name = "user:" + name
+			}
+			if f.Truncated {
+				name += " (cut)"
+			}
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // timeFormat is how the CLI shows a time: in the local zone, named.
 const timeFormat = "2006-01-02 15:04:05 MST"
 
 // printTask prints t, with its time split by where it was when the
-// service sent the split.
-func printTask(w io.Writer, t apitype.Task) {
+// service sent the split, and the instruction files its runs used.
+func printTask(w io.Writer, t apitype.Task, instructions []string) {
 	fmt.Fprintf(w, "task      %s\nstate     %s\nsource    %s (%s)\ncreated   %s\nprompt    %s\n",
 		t.ID, t.State, t.Source, t.Requester, t.CreatedAt.Local().Format(timeFormat), t.Prompt)
 	if t.FinishedAt != nil {
@@ -284,6 +345,9 @@ func printTask(w io.Writer, t apitype.Task) {
 	}
 	if d := t.Durations; d != nil {
 		fmt.Fprintf(w, "time      %s\n", d)
+	}
+	if len(instructions) > 0 {
+		fmt.Fprintf(w, "instructions used  %s\n", strings.Join(instructions, ", "))
 	}
 	if r := t.Result; r != nil {
 		if r.Branch != "" {

@@ -137,6 +137,7 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 	if err := tools.AddBuiltins(env, names); err != nil {
 		return agent.Config{}, fmt.Errorf("session: sub-agent tools: %w", err)
 	}
+	s.addPluginTools(tools)
 	if tools, err = narrowTools(tools, prof); err != nil {
 		return agent.Config{}, err
 	}
@@ -161,7 +162,7 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 		Model:        m.Name,
 		Tools:        tools,
 		Gate:         gate,
-		SystemPrompt: prof.SystemPrompt,
+		SystemPrompt: prof.SystemPrompt + s.cfg.Instructions,
 		Temperature:  s.Agent.Temperature,
 		MaxTokens:    m.MaxTokens,
 		Effort:       m.Effort,
@@ -191,4 +192,21 @@ func (s *Session) newChildGate() (agent.Gate, error) {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
 	return g, nil
+}
+
+// addPluginTools gives a sub-agent the session's MCP tools (§3.12): the
+// same servers the parent uses, through the child's own gate, and then
+// narrowed by its profile like any tool — a read-only profile keeps only
+// the tools whose server declares them read-only (readOnlyHint), and its
+// gate still refuses any other call. A name that clashes with a built-in
+// is left out.
+func (s *Session) addPluginTools(tools *agent.ToolRegistry) {
+	if s.plugins == nil {
+		return
+	}
+	for _, t := range s.plugins.Tools(nil) {
+		if err := tools.Add(t); err != nil {
+			s.cfg.Logger.Warn("session: a plugin tool left out of a sub-agent", "tool", t.Name(), "err", err)
+		}
+	}
 }

@@ -50,6 +50,14 @@ type Config struct {
 	ShellEnv []string
 	// SystemPrompt replaces [agent] system_prompt and the default prompt.
 	SystemPrompt string
+	// Instructions is the repository's and the user's instruction text
+	// (recipe.LoadInstructions), appended to the parent's and every
+	// sub-agent's system prompt: the same bytes on every request, so the
+	// provider's prompt cache keeps hitting. "" adds nothing.
+	Instructions string
+	// DirInstructions reads the instruction files of the directories on
+	// the way to a file the parent's file tools touch; nil reads none.
+	DirInstructions DirInstructions
 	// MaxSteps bounds the model requests of one agent run; 0 is [agent] max_steps.
 	MaxSteps int
 	// Observer receives the parent agent's events and the events raised
@@ -196,6 +204,12 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 			cfg.Logger.Warn("session: plugin tools", "err", err)
 		}
 	}
+	if cfg.DirInstructions != nil {
+		n := &nestedInstructions{read: cfg.DirInstructions, workdir: cfg.Workdir, emit: cfg.Observer, seen: map[string]bool{}}
+		if tools, err = nestTools(tools, n); err != nil {
+			return nil, err
+		}
+	}
 	if tools, err = redactTools(tools, cfg.Redactor); err != nil {
 		return nil, err
 	}
@@ -209,7 +223,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		Model:        cfg.Model.Name,
 		Tools:        tools,
 		Gate:         gate,
-		SystemPrompt: cmp.Or(cfg.SystemPrompt, set.Agent.SystemPrompt, agent.DefaultSystemPrompt),
+		SystemPrompt: cmp.Or(cfg.SystemPrompt, set.Agent.SystemPrompt, agent.DefaultSystemPrompt) + cfg.Instructions,
 		Temperature:  set.Agent.Temperature,
 		MaxTokens:    cfg.Model.MaxTokens,
 		Effort:       cfg.Model.Effort,
