@@ -55,16 +55,16 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		DirInstructions: func(ctx context.Context, dirs []string) ([]recipe.File, error) {
 			return s.baseInstructionFiles(ctx, ws, dirs...)
 		},
-		Observer:     r.observer(ctx),
-		Logger:       s.log.With("task", task.ID),
-		Redactor:     s.redact,
-		WrapTools:    r.journaled,
-		Profiles:     profiles,
-		CacheScope:   task.Requester,
-		Memory:       mem,
-		History:      &taskHistory{s: s, task: task},
-		Recall:       mem.recall,
-		HumanOnly:    memoryHumanOnly(task),
+		Observer:   r.observer(ctx),
+		Logger:     s.log.With("task", task.ID),
+		Redactor:   s.redact,
+		WrapTools:  r.journaled,
+		Profiles:   profiles,
+		CacheScope: task.Requester,
+		Memory:     mem,
+		History:    &taskHistory{s: s, task: task},
+		Recall:     mem.recall,
+		HumanOnly:  memoryHumanOnly(task),
 	})
 	if err != nil {
 		return outcome{}, err
