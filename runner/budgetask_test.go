@@ -178,3 +178,48 @@ func TestBudgetWithoutNotifyEnds(t *testing.T) {
 		t.Fatalf("approvals = %+v, %v", list, err)
 	}
 }
+
+// TestBudgetWarningOnce: a run whose spend crosses [runner] budget_warn
+// of its cost budget logs one budget_warning, however many calls follow
+// under the limit; a run below it logs none.
+func TestBudgetWarningOnce(t *testing.T) {
+	t.Parallel()
+	u := agent.Usage{Prompt: 1000, Completion: 100} // $0.003 a call
+	small := agent.Usage{Prompt: 100, Completion: 10}
+	rt := newRouter()
+	rt.script("spend",
+		withUsage(calls(call("c1", "write_file", map[string]string{"path": "a.txt", "content": "a"})), u),
+		withUsage(calls(call("c2", "write_file", map[string]string{"path": "b.txt", "content": "b"})), u),
+		withUsage(calls(call("c3", "write_file", map[string]string{"path": "c.txt", "content": "c"})), u), // $0.009: past 80% of $0.01
+		withUsage(calls(call("c4", "write_file", map[string]string{"path": "d.txt", "content": "d"})), small),
+		answer("spent"))
+	rt.script("cheap", withUsage(answer("cheap"), u))
+	set := pricedSettings()
+	set.Runner.MaxCostPerTask = 0.01
+	if set.Runner.BudgetWarn != 0.8 {
+		t.Fatalf("default budget_warn = %v", set.Runner.BudgetWarn)
+	}
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set, Configure: pricedModels(rt)})
+	for _, tc := range []struct {
+		prompt string
+		warns  int
+	}{{"spend", 1}, {"cheap", 0}} {
+		task, _, err := svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Prompt: tc.prompt, Posture: "auto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBudgetExhausted, store.StateBlocked)
+		if done.State != store.StateSucceeded {
+			t.Fatalf("%s: %s %+v", tc.prompt, done.State, done.Result)
+		}
+		evs := runnertest.Events(t, svc, task.ID, "budget_warning")
+		if len(evs) != tc.warns {
+			t.Fatalf("%s: %d budget_warning events", tc.prompt, len(evs))
+		}
+		if tc.warns == 1 {
+			if p := payload(t, evs[0]); p["budget"] != "cost" || p["limit"] != 0.01 || !near(p["spent"].(float64), 0.009) {
+				t.Fatalf("budget_warning = %v", p)
+			}
+		}
+	}
+}

@@ -38,7 +38,8 @@ type run struct {
 	usage     agent.Usage
 	tally     *session.Tally // cost by model
 	toolCalls int
-	lastAsst  int64 // message seq of the latest assistant message
+	warned    map[string]bool // budgets whose budget_warn share this run crossed (warnBudget)
+	lastAsst  int64           // message seq of the latest assistant message
 	// outcomes are the conversation's finished calls whose journal entry
 	// waits for their tool message, to be written with it (journaledTool).
 	outcomes map[string]store.CallOutcome

@@ -1,6 +1,9 @@
 package relay
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 
 	"reasonix/bot"
@@ -54,4 +57,33 @@ func budgetDecidedLine(a runner.Approval, by, at string) string {
 	default:
 		return "➕ More budget given by " + by + " at " + at + "; the task continues."
 	}
+}
+
+// budgetWarning is the post for a budget_warning event: the run crossed
+// [runner] budget_warn of its cost or token budget. ok is false for a
+// payload that is not one.
+func budgetWarning(f bot.Format, payload json.RawMessage) (string, bool) {
+	var p struct {
+		Budget       string
+		Limit, Spent float64
+		Share        float64
+	}
+	if json.Unmarshal(payload, &p) != nil || p.Limit <= 0 {
+		return "", false
+	}
+	pct := int(math.Round(100 * p.Spent / p.Limit))
+	var used string
+	switch p.Budget {
+	case "cost":
+		used = fmt.Sprintf("%d%% of the cost budget used: $%.4f of $%s", pct, p.Spent, trimFloat(p.Limit))
+	case "tokens":
+		used = fmt.Sprintf("%d%% of the token budget used: %.0f of %.0f tokens", pct, p.Spent, p.Limit)
+	default:
+		return "", false
+	}
+	return "⚠ " + f.Escape(used+". At the limit the task asks whether to go on."), true
+}
+
+func trimFloat(v float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", v), "0"), ".")
 }

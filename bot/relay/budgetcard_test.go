@@ -102,3 +102,25 @@ func TestBudgetCardStopEndsExhausted(t *testing.T) {
 		t.Fatalf("approvals = %+v", a)
 	}
 }
+
+// TestBudgetWarningPostedOnce: a run past [runner] budget_warn of its
+// token budget says so in its thread, once.
+func TestBudgetWarningPostedOnce(t *testing.T) {
+	var calls atomic.Int64
+	set := config.Default()
+	set.Runner.MaxConcurrentTasks = 2
+	set.Runner.MaxTokens = 1000
+	r := newRigWith(t, set, func(req agenttest.Request) agenttest.Turn {
+		if calls.Add(1) == 1 {
+			turn := toolTurn("c1", "read_file", `{"path":"nothing.txt"}`)
+			turn.Usage = agent.Usage{Prompt: 800, Completion: 50}
+			return turn
+		}
+		return agenttest.Turn{Text: "finished under budget", Usage: agent.Usage{Prompt: 10, Completion: 5}}
+	})
+	mention := r.slack.Mention(alice, channel, "", "read the file")
+	eventually(t, "the final report", func() bool { return strings.Contains(r.threadText(mention.TS), "finished under budget") })
+	if n := strings.Count(r.threadText(mention.TS), "85% of the token budget used: 850 of 1000 tokens"); n != 1 {
+		t.Fatalf("%d warnings in the thread:\n%s", n, r.threadText(mention.TS))
+	}
+}
