@@ -9,11 +9,15 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/bot"
 	"reasonix/bot/bottest"
+	"reasonix/bot/relay"
+	"reasonix/bot/telegram"
 	"reasonix/config"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
+	"reasonix/runner/store/storetest"
 )
 
 // budgetRig is a rig whose task spends its token budget ([runner]
@@ -123,4 +127,81 @@ func TestBudgetWarningPostedOnce(t *testing.T) {
 	if n := strings.Count(r.threadText(mention.TS), "85% of the token budget used: 850 of 1000 tokens"); n != 1 {
 		t.Fatalf("%d warnings in the thread:\n%s", n, r.threadText(mention.TS))
 	}
+}
+
+// TestTelegramBudgetCardStop: on Telegram the card carries the
+// same three choices; Stop from the fake Telegram ends the task
+// budget_exhausted; the card is edited to say so.
+func TestTelegramBudgetCardStop(t *testing.T) {
+	st := storetest.SQLite(t, store.Config{})
+	var calls atomic.Int64
+	turns := make([]agenttest.Turn, 10)
+	for i := range turns {
+		turns[i] = agenttest.Respond(func(req agenttest.Request) agenttest.Turn {
+			if calls.Add(1) == 1 {
+				return toolTurn("c1", "read_file", `{"path":"nothing.txt"}`) // 110 tokens
+			}
+			return agenttest.Turn{Text: "not reached", Usage: agent.Usage{Prompt: 10, Completion: 5}}
+		})
+	}
+	prov := agenttest.NewScriptedProvider(turns...)
+	fake := bottest.NewTelegram(t, "42:secret-token", bottest.SlackLimits{})
+	fake.SetName(tgBob, "Bob")
+	tr, err := telegram.New(telegram.Config{Token: "42:secret-token", APIEndpoint: fake.Endpoint(), Cursor: st, PollTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Bot{Telegram: config.TelegramBot{Enabled: true, AllowUsers: []string{"111", "222"},
+		AllowChats: []string{"-100"}, Approvers: []string{"111", "222"}}}
+	set := withBot(nil, cfg)
+	set.Runner.MaxTokens = 100
+	svc := runnertest.Start(t, runnertest.Options{Store: st, Provider: prov, Settings: set})
+	r, err := relay.New(relay.Config{Service: svc, Store: st, Bot: cfg, Transports: []bot.Transport{tr},
+		Secrets: []string{"42:secret-token"}, EditInterval: 100 * time.Millisecond, ScanInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r.Stop(ctx)
+	})
+	fake.Send(tgGroup, tgAlice, "@reasonix_bot read the file", 0)
+	var card bottest.TelegramMessage
+	eventually(t, "the budget card", func() bool {
+		for _, m := range fake.Messages(tgGroup) {
+			if len(m.Buttons) == 3 && strings.Contains(m.Text, "More budget?") {
+				card = m
+				return true
+			}
+		}
+		return false
+	})
+	if card.Buttons[1].Label != "Stop" || !strings.HasSuffix(card.Buttons[2].Value, ":p") {
+		t.Fatalf("card buttons = %+v", card.Buttons)
+	}
+	fake.Click(tgGroup, tgBob, card.ID, card.Buttons[1].Value)
+	var taskID string
+	eventually(t, "the task to end", func() bool {
+		list, _ := svc.Approvals(context.Background(), runner.ApprovalFilter{})
+		if len(list) == 1 {
+			taskID = list[0].TaskID
+		}
+		return taskID != ""
+	})
+	done := runnertest.WaitState(t, svc, taskID, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked, store.StateBudgetExhausted)
+	if done.State != store.StateBudgetExhausted || done.Result.Error != "token_budget" {
+		t.Fatalf("task = %s %+v", done.State, done.Result)
+	}
+	eventually(t, "the card to say stopped", func() bool {
+		for _, m := range fake.Messages(tgGroup) {
+			if m.ID == card.ID {
+				return len(m.Buttons) == 0 && strings.Contains(m.Text, "Stopped by")
+			}
+		}
+		return false
+	})
 }
