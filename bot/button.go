@@ -9,7 +9,8 @@ import (
 
 // choiceCodes are the runner's choices (runner.Choice, the one vocabulary
 // of decisions) as a button's data carries them, one letter each.
-var choiceCodes = map[string]runner.Choice{"o": runner.AllowOnce, "t": runner.AllowTask, "a": runner.AllowAlways, "d": runner.Deny}
+var choiceCodes = map[string]runner.Choice{"o": runner.AllowOnce, "t": runner.AllowTask, "a": runner.AllowAlways, "d": runner.Deny,
+	"p": runner.StopPublish} // "p": a budget card's "Stop and publish what exists"
 
 // maxButtonData is Telegram's callback_data limit, the smaller of the two.
 const maxButtonData = 64

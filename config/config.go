@@ -61,6 +61,7 @@ func Default() *Config {
 			TaskTimeout:        DefaultTaskTimeout,
 			ApprovalTTL:        DefaultApprovalTTL,
 			StallAfter:         DefaultStallAfter,
+			BudgetWarn:         DefaultBudgetWarn,
 		},
 		Serve: Serve{Addr: "127.0.0.1:8080", MaxStreamsPerToken: 64, IntakeInflightBytes: defaultIntakeInflightBytes,
 			DrainTimeout: DefaultDrainTimeout, StaleAfter: DefaultStaleAfter},

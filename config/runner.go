@@ -13,6 +13,7 @@ const (
 	DefaultApprovalTTL        = 30 * time.Minute
 	MaxApprovalTTL            = 24 * time.Hour
 	DefaultStallAfter         = 10 * time.Minute
+	DefaultBudgetWarn         = 0.8
 )
 
 // Runner is the [runner] table: how the service runs tasks.
@@ -24,6 +25,10 @@ type Runner struct {
 	MaxToolCalls       int           `toml:"max_tool_calls"`       // per task; 0 = off
 	MaxTokens          int           `toml:"max_tokens"`           // per task; 0 = off
 	MaxCostPerTask     float64       `toml:"max_cost_per_task"`    // USD per task run, priced calls only; 0 = off
+	// BudgetWarn is the share of a run's cost or token budget at which
+	// the task says so once (a budget_warning event, a chat post);
+	// default 0.8; 0 or 1 means no warning.
+	BudgetWarn float64 `toml:"budget_warn"`
 	// StallAfter is how long a running task may go without a new event
 	// before its chat thread says it makes no progress; default "10m",
 	// at least "1m".
@@ -65,4 +70,7 @@ func (r *Runner) validate(c *Config, p *problems) {
 	checkNonNegative(p, c.origins["runner.max_tool_calls"], "runner.max_tool_calls", r.MaxToolCalls)
 	checkNonNegative(p, c.origins["runner.max_tokens"], "runner.max_tokens", r.MaxTokens)
 	checkUSD(p, c.origins["runner.max_cost_per_task"], "runner.max_cost_per_task", r.MaxCostPerTask)
+	if !(r.BudgetWarn >= 0 && r.BudgetWarn <= 1) { // NaN too
+		p.add(c.origins["runner.budget_warn"], "runner.budget_warn", "must be a share from 0 to 1, such as 0.8 (got %v)", r.BudgetWarn)
+	}
 }

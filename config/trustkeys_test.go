@@ -93,6 +93,7 @@ var untrustedKeyTable = map[string]TrustRule{
 	"runner.max_tool_calls":             Refused,
 	"runner.max_tokens":                 Refused,
 	"runner.max_cost_per_task":          Refused,
+	"runner.budget_warn":                Refused,
 	"serve.addr":                        Refused,
 	"serve.api_token_env":               Ignored,
 	"serve.allow_workspace_plugins":     Refused,

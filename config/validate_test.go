@@ -76,6 +76,7 @@ func TestValidateRules(t *testing.T) {
 		{"max tokens", "[runner]\nmax_tokens = -1", `runner.max_tokens: must not be negative`},
 		{"max cost", "[runner]\nmax_cost_per_task = -0.5", `runner.max_cost_per_task: must be a non-negative amount of USD`},
 		{"goal cost budget", "[agent]\ngoal_budget_usd = -1", `agent.goal_budget_usd: must be a non-negative amount of USD`},
+		{"budget warn share", "[runner]\nbudget_warn = 1.5", `runner.budget_warn: must be a share from 0 to 1`},
 		{"serve addr", "[serve]\naddr = \"8080\"", `serve.addr: "8080" is not host:port`},
 		{"serve port", "[serve]\naddr = \":http-alt\"", `serve.addr: ":http-alt" has an invalid port`},
 		{"serve streams", "[serve]\nmax_streams_per_token = 0", `serve.max_streams_per_token: must be between 1 and 100000`},

@@ -40,7 +40,9 @@ type Decision struct {
 	ApprovalID string
 	// Decision is one of the choices AllowOnce, AllowTask, AllowAlways
 	// and Deny ("allow_once", "allow_task", "allow_always", "deny"), as a
-	// string: it arrives as one, and Decide refuses any other.
+	// string: it arrives as one, and Decide refuses any other. A budget
+	// card (an approval of tool "budget") takes allow_once (+ the same
+	// budget), deny (stop) and stop_publish (stop and publish what exists).
 	Decision string
 	// Approver is the principal id of who decides, taken from their
 	// credential ("token:bob", "slack:T1/U2"), never from the request.
@@ -76,9 +78,9 @@ type Decision struct {
 func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error) {
 	dec := store.Decision(d.Decision)
 	switch dec {
-	case store.AllowOnce, store.AllowTask, store.AllowAlways, store.Deny:
+	case store.AllowOnce, store.AllowTask, store.AllowAlways, store.Deny, store.StopPublish:
 	default:
-		return store.Approval{}, invalidf("decision %q is not allow_once, allow_task, allow_always or deny", d.Decision)
+		return store.Approval{}, invalidf("decision %q is not allow_once, allow_task, allow_always, deny or stop_publish", d.Decision)
 	}
 	d.Approver = strings.TrimSpace(d.Approver)
 	if d.Approver == "" || len(d.Approver) > maxIDLen {
@@ -91,6 +93,9 @@ func (s *Service) Decide(ctx context.Context, d Decision) (store.Approval, error
 	a, err := s.st.Approval(ctx, d.ApprovalID)
 	if err != nil {
 		return store.Approval{}, mapStoreErr(err, subject)
+	}
+	if err := budgetChoice(a, dec); err != nil {
+		return store.Approval{}, err
 	}
 	task, err := s.st.Task(ctx, a.TaskID)
 	if err != nil {

@@ -66,6 +66,8 @@ const (
 	AllowTask   = store.AllowTask
 	AllowAlways = store.AllowAlways
 	Deny        = store.Deny
+	// StopPublish answers a budget card: stop, and publish what exists.
+	StopPublish = store.StopPublish
 )
 
 // Roles, lowest first; Role.AtLeast is the one comparison of them.

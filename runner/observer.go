@@ -168,9 +168,13 @@ func (r *run) addUsage(e agent.Event, payload map[string]any) map[string]any {
 	r.mu.Unlock()
 	if limit := r.s.set.Runner.MaxTokens; limit > 0 && total >= limit {
 		r.cancel(errTokenBudget)
+	} else if limit > 0 {
+		r.warnBudget("tokens", float64(limit), float64(total))
 	}
-	if limit := r.s.set.Runner.MaxCostPerTask; limit > 0 && r.tally.Cost() >= limit {
+	if limit, cost := r.s.set.Runner.MaxCostPerTask, r.tally.Cost(); limit > 0 && cost >= limit {
 		r.cancel(errCostBudget)
+	} else if limit > 0 {
+		r.warnBudget("cost", limit, cost)
 	}
 	return payload
 }
@@ -208,5 +212,27 @@ func (r *run) childObserver(ref string, sawAssistant func()) agent.Observer {
 				"reason": truncate(c.Reason, maxEventText), "before_tokens": c.BeforeTokens, "after_tokens": c.AfterTokens,
 				"window": c.Window, "trigger": c.Trigger, "folded_messages": c.Folded})
 		}
+	}
+}
+
+// warnBudget records, once per run and budget, that the run's spend of
+// budget ("cost" or "tokens", whose limit is limit) crossed [runner]
+// budget_warn of it: a budget_warning event, which the chat relay posts.
+// A run that reaches the limit itself stops instead (a budget card asks
+// when the task has a notify target), so the warning comes before it.
+func (r *run) warnBudget(budget string, limit, spent float64) {
+	share := r.s.set.Runner.BudgetWarn
+	if share <= 0 || share >= 1 || spent < share*limit {
+		return
+	}
+	r.mu.Lock()
+	if r.warned == nil {
+		r.warned = map[string]bool{}
+	}
+	done := r.warned[budget]
+	r.warned[budget] = true
+	r.mu.Unlock()
+	if !done {
+		r.emit("budget_warning", map[string]any{"budget": budget, "limit": limit, "spent": spent, "share": share})
 	}
 }

@@ -47,7 +47,8 @@ func (s *Service) newPublisher() (*publish.Publisher, error) {
 
 // publishAtEnd decides, as a task ends, what becomes of its branch, and
 // fills result.Publish (and result.PR): nothing (no publishing, or the
-// task did not succeed); "unchanged" (a task that changed nothing
+// task did not succeed, unless force: a budget card's "stop and
+// publish"); "unchanged" (a task that changed nothing
 // publishes nothing, and says so with a published event it returns to
 // announce with the end); or it records a pending outbox row and
 // publishes it at once, before the end is recorded, so that the result
@@ -55,9 +56,9 @@ func (s *Service) newPublisher() (*publish.Publisher, error) {
 // in the row, which the PublishRetrier finishes once the task has succeeded;
 // a crash leaves the task running, and the run that takes it over finds
 // the same row.
-func (s *Service) publishAtEnd(ctx context.Context, t store.Task, state store.State, wr WorkResult, result *store.Result) []event {
+func (s *Service) publishAtEnd(ctx context.Context, t store.Task, state store.State, force bool, wr WorkResult, result *store.Result) []event {
 	p := s.publishSettings(t.Workspace)
-	if p == nil || s.pub == nil || state != store.StateSucceeded || wr.Branch == "" {
+	if p == nil || s.pub == nil || state != store.StateSucceeded && !force || wr.Branch == "" {
 		return nil
 	}
 	if !wr.Changed {

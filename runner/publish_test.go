@@ -26,7 +26,7 @@ type publishBench struct {
 	repo string
 }
 
-func newPublishBench(t *testing.T, kind forge.Kind, rt *router) *publishBench {
+func newPublishBench(t *testing.T, kind forge.Kind, rt *router, tune ...func(*config.Config)) *publishBench {
 	t.Helper()
 	testenv.LookPath(t, testenv.Git)
 	b := &publishBench{srv: forgetest.New(t, kind, forgetest.Options{})}
@@ -56,6 +56,9 @@ func newPublishBench(t *testing.T, kind forge.Kind, rt *router) *publishBench {
 		Forge: string(kind), APIURL: b.srv.URL, Project: b.srv.Project(), TokenEnv: "REASONIX_TEST_FORGE_TOKEN",
 		PushURL: b.git.URL, Mode: config.PublishPR, Base: "main", Labels: []string{"bot"},
 	}}}
+	for _, f := range tune {
+		f(set)
+	}
 	b.svc = runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set,
 		Configure: func(c *runner.Config) { c.Workspaces = runner.NewWorkspaces(wm) }})
 	return b
@@ -140,5 +143,44 @@ func TestPublishNothingWithoutChanges(t *testing.T) {
 	}
 	if _, _, err := b.svc.Diff(context.Background(), "t_nosuchtask"); !errors.Is(err, runner.ErrNotFound) {
 		t.Errorf("Diff of an unknown task: %v", err)
+	}
+}
+
+// TestBudgetCardStopAndPublish: a task that spent its tool-call budget
+// parks behind a budget card; "Stop and publish what exists" ends it
+// budget_exhausted and opens the pull request of what it wrote, which a
+// plain budget_exhausted end does not.
+func TestBudgetCardStopAndPublish(t *testing.T) {
+	rt := newRouter()
+	rt.script("add two files",
+		calls(call("c1", "write_file", map[string]string{"path": "README.md", "content": "# hello\n"})),
+		calls(call("c2", "write_file", map[string]string{"path": "TWO.md", "content": "two\n"})), // past max_tool_calls
+		answer("not reached"))
+	b := newPublishBench(t, forge.GitHub, rt, func(set *config.Config) { set.Runner.MaxToolCalls = 1 })
+	ctx := context.Background()
+	task, _, err := b.svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Requester: "api:alice", Prompt: "add two files",
+		Workspace: "app", Posture: "auto", Notify: []store.NotifyTarget{{Transport: "slack", Channel: "C1", Thread: "1.1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := waitPending(t, b.svc, task.ID)
+	if card.Tool != "budget" || card.Subject != "tool_budget" || !strings.Contains(card.Preview, "+ 1 tool calls") {
+		t.Fatalf("card = %+v", card)
+	}
+	if len(b.srv.PRs()) != 0 {
+		t.Fatal("a pull request before the decision")
+	}
+	if _, err := b.svc.Decide(ctx, runner.Decision{ApprovalID: card.ID, Decision: "stop_publish", Approver: "token:bob", Role: store.RoleApprove}); err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, b.svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked, store.StateBudgetExhausted)
+	if done.State != store.StateBudgetExhausted || done.Result.Error != "tool_budget" || done.Result.Publish != "pr" || done.Result.PR == nil {
+		t.Fatalf("after stop and publish: %s %+v", done.State, done.Result)
+	}
+	if prs := b.srv.PRs(); len(prs) != 1 || prs[0].Head != "reasonix/"+task.ID {
+		t.Fatalf("forge PRs = %+v", prs)
+	}
+	if d, _, err := b.svc.Diff(ctx, task.ID); err != nil || !strings.Contains(string(d), "+# hello") || strings.Contains(string(d), "two") {
+		t.Fatalf("diff = %q, %v", d, err)
 	}
 }

@@ -38,7 +38,8 @@ type run struct {
 	usage     agent.Usage
 	tally     *session.Tally // cost by model
 	toolCalls int
-	lastAsst  int64 // message seq of the latest assistant message
+	warned    map[string]bool // budgets whose budget_warn share this run crossed (warnBudget)
+	lastAsst  int64           // message seq of the latest assistant message
 	// outcomes are the conversation's finished calls whose journal entry
 	// waits for their tool message, to be written with it (journaledTool).
 	outcomes map[string]store.CallOutcome
@@ -83,7 +84,15 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 		return store.Snooze(time.Second)
 	}
 	switch task.State {
-	case store.StateQueued, store.StateWaitingApproval:
+	case store.StateQueued:
+	case store.StateWaitingApproval:
+		// A pending budget card holds the task; anything else that woke
+		// the job waits with it.
+		if wait, ok, err := s.budgetWait(ctx, task); err != nil {
+			return fmt.Errorf("runner: read the budget card: %w", err)
+		} else if ok {
+			return store.Snooze(wait)
+		}
 	case store.StateRunning:
 		return s.adoptRunning(ctx, task)
 	case store.StateWaitingCI:
@@ -207,6 +216,15 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		return s.finish(context.WithoutCancel(ctx), r, nil, outcome{state: store.StateFailed, code: "workspace", ref: ref}, start)
 	}
 	s.restoreScratch(ctx, task, ws) // a scratch task handed over by another node
+	if o, stop, err := s.budgetAnswer(ctx, r); err != nil || stop {
+		if err != nil {
+			ref := newRef()
+			s.log.Error("runner: reading the budget card's answer", "task", task.ID, "ref", ref, "err", err)
+			o = outcome{state: store.StateFailed, code: "store", ref: ref}
+		}
+		stopControl()
+		return s.finish(context.WithoutCancel(ctx), r, ws, o, start)
+	}
 	o, err := s.runSession(ctx, r, ws)
 	r.settleOutcomes(context.WithoutCancel(ctx))
 	stopControl() // before finish, which continues the task if messages remain
@@ -305,6 +323,10 @@ type outcome struct {
 	release  bool      // interrupted by a drain: hand the task to another node
 	goal     *goalEnd  // goal tasks: how the goal stands
 	tampered string    // the task tampered with its worktree: what changed (tampered.go)
+	// budgetStopped: a budget card was answered with a stop (or expired);
+	// the task ends without asking again. publish: and its branch is
+	// published as a success's would be (budgetask.go).
+	budgetStopped, publish bool
 }
 
 // stopped classifies a run whose context ended.
@@ -363,6 +385,9 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	id := r.task.ID
+	if a, ok := s.parkOnBudget(ctx, r, o); ok {
+		o = outcome{state: store.StateWaitingApproval, approve: a.ExpiresAt}
+	}
 	switch o.state {
 	case store.StateWaitingApproval:
 		// The spend so far is kept, so the run that continues after the
@@ -408,6 +433,9 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		result.Reason = cmpStr(o.goal.blockedReason(), session.Reason(o.code))
 		if o.code == "cost_budget" {
 			result.Reason = s.costBudgetReason(r.tally.Cost())
+			if o.budgetStopped { // no run: the card's spend is the task's
+				result.Reason = s.costBudgetReason(result.Cost)
+			}
 		}
 		result.Error = o.code
 		if o.ref != "" {
@@ -433,7 +461,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		}
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
 		if err == nil {
-			published = s.publishAtEnd(ctx, r.task, o.state, wr, result)
+			published = s.publishAtEnd(ctx, r.task, o.state, o.publish, wr, result)
 			if waitCI = s.waitsForCI(r.task, o.state, result); waitCI {
 				s.startCIWait(result, r.task.Result, wr.Commit)
 			}

@@ -190,3 +190,30 @@ func TestJSONInsteadOfStreamIsAStreamError(t *testing.T) {
 		t.Fatalf("error = %v", pe)
 	}
 }
+
+// max_output_bytes bounds the answer's text and tool calls on this wire
+// as on the OpenAI one: an answer past it ends in ErrOutputTooLarge, one
+// within it streams whole.
+func TestMaxOutputBytesBoundsTextAndCalls(t *testing.T) {
+	for _, tc := range []struct {
+		bound int
+		fits  bool
+	}{{400, true}, {60, false}} {
+		api := agenttest.NewReplayServer(t, agenttest.Recorded(t, "parallel_tools.sse"))
+		cfg := config(api)
+		cfg.MaxOutputBytes = tc.bound
+		p, _ := newTestProvider(t, cfg)
+		got := agenttest.Collect(t, p, agenttest.UserRequest("look"))
+		if !tc.fits {
+			got.WantError(t, agent.ErrOutputTooLarge)
+			if len(got.Calls) == 2 {
+				t.Fatalf("bound %d: both calls passed on", tc.bound)
+			}
+			continue
+		}
+		got.WantDone(t, "tool_calls")
+		if len(got.Calls) != 2 {
+			t.Fatalf("bound %d: calls %+v", tc.bound, got.Calls)
+		}
+	}
+}

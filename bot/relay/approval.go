@@ -25,6 +25,9 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 		ExpiresAt  time.Time `json:"expires_at"`
 
 		AlwaysScope string `json:"always_scope"` // "" when Allow always is not possible
+
+		Kind   string `json:"kind"`   // "budget": a budget card (budgetcard.go)
+		Budget string `json:"budget"` // a budget card's "+" amount
 	}
 	if json.Unmarshal(ev.Payload, &p) != nil || p.ApprovalID == "" {
 		return
@@ -36,18 +39,24 @@ func (w *watcher) postApproval(ctx context.Context, ev runner.Event) {
 	f := w.t.Format()
 	req := approvalRequest{Tool: p.Tool, Subject: p.Subject, Preview: p.Preview, Reason: p.Reason, ExpiresAt: p.ExpiresAt,
 		Deciders: r.approverMentions(ctx, w.t, a)}
-	text := r.redact.String(req.text(f, w.v.step, w.v.taskID, w.v.link))
+	var text string
+	var buttons []bot.Button
+	if p.Kind == "budget" && a.Tool == "budget" {
+		text, buttons = r.redact.String(req.budgetText(f, w.v.taskID)), budgetButtons(a.ID, p.Budget)
+	} else {
+		text = r.redact.String(req.text(f, w.v.step, w.v.taskID, w.v.link))
+		buttons = []bot.Button{{Label: "Allow once", Data: bot.ApprovalButton(a.ID, runner.AllowOnce), Style: "primary"}}
+		if len(p.Scopes) > 0 {
+			buttons = append(buttons, bot.Button{Label: "Allow for this task", Data: bot.ApprovalButton(a.ID, runner.AllowTask)})
+		}
+		if p.AlwaysScope != "" {
+			buttons = append(buttons, bot.Button{Label: "Allow always", Data: bot.ApprovalButton(a.ID, runner.AllowAlways)})
+		}
+		buttons = append(buttons, bot.Button{Label: "Deny", Data: bot.ApprovalButton(a.ID, runner.Deny), Style: "danger"})
+	}
 	if parts := bot.Split(text, f.Limit()-200); len(parts) > 1 {
 		text = parts[0] // room for a copy's line saying where it comes from
 	}
-	buttons := []bot.Button{{Label: "Allow once", Data: bot.ApprovalButton(a.ID, runner.AllowOnce), Style: "primary"}}
-	if len(p.Scopes) > 0 {
-		buttons = append(buttons, bot.Button{Label: "Allow for this task", Data: bot.ApprovalButton(a.ID, runner.AllowTask)})
-	}
-	if p.AlwaysScope != "" {
-		buttons = append(buttons, bot.Button{Label: "Allow always", Data: bot.ApprovalButton(a.ID, runner.AllowAlways)})
-	}
-	buttons = append(buttons, bot.Button{Label: "Deny", Data: bot.ApprovalButton(a.ID, runner.Deny), Style: "danger"})
 	if _, err := r.st.ChatPost(ctx, w.v.taskID, approvalKey(p.ApprovalID)); err == nil {
 		// Posted before a restart; its copies may not all have been.
 		if a.State == runner.ApprovalPending {
@@ -103,6 +112,8 @@ func (r *Relay) editDecided(ctx context.Context, t bot.Transport, post runner.Ch
 	by := r.who(ctx, a.DecidedBy)
 	var line string
 	switch {
+	case a.Tool == "budget":
+		line = budgetDecidedLine(a, by, at)
 	case a.State == runner.ApprovalExpired:
 		line = "⌛ Expired at " + at + " — the call was refused."
 	case a.Decision == runner.Deny:

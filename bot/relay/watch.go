@@ -497,6 +497,10 @@ func (w *watcher) post(ctx context.Context, ev runner.Event) {
 		}
 	case "final_report":
 		w.once(ctx, ev, w.report(ctx, ev, false))
+	case "budget_warning":
+		if text, ok := budgetWarning(w.t.Format(), ev.Payload); ok {
+			w.once(ctx, ev, text)
+		}
 	}
 }
 

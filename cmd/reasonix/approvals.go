@@ -75,8 +75,13 @@ func approvalsCommands() []*command {
 			example: `reasonix approvals deny --note "do not touch the migrations" a_01hx…`,
 			flags: func(fs *flag.FlagSet) action {
 				note := fs.String("note", "", "why, passed to the model (`text`)")
+				publish := fs.Bool("publish", false, "a budget card: stop the task and publish what exists")
 				return clientAction(fs, func(c *client.Client, args []string, stdout, _ io.Writer) error {
-					return decide(c, args[0], apitype.DecideRequest{Decision: apitype.Deny, Note: *note}, stdout)
+					d := apitype.DecideRequest{Decision: apitype.Deny, Note: *note}
+					if *publish {
+						d.Decision = apitype.StopPublish
+					}
+					return decide(c, args[0], d, stdout)
 				})
 			},
 		},

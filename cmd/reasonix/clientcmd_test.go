@@ -182,3 +182,16 @@ func TestWatchPrintsTheApprovalPreview(t *testing.T) {
 		t.Errorf("a status line or colour was written to a non-terminal:\n%q", out)
 	}
 }
+
+// TestDenyPublishAnswersABudgetCard: `approvals deny --publish` sends a
+// budget card's "Stop and publish what exists".
+func TestDenyPublishAnswersABudgetCard(t *testing.T) {
+	api := newFakeAPI(t)
+	out, stderr, code := cliRun("approvals", "deny", "--publish", "a_1", "--server", api.URL)
+	if code != exitOK || !strings.Contains(out, "stop_publish by token:erin") {
+		t.Errorf("deny --publish: exit %d\n%s%s", code, out, stderr)
+	}
+	if len(api.decisions) != 1 || api.decisions[0]["decision"] != "stop_publish" {
+		t.Fatalf("decisions = %v", api.decisions)
+	}
+}

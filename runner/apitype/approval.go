@@ -25,6 +25,11 @@ const (
 	// AllowAlways: calls like it in every later task of the workspace,
 	// schedule or webhook (a standing grant; the grant or admin role).
 	AllowAlways Decision = "allow_always"
+
+	// StopPublish answers a budget card (an approval of tool "budget"):
+	// stop the task and publish what exists. A budget card's other
+	// choices are AllowOnce (+ the same budget) and Deny (stop).
+	StopPublish Decision = "stop_publish"
 )
 
 // Approval is a call waiting for (or given) a person's decision.

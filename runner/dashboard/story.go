@@ -148,6 +148,9 @@ func itemsOf(e store.Event, p *stepPayload) []storyItem {
 		return []storyItem{{ID: callID(), Kind: "call", Icon: "⊘", Class: "bad", Text: plainCall(p.Tool, ""),
 			Outcome: "refused: " + cmpOr(p.Reason, p.Code), Seq: e.Seq}}
 	case "approval_requested":
+		if p.Tool == "budget" { // a budget card: the task spent its budget and asks for more
+			return []storyItem{{Kind: "approval", Icon: "?", Class: "warn", Seq: e.Seq, Text: "spent its budget and asks for more"}}
+		}
 		return []storyItem{{Kind: "approval", Icon: "?", Class: "warn", Seq: e.Seq,
 			Text: "asked for approval to " + callTo(p.Tool, p.Subject)}}
 	case "approval_decided":
@@ -155,6 +158,8 @@ func itemsOf(e store.Event, p *stepPayload) []storyItem {
 		switch d := p.Decision; d {
 		case "deny":
 			it.Icon, it.Class, it.Text = "✗", "bad", "denied"
+		case "stop_publish":
+			it.Icon, it.Class, it.Text = "✗", "bad", "stopped, publishing what exists"
 		case "expired":
 			it.Icon, it.Class, it.Text = "⌛", "bad", "nobody decided in time: denied"
 		case "allow_task":

@@ -101,3 +101,34 @@ func TestBlockedTaskAsksFromItsPage(t *testing.T) {
 		t.Errorf("after the answer the page does not show it, or still asks:\n%s", p)
 	}
 }
+
+// TestStoryTellsABudgetCard: a budget card in the log reads as the task
+// asking for more budget, and its "Stop and publish" as such.
+func TestStoryTellsABudgetCard(t *testing.T) {
+	e := newEnv(t, agenttest.NewScriptedProvider(agenttest.Turn{Text: "ok"}))
+	task, _, err := e.svc.Submit(t.Context(), runner.TaskRequest{Source: store.SourceAPI, Requester: "token:alice", Prompt: "spend"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, e.svc, task.ID, 0, store.StateSucceeded)
+	for _, ev := range []struct {
+		typ string
+		p   map[string]any
+	}{
+		{"approval_requested", map[string]any{"approval_id": "a_1", "tool": "budget", "subject": "cost_budget", "kind": "budget"}},
+		{"approval_decided", map[string]any{"approval_id": "a_1", "decision": "stop_publish", "approver": "token:bob"}},
+	} {
+		raw, _ := json.Marshal(ev.p)
+		if _, err := e.st.AppendEvent(t.Context(), task.ID, ev.typ, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := e.browser()
+	b.signIn(e.token("bob", store.RoleApprove))
+	page := b.get("/tasks/" + task.ID).Body
+	for _, want := range []string{"spent its budget and asks for more", "stopped, publishing what exists by token:bob"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

@@ -35,6 +35,9 @@ const (
 	AllowTask   Decision = "allow_task"
 	AllowAlways Decision = "allow_always"
 	Deny        Decision = "deny"
+	// StopPublish answers a budget approval (the runner's "budget" record):
+	// stop the task and publish what it made. It is a denial.
+	StopPublish Decision = "stop_publish"
 )
 
 // NewApproval is a request for a human decision on one tool call.
@@ -250,10 +253,10 @@ func (s *Store) Decide(ctx context.Context, id string, o DecideOpts) (Approval, 
 		if o.Grant == nil {
 			return Approval{}, invalid("allow_always needs the standing grant to record")
 		}
-	case Deny:
+	case Deny, StopPublish:
 		state = ApprovalDenied
 	default:
-		return Approval{}, invalid("decision %q is not allow_once, allow_task, allow_always or deny", d)
+		return Approval{}, invalid("decision %q is not allow_once, allow_task, allow_always, deny or stop_publish", d)
 	}
 	if approver == "" {
 		return Approval{}, invalid("decision without an approver")
