@@ -8,8 +8,8 @@ import (
 )
 
 // Durations splits a task's life by where it was: waiting for a worker
-// (Queued), being worked on (Running) and waiting for a person to decide
-// an approval (Waiting). The CLI, the dashboard and chat read them the same
+// (Queued), being worked on (Running), waiting for a person to decide
+// an approval (Waiting) and waiting for its pull request's CI (CI). The CLI, the dashboard and chat read them the same
 // way, from the task's task_state events (see SplitDurations), so one task
 // shows the same numbers everywhere. Time a task spent ended (blocked,
 // interrupted, …) before someone continued it counts in none of them.
@@ -17,6 +17,7 @@ type Durations struct {
 	Queued  time.Duration
 	Running time.Duration
 	Waiting time.Duration
+	CI      time.Duration
 }
 
 // durationsWire is Durations on the wire: whole milliseconds, each part
@@ -25,11 +26,13 @@ type durationsWire struct {
 	QueuedMS  int64 `json:"queued_ms"`
 	RunningMS int64 `json:"running_ms"`
 	WaitingMS int64 `json:"waiting_ms"`
+	CIMS      int64 `json:"ci_ms"`
 }
 
-// MarshalJSON writes {"queued_ms", "running_ms", "waiting_ms"}.
+// MarshalJSON writes {"queued_ms", "running_ms", "waiting_ms", "ci_ms"}.
 func (d Durations) MarshalJSON() ([]byte, error) {
-	return json.Marshal(durationsWire{d.Queued.Milliseconds(), d.Running.Milliseconds(), d.Waiting.Milliseconds()})
+	return json.Marshal(durationsWire{d.Queued.Milliseconds(), d.Running.Milliseconds(), d.Waiting.Milliseconds(),
+		d.CI.Milliseconds()})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -39,7 +42,8 @@ func (d *Durations) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*d = Durations{Queued: time.Duration(w.QueuedMS) * time.Millisecond,
-		Running: time.Duration(w.RunningMS) * time.Millisecond, Waiting: time.Duration(w.WaitingMS) * time.Millisecond}
+		Running: time.Duration(w.RunningMS) * time.Millisecond, Waiting: time.Duration(w.WaitingMS) * time.Millisecond,
+		CI: time.Duration(w.CIMS) * time.Millisecond}
 	return nil
 }
 
@@ -90,8 +94,10 @@ func SplitDurations(created time.Time, changes []StateChange, now time.Time) Dur
 			d.Queued += span
 		case StateRunning:
 			d.Running += span
-		case StateWaitingApproval, StateWaitingCI:
+		case StateWaitingApproval:
 			d.Waiting += span
+		case StateWaitingCI:
+			d.CI += span
 		}
 	}
 	for _, c := range changes {
@@ -120,6 +126,9 @@ func (d Durations) String() string {
 	}
 	if d.Waiting > 0 {
 		parts = append(parts, "waited "+Short(d.Waiting)+" for approval")
+	}
+	if d.CI > 0 {
+		parts = append(parts, "waited "+Short(d.CI)+" for CI")
 	}
 	if d.Queued > 0 {
 		parts = append(parts, "queued "+Short(d.Queued))

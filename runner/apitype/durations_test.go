@@ -43,6 +43,18 @@ func TestSplitDurations(t *testing.T) {
 	if skew.Queued < 0 || skew.Running < 0 || skew != (apitype.Durations{}) {
 		t.Errorf("out-of-order changes: %+v", skew)
 	}
+	// A published task waiting for its pull request's CI waits for CI, not
+	// for a person; the split says which, on the wire too.
+	ci := apitype.SplitDurations(t0, []apitype.StateChange{{State: "running", At: at(0)},
+		{State: "waiting_ci", At: at(time.Minute)}, {State: "succeeded", At: at(9 * time.Minute)}}, at(time.Hour))
+	if ci.CI != 8*time.Minute || ci.Waiting != 0 || ci.String() != "ran 1m00s · waited 8m00s for CI" {
+		t.Errorf("a task that waited for CI: %+v %q", ci, ci.String())
+	}
+	var back apitype.Durations
+	if b, err := json.Marshal(ci); err != nil || json.Unmarshal(b, &back) != nil || back != ci ||
+		string(b) != `{"queued_ms":0,"running_ms":60000,"waiting_ms":0,"ci_ms":480000}` {
+		t.Errorf("on the wire: %s → %+v (%v)", b, back, err)
+	}
 	if s := (apitype.Durations{}).String(); s != "not started" {
 		t.Errorf("zero = %q", s)
 	}
