@@ -309,7 +309,11 @@ func TestKilledNodeTaskMovesAfterStaleAfter(t *testing.T) {
 	<-c.live[victim].done
 
 	var movedAt time.Time
-	survivor.waitFor(func() bool {
+	// The survivor restores the worktree and runs the dozen steps left:
+	// 13 s alone under -race, but over 30 s once beside other packages'
+	// tests in CI. The property is the take-over's timing, checked below,
+	// not how fast the rest runs.
+	survivor.waitUpTo(90*time.Second, func() bool {
 		if movedAt.IsZero() && strings.Contains(survivor.events(id), `"type":"task_released"`) {
 			movedAt = time.Now()
 		}

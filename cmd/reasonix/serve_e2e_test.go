@@ -97,7 +97,14 @@ func (e *e2e) serve(t testing.TB, extraEnv ...string) *service {
 
 func (s *service) waitFor(cond func() bool, what string) {
 	s.t.Helper()
-	eventually.NoError(s.t, 30*time.Second, func() error {
+	s.waitUpTo(30*time.Second, cond, what)
+}
+
+// waitUpTo is waitFor with its own bound, for a wait that does a lot of
+// work on a loaded machine.
+func (s *service) waitUpTo(bound time.Duration, cond func() bool, what string) {
+	s.t.Helper()
+	eventually.NoError(s.t, bound, func() error {
 		if cond() {
 			return nil
 		}
