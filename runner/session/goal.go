@@ -187,7 +187,8 @@ func (s *Session) newChildGate() (agent.Gate, error) {
 	g, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
 		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants, Standing: s.cfg.Standing,
 		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:],
-		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...), HumanOnly: s.cfg.HumanOnly})
+		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...), HumanOnly: s.cfg.HumanOnly,
+		Network: s.cfg.Settings.Sandbox.Network})
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}

@@ -162,6 +162,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		AllowWrite:     confine.Writable()[1:],
 		AllowRead:      append(confine.Writable()[1:], set.Sandbox.AllowRead...),
 		HumanOnly:      cfg.HumanOnly,
+		Network:        set.Sandbox.Network,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
