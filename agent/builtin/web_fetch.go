@@ -91,6 +91,11 @@ func ParseFetchURL(raw string) (*url.URL, string, error) {
 	if host == "" {
 		return nil, "", errors.New("web_fetch: the URL has no host")
 	}
+	// A name with an empty label ("..", ".a", "a..b") is no host a resolver
+	// answers for, and the permission rules could not name it either.
+	if strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") || strings.Contains(host, "..") {
+		return nil, "", fmt.Errorf("web_fetch: %q is not a host name", u.Hostname())
+	}
 	return u, host, nil
 }
 

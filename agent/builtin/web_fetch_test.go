@@ -124,7 +124,8 @@ func TestPublicAddr(t *testing.T) {
 func FuzzParseFetchURL(f *testing.F) {
 	for _, s := range []string{"https://example.com/a?b=c", "http://EXAMPLE.com./", "http://127.0.0.1:8080/", "http://[::1]/",
 		"http://user:pw@host/", "file:///etc/passwd", "javascript:alert(1)", "http://%41.com/", "//example.com", "http://a@b@c/",
-		"http://example.com\\@evil.com/", "http://[fe80::1%25eth0]/", "HTTPS://x.y", "http:///path", "http://evil.com#@good.com"} {
+		"http://example.com\\@evil.com/", "http://[fe80::1%25eth0]/", "HTTPS://x.y", "http:///path", "http://evil.com#@good.com",
+		"http://..", "http://./", "http://a..b/", "http://.a/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
