@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"reasonix/agent"
+	"reasonix/internal/codeindex"
 )
 
 func init() {
@@ -123,7 +124,7 @@ func removeGoDecl(src []byte, symbol string) (goRemoval, string, error) {
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			if d.Name.Name != name || (d.Recv != nil) != isMethod || isMethod && receiverName(d) != recv {
+			if d.Name.Name != name || (d.Recv != nil) != isMethod || isMethod && codeindex.ReceiverType(d.Recv) != recv {
 				continue
 			}
 			what := "func " + name
@@ -190,31 +191,6 @@ func removeGoDecl(src []byte, symbol string) (goRemoval, string, error) {
 		})
 	}
 	return out, m.what, nil
-}
-
-// receiverName is the base type name of a method's receiver: T for T,
-// *T, T[K] and *T[K, V].
-func receiverName(d *ast.FuncDecl) string {
-	if d.Recv == nil || len(d.Recv.List) == 0 {
-		return ""
-	}
-	e := d.Recv.List[0].Type
-	for {
-		switch x := e.(type) {
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.ParenExpr:
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.IndexListExpr:
-			e = x.X
-		case *ast.Ident:
-			return x.Name
-		default:
-			return ""
-		}
-	}
 }
 
 // docStart is where a declaration begins counting its doc comment.

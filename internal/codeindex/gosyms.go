@@ -37,7 +37,7 @@ func scanGo(rel string, src []byte) []Symbol {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
 			if d.Recv != nil {
-				add(d.Name.Name, "method", recvType(d.Recv), d.Name.Pos())
+				add(d.Name.Name, "method", ReceiverType(d.Recv), d.Name.Pos())
 			} else {
 				add(d.Name.Name, "func", "", d.Name.Pos())
 			}
@@ -69,9 +69,11 @@ func scanGo(rel string, src []byte) []Symbol {
 	return out
 }
 
-// recvType is the base type name of a receiver.
-func recvType(fl *ast.FieldList) string {
-	if len(fl.List) == 0 {
+// ReceiverType is the base type name of a method's receiver list: T for
+// T, *T, T[K] and *T[K, V]; "" for none. delete_symbol names methods the
+// same way.
+func ReceiverType(fl *ast.FieldList) string {
+	if fl == nil || len(fl.List) == 0 {
 		return ""
 	}
 	e := fl.List[0].Type
