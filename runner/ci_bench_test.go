@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/internal/eventually"
 	"reasonix/runner/forge"
 	"reasonix/runner/forge/forgetest"
 )
@@ -17,8 +18,16 @@ import (
 // calls) to the task running again with the failure — the job woken, the
 // forge asked for checks and logs, the message posted, the task requeued
 // and claimed. Each iteration parks a fresh task first, off the clock.
+// "parked" wakes a job River has recorded as snoozed, as a check result
+// minutes later does; "racing" wakes it right after the task parked, while
+// River may still hold the job as running (a decision clicked at once).
 // Run with -benchtime=20x; it reports the median and the worst.
 func BenchmarkCIWakeToRunning(b *testing.B) {
+	b.Run("parked", func(b *testing.B) { benchCIWake(b, true) })
+	b.Run("racing", func(b *testing.B) { benchCIWake(b, false) })
+}
+
+func benchCIWake(b *testing.B, parked bool) {
 	rt := newRouter()
 	bench := newCIBench(b, rt, 1, time.Hour)
 	var samples []time.Duration
@@ -40,6 +49,12 @@ func BenchmarkCIWakeToRunning(b *testing.B) {
 			if last = ev.Seq; ev.Type == "ci_updated" {
 				break
 			}
+		}
+		if parked {
+			eventually.True(b, 0, func() bool {
+				running, err := bench.st.JobRunning(context.Background(), task.ID)
+				return err == nil && !running
+			}, "River records the parked job's snooze")
 		}
 		b.StartTimer()
 		start := time.Now()

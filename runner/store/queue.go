@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -58,9 +59,10 @@ type QueueConfig struct {
 	// every insert and every Wake notifies the nodes (LISTEN/NOTIFY), so
 	// polling only catches what a lost notification missed.
 	PollInterval time.Duration
-	// WakeInterval is how often the queue retries wakes that raced with a
-	// running job (see Wake) after a worker freed; default 2s. An idle
-	// queue sweeps 30 times less often.
+	// WakeInterval is how often the queue sweeps for wakes that raced with
+	// a running job (see Wake) after a worker freed; default 2s. Such a
+	// wake is retried as soon as River records the snooze; the sweep is
+	// the fallback. An idle queue sweeps 30 times less often.
 	WakeInterval time.Duration
 	// ID names this node's client in River's tables; default random.
 	ID string
@@ -159,12 +161,17 @@ func (q *Queue) Start(ctx context.Context) error {
 	if q.started {
 		return errors.New("store: queue already started")
 	}
+	snoozed, unsubscribe := q.client.Subscribe(river.EventKindJobSnoozed)
 	if err := q.client.Start(ctx); err != nil {
+		unsubscribe()
 		return fmt.Errorf("store: start queue: %w", err)
 	}
 	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	q.cancel, q.swept, q.started = cancel, make(chan struct{}), true
-	go q.sweep(sweepCtx)
+	go func() {
+		defer unsubscribe()
+		q.sweep(sweepCtx, snoozed)
+	}()
 	return nil
 }
 
@@ -203,12 +210,14 @@ func (q *Queue) Stop(ctx context.Context) error {
 // share one notice.
 //
 // A wake is left pending only when it raced with a running job, which
-// frees a worker when it snoozes. So wakes are swept every WakeInterval
-// only after a worker freed, until no wake is pending and wakeGrace sweeps
-// have passed (River records the snooze shortly after the job returns, and
-// a wake may land in between); an idle queue sweeps every wakeIdle
-// intervals, for a wake whose job ran on a node that died.
-func (q *Queue) sweep(ctx context.Context) {
+// frees a worker when it snoozes: a decision or a CI delivery right after
+// the task parked. River records the snooze up to one completer flush after
+// the job returns and then reports it (snoozed); the wake of that task is
+// retried at once, so it costs that flush, not a sweep. The sweeps are the
+// fallback: every WakeInterval after a worker freed, until no wake is
+// pending and wakeGrace sweeps have passed; an idle queue sweeps every
+// wakeIdle intervals, for a wake whose job ran on a node that died.
+func (q *Queue) sweep(ctx context.Context, snoozed <-chan *river.Event) {
 	defer close(q.swept)
 	t := time.NewTimer(wakeIdle * q.wakeInt)
 	defer t.Stop()
@@ -227,6 +236,15 @@ func (q *Queue) sweep(ctx context.Context) {
 			}
 			if err := q.s.notifyAvailable(ctx); err != nil && ctx.Err() == nil {
 				q.s.log.Warn("store: telling the queues a worker is free failed; they find the next job at their next poll", "err", err)
+			}
+			continue
+		case ev, ok := <-snoozed:
+			if !ok {
+				snoozed = nil // unsubscribed: the sweeps still retry
+				continue
+			}
+			if err := q.s.retryWakeOf(ctx, ev.Job); err != nil && ctx.Err() == nil {
+				q.s.log.Warn("store: retrying a wake after a snooze failed; the sweep retries it", "err", err)
 			}
 			continue
 		case <-t.C:
@@ -348,6 +366,24 @@ func (s *Store) retryPendingWakes(ctx context.Context) (int, error) {
 		}
 	}
 	return len(ids), nil
+}
+
+// retryWakeOf retries the parked job when its task has a wake pending: one
+// that landed while the job was still running.
+func (s *Store) retryWakeOf(ctx context.Context, job *rivertype.JobRow) error {
+	var args TaskArgs
+	if job == nil || json.Unmarshal(job.EncodedArgs, &args) != nil || args.TaskID == "" {
+		return nil // not a task job
+	}
+	var pending int
+	err := s.db.queryRow(ctx, "SELECT wake_pending FROM tasks WHERE id = ?", args.TaskID).Scan(&pending)
+	if isNoRows(err) || (err == nil && pending == 0) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: read the wake of %s: %w", args.TaskID, err)
+	}
+	return s.retryJob(ctx, job.ID)
 }
 
 var _ Handler = HandlerFunc(nil)

@@ -52,6 +52,7 @@ type riverRunner interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 	StopAndCancel(ctx context.Context) error
+	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
 }
 
 type bridge[TTx any] struct {
