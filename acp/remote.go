@@ -15,7 +15,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"reasonix/runner/apitype"
-	"reasonix/runner/client"
+	apiclient "reasonix/runner/client"
 )
 
 // remote is the second backend behind the same dispatch: with --server,
@@ -24,7 +24,7 @@ import (
 // message, cancel and decide is checked there, never here.
 type remote struct {
 	a   *Agent
-	c   *client.Client
+	c   *apiclient.Client
 	dir string // the process's directory, for tasks with no local cwd
 
 	mu       sync.Mutex
@@ -66,7 +66,7 @@ type waiter struct {
 	done  chan string // the stop reason, sent once
 }
 
-func newRemote(a *Agent, c *client.Client) *remote {
+func newRemote(a *Agent, c *apiclient.Client) *remote {
 	dir, _ := os.Getwd()
 	return &remote{a: a, c: c, dir: cmp.Or(dir, string(filepath.Separator)), sessions: map[string]*rsession{}}
 }
@@ -102,9 +102,9 @@ func (r *remote) handle(ctx context.Context, method string, params json.RawMessa
 // apiError is the JSON-RPC error of a call the service refused or could
 // not be asked; its words are the service's (they hold no secret).
 func apiError(err error) *sdk.RequestError {
-	var e *client.Error
+	var e *apiclient.Error
 	switch {
-	case errors.Is(err, client.ErrUnauthorized):
+	case errors.Is(err, apiclient.ErrUnauthorized):
 		return &sdk.RequestError{Code: -32000, Message: "Authentication required: the service refused the API token (set REASONIX_API_TOKEN)"}
 	case errors.As(err, &e) && (e.Status == 400 || e.Status == 403 || e.Status == 409):
 		return invalidRequest("the service refused: %s", e.Message)
@@ -145,7 +145,7 @@ func (r *remote) newSession(ctx context.Context, params json.RawMessage) (any, *
 	}
 	// One round trip proves the service answers and takes the token, so
 	// a wrong token shows now, not at the first prompt.
-	if _, err := r.c.Tasks(ctx, client.TaskFilter{Limit: 1}); err != nil {
+	if _, err := r.c.Tasks(ctx, apiclient.TaskFilter{Limit: 1}); err != nil {
 		return nil, apiError(err)
 	}
 	s := r.open("s_"+randomID(), dir)
@@ -199,7 +199,7 @@ func (r *remote) load(ctx context.Context, params json.RawMessage, replay bool) 
 		return nil, invalidRequest("session %s is already open; close it first", p.SessionID)
 	}
 	t, err := r.c.Task(ctx, p.SessionID)
-	if errors.Is(err, client.ErrNotFound) {
+	if errors.Is(err, apiclient.ErrNotFound) {
 		return nil, invalidParams("unknown session %q", p.SessionID)
 	}
 	if err != nil {
@@ -275,7 +275,7 @@ func (r *remote) list(ctx context.Context, params json.RawMessage) (any, *sdk.Re
 		}
 		filter = true
 	}
-	page, err := r.c.Tasks(ctx, client.TaskFilter{Cursor: p.Cursor, Limit: 200})
+	page, err := r.c.Tasks(ctx, apiclient.TaskFilter{Cursor: p.Cursor, Limit: 200})
 	if err != nil {
 		return nil, apiError(err)
 	}
@@ -352,7 +352,7 @@ func (r *remote) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.
 	}
 	if task == "" {
 		sub, err := r.c.Submit(ctx, apitype.SubmitRequest{Prompt: text, Workspace: ws, Goal: goal},
-			client.IdempotencyKey("acp:"+s.id))
+			apiclient.IdempotencyKey("acp:"+s.id))
 		if err != nil {
 			return fail(err)
 		}
@@ -489,7 +489,7 @@ func (s *rsession) say(text string) {
 
 // refusal is the service's own words for a refused call.
 func refusal(err error) string {
-	var e *client.Error
+	var e *apiclient.Error
 	if errors.As(err, &e) && e.Message != "" {
 		return e.Message
 	}

@@ -8,7 +8,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"reasonix/runner/apitype"
-	"reasonix/runner/client"
+	apiclient "reasonix/runner/client"
 )
 
 // The options of a task's permission request besides allow_once and
@@ -45,7 +45,7 @@ func (s *rsession) askPending(ctx context.Context) {
 	s.mu.Lock()
 	task := s.task
 	s.mu.Unlock()
-	list, err := s.r.c.Approvals(ctx, client.ApprovalFilter{State: apitype.ApprovalPending, TaskID: task, Limit: 100})
+	list, err := s.r.c.Approvals(ctx, apiclient.ApprovalFilter{State: apitype.ApprovalPending, TaskID: task, Limit: 100})
 	if err != nil {
 		s.r.a.cfg.Logger.Warn("acp: listing the task's pending approvals", "task", task, "err", err)
 		return

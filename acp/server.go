@@ -16,7 +16,7 @@ import (
 
 	"reasonix/config"
 	"reasonix/policy"
-	"reasonix/runner/client"
+	apiclient "reasonix/runner/client"
 	"reasonix/runner/session"
 )
 
@@ -57,7 +57,7 @@ type Config struct {
 	// and message them, and their approvals are decided through it as the
 	// client's principal. Settings then only maps an editor's cwd to a
 	// workspace ([[workspaces]]).
-	Server *client.Client
+	Server *apiclient.Client
 }
 
 // Agent serves ACP on one connection. Build it with New; Serve runs it.
