@@ -21,7 +21,7 @@ import (
 // session/update, hands permission requests to the test, and checks that
 // every line the agent wrote is a JSON-RPC message.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	conn *sdk.Connection
 	prov *agenttest.ScriptedProvider
 	dir  string
@@ -60,7 +60,7 @@ func newClient(t *testing.T, turns ...agenttest.Turn) *client {
 }
 
 // newClientWith serves an Agent built from cfg to a new client.
-func newClientWith(t *testing.T, cfg Config) *client {
+func newClientWith(t testing.TB, cfg Config) *client {
 	t.Helper()
 	a, err := New(cfg)
 	if err != nil {

@@ -30,7 +30,7 @@ const adminToken = "acp-admin-secret"
 
 // service is a real runner behind the real HTTP API on loopback.
 type service struct {
-	t   *testing.T
+	t   testing.TB
 	st  *rstore.Store
 	url string
 	set *config.Config
@@ -38,7 +38,7 @@ type service struct {
 
 // startService runs a service whose model is prov; with a repo, it has
 // one workspace "app" of that repository.
-func startService(t *testing.T, prov agent.Provider, repo string) *service {
+func startService(t testing.TB, prov agent.Provider, repo string) *service {
 	t.Helper()
 	set := config.Default()
 	set.Runner.MaxConcurrentTasks = 2
@@ -264,7 +264,7 @@ func TestServerRefusedDecisionIsShownAndCancelCancels(t *testing.T) {
 }
 
 // gitRepo is a repository with one commit on main.
-func gitRepo(t *testing.T) string {
+func gitRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, args := range [][]string{
@@ -362,4 +362,23 @@ func TestServerNewSubmitsAndPromptMessages(t *testing.T) {
 	if len(list.Sessions) != 0 {
 		t.Errorf("session/list of an unrelated cwd = %+v", list.Sessions)
 	}
+}
+
+// BenchmarkServerFirstSession measures `reasonix acp --server`'s
+// initialize → first session/new answered (budget 50 ms), over pipes to
+// a real service's API on loopback: the workspace is found from the cwd
+// and one API round trip checks the token.
+func BenchmarkServerFirstSession(b *testing.B) {
+	repo := gitRepo(b)
+	s := startService(b, agenttest.NewScriptedProvider(), repo)
+	var ms []float64
+	for b.Loop() {
+		ed := newClientWith(b, Config{Settings: s.set, Server: s.api(""), Dir: filepath.Join(b.TempDir(), "sessions")})
+		start := time.Now()
+		ed.initialize()
+		ed.newSession(repo)
+		ms = append(ms, float64(time.Since(start).Microseconds())/1000)
+	}
+	slices.Sort(ms)
+	b.ReportMetric(ms[len(ms)/2], "ms-init-to-session")
 }
