@@ -7,9 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -330,7 +330,7 @@ func (r *remote) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	if len(text) == 0 {
+	if strings.TrimSpace(text) == "" {
 		return nil, invalidParams("the prompt is empty")
 	}
 	w := &waiter{text: text, done: make(chan string, 1)}
@@ -389,7 +389,7 @@ func (r *remote) steer(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		return nil, rerr
 	}
 	text, err := promptText(p.Prompt)
-	if err != nil || len(text) == 0 {
+	if err != nil || strings.TrimSpace(text) == "" {
 		return nil, invalidParams("the prompt is empty or not text")
 	}
 	s.mu.Lock()
@@ -615,6 +615,3 @@ func (s *rsession) show(ev apitype.Event) {
 		s.r.a.notify(s.id, u)
 	}
 }
-
-// String names the session in diagnostics.
-func (s *rsession) String() string { return fmt.Sprintf("session %s (task %s)", s.id, s.task) }

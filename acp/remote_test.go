@@ -313,6 +313,12 @@ func TestServerNewSubmitsAndPromptMessages(t *testing.T) {
 	}
 
 	id := ed.newSession(repo)
+	if code := ed.errCode(SteerMethod, textPrompt(id, "x")); code != -32600 {
+		t.Errorf("steer before any prompt: %d, want -32600", code)
+	}
+	if code := ed.errCode("session/set_config_option", map[string]string{"sessionId": id, "configId": "effort", "value": "high"}); code != -32600 {
+		t.Errorf("a control of a service session: %d, want -32600", code)
+	}
 	if got := ed.prompt(id, "build it"); got != "end_turn" {
 		t.Fatalf("first prompt: %s", got)
 	}
