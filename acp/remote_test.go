@@ -388,3 +388,38 @@ func BenchmarkServerFirstSession(b *testing.B) {
 	slices.Sort(ms)
 	b.ReportMetric(ms[len(ms)/2], "ms-init-to-session")
 }
+
+// TestServerPromptSteersALiveTask: a prompt to a task that is still live
+// is a message that steers it: it reaches the model's next request, and
+// the prompt answers when the task ends.
+func TestServerPromptSteersALiveTask(t *testing.T) {
+	prov := agenttest.NewScriptedProvider(askingTurns()...)
+	s := startService(t, prov, "")
+	id := parked(t, s)
+	ed := s.editor("")
+	ed.call("session/load", map[string]any{"sessionId": id, "mcpServers": []any{}}, nil)
+	p := <-ed.perms
+	stop := ed.promptAsync(id, "use printf instead")
+	waitFor(t, func() bool { return ed.hasUpdate(id, "user_message_chunk", "use printf instead") })
+	select {
+	case got := <-stop:
+		t.Fatalf("the prompt ended before the task: %s", got)
+	default:
+	}
+	p.Reply <- "allow_once"
+	if got := <-stop; got != "end_turn" {
+		t.Fatalf("stop reason %s", got)
+	}
+	if task := waitTask(t, s.api(""), id, apitype.StateSucceeded); task.State != apitype.StateSucceeded {
+		t.Fatal(task.State)
+	}
+	reqs := prov.Requests()
+	last := reqs[len(reqs)-1].Messages
+	steered := false
+	for _, m := range last {
+		steered = steered || (m.Role == agent.RoleUser && strings.Contains(m.Content, "use printf instead"))
+	}
+	if !steered {
+		t.Errorf("the model's last request lacks the steer: %+v", last)
+	}
+}
