@@ -115,8 +115,9 @@ func apiError(err error) *sdk.RequestError {
 }
 
 type remoteNewParams struct {
-	Cwd  string `json:"cwd"`
-	Meta struct {
+	Cwd        string            `json:"cwd"`
+	MCPServers []json.RawMessage `json:"mcpServers"`
+	Meta       struct {
 		Reasonix struct {
 			Workspace string `json:"workspace"`
 			Goal      bool   `json:"goal"`
@@ -135,6 +136,9 @@ func (r *remote) newSession(ctx context.Context, params json.RawMessage) (any, *
 	dir, rerr := workdir(p.Cwd)
 	if rerr != nil {
 		return nil, rerr
+	}
+	if len(p.MCPServers) > 0 {
+		r.a.cfg.Logger.Warn("acp: the editor's MCP servers are not used by the service's tasks", "servers", len(p.MCPServers))
 	}
 	ws := p.Meta.Reasonix.Workspace
 	if ws == "" {
