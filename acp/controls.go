@@ -1,14 +1,17 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"reasonix/agent"
+	"reasonix/config"
 	"reasonix/policy"
 )
 
@@ -29,6 +32,9 @@ type controls struct {
 	model    string // model reference; "" = the configured default
 	workMode string
 	posture  policy.Posture
+	// effort is the reasoning effort of the session's requests, one of
+	// config.Efforts; "" is the model's provider setting.
+	effort string
 }
 
 // planGate refuses every writer before the session's gate is asked: plan
@@ -74,8 +80,12 @@ type configOption struct {
 	Options      []configValue `json:"options"`
 }
 
-// configOptions are the session's selectors: model, work mode and tool
-// approval.
+// effortDefault is the effort option's value for "the provider's own
+// setting" ([[providers]] effort, or the model's default).
+const effortDefault = "default"
+
+// configOptions are the session's selectors: model, effort, work mode and
+// tool approval.
 func (l *live) configOptions() []configOption {
 	set := l.a.cfg.Settings
 	current := agent.ModelRef(l.sess.Agent)
@@ -103,8 +113,14 @@ func (l *live) configOptions() []configOption {
 	for _, w := range WorkModes {
 		work = append(work, configValue{w, strings.ToUpper(w[:1]) + w[1:]})
 	}
+	efforts := []configValue{{effortDefault, "Provider default"}}
+	for _, e := range config.Efforts {
+		efforts = append(efforts, configValue{e, strings.ToUpper(e[:1]) + e[1:]})
+	}
 	return []configOption{
 		{ID: "model", Name: "Model", Type: "select", CurrentValue: current, Options: models},
+		{ID: "effort", Name: "Effort", Type: "select", CurrentValue: cmp.Or(l.ctl.effort, effortDefault), Options: efforts,
+			Description: "Reasoning effort of the model's requests"},
 		{ID: "work_mode", Name: "Work mode", Type: "select", CurrentValue: l.ctl.workMode, Options: work,
 			Description: "Recorded for the session; it does not change the agent yet"},
 		{ID: "tool_approval", Name: "Tool approval", Type: "select", CurrentValue: string(l.ctl.posture), Options: []configValue{
@@ -120,7 +136,7 @@ func (l *live) state() map[string]any {
 	return map[string]any{"modes": l.ctl.modes(), "configOptions": l.configOptions()}
 }
 
-// apply changes the session's controls. A new model, posture or mode
+// apply changes the session's controls. A new model, effort, posture or mode
 // rebuilds the controller through runner/session, keeping the
 // conversation and the grants made so far; the work mode is only
 // recorded. Not while a prompt runs.
@@ -137,7 +153,7 @@ func (l *live) apply(ctx context.Context, change func(*controls) error) *sdk.Req
 	if next == l.ctl {
 		return nil
 	}
-	if next.model == l.ctl.model && next.posture == l.ctl.posture && next.mode == l.ctl.mode {
+	if next.model == l.ctl.model && next.effort == l.ctl.effort && next.posture == l.ctl.posture && next.mode == l.ctl.mode {
 		l.ctl = next
 		return nil
 	}
@@ -211,6 +227,15 @@ func (a *Agent) setConfigOption(ctx context.Context, params json.RawMessage) (an
 				return fmt.Errorf("model %q: %v", p.Value, err)
 			}
 			c.model = p.Value
+		case "effort":
+			switch {
+			case p.Value == effortDefault:
+				c.effort = ""
+			case slices.Contains(config.Efforts, p.Value):
+				c.effort = p.Value
+			default:
+				return fmt.Errorf("effort %q: %s or %s", p.Value, effortDefault, strings.Join(config.Efforts, ", "))
+			}
 		case "work_mode":
 			if !validWorkMode(p.Value) {
 				return fmt.Errorf("work_mode %q: economy, balanced or delivery", p.Value)
@@ -223,7 +248,7 @@ func (a *Agent) setConfigOption(ctx context.Context, params json.RawMessage) (an
 			}
 			c.posture = pos
 		default:
-			return fmt.Errorf("unknown config option %q (model, work_mode, tool_approval)", p.ConfigID)
+			return fmt.Errorf("unknown config option %q (model, effort, work_mode, tool_approval)", p.ConfigID)
 		}
 		return nil
 	}); err != nil {

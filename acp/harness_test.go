@@ -21,7 +21,7 @@ import (
 // session/update, hands permission requests to the test, and checks that
 // every line the agent wrote is a JSON-RPC message.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	conn *sdk.Connection
 	prov *agenttest.ScriptedProvider
 	dir  string
@@ -50,17 +50,25 @@ func newClient(t *testing.T, turns ...agenttest.Turn) *client {
 	t.Helper()
 	prov := agenttest.NewScriptedProvider(turns...)
 	dir := t.TempDir()
-	a, err := New(Config{
+	c := newClientWith(t, Config{
 		Settings: config.Default(),
 		Models:   func(string) (session.Model, error) { return session.Model{Provider: prov, Name: "m"}, nil },
 		Dir:      filepath.Join(dir, "sessions"),
 	})
+	c.prov, c.dir = prov, dir
+	return c
+}
+
+// newClientWith serves an Agent built from cfg to a new client.
+func newClientWith(t testing.TB, cfg Config) *client {
+	t.Helper()
+	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
-	c := &client{t: t, prov: prov, dir: dir, perms: make(chan permission, 4), in: c2aW,
+	c := &client{t: t, perms: make(chan permission, 4), in: c2aW,
 		served: make(chan error, 1), wireLines: make(chan []string, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {

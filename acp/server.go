@@ -16,6 +16,7 @@ import (
 
 	"reasonix/config"
 	"reasonix/policy"
+	apiclient "reasonix/runner/client"
 	"reasonix/runner/session"
 )
 
@@ -50,6 +51,13 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported as agentInfo.version.
 	Version string
+	// Server, when set, makes every session a task of the service it
+	// reaches (reasonix acp --server): session/list lists its tasks,
+	// session/load follows one, session/new and session/prompt submit
+	// and message them, and their approvals are decided through it as the
+	// client's principal. Settings then only maps an editor's cwd to a
+	// workspace ([[workspaces]]).
+	Server *apiclient.Client
 }
 
 // Agent serves ACP on one connection. Build it with New; Serve runs it.
@@ -57,6 +65,10 @@ type Agent struct {
 	cfg   Config
 	store store
 	conn  *sdk.Connection
+
+	// remote is the service backend (Config.Server); nil runs sessions
+	// here.
+	remote *remote
 
 	mu       sync.Mutex
 	client   string // the editor's name from initialize, for approval records
@@ -81,7 +93,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Agent{cfg: cfg, store: store{dir: cfg.Dir}, sessions: map[string]*live{}}, nil
+	a := &Agent{cfg: cfg, store: store{dir: cfg.Dir}, sessions: map[string]*live{}}
+	if cfg.Server != nil {
+		a.remote = newRemote(a, cfg.Server)
+	}
+	return a, nil
 }
 
 func validWorkMode(m string) bool {
@@ -115,6 +131,9 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	pr.CloseWithError(io.ErrClosedPipe)
 	a.closeAll()
+	if a.remote != nil {
+		a.remote.closeAll()
+	}
 	select {
 	case perr := <-pumped:
 		err = cmp.Or(err, perr)
@@ -142,6 +161,11 @@ func (a *Agent) closeAll() {
 // handle dispatches one request or notification. Unknown methods,
 // including the unnamespaced session/steer, are -32601.
 func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *sdk.RequestError) {
+	if a.remote != nil {
+		if res, rerr, ok := a.remote.handle(ctx, method, params); ok {
+			return res, rerr
+		}
+	}
 	switch method {
 	case "initialize":
 		return a.initialize(params)
@@ -218,18 +242,21 @@ func (a *Agent) initialize(params json.RawMessage) (any, *sdk.RequestError) {
 		a.client = req.ClientInfo.Name
 	}
 	a.mu.Unlock()
+	sessionCaps := map[string]struct{}{"list": {}, "resume": {}, "close": {}, "delete": {}}
+	meta := map[string]any{"sessionSteer": map[string]string{"method": SteerMethod}}
+	if a.remote != nil {
+		// A task is not the editor's to delete.
+		delete(sessionCaps, "delete")
+		meta["server"] = a.remote.c.BaseURL()
+	}
 	return initializeResult{
 		ProtocolVersion: ProtocolVersion,
 		AgentCapabilities: agentCapabilities{
-			LoadSession: true,
-			SessionCapabilities: map[string]struct{}{
-				"list": {}, "resume": {}, "close": {}, "delete": {},
-			},
-			PromptCapabilities: promptCapabilities{EmbeddedContext: true},
-			MCPCapabilities:    mcpCapabilities{HTTP: true},
-			Meta: map[string]any{"reasonix.io": map[string]any{
-				"sessionSteer": map[string]string{"method": SteerMethod},
-			}},
+			LoadSession:         true,
+			SessionCapabilities: sessionCaps,
+			PromptCapabilities:  promptCapabilities{EmbeddedContext: true},
+			MCPCapabilities:     mcpCapabilities{HTTP: true},
+			Meta:                map[string]any{"reasonix.io": meta},
 		},
 		AgentInfo: implementation{Name: "reasonix", Title: "Reasonix", Version: cmp.Or(a.cfg.Version, "dev")},
 		AuthMethods: []authMethod{{

@@ -214,6 +214,9 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 	if err != nil {
 		return nil, nil, &setupError{err}
 	}
+	if ctl.effort != "" {
+		model.Effort = ctl.effort
+	}
 	_, profiles := recipe.LoadDirs(set.Home(), l.cwd)
 	// The editor's MCP servers' env and header values are secrets like
 	// the configured plugins': masked in every tool's output.

@@ -8,15 +8,17 @@ import (
 	"os"
 
 	"reasonix/acp"
+	"reasonix/runner/client"
 )
 
 // acpFlags registers `reasonix acp`'s flags: the startup model and work
 // mode of every session the editor opens.
 func acpFlags(fs *flag.FlagSet) action {
-	var configFile, model, profile string
+	var configFile, model, profile, server string
 	fs.StringVar(&configFile, "config", "", "configuration `file` (replaces ./reasonix.toml)")
 	fs.StringVar(&model, "model", "", "startup model `reference`: a provider name, a model name or provider/model")
 	fs.StringVar(&profile, "profile", "balanced", "startup work mode: `economy|balanced|delivery`")
+	fs.StringVar(&server, "server", "", "the service's base `URL`: the editor's sessions are its tasks (token: REASONIX_API_TOKEN, [serve] api_token_env, or <data dir>/api-token)")
 	return func(args []string, stdout, stderr io.Writer) error {
 		if len(args) > 0 {
 			return usageErrorf("acp takes no arguments; the editor sends the work over the protocol")
@@ -25,6 +27,15 @@ func acpFlags(fs *flag.FlagSet) action {
 		case "economy", "balanced", "delivery":
 		default:
 			return usageErrorf("--profile must be economy, balanced or delivery")
+		}
+		var api *client.Client
+		if server != "" {
+			// The token is read before the environment is sealed.
+			c, err := (&clientFlags{config: configFile, server: server}).newClient()
+			if err != nil {
+				return err
+			}
+			api = c
 		}
 		cfg, err := loadConfig(configFile, false)
 		if err != nil {
@@ -47,6 +58,7 @@ func acpFlags(fs *flag.FlagSet) action {
 			WorkMode: profile,
 			Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			Version:  version,
+			Server:   api,
 		})
 		if err != nil {
 			return &configError{err}

@@ -66,3 +66,50 @@ func TestACPConformance(t *testing.T) {
 		}
 	}
 }
+
+// TestACPConformanceServer drives `reasonix acp --server` with the
+// official ACP TypeScript SDK (acp/conformance/server.mjs) against a real
+// `reasonix serve`: a task started through the API is listed, loaded
+// (replayed, then followed live), and its approval, asked in the client,
+// is allowed there and decided on the service by the token's principal.
+func TestACPConformanceServer(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, testenv.ACPClient, "node is not installed (apt-get install nodejs npm)")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "..", "acp", "conformance"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+		testenv.Missing(t, testenv.ACPClient, "@agentclientprotocol/sdk is not installed: run `npm ci` in acp/conformance")
+	}
+	e := newE2E(t, byPrompt(map[string]func(agenttest.Request) agenttest.Turn{
+		"needs approval": func(req agenttest.Request) agenttest.Turn {
+			if res := lastToolResult(req); res != "" {
+				return answer("result: " + res)
+			}
+			return toolTurn(call("a1", "bash", `{"command":"echo approved-run > proof.txt && cat proof.txt"}`))
+		},
+	})...)
+	s := e.serve(t)
+	id := s.submit("this task needs approval", nil)
+	s.waitState(id, "waiting_approval")
+	cmd := exec.Command(node, filepath.Join(dir, "server.mjs"), binary, e.work, s.url, id)
+	cmd.Dir = dir
+	cmd.Env = baseEnv(e.home)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("the conformance script failed: %v", err)
+	}
+	got := s.waitState(id, "succeeded", "failed", "blocked")
+	if got.State != "succeeded" || !strings.Contains(got.Result.FinalAnswer, "approved-run") {
+		t.Fatalf("after the client's approval: %+v\n%s", got, s.events(id))
+	}
+	var list struct{ Approvals []approval }
+	s.call("GET", "/api/v1/approvals?task="+id, nil, &list)
+	if len(list.Approvals) != 1 || list.Approvals[0].State != "allowed" || list.Approvals[0].DecidedBy != "token:admin" {
+		t.Fatalf("the approval on the service: %+v", list.Approvals)
+	}
+}

@@ -275,3 +275,35 @@ func BenchmarkACPThirtySteps(b *testing.B) {
 	}
 	b.ReportMetric(median(overheads), "ms-overhead/step")
 }
+
+// BenchmarkACPServerFirstSession is BenchmarkACPFirstSession for
+// `reasonix acp --server` against a running `reasonix serve`: the built
+// binary, its config and token found as the CLI finds them, session/new
+// naming the workspace and checking the token with one API call (budget:
+// initialize → session/new ≤ 50 ms).
+func BenchmarkACPServerFirstSession(b *testing.B) {
+	e := newE2E(b)
+	s := e.serve(b)
+	var fromLaunch, fromInit []float64
+	for b.Loop() {
+		start := time.Now()
+		p := startACP(b, e, "--server", s.url)
+		if _, err := p.call("_bench/ready", map[string]any{}); err == nil {
+			b.Fatal("an unknown method succeeded")
+		}
+		initAt := time.Now()
+		if _, err := p.call("initialize", map[string]any{"protocolVersion": 1}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.call("session/new", map[string]any{"cwd": e.work, "mcpServers": []any{},
+			"_meta": map[string]any{"reasonix.io": map[string]any{"workspace": "app"}}}); err != nil {
+			b.Fatal(err)
+		}
+		done := time.Now()
+		fromLaunch = append(fromLaunch, float64(done.Sub(start).Microseconds())/1000)
+		fromInit = append(fromInit, float64(done.Sub(initAt).Microseconds())/1000)
+		p.stop()
+	}
+	b.ReportMetric(median(fromInit), "ms-init-to-session")
+	b.ReportMetric(median(fromLaunch), "ms-launch-to-session")
+}

@@ -39,9 +39,12 @@ reasonix run --goal --posture auto --json "migrate the config loader to TOML"`,
 			about: `Speaks the Agent Client Protocol (ACP v1, NDJSON JSON-RPC) on standard input and output for
 editors that launch coding agents (Zed, JetBrains, Neovim). Each editor session is assembled like
 a run: the same policy, sandbox, tools and plugins; calls that need a person are asked in the
-editor. Standard output carries only protocol messages; diagnostics go to standard error.`,
+editor. With --server URL the sessions are the service's tasks instead: listed, followed live,
+steered, submitted and their approvals decided as the API token's principal. Standard output
+carries only protocol messages; diagnostics go to standard error.`,
 			example: `reasonix acp
-reasonix acp --model deepseek-pro --profile delivery`,
+reasonix acp --model deepseek-pro --profile delivery
+reasonix acp --server https://reasonix.example.com`,
 			flags: acpFlags,
 		},
 		{

@@ -37,8 +37,9 @@ var allowed = map[string][]string{
 	"runner/forge/forgetest":      {"runner/forge"},
 	"bot":                         {"runner", "policy", "agent", "agent/recipe", "config", "bot/..."},
 	"bot/...":                     {"runner", "policy", "agent", "agent/recipe", "config", "bot", "bot/..."},
-	// acp: the editor's door; its sessions are assembled by runner/session.
-	"acp":                         {"agent", "agent/recipe", "policy", "goals", "config", "runner/session"},
+	// acp: the editor's door; its sessions are assembled by runner/session,
+	// or (--server) are the service's tasks, reached through its client.
+	"acp":                         {"agent", "agent/recipe", "policy", "goals", "config", "runner/session", "runner/client", "runner/apitype"},
 	"cmd/reasonix":                {"..."},
 	"cmd/reasonix-plugin-example": {},
 	// deploy/ holds artefacts; its Go packages are only their tests.
