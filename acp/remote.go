@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"reasonix/config"
 	"reasonix/runner/apitype"
 	apiclient "reasonix/runner/client"
 )
@@ -140,21 +141,41 @@ func (r *remote) newSession(ctx context.Context, params json.RawMessage) (any, *
 	if len(p.MCPServers) > 0 {
 		r.a.cfg.Logger.Warn("acp: the editor's MCP servers are not used by the service's tasks", "servers", len(p.MCPServers))
 	}
+	// The round trip also proves the service answers and takes the
+	// token, so a wrong token shows now, not at the first prompt.
+	list, err := r.workspaces(ctx)
+	if err != nil {
+		return nil, apiError(err)
+	}
 	ws := p.Meta.Reasonix.Workspace
 	if ws == "" {
 		var ok bool
-		if ws, ok = workspaceFor(dir, r.a.cfg.Settings.Workspaces); !ok {
-			return nil, invalidParams("%v", noWorkspace(dir, r.a.cfg.Settings.Workspaces))
+		if ws, ok = workspaceFor(dir, list); !ok {
+			return nil, invalidParams("%v", noWorkspace(dir, list))
 		}
-	}
-	// One round trip proves the service answers and takes the token, so
-	// a wrong token shows now, not at the first prompt.
-	if _, err := r.c.Tasks(ctx, apiclient.TaskFilter{Limit: 1}); err != nil {
-		return nil, apiError(err)
 	}
 	s := r.open("s_"+randomID(), dir)
 	s.workspace, s.goal = ws, p.Meta.Reasonix.Goal
 	return map[string]any{"sessionId": s.id, "_meta": map[string]any{"reasonix.io": map[string]any{"workspace": ws}}}, nil
+}
+
+// workspaces is the service's workspaces, as GET /api/v1/workspaces lists
+// them (repositories as the server sees them: URLs match the checkout's
+// remotes wherever the editor runs); the configuration `reasonix acp`
+// loaded when the service is older than that route.
+func (r *remote) workspaces(ctx context.Context) ([]config.Workspace, error) {
+	got, err := r.c.Workspaces(ctx)
+	if errors.Is(err, apiclient.ErrNotFound) {
+		return r.a.cfg.Settings.Workspaces, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	list := make([]config.Workspace, 0, len(got))
+	for _, w := range got {
+		list = append(list, config.Workspace{Name: w.Name, Repo: w.Repo, Base: w.Base})
+	}
+	return list, nil
 }
 
 func randomID() string {
@@ -273,8 +294,12 @@ func (r *remote) list(ctx context.Context, params json.RawMessage) (any, *sdk.Re
 		if real, err := filepath.EvalSymlinks(dir); err == nil {
 			dir = real
 		}
+		list, err := r.workspaces(ctx)
+		if err != nil {
+			return nil, apiError(err)
+		}
 		var ok bool
-		if ws, ok = workspaceFor(dir, r.a.cfg.Settings.Workspaces); !ok {
+		if ws, ok = workspaceFor(dir, list); !ok {
 			return map[string]any{"sessions": []any{}}, nil
 		}
 		filter = true

@@ -89,9 +89,11 @@ func (s *service) token(name string, role rstore.Role) string {
 }
 
 // editor is an ACP client of `reasonix acp --server` acting with secret.
+// Its own configuration names no workspace, as on a laptop: it learns the
+// service's from GET /api/v1/workspaces.
 func (s *service) editor(secret string) *client {
 	s.t.Helper()
-	c := newClientWith(s.t, Config{Settings: s.set, Server: s.api(secret), Dir: filepath.Join(s.t.TempDir(), "sessions")})
+	c := newClientWith(s.t, Config{Settings: config.Default(), Server: s.api(secret), Dir: filepath.Join(s.t.TempDir(), "sessions")})
 	c.initialize()
 	return c
 }

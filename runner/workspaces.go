@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+
+	"reasonix/runner/apitype"
 )
 
 // WorkspaceSpec is a configured [[workspaces]] entry, as the runner hands it
@@ -91,3 +94,28 @@ func (scratchWorkspaces) Finish(context.Context, *Workdir, string) (WorkResult, 
 }
 
 func (s scratchWorkspaces) ScratchDir(taskID string) string { return filepath.Join(s.root, taskID) }
+
+// WorkspaceList is the configured workspaces as clients see them: names,
+// repositories without credentials, base branches and where results go.
+func (s *Service) WorkspaceList() []apitype.Workspace {
+	out := make([]apitype.Workspace, 0, len(s.set.Workspaces))
+	for _, w := range s.set.Workspaces {
+		v := apitype.Workspace{Name: w.Name, Repo: withoutUserinfo(w.Repo), Base: w.Base}
+		if w.Publish.Enabled() {
+			v.Publish = w.Publish.Forge
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// withoutUserinfo drops a URL's user and password; a path or an scp-style
+// address (git@host:path, whose user is no secret) is returned as it is.
+func withoutUserinfo(repo string) string {
+	u, err := url.Parse(repo)
+	if err != nil || u.Scheme == "" || u.User == nil {
+		return repo
+	}
+	u.User = nil
+	return u.String()
+}

@@ -122,3 +122,21 @@ type WebhookList struct {
 type Status struct {
 	Status string `json:"status"`
 }
+
+// Workspace is a configured [[workspaces]] entry as clients see it: what
+// an editor needs to map a checkout to it, and nothing secret.
+type Workspace struct {
+	Name string `json:"name"`
+	// Repo is the repository's URL without credentials, or its path on
+	// the server.
+	Repo string `json:"repo"`
+	Base string `json:"base"`
+	// Publish is the forge the workspace's results go to ("github",
+	// "gitlab"), empty when they stay on the server.
+	Publish string `json:"publish,omitempty"`
+}
+
+// WorkspaceList answers GET /api/v1/workspaces, in configuration order.
+type WorkspaceList struct {
+	Workspaces []Workspace `json:"workspaces"`
+}

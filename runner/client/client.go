@@ -476,6 +476,13 @@ func (c *Client) Nodes(ctx context.Context) ([]apitype.Node, error) {
 	return list.Nodes, err
 }
 
+// Workspaces lists the service's configured workspaces.
+func (c *Client) Workspaces(ctx context.Context) ([]apitype.Workspace, error) {
+	var list apitype.WorkspaceList
+	err := c.do(ctx, http.MethodGet, "/api/v1/workspaces", nil, &list)
+	return list.Workspaces, err
+}
+
 // Webhooks lists the configured webhooks with at most recent deliveries
 // each (1..100; 0 means 10). A service without webhooks answers
 // ErrNotFound.

@@ -319,6 +319,7 @@ func TestSchedulesNodesWebhooksHealth(t *testing.T) {
 	set.Runner.MaxConcurrentTasks = 2
 	set.Schedules = []config.Schedule{{Name: "nightly", Cron: "0 3 * * *", Timezone: "Europe/Berlin", Prompt: "update deps",
 		Overlap: config.OverlapSkip, CatchUp: config.CatchUpLatest, MaxFailures: 3}}
+	set.Workspaces = []config.Workspace{{Name: "app", Repo: "https://bot:s3cret@git.example.com/acme/app.git", Base: "main"}}
 	hook := config.Webhook{Name: "ci", Kind: config.WebhookGitHub, SecretEnv: "GH_SECRET", Events: []string{"push"}}
 	s := start(t, options{provider: agenttest.NewScriptedProvider(agenttest.Turn{Text: "done"}), settings: set,
 		hooks: []config.Webhook{hook}})
@@ -351,6 +352,12 @@ func TestSchedulesNodesWebhooksHealth(t *testing.T) {
 	nodes, err := reader.Nodes(ctx)
 	if err != nil || len(nodes) != 1 || nodes[0].State != apitype.NodeRunning || nodes[0].Running == nil || nodes[0].MaxTasks != 2 {
 		t.Fatalf("Nodes = %+v, %v", nodes, err)
+	}
+
+	// The repository's URL comes without its credentials.
+	wss, err := reader.Workspaces(ctx)
+	if err != nil || len(wss) != 1 || wss[0] != (apitype.Workspace{Name: "app", Repo: "https://git.example.com/acme/app.git", Base: "main"}) {
+		t.Fatalf("Workspaces = %+v, %v", wss, err)
 	}
 
 	hooks, err := reader.Webhooks(ctx, 3)

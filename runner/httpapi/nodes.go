@@ -21,3 +21,10 @@ func (a *API) listNodes(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, apitype.NodeList{Nodes: out})
 }
+
+// listWorkspaces is GET /api/v1/workspaces: the configured workspaces, for
+// a client that maps a checkout to one (`reasonix acp --server`). Any
+// principal may read it; it holds no credentials.
+func (a *API) listWorkspaces(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, apitype.WorkspaceList{Workspaces: a.svc.WorkspaceList()})
+}
