@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"reasonix/runner"
 	"reasonix/runner/apitype"
@@ -12,13 +11,9 @@ import (
 func (a *API) listApprovals(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := runner.ApprovalFilter{State: store.ApprovalState(q.Get("state")), TaskID: q.Get("task")}
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 1000 {
-			writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "limit must be 1..1000")
-			return
-		}
-		f.Limit = n
+	var ok bool
+	if f.Limit, ok = intParam(w, r, "limit", 1, 1000, 0); !ok {
+		return
 	}
 	list, err := a.svc.Approvals(r.Context(), f)
 	if err != nil {

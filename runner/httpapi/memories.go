@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"reasonix/runner"
 	"reasonix/runner/apitype"
@@ -25,13 +24,9 @@ func (a *API) listMemories(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "all must be true or false")
 		return
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "limit must be a positive number")
-			return
-		}
-		f.Limit = n
+	var ok bool
+	if f.Limit, ok = intParam(w, r, "limit", 1, 0, 0); !ok {
+		return
 	}
 	list, err := a.svc.Memories(r.Context(), principalOf(r), f)
 	if err != nil {

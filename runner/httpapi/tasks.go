@@ -94,13 +94,9 @@ func (a *API) listTasks(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "the cursor is not one this API returned")
 		return
 	}
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 500 {
-			writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "limit must be 1..500")
-			return
-		}
-		f.Limit = n
+	var ok bool
+	if f.Limit, ok = intParam(w, r, "limit", 1, 500, 0); !ok {
+		return
 	}
 	page, err := a.svc.Tasks(r.Context(), f)
 	if err != nil {
@@ -166,14 +162,9 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	limit := 1000
-	if s := r.URL.Query().Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 1000 {
-			writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "limit must be 1..1000")
-			return
-		}
-		limit = n
+	limit, ok := intParam(w, r, "limit", 1, 1000, 1000)
+	if !ok {
+		return
 	}
 	evs, err := a.svc.Events(r.Context(), r.PathValue("id"), after, limit)
 	if err != nil {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"reasonix/runner/apitype"
 )
@@ -11,14 +10,9 @@ import (
 // recent deliveries (?recent=N, default 10). Any principal may read it;
 // it holds no secrets and no payloads.
 func (a *API) listWebhooks(w http.ResponseWriter, r *http.Request) {
-	recent := 10
-	if v := r.URL.Query().Get("recent"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "recent must be a number from 1 to 100")
-			return
-		}
-		recent = n
+	recent, ok := intParam(w, r, "recent", 1, 100, 10)
+	if !ok {
+		return
 	}
 	list, err := a.hooks.List(r.Context(), recent)
 	if err != nil {
