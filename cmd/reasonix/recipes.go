@@ -90,7 +90,7 @@ func loadRecipes(cfg *config.Config, where string) (*recipe.Commands, *recipe.Pr
 			return nil, nil, &configError{fmt.Errorf("[[workspaces]]: %w", err)}
 		}
 		spec := &runner.WorkspaceSpec{Name: w.Name, Repo: w.Repo, Base: w.Base}
-		cs, ps, err := runner.LoadRecipes(context.Background(), cfg.Home(), runner.NewWorkspaces(m), spec)
+		cs, ps, err := runner.LoadRecipes(context.Background(), cfg.Home(), &cfg.Skills, runner.NewWorkspaces(m), spec)
 		if err != nil {
 			return nil, nil, &configError{err}
 		}
@@ -100,7 +100,11 @@ func loadRecipes(cfg *config.Config, where string) (*recipe.Commands, *recipe.Pr
 	if err != nil {
 		return nil, nil, err
 	}
-	cs, ps := recipe.LoadDirs(cfg.Home(), dir)
+	cs, _ := recipe.LoadDirs(cfg.Home(), dir)
+	skills := session.CheckoutSkills(cfg.Home(), &cfg.Skills, dir)
+	skills.Commands(cs)
+	ps := skills.Profiles()
+	ps.Warnings = skills.Warnings
 	return cs, ps, nil
 }
 
@@ -155,6 +159,7 @@ func runPrompt(cfg *config.Config, sess *session.Session, workdir, task string, 
 	for _, w := range cs.Warnings {
 		fmt.Fprintf(stderr, "reasonix: warning: %s\n", w)
 	}
+	sess.Skills().Commands(cs) // the session's skills, read before it started
 	cmd, found := cs.Lookup(name)
 	if found {
 		return cmd.Render(recipe.SplitArgs(rest)), nil

@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"reasonix/agent"
 	"reasonix/agent/recipe"
+	"reasonix/config"
 )
 
 // sessionSkills is the session's agent.Skills: the skills it was given
@@ -54,3 +56,55 @@ func (k *sessionSkills) RunSubagent(ctx context.Context, name, task string) (str
 	}
 	return "", fmt.Errorf("the sub-agent ended %s without an answer", res.Outcome)
 }
+
+// DiskSkillLayers reads the skill roots on this machine's disk: the
+// Reasonix home's skills/, then each [skills] paths root, less the
+// excluded ones (sk may be nil). A link is followed only to a file inside
+// the home, or inside its own paths root. An unreadable root is a Warning.
+func DiskSkillLayers(home string, sk *config.Skills) ([]recipe.Layer, []recipe.Warning) {
+	if sk == nil {
+		sk = &config.Skills{}
+	}
+	var layers []recipe.Layer
+	var warns []recipe.Warning
+	read := func(scope recipe.Scope, root, boundary string) {
+		files, err := recipe.ReadDir(root, boundary)
+		if err != nil {
+			warns = append(warns, recipe.Warning{Scope: scope, Path: root, Problem: err.Error()})
+		}
+		layers = append(layers, recipe.Layer{Scope: scope, Files: files})
+	}
+	if home != "" {
+		if root := filepath.Join(home, recipe.UserSkillsDir); !sk.Excluded(root) {
+			read(recipe.ScopeUser, root, home)
+		}
+	}
+	for _, root := range sk.Roots() {
+		read(recipe.ScopePath, root, root)
+	}
+	return layers, warns
+}
+
+// CheckoutSkills loads the skills `reasonix run` sees in a person's own
+// checkout: DiskSkillLayers, then workdir's .reasonix/skills as it is on
+// disk (theirs, like its instruction files). Skipped files are the set's
+// Warnings.
+func CheckoutSkills(home string, sk *config.Skills, workdir string) *recipe.Skills {
+	if sk == nil {
+		sk = &config.Skills{}
+	}
+	layers, warns := DiskSkillLayers(home, sk)
+	if workdir != "" && !sk.Excluded(config.ProjectSkillsDir) {
+		files, err := recipe.ReadDir(filepath.Join(workdir, recipe.ProjectSkillsDir), workdir)
+		if err != nil {
+			warns = append(warns, recipe.Warning{Scope: recipe.ScopeProject, Path: recipe.ProjectSkillsDir, Problem: err.Error()})
+		}
+		layers = append(layers, recipe.Layer{Scope: recipe.ScopeProject, Files: files})
+	}
+	skills := recipe.LoadSkills(recipe.SkillOptions{Disabled: sk.DisabledSkills}, layers...)
+	skills.Warnings = append(warns, skills.Warnings...)
+	return skills
+}
+
+// Skills is the session's skill set (Config.Skills); nil when it has none.
+func (s *Session) Skills() *recipe.Skills { return s.cfg.Skills }

@@ -40,6 +40,30 @@ func (m *Manager) ReadBase(ctx context.Context, spec Spec, dirs ...string) (map[
 	if err != nil {
 		return nil, err
 	}
+	return m.readDirs(ctx, gitDir, sha, dirs)
+}
+
+// ReadBaseAt is ReadBase at a commit the service recorded (a task's base),
+// so what a task reads stays the same while the branch moves on: a skill
+// index read at every resume of a task is then the same bytes.
+func (m *Manager) ReadBaseAt(ctx context.Context, spec Spec, commit string, dirs ...string) (map[string][]BaseFile, error) {
+	if !isObjectName(commit) {
+		return nil, fmt.Errorf("workspace: %q is not a full commit name", commit)
+	}
+	s, err := spec.normalize()
+	if err != nil {
+		return nil, err
+	}
+	gitDir, err := m.gitDirOf(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return m.readDirs(ctx, gitDir, strings.ToLower(commit), dirs)
+}
+
+// readDirs reads each dir at commit sha, through the cache.
+func (m *Manager) readDirs(ctx context.Context, gitDir, sha string, dirs []string) (map[string][]BaseFile, error) {
+	var err error
 	out := make(map[string][]BaseFile, len(dirs))
 	for _, dir := range dirs {
 		key := gitDir + "\x00" + sha + "\x00" + dir

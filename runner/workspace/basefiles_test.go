@@ -134,3 +134,30 @@ func TestReadBaseLimitsAndFollowsTheBase(t *testing.T) {
 		t.Fatalf("after a new base commit = %q", after["review.md"].Data)
 	}
 }
+
+// ReadBaseAt reads the commit it is given even after the base branch
+// moved on, and refuses a name that is not a full commit name.
+func TestReadBaseAtReadsTheRecordedCommit(t *testing.T) {
+	f := newFixture(t, false)
+	repo := f.repo(map[string]string{".reasonix/skills/review/SKILL.md": "first"})
+	first := strings.TrimSpace(f.git(repo, "rev-parse", "HEAD"))
+	write(t, filepath.Join(repo, ".reasonix/skills/review/SKILL.md"), "second")
+	f.git(repo, "commit", "--quiet", "-am", "move on")
+	spec := workspace.Spec{Name: "w", Repo: repo, Base: "main"}
+	at, err := f.m.ReadBaseAt(testCtx(t), spec, first, ".reasonix/skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := f.m.ReadBase(testCtx(t), spec, ".reasonix/skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(at[".reasonix/skills"]) != 1 || string(at[".reasonix/skills"][0].Data) != "first" || string(now[".reasonix/skills"][0].Data) != "second" {
+		t.Fatalf("at %s: %+v; base: %+v", first, at, now)
+	}
+	for _, bad := range []string{"main", "HEAD", first[:12], "--output=x"} {
+		if _, err := f.m.ReadBaseAt(testCtx(t), spec, bad, ".reasonix/skills"); err == nil {
+			t.Errorf("ReadBaseAt(%q) read something", bad)
+		}
+	}
+}
