@@ -50,6 +50,24 @@ func (m *Manager) ReadBaseAt(ctx context.Context, spec Spec, commit string, dirs
 	if !isObjectName(commit) {
 		return nil, fmt.Errorf("workspace: %q is not a full commit name", commit)
 	}
+	commit = strings.ToLower(commit)
+	// A commit never changes: a task's every resume after the first is a
+	// cache hit that runs no git at all (keyed like ReadAt's).
+	out := make(map[string][]BaseFile, len(dirs))
+	key := func(dir string) string {
+		return "tree\x00" + spec.Name + "\x00" + spec.Repo + "\x00" + commit + "\x00" + dir
+	}
+	var missing []string
+	for _, dir := range dirs {
+		if files, ok := m.baseCache.get(key(dir)); ok {
+			out[dir] = files
+		} else {
+			missing = append(missing, dir)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
 	s, err := spec.normalize()
 	if err != nil {
 		return nil, err
@@ -58,7 +76,15 @@ func (m *Manager) ReadBaseAt(ctx context.Context, spec Spec, commit string, dirs
 	if err != nil {
 		return nil, err
 	}
-	return m.readDirs(ctx, gitDir, strings.ToLower(commit), dirs)
+	for _, dir := range missing {
+		files, err := m.readTree(ctx, gitDir, commit, strings.Trim(dir, "/"))
+		if err != nil {
+			return nil, err
+		}
+		m.baseCache.put(key(dir), files)
+		out[dir] = files
+	}
+	return out, nil
 }
 
 // readDirs reads each dir at commit sha, through the cache.
