@@ -40,10 +40,11 @@ func commandsCommands() []*command {
 				if err != nil {
 					return err
 				}
-				cs, _, err := loadRecipes(cfg, *ws)
+				cs, ps, err := loadRecipes(cfg, *ws)
 				if err != nil {
 					return err
 				}
+				cs.Warnings = append(cs.Warnings, ps.Warnings...) // skipped skill files too
 				if !*noMCP {
 					if err := addPluginPrompts(cfg, cs, stderr); err != nil {
 						return err
