@@ -25,7 +25,7 @@ type Skills struct {
 	// from /<name>, from read_skill and run_skill, and as profiles.
 	DisabledSkills []string `toml:"disabled_skills"`
 	// SuppressWarnings logs skipped skill files at debug level instead of
-	// as warnings; `reasonix skills list` still shows them.
+	// as warnings; `reasonix commands list` still shows them.
 	SuppressWarnings bool `toml:"suppress_warnings"`
 }
 
