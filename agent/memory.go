@@ -71,3 +71,29 @@ type HistoryHit struct {
 	Excerpt string
 	Score   float64
 }
+
+// Skills is what the skill tools (read_skill, run_skill) reach: the skills
+// of the run, read before it started (the runner's from the task's base
+// commit, never from what the task wrote). Implementations must be safe
+// for concurrent use.
+type Skills interface {
+	// Skill finds an enabled skill; an unknown name is an error the model
+	// can read (naming the nearest skills).
+	Skill(name string) (SkillText, error)
+	// RunSubagent runs the sub-agent skill name on task as its profile
+	// and returns the sub-agent's final answer.
+	RunSubagent(ctx context.Context, name, task string) (string, error)
+}
+
+// SkillText is one skill as the skill tools show it.
+type SkillText struct {
+	Name        string
+	Description string
+	// Subagent is true for a runAs: subagent skill.
+	Subagent bool
+	// Body is the instructions as written.
+	Body string
+	// Render fills the body's argument placeholders with args; nil
+	// leaves the body as written.
+	Render func(args []string) string
+}

@@ -222,6 +222,9 @@ type ToolEnv struct {
 	// History backs list_sessions, read_session and history; nil leaves
 	// them out of the run.
 	History History
+	// Skills backs read_skill and run_skill; nil leaves them out of the
+	// run.
+	Skills Skills
 }
 
 // PathGuard resolves a path a tool is about to touch to its absolute,

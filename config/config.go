@@ -30,6 +30,7 @@ type Config struct {
 	Workspaces  []Workspace `toml:"workspaces"`
 	Schedules   []Schedule  `toml:"schedules"`
 	Webhooks    []Webhook   `toml:"webhooks"`
+	Skills      Skills      `toml:"skills"`
 
 	home    string            // the Reasonix home directory; "" when unknown
 	sources []string          // files read, lowest precedence first

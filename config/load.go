@@ -516,6 +516,7 @@ func (l *loader) finish(env func(string) (string, bool)) {
 	e.list(s.ForbidRead, c.origins["sandbox.forbid_read"], "sandbox.forbid_read")
 	e.list(s.AllowSockets, c.origins["sandbox.allow_sockets"], "sandbox.allow_sockets")
 	c.Store.Path = resolveFrom(c.Store.Path, c.origins["store.path"])
+	c.Skills.finishPaths(c, e, env)
 }
 
 // migrateChatURL moves the legacy chat_url of an OpenAI-compatible entry

@@ -43,10 +43,6 @@ var seedKeys = map[string]seedKey{
 	"environment.enabled":      {whyNoFeature},
 	"environment.offline":      {whyNoFeature},
 	"environment.tools":        {whyNoFeature}, // a table of tool name = path
-	"skills.paths":             {whyNoFeature},
-	"skills.excluded_paths":    {whyNoFeature},
-	"skills.disabled_skills":   {whyNoFeature},
-	"skills.suppress_warnings": {whyNoFeature},
 	// Plan Mode's old bash allowlist: Plan bash uses [permissions] now.
 	"agent.plan_mode_read_only_commands": {whyLegacy + " (write [permissions] rules instead)"},
 	"agent.plan_mode_allowed_tools":      {whyLegacy + " (write [permissions] rules instead)"},
@@ -61,7 +57,7 @@ var seedKeys = map[string]seedKey{
 
 // seedTables are the tables only accepted keys live in: the table itself
 // is no unknown key, but an unlisted key inside it still is.
-var seedTables = map[string]bool{"ui": true, "environment": true, "skills": true}
+var seedTables = map[string]bool{"ui": true, "environment": true}
 
 // seedKeyFor finds the entry covering key (itself or a table above it).
 func seedKeyFor(key string) (string, seedKey, bool) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,10 +40,17 @@ func TestSeedSampleLoads(t *testing.T) {
 			}
 			for _, k := range []string{"language", "ui.cursor_shape", "agent.plan_mode_read_only_commands",
 				"agent.planner_max_steps", "agent.soft_compact_ratio", "providers.models_url", "serve.token",
-				"skills.paths", "environment.tools"} {
+				"environment.tools"} {
 				if !strings.Contains(warned, `"`+k+`" ignored: `) {
 					t.Errorf("no warning for %s in\n%s", k, warned)
 				}
+			}
+			// [skills] is implemented: its keys apply, unwarned.
+			sk := c.Skills
+			if strings.Contains(warned, `"skills.`) || len(sk.Paths) != 2 || sk.Paths[0] != "/home/x/my-skills" ||
+				!strings.HasSuffix(sk.Paths[1], "/shared/skills") || !filepath.IsAbs(sk.Paths[1]) ||
+				!sk.Excluded("/home/x/.agents/skills") || sk.DisabledSkills[0] != "review" || !sk.SuppressWarnings {
+				t.Errorf("[skills] = %+v\n%s", sk, warned)
 			}
 			a := c.Agent
 			if a.PlannerModel != "deepseek-pro" || a.SubagentEffort != "high" || a.SubagentEfforts["review"] != "max" {

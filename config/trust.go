@@ -177,6 +177,11 @@ var untrustedRules = map[string]TrustRule{
 	"bot.telegram.token_env":            Ignored,
 	"bot.telegram.webhook_secret_env":   Ignored,
 	"bot.telegram.api_endpoint":         Ignored,
+	// A checkout may hide skills; which directories are read is the owner's.
+	"skills.paths":             Ignored,
+	"skills.excluded_paths":    Tightens,
+	"skills.disabled_skills":   Tightens,
+	"skills.suppress_warnings": Tightens,
 }
 
 // UntrustedRule is the rule for key (a dotted path such as

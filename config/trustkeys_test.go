@@ -17,6 +17,10 @@ import (
 // structs fails TestEveryKeyHasATrustRule until it is listed here.
 var untrustedKeyTable = map[string]TrustRule{
 	"default_model":                     Refused,
+	"skills.paths":                      Ignored,
+	"skills.excluded_paths":             Tightens,
+	"skills.disabled_skills":            Tightens,
+	"skills.suppress_warnings":          Tightens,
 	"providers.name":                    Ignored,
 	"providers.kind":                    Ignored,
 	"providers.base_url":                Ignored,

@@ -60,6 +60,7 @@ func (c *Config) Validate() error {
 	c.Runner.validate(c, &p)
 	c.Serve.validate(c, &p)
 	c.Bot.validate(c, &p)
+	c.Skills.validate(c, &p)
 	if c.DefaultModel != "" {
 		if _, err := c.ResolveModel(c.DefaultModel); err != nil {
 			p.add(c.origins["default_model"], "default_model", "%s", strings.TrimPrefix(err.Error(), "config: "))

@@ -24,13 +24,11 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
-	var profiles *recipe.Profiles
-	if task.Goal || task.PlanFirst {
-		// Only a goal's fleet names profiles; they come from the base
-		// commit, never from what the task itself wrote.
-		if _, profiles, err = s.Recipes(ctx, task.Workspace); err != nil {
-			return outcome{}, fmt.Errorf("sub-agent profiles: %w", err)
-		}
+	// The skills (and the profiles among them) come from the task's base
+	// commit, never from what the task itself wrote.
+	skills, serr := s.taskSkills(ctx, ws)
+	if serr != nil {
+		s.log.Warn("runner: the repository's skills left out", "task", task.ID, "err", serr)
 	}
 	mem := &taskMemory{s: s, task: task}
 	instr, ierr := s.taskInstructions(ctx, ws)
@@ -59,7 +57,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		Logger:     s.log.With("task", task.ID),
 		Redactor:   s.redact,
 		WrapTools:  r.journaled,
-		Profiles:   profiles,
+		Skills:     skills,
 		CacheScope: task.Requester,
 		Memory:     mem,
 		History:    &taskHistory{s: s, task: task},

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"reasonix/agent/recipe"
+	"reasonix/config"
+	"reasonix/runner/session"
 	"reasonix/runner/workspace"
 )
 
@@ -35,48 +37,61 @@ func (g gitWorkspaces) ReadBase(ctx context.Context, spec *WorkspaceSpec, dirs .
 	return out, nil
 }
 
-// Recipes loads the commands and sub-agent profiles a task in workspace
-// ("" for a scratch directory) may use; see LoadRecipes.
+// Recipes loads the commands (the skills among them) and sub-agent
+// profiles a task in workspace ("" for a scratch directory) may use; see
+// LoadRecipes.
 func (s *Service) Recipes(ctx context.Context, workspaceName string) (*recipe.Commands, *recipe.Profiles, error) {
-	cs, ps, err := LoadRecipes(ctx, s.set.Home(), s.cfg.Workspaces, s.workspaceSpec(workspaceName))
+	cs, ps, err := LoadRecipes(ctx, s.set.Home(), &s.set.Skills, s.cfg.Workspaces, s.workspaceSpec(workspaceName))
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, w := range append(cs.Warnings, ps.Warnings...) {
+	for _, w := range cs.Warnings {
 		s.log.Warn("runner: "+w.String(), "workspace", workspaceName)
 	}
+	s.logRecipeWarnings(workspaceName, ps.Warnings)
 	return cs, ps, nil
 }
 
-// LoadRecipes reads the user's recipes from the Reasonix home, then the
-// project's from spec's base commit (when ws is a BaseReader and spec is
-// not nil), which win on a clash. A task's own changes never count.
-// Malformed files are Warnings of the returned sets; an error means the
-// repository could not be read.
-func LoadRecipes(ctx context.Context, home string, ws Workspaces, spec *WorkspaceSpec) (*recipe.Commands, *recipe.Profiles, error) {
-	var cmdLayers, skillLayers []recipe.Layer
+// LoadRecipes reads the user's recipes from the Reasonix home (and the
+// skills of the [skills] paths, sk may be nil), then the project's from
+// spec's base commit (when ws is a BaseReader and spec is not nil), which
+// win on a clash. A task's own changes never count. Every skill is a
+// command too, unless a command file has its name. Malformed files are
+// Warnings of the returned sets; an error means the repository could not
+// be read.
+func LoadRecipes(ctx context.Context, home string, sk *config.Skills, ws Workspaces, spec *WorkspaceSpec) (*recipe.Commands, *recipe.Profiles, error) {
+	if sk == nil {
+		sk = &config.Skills{}
+	}
+	var cmdLayers []recipe.Layer
 	var warns []recipe.Warning
-	readUser := func(dir string) []recipe.File {
-		files, err := recipe.ReadDir(filepath.Join(home, dir), home)
-		if err != nil {
-			warns = append(warns, recipe.Warning{Scope: recipe.ScopeUser, Path: dir, Problem: err.Error()})
-		}
-		return files
-	}
 	if home != "" {
-		cmdLayers = append(cmdLayers, recipe.Layer{Scope: recipe.ScopeUser, Files: readUser(recipe.UserCommandsDir)})
-		skillLayers = append(skillLayers, recipe.Layer{Scope: recipe.ScopeUser, Files: readUser(recipe.UserSkillsDir)})
+		files, err := recipe.ReadDir(filepath.Join(home, recipe.UserCommandsDir), home)
+		if err != nil {
+			warns = append(warns, recipe.Warning{Scope: recipe.ScopeUser, Path: recipe.UserCommandsDir, Problem: err.Error()})
+		}
+		cmdLayers = append(cmdLayers, recipe.Layer{Scope: recipe.ScopeUser, Files: files})
 	}
+	skillLayers, skillWarns := session.DiskSkillLayers(home, sk)
+	warns = append(warns, skillWarns...)
 	if br, ok := ws.(BaseReader); ok && spec != nil {
-		got, err := br.ReadBase(ctx, spec, recipe.ProjectCommandsDir, recipe.ProjectSkillsDir)
+		dirs := []string{recipe.ProjectCommandsDir}
+		if !sk.Excluded(config.ProjectSkillsDir) {
+			dirs = append(dirs, recipe.ProjectSkillsDir)
+		}
+		got, err := br.ReadBase(ctx, spec, dirs...)
 		if err != nil {
 			return nil, nil, err
 		}
 		cmdLayers = append(cmdLayers, recipe.Layer{Scope: recipe.ScopeProject, Files: got[recipe.ProjectCommandsDir]})
 		skillLayers = append(skillLayers, recipe.Layer{Scope: recipe.ScopeProject, Files: got[recipe.ProjectSkillsDir]})
 	}
-	cs, ps := recipe.LoadCommands(cmdLayers...), recipe.LoadProfiles(skillLayers...)
+	cs := recipe.LoadCommands(cmdLayers...)
+	skills := recipe.LoadSkills(recipe.SkillOptions{Disabled: sk.DisabledSkills}, skillLayers...)
+	skills.Commands(cs)
+	ps := skills.Profiles()
 	cs.Warnings = append(warns, cs.Warnings...)
+	ps.Warnings = skills.Warnings
 	return cs, ps, nil
 }
 

@@ -88,6 +88,17 @@ var conformance = map[string]agenttest.ToolCases{
 		Valid:    []string{`{"query":"flaky"}`, `{"query":"nothing-here"}`},
 		Invalid:  []string{`{}`, `{"query":" "}`, `{"query":"x","limit":21}`},
 	},
+	// The skill tools run on agenttest's fake (testSkills): review is
+	// inline, explorer a sub-agent.
+	"read_skill": {
+		ReadOnly: true,
+		Valid:    []string{`{"name":"review"}`, `{"name":"/explorer"}`},
+		Invalid:  []string{`{}`, `{"name":" "}`, `{"name":"nope"}`, `{"name":7}`, `{"name":"review","x":1}`},
+	},
+	"run_skill": {
+		Valid:   []string{`{"name":"review","arguments":"pkg/foo"}`, `{"name":"review"}`, `{"name":"explorer","arguments":"map the store"}`},
+		Invalid: []string{`{}`, `{"name":"nope"}`, `{"name":"explorer"}`, `{"name":"explorer","arguments":"  "}`, `{"name":"review","arguments":7}`},
+	},
 	"edit_file": {
 		Valid:   []string{`{"path":"a.txt","old_string":"alpha","new_string":"ALPHA"}`},
 		Invalid: []string{`{"path":"a.txt","old_string":"nowhere","new_string":"x"}`, `{"path":"a.txt","old_string":"x"}`},

@@ -88,7 +88,7 @@ func testEnv(t *testing.T) (agent.ToolEnv, *rootGuard) {
 		t.Fatal(err)
 	}
 	g := &rootGuard{root: dir, hidden: map[string]bool{}}
-	return agent.ToolEnv{Workdir: dir, Paths: g, Memory: &agenttest.Memory{}, History: testHistory()}, g
+	return agent.ToolEnv{Workdir: dir, Paths: g, Memory: &agenttest.Memory{}, History: testHistory(), Skills: testSkills()}, g
 }
 
 // tool builds the registered built-in name for env.
@@ -165,4 +165,13 @@ func readString(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// testSkills is the skills every test env has: review (inline) and
+// explorer (a sub-agent).
+func testSkills() *agenttest.Skills {
+	return &agenttest.Skills{By: map[string]agent.SkillText{
+		"review":   {Name: "review", Description: "Review a change", Body: "Review $ARGUMENTS and list the bugs."},
+		"explorer": {Name: "explorer", Description: "Map the code", Subagent: true, Body: "You explore code."},
+	}}
 }

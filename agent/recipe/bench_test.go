@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,22 @@ func BenchmarkRender(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = c.Render(args)
+	}
+}
+
+// BenchmarkLoadSkills50 is what a task's start adds once the skill files
+// are read: parse 50 skills (2 KiB bodies) and build the prompt's index.
+func BenchmarkLoadSkills50(b *testing.B) {
+	var fs []File
+	for i := range 50 {
+		fs = append(fs, File{Path: fmt.Sprintf("s%d/SKILL.md", i),
+			Data: fmt.Appendf(nil, "---\ndescription: skill %d does one job\nargument-hint: [path]\n---\n%s\n", i, strings.Repeat("Step. ", 300))})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ss := LoadSkills(SkillOptions{Disabled: []string{"s7"}}, Layer{ScopeProject, fs})
+		if ss.Len() != 49 || ss.Index() == "" {
+			b.Fatal("not all skills loaded")
+		}
 	}
 }

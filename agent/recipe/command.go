@@ -16,12 +16,19 @@ type Command struct {
 	Path         string // the file it came from, relative to its root
 	Body         string
 	tmpl         template
+	// skill, when set, renders the command (Skill.Command).
+	skill *Skill
 }
 
 // Render returns the command's prompt for args: $ARGUMENTS is the
 // arguments joined by single spaces, $1…$N each one (empty when absent),
 // $$ a literal $. Safe for concurrent use.
-func (c *Command) Render(args []string) string { return c.tmpl.render(args) }
+func (c *Command) Render(args []string) string {
+	if c.skill != nil {
+		return c.skill.Render(args)
+	}
+	return c.tmpl.render(args)
+}
 
 // NewCommand builds a command from text that did not come from a file, such
 // as an MCP prompt's template.

@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -32,8 +33,9 @@ type Profile struct {
 
 // Skill is a parsed SKILL.md: its front matter as written, and its body.
 type Skill struct {
-	Name  string // the directory name
+	Name  string // the directory's (or single file's) name
 	Scope Scope
+	Path  string // the file it came from, relative to its root
 	Meta  map[string]string
 	Body  string
 }
@@ -76,27 +78,13 @@ type Profiles struct {
 	Warnings []Warning
 }
 
-// LoadProfiles reads <name>/SKILL.md files from the layers (paths relative
-// to the skills root); a later layer overrides an earlier one. Skills that
-// are not runAs: subagent are not profiles and are left out silently.
+// LoadProfiles reads the skills of the layers (see LoadSkills) and keeps
+// the runAs: subagent ones; other skills are not profiles and are left out
+// silently.
 func LoadProfiles(layers ...Layer) *Profiles {
-	ps := &Profiles{byName: map[string]Profile{}}
-	for _, l := range layers {
-		for _, f := range l.Files {
-			name, ok := strings.CutSuffix(f.Path, "/SKILL.md")
-			if !ok || strings.Contains(name, "/") {
-				continue
-			}
-			sk, problem := parseSkill(l.Scope, name, f)
-			if problem != "" {
-				ps.Warnings = append(ps.Warnings, Warning{Scope: l.Scope, Path: f.Path, Problem: problem})
-				continue
-			}
-			if p, ok := ProfileFromSkill(sk); ok {
-				ps.byName[p.Name] = p
-			}
-		}
-	}
+	ss := LoadSkills(SkillOptions{}, layers...)
+	ps := ss.Profiles()
+	ps.Warnings = ss.Warnings
 	return ps
 }
 
@@ -127,7 +115,7 @@ func parseSkill(scope Scope, name string, f File) (Skill, string) {
 		return Skill{}, f.Refused
 	}
 	if !validSegment(name) {
-		return Skill{}, "a skill's directory name may use only letters, digits, '-' and '_'"
+		return Skill{}, "a skill's directory or file name may use only letters, digits, '-' and '_'"
 	}
 	if len(f.Data) > MaxFileBytes {
 		return Skill{}, "larger than 64 KiB"
@@ -138,6 +126,9 @@ func parseSkill(scope Scope, name string, f File) (Skill, string) {
 	fm, body, err := splitFrontMatter(string(f.Data))
 	if err != nil {
 		return Skill{}, err.Error()
+	}
+	if n, set := fm["name"]; set && n != name {
+		return Skill{}, "its front matter name " + quoteShort(n) + " differs from its file's name " + quoteShort(name)
 	}
 	body = strings.TrimSpace(body)
 	if body == "" {
@@ -158,3 +149,7 @@ func ChildModel(perProfile, call, profile, subagentDefault, parent string) strin
 	}
 	return parent
 }
+
+// quoteShort quotes s for a Warning, cut so a hostile value cannot fill
+// the log.
+func quoteShort(s string) string { return strconv.Quote(oneLine(s, 64)) }

@@ -118,3 +118,13 @@ func (t *template) render(args []string) string {
 	}
 	return b.String()
 }
+
+// usesArgs reports whether the template has any argument placeholder.
+func (t *template) usesArgs() bool {
+	for _, p := range t.parts {
+		if p.arg != argNone {
+			return true
+		}
+	}
+	return false
+}

@@ -41,6 +41,7 @@ func commandRig(t *testing.T, plugins ...config.Plugin) *rig {
 		}
 	}
 	write(".reasonix/commands/review.md", "---\ndescription: Review a package\nargument-hint: <package>\n---\nReview $1 and list bugs with file:line.")
+	write(".reasonix/skills/triage/SKILL.md", "---\ndescription: Triage a failure\n---\nTriage $ARGUMENTS: find the cause.")
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "--all"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "root"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = repo
@@ -109,6 +110,28 @@ func TestMentionRunsACustomCommand(t *testing.T) {
 	msgs := reqs[0].Messages
 	if !strings.Contains(msgs[len(msgs)-1].Content, want) {
 		t.Fatalf("model saw %q", msgs[len(msgs)-1].Content)
+	}
+}
+
+// A mention "/triage …" naming a skill of the workspace's base commit
+// starts a task whose prompt is the skill's rendered body, and the skill
+// is in the index of the model's system prompt.
+func TestMentionRunsASkill(t *testing.T) {
+	r := commandRig(t)
+	mention := r.slack.Mention(alice, channel, "", "in:w /triage the flaky store test")
+	var taskID string
+	eventually(t, "the task", func() bool {
+		id, err := r.st.ThreadTask(context.Background(), "slack", channel, mention.TS)
+		taskID = id
+		return err == nil
+	})
+	done := runnertest.WaitState(t, r.svc, taskID, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if want := "Triage the flaky store test: find the cause."; done.Prompt != want {
+		t.Fatalf("task prompt = %q, want %q", done.Prompt, want)
+	}
+	reqs := r.model.Requests()
+	if len(reqs) == 0 || !strings.Contains(reqs[0].Messages[0].Content, "\n- triage: Triage a failure\n") {
+		t.Fatalf("the index is not in the system prompt: %+v", reqs)
 	}
 }
 

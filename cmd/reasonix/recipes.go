@@ -40,10 +40,11 @@ func commandsCommands() []*command {
 				if err != nil {
 					return err
 				}
-				cs, _, err := loadRecipes(cfg, *ws)
+				cs, ps, err := loadRecipes(cfg, *ws)
 				if err != nil {
 					return err
 				}
+				cs.Warnings = append(cs.Warnings, ps.Warnings...) // skipped skill files too
 				if !*noMCP {
 					if err := addPluginPrompts(cfg, cs, stderr); err != nil {
 						return err
@@ -90,7 +91,7 @@ func loadRecipes(cfg *config.Config, where string) (*recipe.Commands, *recipe.Pr
 			return nil, nil, &configError{fmt.Errorf("[[workspaces]]: %w", err)}
 		}
 		spec := &runner.WorkspaceSpec{Name: w.Name, Repo: w.Repo, Base: w.Base}
-		cs, ps, err := runner.LoadRecipes(context.Background(), cfg.Home(), runner.NewWorkspaces(m), spec)
+		cs, ps, err := runner.LoadRecipes(context.Background(), cfg.Home(), &cfg.Skills, runner.NewWorkspaces(m), spec)
 		if err != nil {
 			return nil, nil, &configError{err}
 		}
@@ -100,7 +101,11 @@ func loadRecipes(cfg *config.Config, where string) (*recipe.Commands, *recipe.Pr
 	if err != nil {
 		return nil, nil, err
 	}
-	cs, ps := recipe.LoadDirs(cfg.Home(), dir)
+	cs, _ := recipe.LoadDirs(cfg.Home(), dir)
+	skills := session.CheckoutSkills(cfg.Home(), &cfg.Skills, dir)
+	skills.Commands(cs)
+	ps := skills.Profiles()
+	ps.Warnings = skills.Warnings
 	return cs, ps, nil
 }
 
@@ -155,6 +160,7 @@ func runPrompt(cfg *config.Config, sess *session.Session, workdir, task string, 
 	for _, w := range cs.Warnings {
 		fmt.Fprintf(stderr, "reasonix: warning: %s\n", w)
 	}
+	sess.Skills().Commands(cs) // the session's skills, read before it started
 	cmd, found := cs.Lookup(name)
 	if found {
 		return cmd.Render(recipe.SplitArgs(rest)), nil

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"reasonix/agent/recipe"
 
 	"reasonix/agent"
 	"reasonix/config"
@@ -97,9 +96,15 @@ func prepareRun(o runOptions, stderr io.Writer) (_ *runSetup, err error) {
 	}
 	s.transcript, s.transcriptPath = agent.NewTranscript(f), path
 	s.closers = append(s.closers, func() { f.Close() })
-	_, profiles := recipe.LoadDirs(cfg.Home(), workdir)
+	// A person's own checkout: its skills are theirs, like its instruction files.
+	skills := session.CheckoutSkills(cfg.Home(), &cfg.Skills, workdir)
+	if !cfg.Skills.SuppressWarnings {
+		for _, w := range skills.Warnings {
+			fmt.Fprintf(stderr, "reasonix: warning: %s\n", w)
+		}
+	}
 	sess, err := session.New(context.Background(), session.Config{
-		Profiles: profiles,
+		Skills:   skills,
 		Settings: cfg,
 		Workdir:  workdir,
 		Posture:  posture,

@@ -131,6 +131,8 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 	// Memory is the task's to keep: a sub-agent neither writes nor
 	// searches it (its brief carries what it needs); history it may read.
 	env.Memory = nil
+	// Skills are the parent's: a sub-agent's brief is its whole task.
+	env.Skills = nil
 	var names []string
 	env.Shell, names = goals.ClaimedShell(s.Confinement, spec, env.Shell, s.cfg.Settings.Tools.Enabled)
 	tools := agent.NewToolRegistry()

@@ -87,6 +87,11 @@ type Config struct {
 	// HumanOnly are tools only a person may allow in this session, under
 	// every posture (see policy.GateConfig).
 	HumanOnly []string
+	// Skills are the skills of the session (read before the run, never
+	// from the task's own changes): their index ends the parent's system
+	// prompt, read_skill and run_skill reach them, and, when Profiles is
+	// nil, their runAs: subagent ones are the profiles. Nil has none.
+	Skills *recipe.Skills
 }
 
 // Session is an assembled session. Agent is ready for agent.New (add the
@@ -129,6 +134,9 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		if cfg.Policy, err = NewPolicy(set); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Profiles == nil && cfg.Skills != nil {
+		cfg.Profiles = cfg.Skills.Profiles()
 	}
 	allowWrite := set.Sandbox.AllowWrite
 	if cache := cacheDir(set, cfg.CacheScope); cache != "" && cmp.Or(set.Sandbox.Bash, config.BashAuto) != config.BashOff {
@@ -181,6 +189,9 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		Memory:             cfg.Memory,
 		History:            cfg.History,
 	}
+	if cfg.Skills.Len() > 0 {
+		s.Env.Skills = &sessionSkills{s: s, set: cfg.Skills}
+	}
 	// Background jobs end with the session (Close): a job never outlives
 	// the run that started it.
 	s.Env.Jobs = agent.NewJobs()
@@ -224,7 +235,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		Model:        cfg.Model.Name,
 		Tools:        tools,
 		Gate:         gate,
-		SystemPrompt: cmp.Or(cfg.SystemPrompt, set.Agent.SystemPrompt, agent.DefaultSystemPrompt) + cfg.Instructions,
+		SystemPrompt: cmp.Or(cfg.SystemPrompt, set.Agent.SystemPrompt, agent.DefaultSystemPrompt) + cfg.Instructions + cfg.Skills.Index(),
 		Temperature:  set.Agent.Temperature,
 		MaxTokens:    cfg.Model.MaxTokens,
 		Effort:       cfg.Model.Effort,

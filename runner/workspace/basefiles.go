@@ -40,6 +40,56 @@ func (m *Manager) ReadBase(ctx context.Context, spec Spec, dirs ...string) (map[
 	if err != nil {
 		return nil, err
 	}
+	return m.readDirs(ctx, gitDir, sha, dirs)
+}
+
+// ReadBaseAt is ReadBase at a commit the service recorded (a task's base),
+// so what a task reads stays the same while the branch moves on: a skill
+// index read at every resume of a task is then the same bytes.
+func (m *Manager) ReadBaseAt(ctx context.Context, spec Spec, commit string, dirs ...string) (map[string][]BaseFile, error) {
+	if !isObjectName(commit) {
+		return nil, fmt.Errorf("workspace: %q is not a full commit name", commit)
+	}
+	commit = strings.ToLower(commit)
+	// A commit never changes: a task's every resume after the first is a
+	// cache hit that runs no git at all (keyed like ReadAt's).
+	out := make(map[string][]BaseFile, len(dirs))
+	key := func(dir string) string {
+		return "tree\x00" + spec.Name + "\x00" + spec.Repo + "\x00" + commit + "\x00" + dir
+	}
+	var missing []string
+	for _, dir := range dirs {
+		if files, ok := m.baseCache.get(key(dir)); ok {
+			out[dir] = files
+		} else {
+			missing = append(missing, dir)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	s, err := spec.normalize()
+	if err != nil {
+		return nil, err
+	}
+	gitDir, err := m.gitDirOf(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range missing {
+		files, err := m.readTree(ctx, gitDir, commit, strings.Trim(dir, "/"))
+		if err != nil {
+			return nil, err
+		}
+		m.baseCache.put(key(dir), files)
+		out[dir] = files
+	}
+	return out, nil
+}
+
+// readDirs reads each dir at commit sha, through the cache.
+func (m *Manager) readDirs(ctx context.Context, gitDir, sha string, dirs []string) (map[string][]BaseFile, error) {
+	var err error
 	out := make(map[string][]BaseFile, len(dirs))
 	for _, dir := range dirs {
 		key := gitDir + "\x00" + sha + "\x00" + dir

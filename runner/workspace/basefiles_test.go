@@ -134,3 +134,87 @@ func TestReadBaseLimitsAndFollowsTheBase(t *testing.T) {
 		t.Fatalf("after a new base commit = %q", after["review.md"].Data)
 	}
 }
+
+// ReadBaseAt reads the commit it is given even after the base branch
+// moved on, and refuses a name that is not a full commit name.
+func TestReadBaseAtReadsTheRecordedCommit(t *testing.T) {
+	f := newFixture(t, false)
+	repo := f.repo(map[string]string{".reasonix/skills/review/SKILL.md": "first"})
+	first := strings.TrimSpace(f.git(repo, "rev-parse", "HEAD"))
+	write(t, filepath.Join(repo, ".reasonix/skills/review/SKILL.md"), "second")
+	f.git(repo, "commit", "--quiet", "-am", "move on")
+	spec := workspace.Spec{Name: "w", Repo: repo, Base: "main"}
+	at, err := f.m.ReadBaseAt(testCtx(t), spec, first, ".reasonix/skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := f.m.ReadBase(testCtx(t), spec, ".reasonix/skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(at[".reasonix/skills"]) != 1 || string(at[".reasonix/skills"][0].Data) != "first" || string(now[".reasonix/skills"][0].Data) != "second" {
+		t.Fatalf("at %s: %+v; base: %+v", first, at, now)
+	}
+	for _, bad := range []string{"main", "HEAD", first[:12], "--output=x"} {
+		if _, err := f.m.ReadBaseAt(testCtx(t), spec, bad, ".reasonix/skills"); err == nil {
+			t.Errorf("ReadBaseAt(%q) read something", bad)
+		}
+	}
+}
+
+// BenchmarkReadBaseAt50 reads 50 skills at a recorded commit, what a
+// task's start adds for its skills. Warm: the commit was read before (a
+// resume, or another task from the same base) and no git runs.
+func BenchmarkReadBaseAt50(b *testing.B) { benchReadBaseAt(b, false) }
+
+// BenchmarkReadBaseAt50Cold is the first read of a commit.
+func BenchmarkReadBaseAt50Cold(b *testing.B) { benchReadBaseAt(b, true) }
+
+func benchReadBaseAt(b *testing.B, cold bool) {
+	dir := b.TempDir()
+	run := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q", "-b", "main")
+	for i := range 50 {
+		p := filepath.Join(dir, ".reasonix", "skills", fmt.Sprintf("s%d", i), "SKILL.md")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, fmt.Appendf(nil, "---\ndescription: skill %d does one job\n---\n%s\n", i, strings.Repeat("Step. ", 300)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run("add", "--all")
+	run("commit", "-q", "-m", "root")
+	commit := run("rev-parse", "HEAD")
+	m, err := workspace.New(workspace.Config{Root: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := workspace.Spec{Name: "w", Repo: dir, Base: "main"}
+	if !cold {
+		if _, err := m.ReadBaseAt(b.Context(), spec, commit, ".reasonix/skills"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if cold {
+			b.StopTimer()
+			if m, err = workspace.New(workspace.Config{Root: b.TempDir()}); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		got, err := m.ReadBaseAt(b.Context(), spec, commit, ".reasonix/skills")
+		if err != nil || len(got[".reasonix/skills"]) != 50 {
+			b.Fatalf("%d files, %v", len(got[".reasonix/skills"]), err)
+		}
+	}
+}
