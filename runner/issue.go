@@ -153,6 +153,9 @@ func (s *Service) issueComment(t store.Task) string {
 	if base := strings.TrimRight(s.set.Serve.PublicURL, "/"); base != "" {
 		fmt.Fprintf(&b, "Task: %s/tasks/%s\n\n", base, t.ID)
 	}
-	b.WriteString(botMarker + "\n")
+	// The marker keeps the comment from ever steering anything; the task
+	// id in it names the comment's task for whoever reads the thread's
+	// source (and a future check for a comment posted before a crash).
+	fmt.Fprintf(&b, "%s\n<!-- reasonix-task: %s -->\n", botMarker, t.ID)
 	return s.redact.String(b.String())
 }
