@@ -90,7 +90,8 @@ func issueEnded(state store.State) bool {
 // followUpIssue comments on the origin issue of task id, once it has
 // ended, with its outcome and pull request; it does nothing for a task
 // without an origin issue, one still going, or one whose comment is
-// recorded. It runs where a task's job ends; an error leaves the job to be
+// recorded — or found on the issue, posted before a crash kept it from
+// being recorded. It runs where a task's job ends; an error leaves the job to be
 // retried, which comes back here.
 func (s *Service) followUpIssue(ctx context.Context, id string) error {
 	t, err := s.st.Task(ctx, id)
@@ -110,8 +111,16 @@ func (s *Service) followUpIssue(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("runner: comment on the issue of %s: %w", id, err)
 	}
-	if err := f.Comment(ctx, forge.IssueItem(ref.Number), s.issueComment(t)); err != nil {
-		return fmt.Errorf("runner: comment on issue #%d of %s: %w", ref.Number, id, err)
+	// A comment posted before a crash that kept it from being recorded is
+	// on the issue already: find it by its task's marker.
+	posted, err := f.FindComment(ctx, forge.IssueItem(ref.Number), taskMarker(id))
+	if err != nil {
+		return fmt.Errorf("runner: read the comments on issue #%d of %s: %w", ref.Number, id, err)
+	}
+	if !posted {
+		if err := f.Comment(ctx, forge.IssueItem(ref.Number), s.issueComment(t)); err != nil {
+			return fmt.Errorf("runner: comment on issue #%d of %s: %w", ref.Number, id, err)
+		}
 	}
 	if err := s.st.SaveChatPost(ctx, store.ChatPost{TaskID: id, Key: issueCommentKey, Transport: ref.Forge,
 		Channel: ref.Project + "#" + strconv.Itoa(ref.Number)}); err != nil {
@@ -122,6 +131,9 @@ func (s *Service) followUpIssue(ctx context.Context, id string) error {
 	s.log.Info("runner: commented on the origin issue", "task", id, "issue", ref.Number)
 	return nil
 }
+
+// taskMarker is the hidden line that names task id in its issue comment.
+func taskMarker(id string) string { return "<!-- reasonix-task: " + id + " -->" }
 
 // issueComment is the comment on a task's origin issue: its outcome, its
 // pull request and why it ended so, as Markdown. The result is stored
@@ -153,9 +165,8 @@ func (s *Service) issueComment(t store.Task) string {
 	if base := strings.TrimRight(s.set.Serve.PublicURL, "/"); base != "" {
 		fmt.Fprintf(&b, "Task: %s/tasks/%s\n\n", base, t.ID)
 	}
-	// The marker keeps the comment from ever steering anything; the task
-	// id in it names the comment's task for whoever reads the thread's
-	// source (and a future check for a comment posted before a crash).
-	fmt.Fprintf(&b, "%s\n<!-- reasonix-task: %s -->\n", botMarker, t.ID)
+	// The bot marker keeps the comment from ever steering anything; the
+	// task's marker finds it again after a crash (followUpIssue).
+	fmt.Fprintf(&b, "%s\n%s\n", botMarker, taskMarker(t.ID))
 	return s.redact.String(b.String())
 }

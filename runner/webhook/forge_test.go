@@ -343,3 +343,47 @@ func TestIssueToPullRequest(t *testing.T) {
 		}
 	})
 }
+
+// A comment posted just before a crash kept it from being recorded is
+// found on the issue by its task's marker, and not posted again.
+func TestIssueCommentPostedBeforeACrash(t *testing.T) {
+	forEachForge(t, func(t *testing.T, kind forge.Kind) {
+		posted := make(chan struct{})
+		first := agenttest.Respond(func(agenttest.Request) agenttest.Turn {
+			<-posted
+			return writeTurn("c1", "# fixed\n")
+		})
+		f := newForgeFixture(t, kind, nil, first, doneTurn("Fixed the readme."))
+		ev, p := f.issue(9, "README is wrong", "It says nothing.")
+		r := f.deliver(t, ev, p)
+		id, _ := r.body["task_id"].(string)
+		if r.status != http.StatusAccepted || id == "" {
+			close(posted)
+			t.Fatalf("issue delivery: %d %v", r.status, r.body)
+		}
+		// What an earlier attempt at the follow-up left on the issue.
+		client, err := forge.New(f.srv.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = client.Comment(context.Background(), forge.IssueItem(9), "Reasonix task ended.\n<!-- reasonix -->\n<!-- reasonix-task: "+id+" -->")
+		close(posted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.succeeded(t, id)
+		eventually.True(t, 0, func() bool {
+			running, err := f.st.JobRunning(context.Background(), id)
+			return err == nil && !running
+		}, "the task's job to finish")
+		var n int
+		for _, c := range f.srv.Comments() {
+			if c.On == forge.IssueItem(9) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("issue comments = %d, want the 1 posted before the crash: %+v", n, f.srv.Comments())
+		}
+	})
+}
