@@ -156,6 +156,23 @@ func (f *forgeFixture) comment(pr int, author, text string) (string, map[string]
 			"position": map[string]any{"new_path": "README.md", "new_line": 1}}}
 }
 
+// conversation is a comment on the pull request's conversation, not on
+// its diff: GitHub's issue_comment (the pull request is an issue with a
+// pull_request key), GitLab's note without a position.
+func (f *forgeFixture) conversation(pr int, author, text string) (string, map[string]any) {
+	if f.kind == forge.GitHub {
+		return "issue_comment", map[string]any{"action": "created",
+			"repository": map[string]any{"full_name": f.srv.Project()},
+			"issue":      map[string]any{"number": pr, "pull_request": map[string]any{"url": "https://example.invalid/pr"}},
+			"comment":    map[string]any{"id": 2, "body": text, "user": map[string]any{"login": author, "type": "User"}}}
+	}
+	return "note", map[string]any{"object_kind": "note",
+		"project":           map[string]any{"path_with_namespace": f.srv.Project()},
+		"user":              map[string]any{"username": author},
+		"merge_request":     map[string]any{"iid": pr},
+		"object_attributes": map[string]any{"noteable_type": "MergeRequest", "note": text, "system": false}}
+}
+
 // issue is an issue labeled (GitHub) or opened (GitLab) as delivered.
 func (f *forgeFixture) issue(n int, title, body string) (string, map[string]any) {
 	if f.kind == forge.GitHub {
@@ -264,7 +281,7 @@ func TestReviewCommentSteersSamePR(t *testing.T) {
 		}
 
 		// carol has no access on the forge but is in allow_reviewers.
-		ev, p = f.comment(done.Result.PR.Number, "carol", "@reasonix-bot name me")
+		ev, p = f.conversation(done.Result.PR.Number, "carol", "@reasonix-bot name me")
 		if r := f.deliver(t, ev, p); r.status != http.StatusAccepted {
 			t.Fatalf("carol's comment: %d %v", r.status, r.body)
 		}
