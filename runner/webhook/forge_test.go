@@ -27,6 +27,11 @@ import (
 
 const glSecret = "gl-secret-for-tests"
 
+// slow bounds each wait for a run: a task here clones, pushes and talks
+// to the fake forge, which under -race on a loaded machine takes far
+// longer than eventually's default.
+const slow = 3 * time.Minute
+
 func init() { env["GL_SECRET"] = glSecret }
 
 // forgeFixture is a real service whose workspace "app" publishes to a fake
@@ -203,7 +208,7 @@ func forEachForge(t *testing.T, test func(t *testing.T, kind forge.Kind)) {
 // succeeded waits for task id to end succeeded with a pull request.
 func (f *forgeFixture) succeeded(t *testing.T, id string) store.Task {
 	t.Helper()
-	done := runnertest.WaitState(t, f.svc, id, 0, store.StateSucceeded, store.StateFailed, store.StateCancelled)
+	done := runnertest.WaitState(t, f.svc, id, slow, store.StateSucceeded, store.StateFailed, store.StateCancelled)
 	if done.State != store.StateSucceeded || done.Result == nil || done.Result.PR == nil || done.Result.PR.URL == "" {
 		t.Fatalf("task ended %s: %+v", done.State, done.Result)
 	}
@@ -254,7 +259,7 @@ func TestReviewCommentSteersSamePR(t *testing.T) {
 		if r.status != http.StatusAccepted || r.body["task_id"] != task.ID {
 			t.Fatalf("alice's comment: %d %v", r.status, r.body)
 		}
-		eventually.True(t, 0, func() bool { return f.llm.Remaining() == 2 }, "the continued run")
+		eventually.True(t, slow, func() bool { return f.llm.Remaining() == 2 }, "the continued run")
 		again := f.succeeded(t, task.ID)
 		head2 := f.git.Ref(t, "refs/heads/"+pr.Head)
 		prs := f.srv.PRs()
@@ -285,7 +290,7 @@ func TestReviewCommentSteersSamePR(t *testing.T) {
 		if r := f.deliver(t, ev, p); r.status != http.StatusAccepted {
 			t.Fatalf("carol's comment: %d %v", r.status, r.body)
 		}
-		eventually.True(t, 0, func() bool { return f.llm.Remaining() == 0 }, "carol's run")
+		eventually.True(t, slow, func() bool { return f.llm.Remaining() == 0 }, "carol's run")
 		f.succeeded(t, task.ID)
 		if n := len(f.srv.PRs()); n != 1 || steers() != 2 {
 			t.Fatalf("after carol: %d PRs, %d review_received", n, steers())
@@ -325,7 +330,7 @@ func TestIssueToPullRequest(t *testing.T) {
 			}
 			return out
 		}
-		eventually.True(t, 0, func() bool { return len(issueComments()) == 1 }, "the issue comment")
+		eventually.True(t, slow, func() bool { return len(issueComments()) == 1 }, "the issue comment")
 		if c := issueComments()[0]; !strings.Contains(c.Body, done.Result.PR.URL) || !strings.Contains(c.Body, "succeeded") {
 			t.Fatalf("issue comment: %q", c.Body)
 		}
@@ -338,11 +343,11 @@ func TestIssueToPullRequest(t *testing.T) {
 		if _, err := f.svc.Message(context.Background(), id, admin, "once more"); err != nil {
 			t.Fatal(err)
 		}
-		eventually.True(t, 0, func() bool { return f.llm.Remaining() == 0 }, "the continued run")
+		eventually.True(t, slow, func() bool { return f.llm.Remaining() == 0 }, "the continued run")
 		f.succeeded(t, id)
 		// The job that ended the task runs its follow-up before it
 		// completes; wait for the job to finish rather than for time.
-		eventually.True(t, 0, func() bool {
+		eventually.True(t, slow, func() bool {
 			running, err := f.st.JobRunning(context.Background(), id)
 			return err == nil && !running
 		}, "the task's job to finish")
@@ -389,7 +394,7 @@ func TestIssueCommentPostedBeforeACrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.succeeded(t, id)
-		eventually.True(t, 0, func() bool {
+		eventually.True(t, slow, func() bool {
 			running, err := f.st.JobRunning(context.Background(), id)
 			return err == nil && !running
 		}, "the task's job to finish")
