@@ -163,7 +163,7 @@ var untrustedRules = map[string]TrustRule{
 	"sandbox.allow_sockets":             Ignored,
 	"providers":                         Ignored, // base_url, api_key_env
 	"plugins":                           Ignored, // command, url, env
-	"workspaces":                        Ignored, // repo, setup, publish (a token variable, a push URL)
+	"workspaces":                        Ignored, // repo, setup, publish (a token variable, a push URL), allow_reviewers (who steers its pull requests)
 	"schedules":                         Ignored, // command, workspace
 	"webhooks":                          Ignored, // secret_env, command
 	"store.path":                        Ignored,

@@ -194,6 +194,7 @@ var untrustedKeyTable = map[string]TrustRule{
 	// The two-person rule (issue 26): only the service's own configuration sets it.
 	"runner.require_second_approver":     Refused,
 	"workspaces.require_second_approver": Ignored,
+	"workspaces.allow_reviewers":         Ignored,
 }
 
 func TestEveryKeyHasATrustRule(t *testing.T) {

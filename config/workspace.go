@@ -23,6 +23,12 @@ type Workspace struct {
 	// RequireSecondApprover turns [runner] require_second_approver on for
 	// this workspace's tasks (it cannot turn it off); default false.
 	RequireSecondApprover bool `toml:"require_second_approver"`
+	// AllowReviewers are the forge accounts ("github:<login>",
+	// "gitlab:<username>") whose review comments on this workspace's pull
+	// requests steer their task, besides anyone the forge gives write
+	// access or more. The forge account is not a chat identity: it is
+	// matched only against the author the signed delivery names.
+	AllowReviewers []string `toml:"allow_reviewers"`
 
 	// Source is the file that declared the entry.
 	Source string `toml:"-"`
@@ -63,6 +69,12 @@ func (w *Workspace) validate(label string, p *problems) {
 		p.add(w.Source, label+".base", "must not be empty")
 	}
 	checkStrings(p, w.Source, label+".setup", w.Setup)
+	for _, r := range w.AllowReviewers {
+		forge, user, _ := strings.Cut(r, ":")
+		if (forge != "github" && forge != "gitlab") || strings.TrimSpace(user) == "" || strings.ContainsAny(user, " \t\n/:@") {
+			p.add(w.Source, label+".allow_reviewers", "%q: want github:<login> or gitlab:<username>", r)
+		}
+	}
 	if w.Publish != nil {
 		w.Publish.validate(w.Source, label, w.Repo, p)
 	}

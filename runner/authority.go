@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"reasonix/config"
+	"reasonix/runner/forge"
 	"reasonix/runner/store"
 )
 
@@ -314,4 +316,22 @@ func (p Principal) MayForgetMemory(m store.Memory) error {
 		return nil
 	}
 	return failf(ErrForbidden, "memory %s is the workspace's; only who saved it (%s), an approver or an admin may forget it", m.ID, m.By)
+}
+
+// mayReview reports whether forge account who ("github:<login>",
+// "gitlab:<username>"; login is its account name) may steer a pull request
+// of workspace w with a review comment: it is listed in w's
+// allow_reviewers, or the forge gives it write access or more to the
+// project — asked through the forge's API at each comment, so a removed
+// collaborator stops counting at once. The account comes from a signed
+// delivery; it is no principal of this service and gets no other right.
+func (s *Service) mayReview(ctx context.Context, w *config.Workspace, f forge.Forge, who, login string) (bool, error) {
+	if slices.ContainsFunc(w.AllowReviewers, func(a string) bool { return strings.EqualFold(a, who) }) {
+		return true, nil
+	}
+	perm, err := f.Permission(ctx, login)
+	if err != nil {
+		return false, err
+	}
+	return perm >= forge.PermWrite, nil
 }

@@ -107,11 +107,19 @@ func (s *Service) message(ctx context.Context, id string, p Principal, text, key
 	if err := p.MayControl(t); err != nil {
 		return store.Task{}, err
 	}
+	return s.deliver(ctx, t, p.ID, text, key, event{"message", map[string]any{"role": "user", "requester": p.ID, "text": text}})
+}
+
+// deliver posts text from requester to task t (under key when it is not
+// empty) and announces it with ev, then steers the live task or continues
+// a finished one. The caller has decided that requester may instruct t.
+func (s *Service) deliver(ctx context.Context, t store.Task, requester, text, key string, ev event) (store.Task, error) {
+	id := t.ID
 	if t.State == store.StateCancelled {
 		return store.Task{}, failf(ErrConflict, "task %s was cancelled", id)
 	}
-	requester := p.ID
 	var (
+		err    error
 		m      store.InboxMessage
 		posted = true
 	)
@@ -124,7 +132,7 @@ func (s *Service) message(ctx context.Context, id string, p Principal, text, key
 		return store.Task{}, mapStoreErr(err, "task "+id)
 	}
 	if posted {
-		s.emitLogged(ctx, id, "message", map[string]any{"role": "user", "requester": requester, "text": text})
+		s.emitLogged(ctx, id, ev.typ, ev.payload)
 	}
 	// Read the state again after posting: a run that ends after this read
 	// finds the message in its final inbox check, one that ended before it

@@ -169,6 +169,9 @@ func prTitle(prompt string) string {
 // is already redacted (the result is stored redacted) or is an id.
 func (s *Service) prBody(ctx context.Context, t store.Task, res store.Result) string {
 	var b strings.Builder
+	if ref, ok := s.originIssue(ctx, t); ok {
+		b.WriteString(ref.closesLine() + "\n\n")
+	}
 	if res.Summary != "" {
 		b.WriteString(res.Summary + "\n\n")
 	}

@@ -150,6 +150,9 @@ type Service struct {
 	scratchMu sync.Mutex
 
 	pub *publish.Publisher // nil when no workspace publishes (publish.go)
+	// forgeUsers caches, by workspace, the forge account its token is
+	// (review.go): the bot whose own comments never steer.
+	forgeUsers sync.Map
 }
 
 // New validates cfg and builds a Service. Nothing runs until Start.

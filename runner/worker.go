@@ -96,9 +96,14 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	case store.StateRunning:
 		return s.adoptRunning(ctx, task)
 	case store.StateWaitingCI:
-		return s.awaitCI(ctx, task) // holds no workspace and runs no agent
+		if err := s.awaitCI(ctx, task); err != nil { // holds no workspace and runs no agent
+			return err
+		}
+		return s.followUpIssue(ctx, task.ID)
 	default:
-		return nil // finished, cancelled or interrupted without a resume
+		// Finished, cancelled or interrupted without a resume; a job that
+		// ends its task comes here again when its follow-up failed.
+		return s.followUpIssue(ctx, task.ID)
 	}
 	if err := s.awaitScratch(ctx, task); err != nil {
 		return err
@@ -121,7 +126,10 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 		s.metrics.queueWait.Observe(s.now().Sub(task.UpdatedAt).Seconds())
 	}
 	s.hub.notify(task.ID)
-	return s.execute(ctx, claimed)
+	if err := s.execute(ctx, claimed); err != nil {
+		return err
+	}
+	return s.followUpIssue(ctx, task.ID)
 }
 
 // claim makes task running on this node. The claim of a scratch task
@@ -156,7 +164,10 @@ func (s *Service) adoptRunning(ctx context.Context, task store.Task) error {
 	if err != nil {
 		return nil
 	}
-	return s.execute(ctx, claimed)
+	if err := s.execute(ctx, claimed); err != nil {
+		return err
+	}
+	return s.followUpIssue(ctx, task.ID)
 }
 
 // execute runs a claimed task and records how it ended. It returns a snooze

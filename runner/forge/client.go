@@ -308,3 +308,25 @@ func errorMessage(raw []byte) string {
 	}
 	return strings.Join(kept, "; ")
 }
+
+// findComment pages through a list of comments (both forges name the text
+// "body") and reports whether one holds marker.
+func findComment(ctx context.Context, c *client, op, path, marker string) (bool, error) {
+	found := false
+	err := c.pages(ctx, op, path, nil, func(raw []byte) (bool, error) {
+		var page []struct {
+			Body string `json:"body"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return true, fmt.Errorf("forge: %s: %s: unexpected answer: %w", c.kind, op, err)
+		}
+		for _, cm := range page {
+			if strings.Contains(cm.Body, marker) {
+				found = true
+				return true, nil
+			}
+		}
+		return len(page) == 0, nil
+	})
+	return found, err
+}

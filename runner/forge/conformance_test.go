@@ -3,6 +3,7 @@ package forge_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -359,7 +360,7 @@ func TestLogsOfACommitStatusAreNone(t *testing.T) {
 }
 
 func TestCommentOnPRAndIssue(t *testing.T) {
-	forEach(t, forgetest.Options{User: "bot"}, func(t *testing.T, h harness) {
+	forEach(t, forgetest.Options{User: "bot", PageSize: 2}, func(t *testing.T, h harness) {
 		n := h.srv.AddPR(forgetest.PullRequest{Title: "t", Head: "h", Base: "main"})
 		if err := h.f.Comment(t.Context(), forge.PullRequestItem(n), "CI passes now"); err != nil {
 			t.Fatalf("Comment on PR: %v", err)
@@ -373,6 +374,27 @@ func TestCommentOnPRAndIssue(t *testing.T) {
 		}
 		if got := h.srv.Comments(); !slices.Equal(got, want) {
 			t.Errorf("comments = %+v, want %+v", got, want)
+		}
+		// Found on its own item only, by any part of its text, across pages.
+		for i := range 5 {
+			if err := h.f.Comment(t.Context(), forge.IssueItem(7), fmt.Sprintf("filler %d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			on     forge.Item
+			marker string
+			want   bool
+		}{
+			{forge.IssueItem(7), "#1", true},
+			{forge.IssueItem(7), "filler 4", true},
+			{forge.IssueItem(7), "CI passes", false},
+			{forge.PullRequestItem(n), "CI passes", true},
+			{forge.IssueItem(8), "#1", false},
+		} {
+			if got, err := h.f.FindComment(t.Context(), c.on, c.marker); err != nil || got != c.want {
+				t.Errorf("FindComment(%+v, %q) = %v, %v; want %v", c.on, c.marker, got, err, c.want)
+			}
 		}
 	})
 }
@@ -400,12 +422,13 @@ func TestTokenNeverInAnErrorOrURL(t *testing.T) {
 	forEach(t, forgetest.Options{Token: token}, func(t *testing.T, h harness) {
 		ctx := t.Context()
 		calls := map[string]func() error{
-			"Verify":     func() error { _, err := h.f.Verify(ctx); return err },
-			"FindPR":     func() error { _, _, err := h.f.FindPR(ctx, "b"); return err },
-			"OpenPR":     func() error { _, err := h.f.OpenPR(ctx, forge.PR{Title: "t", Head: "h", Base: "main"}); return err },
-			"Checks":     func() error { _, err := h.f.Checks(ctx, "abc"); return err },
-			"Comment":    func() error { return h.f.Comment(ctx, forge.IssueItem(1), "x") },
-			"Permission": func() error { _, err := h.f.Permission(ctx, "alice"); return err },
+			"Verify":      func() error { _, err := h.f.Verify(ctx); return err },
+			"FindPR":      func() error { _, _, err := h.f.FindPR(ctx, "b"); return err },
+			"OpenPR":      func() error { _, err := h.f.OpenPR(ctx, forge.PR{Title: "t", Head: "h", Base: "main"}); return err },
+			"Checks":      func() error { _, err := h.f.Checks(ctx, "abc"); return err },
+			"Comment":     func() error { return h.f.Comment(ctx, forge.IssueItem(1), "x") },
+			"FindComment": func() error { _, err := h.f.FindComment(ctx, forge.IssueItem(1), "x"); return err },
+			"Permission":  func() error { _, err := h.f.Permission(ctx, "alice"); return err },
 		}
 		for name, call := range calls {
 			// The forge echoes the token back, as a misbehaving proxy might.

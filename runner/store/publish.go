@@ -95,6 +95,26 @@ func (s *Store) Publish(ctx context.Context, taskID string) (PublishRecord, erro
 	return p, nil
 }
 
+// PublishOfPR returns the publish record of workspace whose pull request
+// is number, the newest task's when several are (a pull request reopened
+// by a later task of the same branch cannot happen: branches are per
+// task), or an error wrapping ErrNotFound. A review delivery names the
+// pull request, not the task; this is how it finds the task it steers.
+func (s *Store) PublishOfPR(ctx context.Context, workspace string, number int) (PublishRecord, error) {
+	if workspace == "" || number <= 0 {
+		return PublishRecord{}, fmt.Errorf("store: publish of pull request %d: %w", number, ErrNotFound)
+	}
+	p, err := scanPublish(s.db.queryRow(ctx, `SELECT `+publishCols+` FROM publishes
+		WHERE workspace = ? AND pr_number = ? ORDER BY created_at DESC LIMIT 1`, workspace, number))
+	if isNoRows(err) {
+		return PublishRecord{}, fmt.Errorf("store: publish of %s pull request %d: %w", workspace, number, ErrNotFound)
+	}
+	if err != nil {
+		return PublishRecord{}, fmt.Errorf("store: read publish of %s pull request %d: %w", workspace, number, err)
+	}
+	return p, nil
+}
+
 // ClaimPublish takes task's record for owner until lease has passed: only
 // a record with work left (pending or pushed) whose task is ending (still
 // running: the run publishes before it records its end), succeeded or

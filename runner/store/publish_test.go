@@ -98,4 +98,17 @@ func testPublishOutbox(t *testing.T, open storetest.Opener) {
 	if _, err := s.Publish(ctx, "t_none"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Publish of an unknown task: %v", err)
 	}
+	// A review names the pull request: it finds the task by workspace and
+	// number, and nothing for another workspace's or number.
+	if rec, err := s.PublishOfPR(ctx, "repo", 7); err != nil || rec.TaskID != task.ID {
+		t.Errorf("PublishOfPR(repo, 7) = %+v, %v", rec, err)
+	}
+	for _, c := range []struct {
+		ws string
+		n  int
+	}{{"other", 7}, {"repo", 8}, {"repo", 0}, {"", 7}} {
+		if _, err := s.PublishOfPR(ctx, c.ws, c.n); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("PublishOfPR(%q, %d): %v", c.ws, c.n, err)
+		}
+	}
 }

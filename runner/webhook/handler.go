@@ -241,6 +241,11 @@ func (h *Handler) accept(ctx context.Context, hk *hook, o outcome, body []byte, 
 		o.reason = fmt.Sprintf("woke %d task(s) waiting for CI", n)
 		return o
 	}
+	// A review or comment on a task's pull request steers that task, or
+	// does nothing when its author may not: it never starts a task.
+	if ro, handled := h.review(ctx, hk, o, event, payload, keys[0]); handled {
+		return ro
+	}
 	if !hk.wants(event, action) {
 		return ignored(o, "the event is not in the webhook's events")
 	}
@@ -250,6 +255,10 @@ func (h *Handler) accept(ctx context.Context, hk *hook, o outcome, body []byte, 
 	rendered, err := render(hk.prompt, payload)
 	if err != nil {
 		return rejected(o, http.StatusUnprocessableEntity, err.Error())
+	}
+	origin := map[string]string{"webhook": hk.cfg.Name, "kind": hk.cfg.Kind, "delivery": o.delivery, "event": o.event}
+	for k, v := range issueOrigin(hk.cfg.Kind, event, payload) {
+		origin[k] = v
 	}
 	task, created, err := h.svc.Submit(ctx, runner.TaskRequest{
 		Source:    store.SourceWebhook,
@@ -266,7 +275,7 @@ func (h *Handler) accept(ctx context.Context, hk *hook, o outcome, body []byte, 
 		MaxPosture: hk.posture(),
 		Notify:     hk.notify,
 		DedupeKeys: keys,
-		Origin:     map[string]string{"webhook": hk.cfg.Name, "kind": hk.cfg.Kind, "delivery": o.delivery, "event": o.event},
+		Origin:     origin,
 	})
 	var re *runner.Error
 	switch {

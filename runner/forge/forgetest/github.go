@@ -28,6 +28,7 @@ func (s *Server) gitHubRoutes(mux *http.ServeMux, p string) {
 	mux.HandleFunc("POST "+repo+"/pulls", s.ghProject(s.ghWrite(s.ghCreatePull)))
 	mux.HandleFunc("POST "+repo+"/issues/{number}/labels", s.ghProject(s.ghWrite(s.ghAddLabels)))
 	mux.HandleFunc("POST "+repo+"/issues/{number}/comments", s.ghProject(s.ghComment))
+	mux.HandleFunc("GET "+repo+"/issues/{number}/comments", s.ghProject(s.listComments(false)))
 	mux.HandleFunc("GET "+repo+"/commits/{sha}/check-runs", s.ghProject(s.ghCheckRuns))
 	mux.HandleFunc("GET "+repo+"/commits/{sha}/status", s.ghProject(s.ghStatus))
 	mux.HandleFunc("GET "+repo+"/check-runs/{id}", s.ghProject(s.ghCheckRun))

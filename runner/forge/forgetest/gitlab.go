@@ -30,6 +30,8 @@ func (s *Server) gitLabRoutes(mux *http.ServeMux, p string) {
 	mux.HandleFunc("POST "+proj+"/merge_requests", s.glProject(s.glWrite(s.glCreateMR)))
 	mux.HandleFunc("POST "+proj+"/merge_requests/{iid}/notes", s.glProject(s.glNote(false)))
 	mux.HandleFunc("POST "+proj+"/issues/{iid}/notes", s.glProject(s.glNote(true)))
+	mux.HandleFunc("GET "+proj+"/merge_requests/{iid}/notes", s.glProject(s.listComments(false)))
+	mux.HandleFunc("GET "+proj+"/issues/{iid}/notes", s.glProject(s.listComments(true)))
 	mux.HandleFunc("GET "+proj+"/pipelines", s.glProject(s.glPipelines))
 	mux.HandleFunc("GET "+proj+"/pipelines/{pid}/jobs", s.glProject(s.glJobs))
 	mux.HandleFunc("GET "+proj+"/jobs/{jid}/trace", s.glProject(s.glTrace))

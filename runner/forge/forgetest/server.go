@@ -414,3 +414,39 @@ func (s *Server) webURL(path string) string {
 func readJSON(r *http.Request, v any) error {
 	return json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20)).Decode(v)
 }
+
+// listComments lists the comments on one issue or pull request, oldest
+// first, in pages: GitHub's issue comments (whose numbers cover pull
+// requests too) or GitLab's notes of an issue (issue) or merge request.
+func (s *Server) listComments(issue bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(cmpValue(r.PathValue("number"), r.PathValue("iid")))
+		if err != nil || n < 1 {
+			s.errorJSON(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		s.mu.Lock()
+		var out []map[string]any
+		for i, c := range s.comments {
+			if c.On.Number != n || (s.Kind == forge.GitLab && c.On.Issue != issue) {
+				continue
+			}
+			item := map[string]any{"id": i + 1, "body": c.Body}
+			if s.Kind == forge.GitHub {
+				item["user"] = map[string]any{"login": c.Author}
+			} else {
+				item["author"] = map[string]any{"username": c.Author}
+			}
+			out = append(out, item)
+		}
+		s.mu.Unlock()
+		page(s, w, r, out, nil)
+	}
+}
+
+func cmpValue(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
