@@ -129,6 +129,8 @@ func New(cfg Config) (*Dashboard, error) {
 	page("GET /webhooks", d.webhooksPage)
 	page("GET /grants", d.grantsPage)
 	page("POST /grants/{id}/revoke", d.revokeGrant)
+	page("GET /memories", d.memoriesPage)
+	page("POST /memories/{id}/forget", d.forgetMemory)
 	d.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		d.problem(w, r, nil, http.StatusNotFound, "There is no such page.")
 	})
