@@ -152,4 +152,3 @@ func fieldOf(rv reflect.Value, k string) (reflect.Value, bool) {
 	}
 	return fold, fold.IsValid()
 }
-
