@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -19,13 +21,15 @@ var ErrNoProviders = errors.New("config: no providers are configured")
 // error, so errors.Is holds wherever the reference was expanded.
 var ErrUnsetVariable = envexpand.ErrUnset
 
-// FileError is a problem reading or decoding one configuration file. Line is
-// 0 when unknown, Key is "" when the problem is not about one key.
+// FileError is a problem reading or decoding one configuration file. Line
+// (and Column) is 0 when unknown, Key is "" when the problem is not about
+// one key.
 type FileError struct {
-	File string
-	Line int
-	Key  string
-	Err  error
+	File   string
+	Line   int
+	Column int
+	Key    string
+	Err    error
 }
 
 func (e *FileError) Error() string {
@@ -34,6 +38,9 @@ func (e *FileError) Error() string {
 	b.WriteString(e.File)
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ": line %d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&b, ", column %d", e.Column)
+		}
 	}
 	if e.Key != "" {
 		fmt.Fprintf(&b, ": key %q", e.Key)
@@ -50,16 +57,23 @@ func (e *FileError) Error() string {
 
 func (e *FileError) Unwrap() error { return e.Err }
 
+// typeErrorText is the decoder's text for a value of the wrong type.
+var typeErrorText = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
+
 // decodeError turns a toml error into a *FileError carrying the file and,
 // when the decoder knows them, the line and key.
 func decodeError(file string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return &FileError{File: file, Line: pe.Position.Line, Key: pe.LastKey, Err: err}
+		return &FileError{File: file, Line: pe.Position.Line, Column: pe.Position.Col, Key: pe.LastKey, Err: err}
 	}
 	// Type mismatches arrive as plain errors of the form
-	// `toml: line N (last key "k"): incompatible types: ...`; keep their
-	// text, which already names the line and key.
+	// `toml: line N (last key "k"): incompatible types: ...`: read the line
+	// and key out of the text, so they read like every other problem.
+	if m := typeErrorText.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &FileError{File: file, Line: line, Key: m[2], Err: errors.New(m[3])}
+	}
 	return &FileError{File: file, Err: err}
 }
 

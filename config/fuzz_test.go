@@ -24,6 +24,9 @@ func FuzzLoad(f *testing.F) {
 		"[[workspaces]]\nname = \"w\"\nrepo = \"../r\"\n",
 		"[sandbox]\nforbid_read = [\"${HOME}/.ssh\"]\n",
 		"x = = 1",
+		// type errors in several keys, tables and entries of an array of tables
+		"[agent]\nmax_steps = \"x\"\n[[workspaces]]\nname = 1\n[[workspaces]]\nname = [1]\n[runner]\ntask_timeout = []\n",
+		"agent = 1\nworkspaces = \"w\"\n[permissions]\nallow = {a = 1}\n",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -237,7 +237,7 @@ func (l *loader) readTOML(path string, required bool) {
 	var fc Config
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&fc)
 	if err != nil {
-		l.p.errs = append(l.p.errs, decodeError(path, err))
+		l.p.errs = append(l.p.errs, decodeErrors(path, data, err)...)
 		return
 	}
 	bad := len(l.p.errs)

@@ -184,7 +184,7 @@ func TestLoadSyntaxAndTypeErrors(t *testing.T) {
 		name, file string
 		want       []string
 	}{
-		{"syntax", "[agent]\nmax_steps = 3\nmax_steps = = 4\n", []string{"line 3"}},
+		{"syntax", "[agent]\nmax_steps = 3\nmax_steps = = 4\n", []string{"line 3, column 13"}},
 		{"type", "[agent]\n\nmax_steps = \"many\"\n", []string{"line 3", `agent.max_steps`, "incompatible types"}},
 		{"type in entry", "[[providers]]\nname = \"p\"\nmodel = \"m\"\ncontext_window = 1.5\n", []string{"providers.context_window"}},
 		{"bad duration", "[runner]\ntask_timeout = \"two hours\"\n", []string{"line 2", "runner.task_timeout", "invalid duration"}},
@@ -197,6 +197,53 @@ func TestLoadSyntaxAndTypeErrors(t *testing.T) {
 			p := f.proj(tc.file)
 			wantContains(t, f.loadErr(), append(tc.want, "config: "+p)...)
 		})
+	}
+}
+
+// TestLoadReportsEveryTypeError: a key of the wrong type does not hide
+// the others (the decoder stops at the first): each is reported with its
+// line and key, in the file's order, across tables and the entries of an
+// array of tables; keys of the right type are not blamed.
+func TestLoadReportsEveryTypeError(t *testing.T) {
+	f := newFixture(t)
+	p := f.proj(`[agent]
+max_steps = "many"
+effort = "high"
+
+[runner]
+max_concurrent_tasks = "four"
+task_timeout = "two hours"
+
+[[workspaces]]
+name = "a"
+repo = "git@example.com:org/a.git"
+
+[[workspaces]]
+name = 7
+repo = "git@example.com:org/b.git"
+
+[permissions]
+allow = "Bash(ls)"
+`)
+	got := f.loadErr()
+	wants := []string{`line 2`, `agent.max_steps`, `runner.max_concurrent_tasks`, `line 7`, `runner.task_timeout`, `invalid duration`,
+		`workspaces.name`, `permissions.allow`}
+	wantContains(t, got, wants...)
+	last := -1
+	for _, w := range []string{`agent.max_steps`, `runner.max_concurrent_tasks`, `runner.task_timeout`, `workspaces.name`, `permissions.allow`} {
+		i := strings.Index(got, w)
+		if i < last {
+			t.Errorf("%q is reported out of the file's order:\n%s", w, got)
+		}
+		last = i
+	}
+	if n := strings.Count(got, "config: "+p); n != 5 {
+		t.Errorf("%d problems reported, want 5:\n%s", n, got)
+	}
+	for _, right := range []string{"agent.effort", `"repo"`} {
+		if strings.Contains(got, right) {
+			t.Errorf("a key of the right type (%s) is blamed:\n%s", right, got)
+		}
 	}
 }
 

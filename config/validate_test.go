@@ -47,7 +47,7 @@ func TestValidateRules(t *testing.T) {
 		{"mcp startup", "[tools]\nmcp_startup_timeout_seconds = 0", `tools.mcp_startup_timeout_seconds: must be between 1 and 3600`},
 		{"mcp call", "[tools]\nmcp_call_timeout_seconds = 0", `tools.mcp_call_timeout_seconds: must be between 1 and 86400`},
 		{"mode", "[permissions]\nmode = \"maybe\"", `permissions.mode: "maybe" is not one of ask, allow, deny`},
-		{"posture", "[permissions]\nposture = \"reckless\"", `line 2: key "permissions.posture": posture "reckless" is not one of ask, auto, yolo`},
+		{"posture", "[permissions]\nposture = \"reckless\"", `line 2, column 12: key "permissions.posture": posture "reckless" is not one of ask, auto, yolo`},
 		{"empty rule", "[permissions]\ndeny = [\"\"]", `permissions.deny: entry 0 is empty`},
 		{"sandbox bash", "[sandbox]\nbash = \"on\"", `sandbox.bash: "on" is not one of auto, require, enforce, off`},
 		{"relative forbid_read", "[sandbox]\nforbid_read = [\".ssh\"]", `sandbox.forbid_read[0]: ".ssh" must be absolute`},

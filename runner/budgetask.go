@@ -72,6 +72,21 @@ func budgetChoice(a store.Approval, d store.Decision) error {
 	return nil
 }
 
+// BudgetOffer is what approval a's "+" choice gives when a is a budget
+// card: the same budget again ("$0.5", "200000 tokens"), as the chat's
+// button says it; "" for any other approval, or when the task cannot be
+// read just now.
+func (s *Service) BudgetOffer(ctx context.Context, a store.Approval) string {
+	if a.Tool != budgetTool {
+		return ""
+	}
+	t, err := s.st.Task(ctx, a.TaskID)
+	if err != nil {
+		return ""
+	}
+	return s.sameBudget(t, a.Subject)
+}
+
 // budgetCard is what the card shows an approver.
 type budgetCard struct {
 	Budget    string   // the same budget again, as the "+" button says it

@@ -21,11 +21,27 @@ import (
 // configCheck is `reasonix config check`: it runs every check serve
 // starts by (configRules) and reports every problem at once, one a line,
 // rather than the first; config check also requires a usable model, which
-// serve starts without.
+// serve starts without. A file that does not load is reported with
+// every problem the decoder can tell apart, and the checks that need no
+// file (fileFreeChecks) still run.
 func configCheck(file string, stdout, _ io.Writer) error {
 	cfg, err := loadConfig(file, false)
 	if err != nil {
-		return err
+		// The file's problems (each with its line), then every check
+		// that does not need the file, so one run shows them all.
+		errs := []error{err}
+		fmt.Fprintln(stdout, "the configuration did not load; the checks that do not need it:")
+		for _, c := range fileFreeChecks() {
+			switch {
+			case c.err != nil:
+				errs = append(errs, fmt.Errorf("%s: %w", c.what, c.err))
+			case c.warn != "":
+				fmt.Fprintf(stdout, "warning: %s: %s\n", c.what, c.warn)
+			default:
+				fmt.Fprintf(stdout, "%s: %s\n", c.what, c.ok)
+			}
+		}
+		return &configError{errors.Join(errs...)}
 	}
 	for _, src := range cfg.Sources() {
 		fmt.Fprintf(stdout, "read %s\n", src)

@@ -22,7 +22,21 @@ func doctor(file string, stdout, _ io.Writer) error {
 	d := &checklist{w: stdout}
 	cfg, err := config.Load(config.LoadOptions{File: file})
 	if err != nil {
-		d.fail("config", err.Error())
+		// Each of the file's problems on its own line, then what can be
+		// checked without the file.
+		for _, p := range problemsOf(err) {
+			d.fail("config", p)
+		}
+		for _, c := range fileFreeChecks() {
+			switch {
+			case c.err != nil:
+				d.fail(c.what, c.err.Error())
+			case c.warn != "":
+				d.warn(c.what, c.warn)
+			default:
+				d.ok(c.what, c.ok)
+			}
+		}
 		return d.result()
 	}
 	d.ok("config", fmt.Sprintf("%d file(s) read: %v", len(cfg.Sources()), cfg.Sources()))

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -93,7 +94,8 @@ func TestServeInstructionsComeFromTheBaseCommit(t *testing.T) {
 		t.Fatalf("reading pkg/main.go gave %q", pkgResult)
 	}
 	out, stderr, code := e.run("tasks", "show", id, "--server", s.url)
-	if code != 0 || !strings.Contains(out, "instructions used  user:AGENTS.md, AGENTS.md, pkg/AGENTS.md\n") {
+	used := regexp.MustCompile(`instructions used  user:AGENTS\.md \([0-9.]+ K?B\), AGENTS\.md \([0-9.]+ K?B\), pkg/AGENTS\.md \([0-9.]+ K?B\) at commit [0-9a-f]{12}\n`)
+	if code != 0 || !used.MatchString(out) {
 		t.Fatalf("tasks show: %d\n%s%s", code, out, stderr)
 	}
 }

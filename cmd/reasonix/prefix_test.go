@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"reasonix/runner/apitype"
 )
 
 // Ids as the service makes them: a kind prefix and 26 characters.
@@ -155,26 +158,85 @@ func TestIDPrefixes(t *testing.T) {
 	}
 }
 
-// TestTasksListFitsEighty: every line of `tasks list` fits 80 columns,
-// with the id whole and the prompt cut short.
-func TestTasksListFitsEighty(t *testing.T) {
+// TestTasksListFitsTheTerminal: every line of `tasks list` fits the
+// width COLUMNS gives (stdout is not a terminal here), 80 without it,
+// with the id whole and the prompt cut short with "…", never wrapped;
+// --json is the same whatever the width.
+func TestTasksListFitsTheTerminal(t *testing.T) {
 	api := newPrefixAPI(t)
-	out, stderr, code := cliRun("tasks", "list", "--server", api.URL)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
+	var jsonAt []string
+	for _, c := range []struct {
+		columns string
+		width   int
+		cut     bool // the prompt ("a prompt for <id>", 41 columns) is cut
+		source  bool // the SOURCE column is shown
+	}{{"", 80, true, true}, {"60", 60, true, false}, {"80", 80, true, true}, {"160", 160, false, true}, {"junk", 80, true, true}} {
+		t.Setenv("COLUMNS", c.columns)
+		out, stderr, code := cliRun("tasks", "list", "--server", api.URL)
+		if code != exitOK {
+			t.Fatalf("COLUMNS=%q: exit %d: %s", c.columns, code, stderr)
+		}
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[0], "PROMPT") ||
+			strings.Contains(lines[0], "SOURCE") != c.source {
+			t.Fatalf("COLUMNS=%q: tasks list:\n%s", c.columns, out)
+		}
+		for i, l := range lines {
+			if n := utf8.RuneCountInString(l); n > c.width {
+				t.Errorf("COLUMNS=%q: line %d is %d columns: %q", c.columns, i, n, l)
+			}
+		}
+		for i, id := range []string{taskC, taskB, taskA} {
+			l := lines[i+1]
+			if !strings.HasPrefix(l, id+"  ") || !strings.Contains(l, "running") || !strings.Contains(l, "a prompt") ||
+				strings.HasSuffix(l, "…") != c.cut || (!c.cut && !strings.HasSuffix(l, "a prompt for "+id)) {
+				t.Errorf("COLUMNS=%q: row %d: %q", c.columns, i+1, l)
+			}
+			if c.width == 80 && !strings.Contains(l, "3m ago") {
+				t.Errorf("COLUMNS=%q: row %d lacks its age: %q", c.columns, i+1, l)
+			}
+		}
+		js, _, _ := cliRun("tasks", "list", "--json", "--server", api.URL)
+		jsonAt = append(jsonAt, regexp.MustCompile(`"created_at":"[^"]*"`).ReplaceAllString(js, ""))
 	}
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[0], "PROMPT") {
-		t.Fatalf("tasks list:\n%s", out)
-	}
-	for i, l := range lines {
-		if n := utf8.RuneCountInString(l); n > 80 {
-			t.Errorf("line %d is %d columns: %q", i, n, l)
+	for _, js := range jsonAt[1:] {
+		if js != jsonAt[0] {
+			t.Errorf("--json changes with the width:\n%s\n%s", jsonAt[0], js)
 		}
 	}
-	for i, id := range []string{taskC, taskB, taskA} {
-		if l := lines[i+1]; !strings.HasPrefix(l, id+"  ") || !strings.Contains(l, "3m ago") || !strings.HasSuffix(l, "…") || !strings.Contains(l, "a prompt for") {
-			t.Errorf("row %d: %q", i+1, l)
+}
+
+// TestTaskTableNeverWraps: state, source and age columns as wide as they
+// get and prompts with newlines, tabs and wide characters still give
+// lines within the width, the id whole down to 40 columns.
+func TestTaskTableNeverWraps(t *testing.T) {
+	now := time.Now()
+	tasks := []apitype.Task{
+		{ID: "t_01m8t0000000000000000000aa", State: "waiting_approval", Source: "telegram", CreatedAt: now.Add(-49 * time.Hour),
+			Prompt: "修复 store 包里不稳定的测试，然后更新变更日志" + strings.Repeat("。", 80)},
+		{ID: "t_01m8t0000000000000000000ab", State: "budget_exhausted", Source: "schedule", CreatedAt: now,
+			Prompt: "line one\twith a tab\nline two"},
+	}
+	for _, width := range []int{40, 60, 80, 120, 160, 300} {
+		var b strings.Builder
+		writeTaskTable(&b, tasks, now, width)
+		lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("width %d: %d lines:\n%s", width, len(lines), b.String())
+		}
+		for i, l := range lines {
+			if n := utf8.RuneCountInString(l); n > width || strings.ContainsAny(l, "\t\r") {
+				t.Errorf("width %d: line %d is %d columns or holds a control character: %q", width, i, n, l)
+			}
+			if i > 0 && !strings.HasPrefix(l, tasks[i-1].ID+"  ") {
+				t.Errorf("width %d: the id is not whole: %q", width, l)
+			}
+		}
+		if width >= 120 && (!strings.Contains(lines[1], "telegram") || !strings.Contains(lines[2], "line one with a tab")) {
+			t.Errorf("width %d: a wide table lost a column or the prompt:\n%s", width, b.String())
+		}
+		if width == 300 && (strings.HasSuffix(lines[1], "…") || !strings.HasSuffix(lines[2], "line one with a tab …")) {
+			t.Errorf("width 300: a prompt that fits is cut, or a second line is not marked:\n%s", b.String())
 		}
 	}
 }

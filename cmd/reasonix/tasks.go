@@ -1,14 +1,20 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"reasonix/agent"
 	"reasonix/runner/apitype"
@@ -210,49 +216,110 @@ func tasksList(c *client.Client, state, source string, asJSON bool, stdout io.Wr
 		fmt.Fprintln(stdout, "no tasks")
 		return nil
 	}
-	writeTaskTable(stdout, page.Tasks, time.Now())
+	writeTaskTable(stdout, page.Tasks, time.Now(), columnsFor(stdout))
 	return nil
 }
 
-// tableWidth is the terminal width `tasks list` fits: gh's tables fit
-// the terminal, and 80 columns is the narrowest a person still uses.
-const tableWidth = 80
+// defaultColumns is the width a table fits when neither the terminal nor
+// COLUMNS says: 80 columns is the narrowest a person still uses.
+const defaultColumns = 80
 
-// writeTaskTable prints tasks one a line within tableWidth columns: the
-// id whole (it is what the other commands take), state, source and age
-// as they are, and the prompt's first line in what is left, cut short.
-func writeTaskTable(w io.Writer, tasks []apitype.Task, now time.Time) {
+// columnsFor is the width a table printed on w fits, as gh's do: the
+// terminal's when w is one, else $COLUMNS (a positive number), else
+// defaultColumns.
+func columnsFor(w io.Writer) int {
+	if f, ok := w.(*os.File); ok && isTerminal(w) {
+		if n := terminalColumns(f); n > 0 {
+			return n
+		}
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	return defaultColumns
+}
+
+// minPrompt is the narrowest prompt column worth showing: below it the
+// optional columns give way first.
+const minPrompt = 16
+
+// writeTaskTable prints tasks one a line within width columns, never
+// wrapping: the id whole (it is what the other commands take), state,
+// source and age as they are, and the prompt's first line in what is
+// left, cut short with "…". When the prompt would get less than
+// minPrompt columns, SOURCE and then CREATED are left out; a terminal
+// narrower still gets each line cut at its edge.
+func writeTaskTable(w io.Writer, tasks []apitype.Task, now time.Time, width int) {
 	header := []string{"ID", "STATE", "SOURCE", "CREATED"}
 	rows := make([][]string, len(tasks))
-	widths := make([]int, len(header))
-	for i, h := range header {
-		widths[i] = len(h)
-	}
 	for i, t := range tasks {
 		rows[i] = []string{t.ID, string(t.State), string(t.Source), age(now.Sub(t.CreatedAt))}
-		for j, v := range rows[i] {
-			widths[j] = max(widths[j], len(v))
-		}
 	}
 	const gap = 2
-	left := tableWidth
-	for _, n := range widths {
-		left -= n + gap
+	keep := []int{0, 1, 2, 3}
+	var widths []int
+	left := 0
+	for {
+		widths = make([]int, len(keep))
+		left = width
+		for k, col := range keep {
+			widths[k] = columns(header[col])
+			for _, r := range rows {
+				widths[k] = max(widths[k], columns(r[col]))
+			}
+			left -= widths[k] + gap
+		}
+		// SOURCE goes first, then CREATED; ID and STATE stay.
+		if left >= minPrompt || len(keep) <= 2 {
+			break
+		}
+		drop := 2
+		if !slices.Contains(keep, 2) {
+			drop = 3
+		}
+		keep = slices.DeleteFunc(keep, func(c int) bool { return c == drop })
 	}
-	left = max(left, 12) // a prompt shorter than this says nothing
 	line := func(cells []string, prompt string) {
 		var b strings.Builder
-		for j, v := range cells {
+		for k, col := range keep {
+			v := cells[col]
 			b.WriteString(v)
-			b.WriteString(strings.Repeat(" ", widths[j]-len(v)+gap))
+			b.WriteString(strings.Repeat(" ", widths[k]-columns(v)+gap))
 		}
-		b.WriteString(truncate(prompt, left-1))
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		if left > 0 {
+			b.WriteString(cut(prompt, left))
+		}
+		fmt.Fprintln(w, cut(strings.TrimRight(b.String(), " "), width))
 	}
 	line(header, "PROMPT")
 	for i, t := range tasks {
 		line(rows[i], firstLine(t.Prompt))
 	}
+}
+
+// columns is how many terminal columns s takes: one a rune (a wide
+// character is counted as one, so a line of them may fall short of the
+// edge, never past it once cut by cut).
+func columns(s string) int { return utf8.RuneCountInString(s) }
+
+// cut shortens s to at most n columns, its last one "…" when anything
+// was cut; control characters become spaces, so a prompt cannot move the
+// cursor or start a new line.
+func cut(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if n <= 0 {
+		return ""
+	}
+	if columns(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }
 
 // age is how long ago something happened, in gh's short form: "now",
@@ -275,17 +342,37 @@ func age(d time.Duration) string {
 // used: a longer log tells what its first maxFactEvents say.
 const maxFactEvents = 20000
 
+// usedInstructions is what `tasks show` says of the instruction files a
+// task's prompt held: each with its size, and the commit the
+// repository's were read at.
+type usedInstructions struct {
+	files  []string // "AGENTS.md (1.2 KB)", "user:AGENTS.md (120 B)", "pkg/CLAUDE.md (33.0 KB, cut)"
+	commit string   // short; "" when the files were read from a checkout as it is
+}
+
+// String is the line's text: "user:AGENTS.md (120 B), AGENTS.md (1.2 KB)
+// at commit 0123456789ab".
+func (u usedInstructions) String() string {
+	s := strings.Join(u.files, ", ")
+	if u.commit != "" {
+		s += " at commit " + u.commit
+	}
+	return s
+}
+
 // taskInstructions collects the instruction files t's runs used from its
 // events (none when they cannot be read: the line is then left out).
-func taskInstructions(c *client.Client, t apitype.Task) []string {
+func taskInstructions(c *client.Client, t apitype.Task) usedInstructions {
 	const batch = 1000
-	var out []string
+	var out usedInstructions
 	for after, n := int64(0), 0; n < maxFactEvents; {
 		evs, err := c.Events(context.Background(), t.ID, after, batch)
 		if err != nil {
 			return out
 		}
-		out = append(out, instructionsUsed(evs)...)
+		u := instructionsUsed(evs)
+		out.files = append(out.files, u.files...)
+		out.commit = cmp.Or(out.commit, u.commit)
 		n += len(evs)
 		if len(evs) < batch {
 			break
@@ -296,24 +383,31 @@ func taskInstructions(c *client.Client, t apitype.Task) []string {
 }
 
 // instructionsUsed lists the instruction files the "instructions" events
-// of evs name: "AGENTS.md", "user:AGENTS.md", "pkg/CLAUDE.md (cut)";
-// a skipped file is left out.
-func instructionsUsed(evs []apitype.Event) []string {
-	var out []string
+// of evs name with their sizes: "AGENTS.md (1.2 KB)", "user:AGENTS.md
+// (120 B)", "pkg/CLAUDE.md (33.0 KB, cut)"; a skipped file is left out.
+// The commit is the first run's (an event without "for").
+func instructionsUsed(evs []apitype.Event) usedInstructions {
+	var out usedInstructions
 	for _, e := range evs {
 		if e.Type != "instructions" {
 			continue
 		}
 		var p struct {
-			Files []struct {
+			Commit string `json:"commit"`
+			For    string `json:"for"`
+			Files  []struct {
 				Scope     string `json:"scope"`
 				Path      string `json:"path"`
+				Bytes     int    `json:"bytes"`
 				Truncated bool   `json:"truncated"`
 				Skipped   string `json:"skipped"`
 			} `json:"files"`
 		}
 		if json.Unmarshal(e.Payload, &p) != nil {
 			continue
+		}
+		if out.commit == "" && p.For == "" && p.Commit != "" {
+			out.commit = p.Commit[:min(len(p.Commit), 12)]
 		}
 		for _, f := range p.Files {
 			if f.Skipped != "" {
@@ -323,13 +417,25 @@ func instructionsUsed(evs []apitype.Event) []string {
 			if f.Scope == "user" {
 				name = "user:" + name
 			}
+			size := byteSize(f.Bytes)
 			if f.Truncated {
-				name += " (cut)"
+				size += ", cut"
 			}
-			out = append(out, name)
+			out.files = append(out.files, name+" ("+size+")")
 		}
 	}
 	return out
+}
+
+// byteSize says n bytes in the unit a person reads at a glance.
+func byteSize(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
 // timeFormat is how the CLI shows a time: in the local zone, named.
@@ -337,7 +443,7 @@ const timeFormat = "2006-01-02 15:04:05 MST"
 
 // printTask prints t, with its time split by where it was when the
 // service sent the split, and the instruction files its runs used.
-func printTask(w io.Writer, t apitype.Task, instructions []string) {
+func printTask(w io.Writer, t apitype.Task, instructions usedInstructions) {
 	fmt.Fprintf(w, "task      %s\nstate     %s\nsource    %s (%s)\ncreated   %s\nprompt    %s\n",
 		t.ID, t.State, t.Source, t.Requester, t.CreatedAt.Local().Format(timeFormat), t.Prompt)
 	if t.FinishedAt != nil {
@@ -346,8 +452,8 @@ func printTask(w io.Writer, t apitype.Task, instructions []string) {
 	if d := t.Durations; d != nil {
 		fmt.Fprintf(w, "time      %s\n", d)
 	}
-	if len(instructions) > 0 {
-		fmt.Fprintf(w, "instructions used  %s\n", strings.Join(instructions, ", "))
+	if len(instructions.files) > 0 {
+		fmt.Fprintf(w, "instructions used  %s\n", instructions)
 	}
 	if r := t.Result; r != nil {
 		if r.Branch != "" {

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,12 +21,21 @@ type approvalView struct {
 	// the viewer decide it.
 	MayDecide bool
 	Why       string // why the viewer may not decide, when they may not
+	// Budget is set for a budget card (an approval of tool "budget": the
+	// task spent its budget and asks for more): what "+" gives, as the
+	// chat's button says it. Its choices are allow_once (+ the same
+	// budget), deny (Stop) and stop_publish (Stop and publish what
+	// exists), decided through Service.Decide like any approval.
+	Budget string
 }
 
 func (d *Dashboard) approvalViews(ctx context.Context, list []store.Approval, p runner.Principal) []approvalView {
 	out := make([]approvalView, len(list))
 	for i, a := range list {
 		v := approvalView{Approval: a, Pending: a.State == store.ApprovalPending}
+		if a.Tool == budgetTool {
+			v.Budget = cmp.Or(d.svc.BudgetOffer(ctx, a), "the same budget")
+		}
 		var re *runner.Error
 		switch err := d.svc.MayDecide(ctx, p, a); {
 		case err == nil:
@@ -39,6 +49,9 @@ func (d *Dashboard) approvalViews(ctx context.Context, list []store.Approval, p 
 	}
 	return out
 }
+
+// budgetTool is the tool name of a budget card's approval record.
+const budgetTool = "budget"
 
 // approvalsPage shows pending approvals first (soonest deadline first),
 // then the most recent decisions.

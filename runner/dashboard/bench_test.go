@@ -93,7 +93,9 @@ func BenchmarkTasksPage(b *testing.B) {
 }
 
 // BenchmarkTaskPage is the server time of a task page whose task has 2,000
-// events (the page shows the first 500 and links on).
+// events (the page shows the first 500 and links on): the instruction
+// files its prompt held, a pull request's CI with checks, then 1,998
+// calls' starts and ends.
 func BenchmarkTaskPage(b *testing.B) {
 	st, h, req := benchDash(b, 1)
 	ctx := context.Background()
@@ -102,7 +104,18 @@ func BenchmarkTaskPage(b *testing.B) {
 		b.Fatal(err)
 	}
 	id := page.Tasks[0].ID
-	for i := range 2000 {
+	for _, ev := range []struct {
+		typ     string
+		payload string
+	}{
+		{"instructions", `{"commit":"0123456789abcdef","files":[{"scope":"user","path":"AGENTS.md","bytes":900},{"scope":"project","path":"AGENTS.md","bytes":12000}]}`},
+		{"ci_updated", `{"state":"waiting","commit":"0123456789abcdef","pr":{"url":"https://forge.test/p/1","number":1},"checks":[{"name":"build","state":"success","url":"https://ci.test/1"},{"name":"test","state":"pending"}]}`},
+	} {
+		if _, err := st.AppendEvent(ctx, id, ev.typ, []byte(ev.payload)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 1998 {
 		typ, payload := "tool_finished", map[string]any{"tool": "bash", "result": fmt.Sprintf("line %d of output\n", i), "step": i}
 		if i%2 == 0 {
 			typ, payload = "tool_started", map[string]any{"tool": "bash", "args": `{"command":"go test ./..."}`, "step": i}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -32,7 +34,9 @@ import (
 // without a reload, its Cancel button giving way to Resume, while the task
 // list open in another tab follows it to succeeded on its own; the command's
 // output and the answer, both full of markup, show as text and run nothing; the schedules,
-// webhook deliveries and nodes pages show what the store holds; no page logs an error, breaks the CSP or requests
+// webhook deliveries and nodes pages show what the store holds; a task waiting for CI shows its
+// pull request's checks and follows a check's change live; the memory page lists the memories and
+// forgets one; neither page scrolls sideways on a phone or a desktop; no page logs an error, breaks the CSP or requests
 // anything from elsewhere. Screenshots go to the test's artifact directory
 // (go test -artifacts keeps them).
 //
@@ -51,7 +55,8 @@ func TestBrowser(t *testing.T) {
 	set.Runner.MaxConcurrentTasks = 2
 	set.Schedules = []config.Schedule{{Name: "nightly", Cron: "0 3 1 1 *", Timezone: "Europe/Berlin", Prompt: "update deps",
 		Overlap: config.OverlapSkip, CatchUp: config.CatchUpLatest, MaxFailures: 3}}
-	e := newEnvWith(t, &slowAfterFirst{Provider: hostileOutput(), delay: 3 * time.Second}, set,
+	e := newEnvWith(t, &byPrompt{word: "ship the fix", to: agenttest.NewScriptedProvider(agenttest.Turn{Text: "shipped"}),
+		Provider: &slowAfterFirst{Provider: hostileOutput(), delay: 3 * time.Second}}, set,
 		[]config.Webhook{{Name: "ci", Kind: "github"}})
 	for _, d := range []store.Delivery{
 		{Webhook: "ci", DeliveryID: "d-1", Event: "check_run.completed", Outcome: store.DeliveryAccepted, Status: 202},
@@ -74,17 +79,43 @@ func TestBrowser(t *testing.T) {
 	if _, err := e.st.AppendEvent(t.Context(), taskID, string(goals.EventFleetUpdated), fleet); err != nil {
 		t.Fatal(err)
 	}
+	// A task waiting for its pull request's CI, one check still pending:
+	// the page shows the checks and follows them live when the browser
+	// script asks (ctl's /ci) for the pending one to fail.
+	prTask := e.finished("ship the fix")
+	longName := "integration-tests-on-every-supported-platform-" + strings.Repeat("x", 60)
+	e.waitCI(prTask.ID, store.StateSucceeded, prWithCI(store.CIWaiting,
+		store.CICheck{Name: "build", State: "success", URL: "https://ci.test/build/1"},
+		store.CICheck{Name: longName, State: "pending", URL: "https://ci.test/it/2"}))
+	ctl := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.waitCI(prTask.ID, store.StateWaitingCI, prWithCI(store.CIFixing,
+			store.CICheck{Name: "build", State: "success", URL: "https://ci.test/build/1"},
+			store.CICheck{Name: longName, State: "failure", URL: "https://ci.test/it/2"}))
+	}))
+	defer ctl.Close()
+	// Memories: a workspace's with a long unbroken word (a phone must not
+	// scroll sideways for it), and one of a person's.
+	for _, m := range []store.NewMemory{
+		{Scope: store.MemoryScope{Kind: store.MemoryWorkspace, Name: "repo"}, By: "token:alice", TaskID: taskID,
+			Text: "CI logs live at https://ci.example.com/" + strings.Repeat("very-long-path-segment/", 8) + " — read them before retrying"},
+		{Scope: store.MemoryScope{Kind: store.MemoryUser, Name: "token:bob"}, By: "token:bob", Text: "bob reviews <b>docs</b> changes"},
+	} {
+		if _, _, err := e.st.AddMemory(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
 	code, err := e.st.CreateLoginCode(t.Context(), "alice", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	shots := t.ArtifactDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 180*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "browser.mjs")
 	cmd.Dir = "e2e"
 	cmd.Env = append(os.Environ(), "DASH_URL="+e.srv.URL, "DASH_SHOTS="+shots, "DASH_TASK="+taskID,
 		"DASH_APPROVER_TOKEN="+bob, "DASH_CHROMIUM="+chromium, "DASH_NODE="+e.svc.Node(),
+		"DASH_PR_TASK="+prTask.ID, "DASH_CTL="+ctl.URL,
 		"DASH_REQUESTER_LINK="+e.srv.URL+"/login/link?code="+url.QueryEscape(code))
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -97,7 +128,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatal("the browser script did not finish")
 	}
 	for _, f := range []string{"login-link.png", "fleet.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-desktop.png", "task-dark.png",
-		"schedules.png", "webhooks.png", "nodes.png"} {
+		"schedules.png", "webhooks.png", "nodes.png", "pr-checks.png", "pr-checks-desktop.png", "memories.png", "memories-desktop.png"} {
 		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("screenshot %s: %v", f, err)
 		}
@@ -130,6 +161,26 @@ func browserDeps(t testing.TB) (node, chromium string) {
 		testenv.Missing(t, testenv.Chromium, "playwright-core is not installed: run `npm ci` in runner/dashboard/e2e")
 	}
 	return node, chromium
+}
+
+// byPrompt sends a task whose first message holds word to its own
+// provider, every other to the embedded one.
+type byPrompt struct {
+	agent.Provider
+	word string
+	to   agent.Provider
+}
+
+func (p *byPrompt) Stream(ctx context.Context, req agent.Request) (<-chan agent.Chunk, error) {
+	for _, m := range req.Messages {
+		if m.Role == agent.RoleUser {
+			if strings.Contains(m.Content, p.word) {
+				return p.to.Stream(ctx, req)
+			}
+			break
+		}
+	}
+	return p.Provider.Stream(ctx, req)
 }
 
 // slowAfterFirst delays every model call but the first.

@@ -1,5 +1,6 @@
 // Package dashboard is the web dashboard `reasonix serve` shows at /: tasks,
-// a task's live progress, approvals, schedules and nodes, for a person
+// a task's live progress (its pull request's checks too), approvals (budget
+// cards included), schedules, nodes and what tasks remember, for a person
 // signed in as a principal. Pages are rendered on the server with
 // html/template; the little JavaScript there is (local times, countdowns,
 // live events) and the CSS are embedded, so the binary needs nothing at run
@@ -129,6 +130,8 @@ func New(cfg Config) (*Dashboard, error) {
 	page("GET /webhooks", d.webhooksPage)
 	page("GET /grants", d.grantsPage)
 	page("POST /grants/{id}/revoke", d.revokeGrant)
+	page("GET /memories", d.memoriesPage)
+	page("POST /memories/{id}/forget", d.forgetMemory)
 	d.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		d.problem(w, r, nil, http.StatusNotFound, "There is no such page.")
 	})

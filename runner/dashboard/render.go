@@ -66,7 +66,7 @@ var funcs = template.FuncMap{
 
 func (d *Dashboard) parseTemplates() error {
 	d.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "loginlink", "problem", "tasks", "task", "approvals", "schedules", "nodes", "webhooks", "step", "grants"} {
+	for _, name := range []string{"login", "loginlink", "problem", "tasks", "task", "approvals", "schedules", "nodes", "webhooks", "step", "grants", "memories"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("dashboard: template %s: %w", name, err)
@@ -83,7 +83,7 @@ func (d *Dashboard) parseTemplates() error {
 
 // titles are the pages' titles; a page not listed is titled by its name.
 var titles = map[string]string{"tasks": "Tasks", "task": "Task", "approvals": "Approvals", "schedules": "Schedules",
-	"nodes": "Nodes", "webhooks": "Webhooks", "step": "Step", "login": "Sign in", "loginlink": "Sign in", "problem": "Problem"}
+	"nodes": "Nodes", "webhooks": "Webhooks", "memories": "Memory", "grants": "Grants", "step": "Step", "login": "Sign in", "loginlink": "Sign in", "problem": "Problem"}
 
 // maxPendingCounted bounds the pending approvals counted for the
 // navigation; more show as "500+".

@@ -69,12 +69,13 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 	data := map[string]any{
 		"Task": t, "Row": rowOf(t, time.Now()), "Last": last, "More": more, "Tab": tab, "CSRF": s.csrf,
 		"Head": headerOf(t, all, time.Now()), "EventCount": len(all), "Files": filesOf(resultStat(t)),
-		"MayControl": s.principal.MayControl(t) == nil, "Terminal": terminal(t.State),
+		"MayControl": s.principal.MayControl(t) == nil, "Terminal": terminal(t.State), "PR": prOf(t, all),
 	}
 	switch tab {
 	case "story":
 		data["Turns"], data["Plan"], data["Fleets"] = conversation(evs), planOf(all), fleetsOf(all)
 		data["Deliverables"] = deliverablesOf(t, all)
+		data["Instructions"] = instructionsOf(all)
 		data["Approvals"] = d.approvalViews(r.Context(), aps, s.principal)
 	case "diff":
 		var previews []string
@@ -262,7 +263,14 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request, s *session) {
 func (d *Dashboard) liveEvent(ev store.Event, steps, story bool) ([]byte, error) {
 	var buf bytes.Buffer
 	msg := map[string]any{"seq": ev.Seq, "type": ev.Type}
-	if s, ok := fleetOf(ev); ok {
+	if ev.Type == "ci_updated" {
+		// The pull request's checks, wherever the page is: a task waiting
+		// for CI changes nothing else while they run.
+		if err := d.eventTmpl.ExecuteTemplate(&buf, "pr", prFromEvent(ev)); err != nil {
+			return nil, err
+		}
+		msg["pr"] = buf.String()
+	} else if s, ok := fleetOf(ev); ok {
 		if err := d.eventTmpl.ExecuteTemplate(&buf, "fleet", layoutFleet(s)); err != nil {
 			return nil, err
 		}

@@ -15,7 +15,7 @@ const env = (k) => {
 };
 const base = env("DASH_URL"), shots = env("DASH_SHOTS"), taskID = env("DASH_TASK");
 const approverToken = env("DASH_APPROVER_TOKEN"), requesterLink = env("DASH_REQUESTER_LINK");
-const node = env("DASH_NODE");
+const node = env("DASH_NODE"), prTask = env("DASH_PR_TASK"), ctl = env("DASH_CTL");
 const profile = mkdtempSync(join(tmpdir(), "rx-chromium-"));
 const problems = [];
 // Console errors a step provokes on purpose (a refused request logs one).
@@ -114,6 +114,53 @@ try {
   check((await self.locator("td[data-running]").textContent()).startsWith("0/"), "the waiting task holds no worker on it");
   check((await page.locator("[data-work=waiting_approval]").textContent()) === "1 waiting for approval", "it is counted as waiting instead");
   await page.screenshot({ path: join(shots, "nodes.png"), fullPage: true });
+
+  step("a task waiting for CI shows its pull request and checks, and follows a check live");
+  const noOverflow = async (p, what) => check(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+    what + " has no horizontal overflow");
+  await page.goto(base + "/tasks/" + prTask);
+  check((await page.locator("h1 [data-state]").textContent()) === "waiting_ci", "the task waits for CI");
+  const pr = page.locator("#pr");
+  check(await pr.getByRole("link", { name: "#12" }).getAttribute("href") === "https://forge.test/acme/app/pull/12", "the PR is linked");
+  check((await pr.locator(".ci").textContent()).includes("CI waiting · 1/2 passing"), "the CI state counts the passing checks");
+  check(await pr.getByRole("link", { name: "build" }).getAttribute("href") === "https://ci.test/build/1", "a check links to its page");
+  check((await pr.locator("li.ck-pending").textContent()).includes("pending"), "the pending check says so");
+  check(await page.getByRole("button", { name: "Cancel" }).isVisible(), "a task waiting for CI may be cancelled");
+  await noOverflow(page, "the PR's checks on a phone");
+  await page.screenshot({ path: join(shots, "pr-checks.png"), fullPage: true });
+  let prNavigations = 0;
+  page.on("framenavigated", (f) => { if (f === page.mainFrame()) prNavigations++; });
+  await page.locator("#live:not([hidden])").waitFor({ timeout: 10000 });
+  check((await fetch(ctl + "/ci")).ok, "the check's change was recorded");
+  await pr.locator("li.ck-failure").waitFor({ timeout: 10000 });
+  check((await pr.locator(".ci").textContent()).includes("CI fixing · 1/2 passing"), "the CI state followed live");
+  check(prNavigations === 0, "the checks changed without a reload");
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await noOverflow(page, "the PR's checks on a desktop");
+  await page.screenshot({ path: join(shots, "pr-checks-desktop.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+
+  step("the memory page lists what tasks remember and forgets one");
+  await page.goto(base + "/");
+  await page.getByRole("link", { name: "Memory" }).click();
+  await page.waitForURL(base + "/memories");
+  const wsMemory = page.locator("#memory-list tbody tr", { hasText: "CI logs live at" });
+  check(await wsMemory.isVisible(), "the workspace memory is listed");
+  check((await wsMemory.locator("td[data-label=Scope]").textContent()).includes("workspace:repo"), "with its scope");
+  check((await wsMemory.locator("td[data-label='Saved by']").textContent()) === "token:alice", "who saved it");
+  check(await wsMemory.locator(`a[href="/tasks/${taskID}"]`).isVisible(), "and the task it came from");
+  check(await page.getByText("bob reviews <b>docs</b> changes").isVisible(), "markup in a memory shows as text");
+  await noOverflow(page, "the memory page on a phone");
+  await page.screenshot({ path: join(shots, "memories.png"), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await noOverflow(page, "the memory page on a desktop");
+  await page.screenshot({ path: join(shots, "memories-desktop.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await Promise.all([page.waitForNavigation(), wsMemory.getByRole("button", { name: "Forget" }).click()]);
+  check(await page.locator("#memory-list tbody tr", { hasText: "CI logs live at" }).count() === 0, "the forgotten memory is gone");
+  await page.getByLabel("include forgotten").check();
+  await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Show" }).click()]);
+  check((await page.locator("tr.forgotten").textContent()).includes("forgotten by token:bob"), "include forgotten shows who forgot it");
   await page.goto(base + "/");
 
   step("he opens the task and clicks Allow once; the page, its state and its actions follow the task live");
@@ -179,8 +226,6 @@ try {
   check(durations.includes("ran ") && durations.includes("for approval"), "the time is split into running and waiting: " + durations);
   check(await page.locator("#story li.call", { hasText: "ran echo" }).first().isVisible(), "the call reads in plain words");
   check(await page.locator("#events").count() === 0, "the raw log is not on the story");
-  const noOverflow = async (p, what) => check(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
-    what + " has no horizontal overflow");
   await noOverflow(page, "the story on a phone");
   await page.screenshot({ path: join(shots, "task-done.png"), fullPage: true });
   await list.locator(`tr:has(a[href="/tasks/${taskID}"]) td[data-label=State]`, { hasText: "succeeded" }).waitFor({ timeout: 10000 });

@@ -48,7 +48,7 @@ var FINAL = ["succeeded", "failed", "blocked", "cancelled", "interrupted", "budg
 // LIVE are the states a task may be cancelled in; in any other it may be
 // resumed (the server's terminal() is the same split). The server still
 // refuses a wrong action: this only keeps the page from offering one.
-var LIVE = ["queued", "running", "waiting_approval"];
+var LIVE = ["queued", "running", "waiting_approval", "waiting_ci"];
 
 // followState shows the Cancel or the Resume form as the task's state
 // allows (the forms are there only for who may control the task).
@@ -75,7 +75,7 @@ function swapFrom(html, ids) {
 function refreshHead() {
   fetch(location.href, { headers: { Accept: "text/html" } }).then(function (r) {
     return r.ok && !r.redirected ? r.text() : null;
-  }).then(function (html) { if (html !== null) swapFrom(html, ["head", "approvals"]); }).catch(function () {});
+  }).then(function (html) { if (html !== null) swapFrom(html, ["head", "pr", "approvals"]); }).catch(function () {});
 }
 
 // addToStory puts a conversation line in its turn: a call's end replaces
@@ -120,7 +120,10 @@ function live(task) {
   src.onerror = function () { dot.hidden = true; };
   src.onmessage = function (m) {
     var ev = JSON.parse(m.data);
-    if (ev.fleet) {
+    if (ev.pr !== undefined) {
+      var pr = document.getElementById("pr");
+      if (pr) { pr.innerHTML = ev.pr; localTimes(pr); }
+    } else if (ev.fleet) {
       var old = document.getElementById("fleet-" + ev.fleet_id), fleets = document.getElementById("fleets");
       if (old) old.outerHTML = ev.fleet;
       else if (fleets) { fleets.insertAdjacentHTML("beforeend", ev.fleet); fleets.parentElement.hidden = false; }

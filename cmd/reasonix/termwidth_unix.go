@@ -1,0 +1,19 @@
+//go:build linux || darwin || freebsd || openbsd || netbsd
+
+package main
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// terminalColumns is the width of the terminal f is, 0 when it is not one
+// or does not say.
+func terminalColumns(f *os.File) int {
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
+}
