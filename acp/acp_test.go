@@ -514,3 +514,43 @@ func TestCustomCommandsAreOfferedAndExpanded(t *testing.T) {
 		t.Errorf("the model got %+v, want the rendered command", reqs)
 	}
 }
+
+// TestCheckoutSkillsReachTheSession: an editor session gets its checkout's
+// skills as `reasonix run` does: listed in the system prompt, offered and
+// expanded as commands.
+func TestCheckoutSkillsReachTheSession(t *testing.T) {
+	c := newClient(t, agenttest.Turn{Text: "released"})
+	c.initialize()
+	cwd := t.TempDir()
+	dir := filepath.Join(cwd, ".reasonix", "skills", "release")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	body := "---\ndescription: cut a release\n---\nTag version $1 and write the notes.\n"
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := c.newSession(cwd)
+	if got := c.prompt(id, "/release v1.2"); got != "end_turn" {
+		t.Fatal(got)
+	}
+	var offered string
+	for _, u := range c.seen(id) {
+		if u.Kind == "available_commands_update" {
+			offered = string(u.Raw)
+		}
+	}
+	if !strings.Contains(offered, `"name":"release"`) {
+		t.Errorf("available_commands_update = %s, want the skill offered", offered)
+	}
+	reqs := c.prov.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("requests = %d, want 1", len(reqs))
+	}
+	if got := reqs[0].Messages[len(reqs[0].Messages)-1].Content; got != "Tag version v1.2 and write the notes." {
+		t.Errorf("the model got %q, want the rendered skill", got)
+	}
+	if sys := reqs[0].Messages[0].Content; !strings.Contains(sys, "release") || !strings.Contains(sys, "cut a release") {
+		t.Errorf("the system prompt does not list the skill:\n%s", sys)
+	}
+}

@@ -38,6 +38,8 @@ type live struct {
 	plugins []config.Plugin
 	// commands are the workspace's custom commands.
 	commands *recipe.Commands
+	// skills are the checkout's skills, read when the session opened.
+	skills *recipe.Skills
 
 	mu    sync.Mutex
 	meta  meta
@@ -192,6 +194,16 @@ func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, histo
 		ctl: controls{mode: modeNormal, model: a.cfg.Model, workMode: a.cfg.WorkMode, posture: a.cfg.Posture}}
 	l.usage.prices = session.NewPrices(a.cfg.Settings)
 	l.commands, _ = recipe.LoadDirs(a.cfg.Settings.Home(), m.Cwd)
+	// The editor's own checkout: its skills are the person's, as for
+	// `reasonix run`; each is also a command (a command file of the same
+	// name wins).
+	l.skills = session.CheckoutSkills(a.cfg.Settings.Home(), &a.cfg.Settings.Skills, m.Cwd)
+	l.skills.Commands(l.commands)
+	if !a.cfg.Settings.Skills.SuppressWarnings {
+		for _, w := range l.skills.Warnings {
+			a.cfg.Logger.Warn("acp: skill skipped", "problem", w.String())
+		}
+	}
 	sess, ag, err := l.build(ctx, l.ctl, history, nil)
 	if err != nil {
 		f.Close()
@@ -217,7 +229,6 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 	if ctl.effort != "" {
 		model.Effort = ctl.effort
 	}
-	_, profiles := recipe.LoadDirs(set.Home(), l.cwd)
 	// The editor's MCP servers' env and header values are secrets like
 	// the configured plugins': masked in every tool's output.
 	secrets := session.Secrets(set)
@@ -241,7 +252,7 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 		Plugins:  mergePlugins(set.Plugins, l.plugins),
 		Observer: l.observe,
 		Logger:   a.cfg.Logger,
-		Profiles: profiles,
+		Skills:   l.skills, // and the sub-agent profiles among them
 		// The editor's own checkout: its files are the person's.
 		Instructions:    session.CheckoutInstructions(set.Home(), l.cwd).Text,
 		DirInstructions: session.CheckoutDirInstructions(l.cwd),
