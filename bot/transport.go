@@ -70,6 +70,16 @@ type Direct interface {
 	DirectChannel(ctx context.Context, team, user string) (string, error)
 }
 
+// Members is the optional transport behaviour of telling whether a user
+// is a member of a channel or group: an approval request asked in a
+// channel one of its approvers is not in also goes to that approver (see
+// bot/relay). Slack reads conversations.members (paged; the member list
+// is cached a while), Telegram getChatMember (left, kicked or unknown to
+// the chat: not a member). An error means the answer is unknown.
+type Members interface {
+	IsMember(ctx context.Context, channel, team, user string) (bool, error)
+}
+
 // Pacer is the optional transport behaviour of asking for a wider spacing
 // of writes in some channels than the relay's default (Telegram groups).
 type Pacer interface {

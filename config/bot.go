@@ -41,6 +41,20 @@ type Bot struct {
 	// the announcements of schedules that paused themselves or keep
 	// failing; "" announces them only to the schedule's notify target.
 	AlertsChannel string `toml:"alerts_channel"`
+	// ApprovalRemind is how often a request without a deadline
+	// (approval_ttl = "none") is reminded of, in the task's thread and
+	// under each copy, until it is decided or the task cancelled; 0 means
+	// DefaultApprovalRemind. A request with a deadline is reminded of once,
+	// at half of it, whatever this says.
+	ApprovalRemind time.Duration `toml:"approval_remind"`
+}
+
+// Remind is ApprovalRemind with its default applied.
+func (b Bot) Remind() time.Duration {
+	if b.ApprovalRemind <= 0 {
+		return DefaultApprovalRemind
+	}
+	return b.ApprovalRemind
 }
 
 // AlertsChannelOf is the alerts channel of transport, "" for none.
@@ -190,8 +204,8 @@ type BotRoute struct {
 	Goal      bool            `toml:"goal"`
 	PlanFirst bool            `toml:"plan_first"`
 	// ApprovalTTL is how long approval requests of tasks relayed in the
-	// channel wait for an answer; 0 means [runner] approval_ttl.
-	ApprovalTTL time.Duration `toml:"approval_ttl"`
+	// channel wait for an answer; 0 means [runner] approval_ttl, NoTTL no deadline.
+	ApprovalTTL TTL `toml:"approval_ttl"`
 }
 
 // SlackMode is Mode with its default applied.
@@ -223,6 +237,9 @@ func (b *Bot) Route(transport, channel string) *BotRoute {
 func (b *Bot) validate(c *Config, p *problems) {
 	if b.MaxPostsPerTask != 0 {
 		checkRange(p, c.origins["bot.max_posts_per_task"], "bot.max_posts_per_task", b.MaxPostsPerTask, 1, 10000)
+	}
+	if b.ApprovalRemind != 0 && (b.ApprovalRemind < MinApprovalRemind || b.ApprovalRemind > MaxApprovalRemind) {
+		p.add(c.origins["bot.approval_remind"], "bot.approval_remind", "must be a duration from \"1m\" to \"168h\", such as \"4h\" (got %s)", b.ApprovalRemind)
 	}
 	s, src := &b.Slack, c.origins["bot.slack"]
 	checkEnvName(p, src, "bot.slack.bot_token_env", s.BotTokenEnv)

@@ -60,7 +60,7 @@ func Default() *Config {
 		Runner: Runner{
 			MaxConcurrentTasks: DefaultMaxConcurrentTasks,
 			TaskTimeout:        DefaultTaskTimeout,
-			ApprovalTTL:        DefaultApprovalTTL,
+			ApprovalTTL:        TTL(DefaultApprovalTTL),
 			StallAfter:         DefaultStallAfter,
 			BudgetWarn:         DefaultBudgetWarn,
 		},

@@ -218,6 +218,7 @@ var durationKeys = [][]string{
 	{"runner", "task_timeout"},
 	{"runner", "approval_ttl"},
 	{"runner", "stall_after"},
+	{"bot", "approval_remind"},
 }
 
 func (l *loader) readTOML(path string, required bool) {

@@ -21,7 +21,7 @@ func TestLoadDefaultsWhenNothingExists(t *testing.T) {
 		c.Agent.Temperature != nil || c.Tools.BashTimeoutSeconds != 120 || c.Tools.MCPStartupTimeoutSeconds != 30 ||
 		c.Tools.MCPCallTimeoutSeconds != 300 || c.Permissions.Mode != "ask" || c.Permissions.Posture != "ask" ||
 		c.Sandbox.Bash != "auto" || c.Store.Driver != "sqlite" || c.Runner.MaxConcurrentTasks != 4 ||
-		c.Runner.TaskTimeout != 2*time.Hour || c.Runner.ApprovalTTL != 30*time.Minute ||
+		c.Runner.TaskTimeout != 2*time.Hour || c.Runner.ApprovalTTL != TTL(30*time.Minute) ||
 		c.Serve.Addr != "127.0.0.1:8080" {
 		t.Errorf("defaults not applied: %+v", c)
 	}

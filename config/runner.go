@@ -21,7 +21,7 @@ type Runner struct {
 	MaxConcurrentTasks int           `toml:"max_concurrent_tasks"` // per node; default 4
 	TaskTimeout        time.Duration `toml:"task_timeout"`         // default "2h"
 	KeepWorkspaces     bool          `toml:"keep_workspaces"`      // keep worktrees after a task ends
-	ApprovalTTL        time.Duration `toml:"approval_ttl"`         // unanswered approvals deny after this; default "30m", max "24h"
+	ApprovalTTL        TTL           `toml:"approval_ttl"`         // unanswered approvals deny after this; default "30m", max "24h"; "none": no deadline
 	MaxToolCalls       int           `toml:"max_tool_calls"`       // per task; 0 = off
 	MaxTokens          int           `toml:"max_tokens"`           // per task; 0 = off
 	MaxCostPerTask     float64       `toml:"max_cost_per_task"`    // USD per task run, priced calls only; 0 = off
@@ -38,15 +38,6 @@ type Runner struct {
 	RequireSecondApprover bool `toml:"require_second_approver"`
 }
 
-// checkEntryTTL checks an entry's own approval_ttl: unset (0), or a
-// duration string from 1m to MaxApprovalTTL (a bare integer would be
-// nanoseconds, which no one means).
-func checkEntryTTL(p *problems, source, field string, d time.Duration) {
-	if d != 0 && (d < time.Minute || d > MaxApprovalTTL) {
-		p.add(source, field, "must be a duration from \"1m\" to \"24h\" (got %s)", d)
-	}
-}
-
 // Validate checks r as Load does, for a Runner built in code: the runner's
 // constructor calls it, so a value Load refuses is refused there too, with
 // the same message.
@@ -61,8 +52,8 @@ func (r *Runner) validate(c *Config, p *problems) {
 	if r.TaskTimeout <= 0 {
 		p.add(c.origins["runner.task_timeout"], "runner.task_timeout", "must be positive (got %s)", r.TaskTimeout)
 	}
-	if r.ApprovalTTL <= 0 || r.ApprovalTTL > MaxApprovalTTL {
-		p.add(c.origins["runner.approval_ttl"], "runner.approval_ttl", "must be positive and at most 24h (got %s)", r.ApprovalTTL)
+	if !r.ApprovalTTL.None() && (r.ApprovalTTL <= 0 || r.ApprovalTTL > TTL(MaxApprovalTTL)) {
+		p.add(c.origins["runner.approval_ttl"], "runner.approval_ttl", "must be positive and at most 24h, or \"none\" (got %s)", r.ApprovalTTL)
 	}
 	if r.StallAfter != 0 && (r.StallAfter < time.Minute || r.StallAfter > 24*time.Hour) {
 		p.add(c.origins["runner.stall_after"], "runner.stall_after", "must be between 1m and 24h (got %s)", r.StallAfter)

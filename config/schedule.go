@@ -2,7 +2,6 @@ package config
 
 import (
 	"strings"
-	"time"
 
 	"reasonix/internal/cronspec"
 	"reasonix/internal/posture"
@@ -61,8 +60,8 @@ type Schedule struct {
 	// row; default DefaultMaxFailures.
 	MaxFailures int `toml:"max_failures"`
 	// ApprovalTTL is how long its runs' approval requests wait for an
-	// answer; 0 means [runner] approval_ttl.
-	ApprovalTTL time.Duration `toml:"approval_ttl"`
+	// answer; 0 means [runner] approval_ttl, NoTTL no deadline.
+	ApprovalTTL TTL `toml:"approval_ttl"`
 
 	// Source is the file that declared the entry.
 	Source string `toml:"-"`

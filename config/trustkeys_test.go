@@ -118,6 +118,7 @@ var untrustedKeyTable = map[string]TrustRule{
 	"bot.slack.slash_command":           Refused,
 	"bot.global_approvers":              Refused,
 	"bot.approvals_channel":             Refused,
+	"bot.approval_remind":               Refused,
 	"bot.alerts_channel":                Refused,
 	"bot.slack.mention_approvers":       Refused,
 	"bot.slack.ack_reaction":            Refused,
@@ -319,7 +320,7 @@ func tomlFor(t reflect.Type, path []string, table string, value func(reflect.Typ
 }
 
 func sampleValue(t reflect.Type) (string, bool) {
-	if t == reflect.TypeOf(time.Duration(0)) {
+	if t == reflect.TypeOf(time.Duration(0)) || t == reflect.TypeOf(TTL(0)) {
 		return `"1h"`, true
 	}
 	switch t.Kind() {

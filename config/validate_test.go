@@ -71,7 +71,7 @@ func TestValidateRules(t *testing.T) {
 		{"dsn env name", "[store]\ndsn_env = \"postgres://u:p@h/db\"", `store.dsn_env: must be the NAME`},
 		{"runner tasks", "[runner]\nmax_concurrent_tasks = 0", `runner.max_concurrent_tasks: must be between 1 and 1024`},
 		{"task timeout", "[runner]\ntask_timeout = \"0s\"", `runner.task_timeout: must be positive`},
-		{"approval ttl max", "[runner]\napproval_ttl = \"25h\"", `runner.approval_ttl: must be positive and at most 24h (got 25h0m0s)`},
+		{"approval ttl max", "[runner]\napproval_ttl = \"25h\"", `runner.approval_ttl: must be positive and at most 24h, or "none" (got 25h0m0s)`},
 		{"max tool calls", "[runner]\nmax_tool_calls = -1", `runner.max_tool_calls: must not be negative`},
 		{"max tokens", "[runner]\nmax_tokens = -1", `runner.max_tokens: must not be negative`},
 		{"max cost", "[runner]\nmax_cost_per_task = -0.5", `runner.max_cost_per_task: must be a non-negative amount of USD`},

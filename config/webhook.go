@@ -2,7 +2,6 @@ package config
 
 import (
 	"strings"
-	"time"
 
 	"reasonix/internal/posture"
 )
@@ -56,8 +55,8 @@ type Webhook struct {
 	Posture posture.Posture `toml:"posture"`
 	Notify  []NotifyTarget  `toml:"notify"`
 	// ApprovalTTL is how long its tasks' approval requests wait for an
-	// answer; 0 means [runner] approval_ttl.
-	ApprovalTTL time.Duration `toml:"approval_ttl"`
+	// answer; 0 means [runner] approval_ttl, NoTTL no deadline.
+	ApprovalTTL TTL `toml:"approval_ttl"`
 
 	// Source is the file that declared the entry.
 	Source string `toml:"-"`

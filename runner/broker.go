@@ -87,6 +87,7 @@ func (b *broker) Approve(ctx context.Context, req policy.Request) (policy.Answer
 	if err != nil {
 		return policy.Answer{}, err
 	}
+	expires, none := s.deadlineOf(b.task)
 	a, err = s.st.CreateApproval(ctx, store.NewApproval{
 		TaskID:      b.task.ID,
 		Instructors: instructors,
@@ -97,7 +98,8 @@ func (b *broker) Approve(ctx context.Context, req policy.Request) (policy.Answer
 		Requester:   b.task.Requester,
 		Approvers:   b.task.Approvers,
 		Scopes:      req.Scopes,
-		ExpiresAt:   s.now().Add(s.approvalTTLOf(b.task)),
+		ExpiresAt:   expires,
+		NoDeadline:  none,
 	})
 	if err != nil {
 		return policy.Answer{}, err
@@ -140,11 +142,16 @@ func (s *Service) decided(ctx context.Context, taskID, hash string) (a store.App
 
 // approvalPayload is the event a chat relay renders as an approval request.
 func approvalPayload(a store.Approval, reason string) map[string]any {
-	return map[string]any{
+	p := map[string]any{
 		"approval_id": a.ID, "tool": a.Tool, "subject": a.Subject, "preview": a.Preview,
 		"reason": reason, "scopes": a.Scopes, "approvers": a.Approvers, "call_hash": a.CallHash, "instructors": a.Instructors,
 		"expires_at": a.ExpiresAt, "always_scope": SuggestedScope(a.Scopes), // what Allow always grants
 	}
+	if a.NoDeadline() {
+		delete(p, "expires_at") // not a zero time a reader could take for one
+		p["no_deadline"] = true
+	}
+	return p
 }
 
 // callPreview shows what the call will do: the command for a shell call, a

@@ -190,6 +190,7 @@ func (s *Service) parkOnBudget(ctx context.Context, r *run, o outcome) (store.Ap
 		return store.Approval{}, false
 	}
 	reason := session.Reason(o.code)
+	expires, none := s.deadlineOf(t)
 	a, err := s.st.CreateApproval(ctx, store.NewApproval{
 		TaskID:      t.ID,
 		Instructors: instructors,
@@ -199,7 +200,8 @@ func (s *Service) parkOnBudget(ctx context.Context, r *run, o outcome) (store.Ap
 		Preview:     s.redact.String(card.text(reason)),
 		Requester:   t.Requester,
 		Approvers:   t.Approvers,
-		ExpiresAt:   s.now().Add(s.approvalTTLOf(t)),
+		ExpiresAt:   expires,
+		NoDeadline:  none,
 	})
 	if err != nil {
 		s.log.Warn("runner: the budget card could not be recorded; the task ends", "task", t.ID, "err", err)
@@ -227,9 +229,7 @@ func (s *Service) budgetWait(ctx context.Context, t store.Task) (time.Duration, 
 	if a.State != store.ApprovalPending {
 		return 0, false, nil
 	}
-	// The expiry sweep wakes the job at the deadline; the margin only
-	// covers a sweeper that is down.
-	return max(a.ExpiresAt.Sub(s.now()), 0) + s.cfg.SweepInterval + time.Second, true, nil
+	return s.parkUntil(a.ExpiresAt, s.cfg.SweepInterval+time.Second), true, nil
 }
 
 // budgetAnswer reads, before a run starts, the decision on the task's

@@ -94,7 +94,7 @@ func (c Config) Validate() error {
 	r := c.Settings.Runner
 	r.MaxConcurrentTasks = cmp.Or(r.MaxConcurrentTasks, config.DefaultMaxConcurrentTasks)
 	r.TaskTimeout = cmp.Or(r.TaskTimeout, config.DefaultTaskTimeout)
-	r.ApprovalTTL = cmp.Or(r.ApprovalTTL, config.DefaultApprovalTTL)
+	r.ApprovalTTL = cmp.Or(r.ApprovalTTL, config.TTL(config.DefaultApprovalTTL))
 	var errs []error
 	if err := r.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("runner: %w", err))

@@ -25,6 +25,9 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 		case store.StateQueued, store.StateWaitingApproval, store.StateWaitingCI:
 			// The spend of earlier runs (a continued, resumed or waiting
 			// task) stays with it.
+			if t.State == store.StateWaitingApproval {
+				s.closeApprovals(ctx, id)
+			}
 			res := s.keptSpend(ctx, id, t.Result)
 			res.Error = "cancelled"
 			nt, err := s.st.SetTaskState(ctx, id, []store.State{t.State}, store.StateCancelled, &store.StateOpts{Result: &res,
@@ -58,6 +61,20 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 		}
 	}
 	return store.Task{}, failf(ErrConflict, "task %s keeps changing state; try again", id)
+}
+
+// closeApprovals expires the pending approvals of task id, which is being
+// cancelled, before its last state: their messages say so, and one
+// without a deadline is not left waiting (and reminded of) for ever.
+func (s *Service) closeApprovals(ctx context.Context, id string) {
+	closed, err := s.st.ExpireTaskApprovals(ctx, id, "task cancelled")
+	if err != nil {
+		s.log.Warn("runner: closing a cancelled task's approvals", "task", id, "err", err)
+		return
+	}
+	for _, a := range closed {
+		s.approvalExpired(ctx, a)
+	}
 }
 
 // Message delivers text from p to task id. A live task (queued, running,

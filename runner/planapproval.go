@@ -88,6 +88,7 @@ func (b *planBroker) ReviewPlan(ctx context.Context, p goals.PlanProposal) (goal
 	if err != nil {
 		return goals.PlanDecision{}, err
 	}
+	expires, none := s.deadlineOf(b.task)
 	a, err = s.st.CreateApproval(ctx, store.NewApproval{
 		TaskID:      b.task.ID,
 		Instructors: instructors,
@@ -97,7 +98,8 @@ func (b *planBroker) ReviewPlan(ctx context.Context, p goals.PlanProposal) (goal
 		Preview:     planPreview(p),
 		Requester:   b.task.Requester,
 		Approvers:   b.task.Approvers,
-		ExpiresAt:   s.now().Add(s.approvalTTLOf(b.task)),
+		ExpiresAt:   expires,
+		NoDeadline:  none,
 	})
 	if err != nil {
 		return goals.PlanDecision{}, err

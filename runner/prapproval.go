@@ -52,6 +52,7 @@ func (s *Service) prApproval(t store.Task, title, diffStat string) func(context.
 		if diffStat != "" {
 			preview += "\n\n" + diffStat
 		}
+		expires, none := s.deadlineOf(t)
 		a, err := s.st.CreateApproval(ctx, store.NewApproval{
 			TaskID:      t.ID,
 			Instructors: instructors,
@@ -61,7 +62,8 @@ func (s *Service) prApproval(t store.Task, title, diffStat string) func(context.
 			Preview:     s.redact.String(truncate(preview, maxPreview)),
 			Requester:   t.Requester,
 			Approvers:   t.Approvers,
-			ExpiresAt:   s.now().Add(s.approvalTTLOf(t)),
+			ExpiresAt:   expires,
+			NoDeadline:  none,
 		})
 		if err != nil {
 			return publish.ApprovalPending, fmt.Errorf("runner: ask to open the pull request of %s: %w", t.ID, err)

@@ -53,7 +53,8 @@ func (s *Service) newPublisher() (*publish.Publisher, error) {
 // announce with the end); or it records a pending outbox row and
 // publishes it at once, before the end is recorded, so that the result
 // and the final report carry the pull request. What fails there is left
-// in the row, which the PublishRetrier finishes once the task has succeeded;
+// in the row, which the PublishRetrier finishes once the task has ended
+// (succeeded, or stopped with "Stop and publish what exists");
 // a crash leaves the task running, and the run that takes it over finds
 // the same row.
 func (s *Service) publishAtEnd(ctx context.Context, t store.Task, state store.State, force bool, wr WorkResult, result *store.Result) []event {

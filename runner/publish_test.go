@@ -28,6 +28,12 @@ type publishBench struct {
 
 func newPublishBench(t *testing.T, kind forge.Kind, rt *router, tune ...func(*config.Config)) *publishBench {
 	t.Helper()
+	return newPublishBenchOn(t, nil, kind, rt, tune...)
+}
+
+// newPublishBenchOn is newPublishBench on store st (nil: a new one).
+func newPublishBenchOn(t *testing.T, st *store.Store, kind forge.Kind, rt *router, tune ...func(*config.Config)) *publishBench {
+	t.Helper()
 	testenv.LookPath(t, testenv.Git)
 	b := &publishBench{srv: forgetest.New(t, kind, forgetest.Options{})}
 	b.git = forgetest.NewGitServer(t, b.srv.Project(), b.srv.Token())
@@ -59,7 +65,7 @@ func newPublishBench(t *testing.T, kind forge.Kind, rt *router, tune ...func(*co
 	for _, f := range tune {
 		f(set)
 	}
-	b.svc = runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set,
+	b.svc = runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set, Store: st,
 		Configure: func(c *runner.Config) { c.Workspaces = runner.NewWorkspaces(wm) }})
 	return b
 }

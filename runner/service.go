@@ -205,8 +205,11 @@ func (s *Service) maxConcurrent() int {
 func (s *Service) taskTimeout() time.Duration {
 	return cmp.Or(s.set.Runner.TaskTimeout, config.DefaultTaskTimeout)
 }
-func (s *Service) approvalTTL() time.Duration {
-	return min(cmp.Or(s.set.Runner.ApprovalTTL, config.DefaultApprovalTTL), config.MaxApprovalTTL)
+func (s *Service) approvalTTL() config.TTL {
+	if s.set.Runner.ApprovalTTL.None() {
+		return config.NoTTL
+	}
+	return min(cmp.Or(s.set.Runner.ApprovalTTL, config.TTL(config.DefaultApprovalTTL)), config.TTL(config.MaxApprovalTTL))
 }
 
 // Node is this service's node id.

@@ -386,7 +386,8 @@ func (s *Service) approvalDeadline(err error) time.Time {
 	if errors.As(err, &se) {
 		return se.approval.ExpiresAt
 	}
-	return s.now().Add(s.approvalTTL())
+	at, _ := s.deadlineOf(store.Task{})
+	return at
 }
 
 // finish records the end of a run: the waiting state and a snooze, the
@@ -409,9 +410,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			return s.lostState(ctx, id, err)
 		}
 		s.hub.notify(id)
-		// The expiry sweeper wakes the job at the deadline; the margin only
-		// covers a sweeper that is down.
-		return store.Snooze(o.approve.Sub(s.now()) + time.Minute)
+		return store.Snooze(s.parkUntil(o.approve, time.Minute))
 	case store.StateInterrupted:
 		if o.release {
 			return s.release(ctx, r, ws, o.reason)

@@ -1,11 +1,13 @@
 package bottest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,6 +80,8 @@ type Slack struct {
 	envEvent   map[string]string    // envelope id -> event id, for Events API envelopes
 	names      map[string][2]string // user id -> display name, real name (see SetUser)
 	lookups    map[string]int       // users.info calls by user id
+	members    map[string][]string  // channel -> member ids (see SetMembers)
+	memberRead map[string]int       // conversations.members calls by channel
 }
 
 type bucket struct {
@@ -98,7 +102,7 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 	s := &Slack{t: t, messages: map[string]*SlackMessage{}, conns: map[*websocket.Conn]bool{}, connected: make(chan struct{}),
 		acks: map[string]time.Time{}, sent: map[string]time.Time{}, envEvent: map[string]string{}, limits: limits,
 		buckets: map[string]*bucket{}, writes: map[string][]time.Time{},
-		names: map[string][2]string{}, lookups: map[string]int{}}
+		names: map[string][2]string{}, lookups: map[string]int{}, members: map[string][]string{}, memberRead: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/users.info", s.usersInfo)
 	mux.HandleFunc("/api/conversations.open", func(w http.ResponseWriter, r *http.Request) {
@@ -112,6 +116,7 @@ func NewSlack(t testing.TB, limits SlackLimits) *Slack {
 		}
 		writeJSON(w, map[string]any{"ok": true, "channel": map[string]any{"id": DMChannel(user)}})
 	})
+	mux.HandleFunc("/api/conversations.members", s.conversationMembers)
 	mux.HandleFunc("/api/reactions.remove", func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		reaction := r.Form.Get("channel") + "/" + r.Form.Get("timestamp") + "/" + r.Form.Get("name")
@@ -204,6 +209,62 @@ func (s *Slack) usersInfo(w http.ResponseWriter, r *http.Request) {
 		"id": id, "team_id": SlackTeam, "name": strings.ToLower(id), "deleted": false, "real_name": n[1], "is_bot": false,
 		"profile": map[string]any{"real_name": n[1], "display_name": n[0], "real_name_normalized": n[1], "display_name_normalized": n[0]},
 	}})
+}
+
+// SetMembers makes users the members of channel, as conversations.members
+// lists them. A channel never set is unknown to the fake: it answers
+// channel_not_found, as Slack does for a channel the bot cannot see.
+func (s *Slack) SetMembers(channel string, users ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.members[channel] = slices.Clone(users)
+}
+
+// SlackMembersPage is the most members the fake lists per
+// conversations.members call, whatever limit asks: small, so that a client
+// that does not follow next_cursor misses members.
+const SlackMembersPage = 2
+
+// conversationMembers answers conversations.members in Slack's shape: a
+// page of member ids and response_metadata.next_cursor, an opaque cursor
+// that is "" on the last page.
+func (s *Slack) conversationMembers(w http.ResponseWriter, r *http.Request) {
+	r.ParseForm()
+	channel := r.Form.Get("channel")
+	s.mu.Lock()
+	s.memberRead[channel]++
+	all, ok := s.members[channel]
+	s.mu.Unlock()
+	if !ok {
+		writeJSON(w, map[string]any{"ok": false, "error": "channel_not_found"})
+		return
+	}
+	from := 0
+	if c := r.Form.Get("cursor"); c != "" {
+		raw, err := base64.StdEncoding.DecodeString(c)
+		n, _ := strings.CutPrefix(string(raw), "offset:")
+		if from, err = strconv.Atoi(n); err != nil || !strings.HasPrefix(string(raw), "offset:") || from < 0 || from > len(all) {
+			writeJSON(w, map[string]any{"ok": false, "error": "invalid_cursor"})
+			return
+		}
+	}
+	size := SlackMembersPage
+	if l, err := strconv.Atoi(r.Form.Get("limit")); err == nil && l > 0 && l < size {
+		size = l
+	}
+	to := min(from+size, len(all))
+	next := ""
+	if to < len(all) {
+		next = base64.StdEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(to)))
+	}
+	writeJSON(w, map[string]any{"ok": true, "members": all[from:to], "response_metadata": map[string]any{"next_cursor": next}})
+}
+
+// MemberReads is how many conversations.members calls asked about channel.
+func (s *Slack) MemberReads(channel string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.memberRead[channel]
 }
 
 // Lookups is how many users.info calls asked for user.

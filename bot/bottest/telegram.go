@@ -70,6 +70,8 @@ type Telegram struct {
 	actions    []TelegramAction  // sendChatAction calls
 	reactions  map[string]string // "chat/message" -> the bot's emoji reaction
 	reactLog   []string          // "chat/message/emoji" per setMessageReaction, "" emoji for a removal
+	statuses   map[string]string // "chat/user" -> getChatMember status (see SetChatMember)
+	memberAsks map[string]int    // getChatMember calls by "chat/user"
 }
 
 // TelegramAction is a sendChatAction call.
@@ -88,7 +90,8 @@ func NewTelegram(t testing.TB, token string, limits SlackLimits) *Telegram {
 	}
 	f := &Telegram{t: t, token: token, wake: make(chan struct{}), nextUpdate: 100, nextMsg: 1000,
 		messages: map[int64]*TelegramMessage{}, limits: limits, buckets: map[string]*bucket{}, groupSends: map[string][]time.Time{},
-		names: map[int64]string{}, getChats: map[string]int{}, reactions: map[string]string{}}
+		names: map[int64]string{}, getChats: map[string]int{}, reactions: map[string]string{},
+		statuses: map[string]string{}, memberAsks: map[string]int{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -152,6 +155,8 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.reply(w, map[string]any{"id": n, "type": "private", "first_name": f.FirstName(n)})
+	case "getChatMember":
+		f.getChatMember(w, r)
 	case "sendChatAction":
 		f.mu.Lock()
 		f.actions = append(f.actions, TelegramAction{Chat: r.Form.Get("chat_id"), Action: r.Form.Get("action"), At: time.Now()})
@@ -185,6 +190,56 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		f.fail(w, 404, "Not Found: method not found", 0)
 	}
+}
+
+// SetChatMember sets what getChatMember answers for user in chat: a
+// status ("creator", "administrator", "member", "restricted", "left",
+// "kicked"), or "" for a user the chat does not know (Telegram's 400
+// "Bad Request: user not found"). A user never set is a "member".
+func (f *Telegram) SetChatMember(chat string, user int64, status string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.statuses[chat+"/"+strconv.FormatInt(user, 10)] = status
+}
+
+// MemberAsks is how many getChatMember calls asked about user in chat.
+func (f *Telegram) MemberAsks(chat string, user int64) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.memberAsks[chat+"/"+strconv.FormatInt(user, 10)]
+}
+
+// getChatMember answers in the Bot API's shape: a ChatMember object, its
+// status telling which kind (a restricted member carries is_member).
+func (f *Telegram) getChatMember(w http.ResponseWriter, r *http.Request) {
+	chat, user := r.Form.Get("chat_id"), r.Form.Get("user_id")
+	id, err := strconv.ParseInt(user, 10, 64)
+	if err != nil || id <= 0 {
+		f.fail(w, 400, "Bad Request: invalid user_id specified", 0)
+		return
+	}
+	if _, err := strconv.ParseInt(chat, 10, 64); err != nil {
+		f.fail(w, 400, "Bad Request: chat not found", 0)
+		return
+	}
+	key := chat + "/" + user
+	f.mu.Lock()
+	f.memberAsks[key]++
+	status, ok := f.statuses[key]
+	f.mu.Unlock()
+	if !ok {
+		status = "member"
+	}
+	if status == "" {
+		f.fail(w, 400, "Bad Request: user not found", 0)
+		return
+	}
+	m := map[string]any{"status": status, "user": map[string]any{"id": id, "is_bot": false, "first_name": f.FirstName(id)}}
+	if status == "restricted" {
+		m["is_member"] = true
+		m["until_date"] = 0
+	}
+	f.reply(w, m)
 }
 
 func cmpOr(a, b string) string {

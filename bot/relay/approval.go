@@ -114,6 +114,8 @@ func (r *Relay) editDecided(ctx context.Context, t bot.Transport, post runner.Ch
 	switch {
 	case a.Tool == "budget":
 		line = budgetDecidedLine(a, by, at)
+	case a.State == runner.ApprovalExpired && a.NoDeadline():
+		line = "⌛ Closed at " + at + " — the task ended before anyone decided."
 	case a.State == runner.ApprovalExpired:
 		line = "⌛ Expired at " + at + " — the call was refused."
 	case a.Decision == runner.Deny:
@@ -165,6 +167,15 @@ func fleetItems(tool, preview string) ([]fleetItem, bool) {
 	return args.Items, true
 }
 
+// expiryWords says when a request expires and what no answer means, or
+// that it has no deadline (a zero expiry: approval_ttl = "none").
+func expiryWords(expires time.Time, otherwise string) string {
+	if expires.IsZero() {
+		return "no deadline: waits until someone decides"
+	}
+	return "expires " + expires.UTC().Format("15:04 MST") + " (no answer means " + otherwise + ")"
+}
+
 // approvalRequest is what an approval request's message shows.
 type approvalRequest struct {
 	Tool, Subject, Preview, Reason string
@@ -206,7 +217,7 @@ func (q approvalRequest) text(f bot.Format, step, taskID, link string) string {
 	if q.Deciders != "" {
 		b.WriteString(f.Escape("Asking: ") + q.Deciders + "\n")
 	}
-	b.WriteString(f.Escape("Task " + taskID + " · expires " + q.ExpiresAt.UTC().Format("15:04 MST") + " (no answer means deny)"))
+	b.WriteString(f.Escape("Task " + taskID + " · " + expiryWords(q.ExpiresAt, "deny")))
 	if link != "" {
 		b.WriteString("\n" + f.Escape(link))
 	}

@@ -26,7 +26,7 @@ func (q approvalRequest) budgetText(f bot.Format, taskID string) string {
 	if q.Deciders != "" {
 		b.WriteString(f.Escape("Asking: ") + q.Deciders + "\n")
 	}
-	b.WriteString(f.Escape("Task " + taskID + " · expires " + q.ExpiresAt.UTC().Format("15:04 MST") + " (no answer means stop)"))
+	b.WriteString(f.Escape("Task " + taskID + " · " + expiryWords(q.ExpiresAt, "stop")))
 	return b.String()
 }
 

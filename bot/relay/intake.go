@@ -355,7 +355,11 @@ func (r *Relay) listApprovals(ctx context.Context, t bot.Transport, in bot.Inbou
 	}
 	var b strings.Builder
 	for _, a := range list {
-		fmt.Fprintf(&b, "%s  task %s  %s: %s (expires %s)\n", a.ID, a.TaskID, a.Tool, firstLine(a.Subject, 80), a.ExpiresAt.UTC().Format("15:04 MST"))
+		when := "no deadline"
+		if !a.NoDeadline() {
+			when = "expires " + a.ExpiresAt.UTC().Format("15:04 MST")
+		}
+		fmt.Fprintf(&b, "%s  task %s  %s: %s (%s)\n", a.ID, a.TaskID, a.Tool, firstLine(a.Subject, 80), when)
 	}
 	if b.Len() == 0 {
 		r.reply(ctx, t, in.Channel, in.Home(), "Nothing here is waiting for your decision.")

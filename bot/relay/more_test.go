@@ -74,7 +74,7 @@ func TestFiftyConcurrentClicksMakeOneDecision(t *testing.T) {
 func TestExpiryEditsTheMessageAndDenies(t *testing.T) {
 	set := config.Default()
 	set.Runner.MaxConcurrentTasks = 2
-	set.Runner.ApprovalTTL = 300 * time.Millisecond
+	set.Runner.ApprovalTTL = config.TTL(300 * time.Millisecond)
 	r := newRigWith(t, set, func(req agenttest.Request) agenttest.Turn {
 		if res := lastTool(req); res != "" {
 			return agenttest.Turn{Text: "gave up: " + res}

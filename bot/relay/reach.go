@@ -23,12 +23,16 @@ import (
 // (HandleClick → runner.Service.Decide), and every copy is edited to the
 // decision, wherever it was taken.
 //
-// Which places approvers cannot see is kept simple and predictable: the
-// platform's own conversation type tells a direct message (Slack's D…
-// channels, Telegram's private chats, whose ids are positive); a channel
-// or group is taken to hold its approvers, as the allow lists say it is
-// where the team works. Approvers granted their role with `reasonix roles
-// grant` are named and sent copies like the configured ones.
+// Which places approvers cannot see: the platform's own conversation type
+// tells a direct message (Slack's D… channels, Telegram's private chats,
+// whose ids are positive), which no approver sees; in a channel or group
+// the platform says who is a member (bot.Members: Slack's
+// conversations.members, Telegram's getChatMember), and each approver who
+// is not gets the copy — in their direct message, or once in the
+// approvals channel when one is set. When membership cannot be told (the
+// platform refused, a transport without it) the channel is taken to hold
+// its approvers, as before. Approvers granted their role with `reasonix
+// roles grant` are named and sent copies like the configured ones.
 
 // requesterRefused is what the task's requester hears when their click
 // or message is refused because it is their own task.
@@ -120,22 +124,34 @@ func (r *Relay) approverMentions(ctx context.Context, t bot.Transport, a runner.
 }
 
 // copyChannels lists the channels of t an approval request of a task
-// relayed to home is copied to: none when home is where approvers are,
-// else the platform's approvals channel, else each approver's direct
-// message with the bot.
-func (r *Relay) copyChannels(ctx context.Context, t bot.Transport, home runner.NotifyTarget, a runner.Approval) []string {
+// relayed to home is copied to, with the line each copy ends with to say
+// why it came: none when every approver is where home is; for a direct
+// message, the platform's approvals channel, else each approver's direct
+// message with the bot; for a channel, the approvers who are not its
+// members — in the approvals channel, else each in their direct message.
+func (r *Relay) copyChannels(ctx context.Context, t bot.Transport, home runner.NotifyTarget, a runner.Approval, requester string) ([]string, string) {
+	f := t.Format()
+	approvers := r.approversOf(ctx, t, a)
+	from := f.Escape("Asked in a direct message with ") + f.Escape(r.who(ctx, requester)) + f.Escape(", where no approver sees it: decide here.")
 	if !hiddenHome(home) {
-		return nil
+		approvers = r.outsiders(ctx, t, home.Channel, approvers)
+		if len(approvers) == 0 {
+			return nil, ""
+		}
+		from = f.Escape("Asked by "+r.who(ctx, requester)+" in a channel ") + f.Escape(approverWords(len(approvers))) + f.Escape(" not in: decide here.")
 	}
 	if ch := r.cfg.Bot.ApprovalsChannelOf(t.Name()); ch != "" {
-		return []string{ch}
+		if ch == home.Channel {
+			return nil, ""
+		}
+		return []string{ch}, from
 	}
 	d, ok := t.(bot.Direct)
 	if !ok {
-		return nil
+		return nil, ""
 	}
 	var out []string
-	for _, p := range r.approversOf(ctx, t, a) {
+	for _, p := range approvers {
 		if len(out) == maxCopies {
 			break
 		}
@@ -146,6 +162,41 @@ func (r *Relay) copyChannels(ctx context.Context, t bot.Transport, home runner.N
 		}
 		if ch != home.Channel && !slices.Contains(out, ch) {
 			out = append(out, ch)
+		}
+	}
+	return out, from
+}
+
+// approverWords names who a copy for n approvers outside a channel is
+// for: the one it is sent to, or, in an approvals channel, several.
+func approverWords(n int) string {
+	if n == 1 {
+		return "an approver is"
+	}
+	return "approvers are"
+}
+
+// outsiders keeps of approvers (principals of t) those who are not
+// members of channel, as far as the platform tells: none when t cannot
+// say, or the platform refused to (logged), so that a request is copied
+// only to someone known to be outside.
+func (r *Relay) outsiders(ctx context.Context, t bot.Transport, channel string, approvers []string) []string {
+	m, ok := t.(bot.Members)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, p := range approvers {
+		_, team, user, _ := bot.ParsePrincipal(p)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nameLookupTimeout)
+		in, err := m.IsMember(lctx, channel, team, user)
+		cancel()
+		if err != nil {
+			r.log.Warn("relay: checking whether an approver is in the channel; no copy sent", "approver", p, "channel", channel, "err", err)
+			continue
+		}
+		if !in {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -206,13 +257,11 @@ func (r *Relay) approvalCopies(ctx context.Context, taskID, id string) []runner.
 // A copy posted before (a restart) is not posted again.
 func (w *watcher) postCopies(ctx context.Context, a runner.Approval, text string, buttons []bot.Button) {
 	r := w.r
-	channels := w.r.copyChannels(ctx, w.t, w.target, a)
+	channels, from := w.r.copyChannels(ctx, w.t, w.target, a, w.v.requester)
 	if len(channels) == 0 {
 		return
 	}
 	done := r.approvalCopies(ctx, w.v.taskID, a.ID)
-	f := w.t.Format()
-	from := f.Escape("Asked in a direct message with ") + f.Escape(r.who(ctx, w.v.requester)) + f.Escape(", where no approver sees it: decide here.")
 	for _, ch := range channels {
 		if slices.ContainsFunc(done, func(p runner.ChatPost) bool { return p.Transport == w.t.Name() && p.Channel == ch }) {
 			continue

@@ -385,7 +385,7 @@ func TestMissedScheduleIsAnnounced(t *testing.T) {
 func TestRouteApprovalTTL(t *testing.T) {
 	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob},
 		AllowChannels: []string{channel}, Approvers: []string{bob}},
-		Routes: []config.BotRoute{{Transport: "slack", Channel: channel, Posture: "ask", ApprovalTTL: 3 * time.Hour}}}
+		Routes: []config.BotRoute{{Transport: "slack", Channel: channel, Posture: "ask", ApprovalTTL: config.TTL(3 * time.Hour)}}}
 	r := newRigOpts(t, rigOpts{model: approvalScript, editInterval: 50 * time.Millisecond, bot: &b})
 	m := r.slack.Mention(alice, channel, "", "wait three hours")
 	ap := r.approvalMessage(t, m.TS)

@@ -79,6 +79,8 @@ type Transport struct {
 	mu       sync.RWMutex
 	closed   bool
 	draining chan struct{}
+
+	members memberCache // see members.go
 }
 
 var (

@@ -93,6 +93,8 @@ type Transport struct {
 	// WaitGroup being waited on.
 	stopMu   sync.Mutex
 	stopping bool
+
+	members memberCache // see members.go
 }
 
 var (

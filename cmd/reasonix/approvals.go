@@ -130,16 +130,29 @@ func approvalsList(c *client.Client, all, asJSON bool, stdout io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTASK\tSTATE\tTOOL\tEXPIRES\tSUBJECT")
 	for _, a := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.TaskID, a.State, a.Tool, a.ExpiresAt.Local().Format(time.TimeOnly), truncate(firstLine(a.Subject), 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.TaskID, a.State, a.Tool, approvalExpiry(a, time.TimeOnly), truncate(firstLine(a.Subject), 60))
 	}
 	return tw.Flush()
+}
+
+// approvalExpiry is a's deadline in layout, local time, or "no deadline"
+// (approval_ttl = "none").
+func approvalExpiry(a apitype.Approval, layout string) string {
+	if a.ExpiresAt == nil {
+		return "no deadline"
+	}
+	return a.ExpiresAt.Local().Format(layout)
 }
 
 // printApproval shows an approval for a person deciding it.
 func printApproval(w io.Writer, st style, a apitype.Approval) {
 	fmt.Fprintf(w, "approval  %s\ntask      %s\ntool      %s\nstate     %s", a.ID, a.TaskID, a.Tool, a.State)
 	if a.State == apitype.ApprovalPending {
-		fmt.Fprintf(w, " (expires %s)", a.ExpiresAt.Local().Format(time.DateTime))
+		if a.ExpiresAt == nil {
+			fmt.Fprint(w, " (no deadline)")
+		} else {
+			fmt.Fprintf(w, " (expires %s)", approvalExpiry(a, time.DateTime))
+		}
 	} else if a.Decision != "" {
 		fmt.Fprintf(w, " (%s by %s)", a.Decision, a.DecidedBy)
 	}

@@ -20,9 +20,10 @@ var (
 	// chat:write; reactions.add/remove reactions:write; users.info
 	// (people by name) users:read; the slash command commands;
 	// conversations.open (a copy of a DM's approval request in an
-	// approver's DM) im:write.
-	slackBotScopes = []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history",
-		"im:history", "im:write", "reactions:write", "users:read"}
+	// approver's DM) im:write; conversations.members (is an approver in
+	// the channel a request is asked in?) channels:read and groups:read.
+	slackBotScopes = []string{"app_mentions:read", "channels:history", "channels:read", "chat:write", "commands", "groups:history",
+		"groups:read", "im:history", "im:write", "reactions:write", "users:read"}
 	// slackBotEvents: a mention starts a task; a DM is addressed to the
 	// bot; a reply in a task's thread (public or private channel) steers
 	// or continues it.

@@ -50,7 +50,7 @@ func TestSlackManifest(t *testing.T) {
 		return m, stderr
 	}
 	m, _ := run("[bot.slack]\nslash_command = \"/rx\"\n")
-	for _, scope := range []string{"app_mentions:read", "chat:write", "reactions:write", "users:read", "im:history", "im:write", "channels:history", "commands"} {
+	for _, scope := range []string{"app_mentions:read", "chat:write", "reactions:write", "users:read", "im:history", "im:write", "channels:history", "commands", "channels:read", "groups:read"} {
 		if !slices.Contains(m.OAuth.Scopes.Bot, scope) {
 			t.Errorf("scope %s missing: %v", scope, m.OAuth.Scopes.Bot)
 		}

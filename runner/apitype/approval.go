@@ -49,8 +49,11 @@ type Approval struct {
 	Scope     string        `json:"scope,omitempty"`
 	Note      string        `json:"note,omitempty"`
 	CreatedAt time.Time     `json:"created_at"`
-	ExpiresAt time.Time     `json:"expires_at"`
-	DecidedAt *time.Time    `json:"decided_at,omitempty"`
+	// ExpiresAt is the deadline; absent, with NoDeadline, for a request
+	// that waits until it is decided (approval_ttl = "none").
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	NoDeadline bool       `json:"no_deadline,omitempty"`
+	DecidedAt  *time.Time `json:"decided_at,omitempty"`
 	// Instructors sent the task messages before the call: they may not
 	// decide it.
 	Instructors []string `json:"instructors"`

@@ -62,7 +62,7 @@ func viewApproval(a store.Approval) apitype.Approval {
 		Preview: a.Preview, Requester: a.Requester, Approvers: nonNil(a.Approvers), Scopes: nonNil(a.Scopes),
 		AlwaysScope: runner.SuggestedScope(a.Scopes),
 		State:       apitype.ApprovalState(a.State), Decision: apitype.Decision(a.Decision), DecidedBy: a.DecidedBy,
-		Scope: a.Scope, Note: a.Note, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt,
+		Scope: a.Scope, Note: a.Note, CreatedAt: a.CreatedAt, ExpiresAt: optTime(a.ExpiresAt), NoDeadline: a.NoDeadline(),
 		DecidedAt: optTime(a.DecidedAt), Instructors: nonNil(a.Instructors)}
 }
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,5 +46,25 @@ func same(t *testing.T, what string, before, after any) {
 	}
 	if string(a) != string(b) {
 		t.Errorf("%s:\nbefore %s\nafter  %s", what, a, b)
+	}
+}
+
+// An approval without a deadline is given as no_deadline, never as a zero
+// expires_at; one with a deadline keeps expires_at and no no_deadline.
+func TestViewApprovalDeadline(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	none, err := json.Marshal(viewApproval(store.Approval{ID: "a_1", CreatedAt: at}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(none); !strings.Contains(s, `"no_deadline":true`) || strings.Contains(s, "expires_at") {
+		t.Errorf("no deadline = %s", s)
+	}
+	some, err := json.Marshal(viewApproval(store.Approval{ID: "a_2", CreatedAt: at, ExpiresAt: at.Add(time.Hour)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(some); strings.Contains(s, "no_deadline") || !strings.Contains(s, `"expires_at":"2026-01-02T04:04:05Z"`) {
+		t.Errorf("a deadline = %s", s)
 	}
 }

@@ -53,8 +53,14 @@ type NewApproval struct {
 	Approvers []string
 	// Scopes are the task-wide grants an approver may choose with
 	// AllowTask, best first; empty means only allow-once is possible.
-	Scopes    []string
-	ExpiresAt time.Time // required; unanswered by then means expired (deny)
+	Scopes []string
+	// ExpiresAt is when an unanswered request expires (a deny); required
+	// unless NoDeadline.
+	ExpiresAt time.Time
+	// NoDeadline makes the request wait until it is decided or its task
+	// ends (approval_ttl = "none"): ExpiresAt must then be zero, and the
+	// request never expires.
+	NoDeadline bool
 	// Instructors are the principals other than the requester whose
 	// messages the task had read when the call was asked for: they
 	// shaped the call, so the caller refuses their decisions as it
@@ -76,7 +82,7 @@ type Approval struct {
 	Decision  Decision // "" until decided
 	DecidedBy string   // "" until decided
 	CreatedAt time.Time
-	ExpiresAt time.Time
+	ExpiresAt time.Time // zero: no deadline (see NoDeadline)
 	DecidedAt time.Time // zero until decided or expired
 	Scopes    []string  // offered task-wide grants
 	Scope     string    // the grant chosen with AllowTask; "" otherwise
@@ -87,7 +93,17 @@ type Approval struct {
 	// Instructors: see NewApproval; empty for approvals stored before
 	// they were recorded.
 	Instructors []string
+	// RemindedAt is when its last reminder was sent (see
+	// RecordApprovalReminder); zero before the first.
+	RemindedAt time.Time
 }
+
+// NoDeadline reports whether a waits without a deadline.
+func (a Approval) NoDeadline() bool { return a.ExpiresAt.IsZero() }
+
+// noDeadline is expires_at of an approval without a deadline: the column
+// predates approval_ttl = "none" and is NOT NULL.
+const noDeadline = 0
 
 // AuditEntry is one row of the append-only approval audit trail.
 type AuditEntry struct {
@@ -101,7 +117,7 @@ type AuditEntry struct {
 }
 
 const approvalCols = `id, task_id, tool, subject, call_hash, preview, requester, approvers, state,
-	decision, decided_by, created_at, expires_at, decided_at, scopes, scope, note, consumed_at, instructors`
+	decision, decided_by, created_at, expires_at, decided_at, scopes, scope, note, consumed_at, instructors, reminded_at`
 
 func scanApproval(r row) (Approval, error) {
 	var (
@@ -113,10 +129,11 @@ func scanApproval(r row) (Approval, error) {
 		scopes           string
 		consumed         sql.NullInt64
 		instructors      string
+		reminded         sql.NullInt64
 	)
 	if err := r.Scan(&a.ID, &a.TaskID, &a.Tool, &a.Subject, &a.CallHash, &a.Preview, &a.Requester,
 		&approvers, &state, &decision, &a.DecidedBy, &created, &expires, &decided,
-		&scopes, &a.Scope, &a.Note, &consumed, &instructors); err != nil {
+		&scopes, &a.Scope, &a.Note, &consumed, &instructors, &reminded); err != nil {
 		return Approval{}, err
 	}
 	if err := json.Unmarshal([]byte(instructors), &a.Instructors); err != nil {
@@ -127,7 +144,10 @@ func scanApproval(r row) (Approval, error) {
 		return Approval{}, fmt.Errorf("store: approval %s scopes: %w", a.ID, err)
 	}
 	a.State, a.Decision = ApprovalState(state), Decision(decision)
-	a.CreatedAt, a.ExpiresAt, a.DecidedAt = fromMicros(created), fromMicros(expires), fromNullMicros(decided)
+	a.CreatedAt, a.DecidedAt, a.RemindedAt = fromMicros(created), fromNullMicros(decided), fromNullMicros(reminded)
+	if expires != noDeadline {
+		a.ExpiresAt = fromMicros(expires)
+	}
 	if err := json.Unmarshal([]byte(approvers), &a.Approvers); err != nil {
 		return Approval{}, fmt.Errorf("store: approval %s approvers: %w", a.ID, err)
 	}
@@ -141,8 +161,15 @@ func (s *Store) CreateApproval(ctx context.Context, na NewApproval) (Approval, e
 		return Approval{}, invalid("approval needs a task id, a tool and a call hash")
 	}
 	now := s.now()
-	if !na.ExpiresAt.After(now) {
+	expires := int64(noDeadline)
+	switch {
+	case na.NoDeadline && !na.ExpiresAt.IsZero():
+		return Approval{}, invalid("approval without a deadline has an expiry %s", na.ExpiresAt.Format(time.RFC3339))
+	case na.NoDeadline:
+	case !na.ExpiresAt.After(now):
 		return Approval{}, invalid("approval deadline %s is not in the future", na.ExpiresAt.Format(time.RFC3339))
+	default:
+		expires = micros(na.ExpiresAt)
 	}
 	approvers := na.Approvers
 	if approvers == nil {
@@ -174,7 +201,7 @@ func (s *Store) CreateApproval(ctx context.Context, na NewApproval) (Approval, e
 				preview, requester, approvers, state, created_at, expires_at, scopes, instructors)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+approvalCols,
 			ids.Sortable("a_", now), na.TaskID, na.Tool, na.Subject, na.CallHash, na.Preview, na.Requester,
-			string(aj), string(ApprovalPending), micros(now), micros(na.ExpiresAt), string(sj), string(ij)))
+			string(aj), string(ApprovalPending), micros(now), expires, string(sj), string(ij)))
 		if err != nil {
 			return fmt.Errorf("store: insert approval: %w", err)
 		}
@@ -295,10 +322,10 @@ func (s *Store) Decide(ctx context.Context, id string, o DecideOpts) (Approval, 
 		}
 		a, err := scanApproval(tx.queryRow(ctx, `UPDATE approvals
 			SET state = ?, decision = ?, decided_by = ?, decided_at = ?, scope = ?, note = ?
-			WHERE id = ? AND state = ? AND expires_at > ? AND (? = '' OR call_hash = ?)
+			WHERE id = ? AND state = ? AND (expires_at = ? OR expires_at > ?) AND (? = '' OR call_hash = ?)
 			RETURNING `+approvalCols,
 			string(state), string(d), approver, micros(now), scope, o.Note,
-			id, string(ApprovalPending), micros(now), callHash, callHash))
+			id, string(ApprovalPending), noDeadline, micros(now), callHash, callHash))
 		if isNoRows(err) {
 			// Lost: classify against the row as it is now.
 			cur, err := getApproval(ctx, tx, id)
@@ -307,7 +334,7 @@ func (s *Store) Decide(ctx context.Context, id string, o DecideOpts) (Approval, 
 				return err
 			case cur.State != ApprovalPending:
 				return &ApprovalDecidedError{Approval: cur}
-			case !cur.ExpiresAt.After(now):
+			case !cur.NoDeadline() && !cur.ExpiresAt.After(now):
 				return fmt.Errorf("store: approval %s: %w", id, ErrExpired)
 			default:
 				return fmt.Errorf("store: approval %s: %w", id, ErrCallMismatch)
@@ -336,7 +363,7 @@ func (s *Store) Decide(ctx context.Context, id string, o DecideOpts) (Approval, 
 
 // PendingApprovals lists pending approvals, oldest first; taskID "" lists
 // those of every task. Pending rows past their deadline are included until
-// ExpireApprovals sweeps them; check ExpiresAt.
+// ExpireApprovals sweeps them; check ExpiresAt (zero: no deadline).
 func (s *Store) PendingApprovals(ctx context.Context, taskID string) ([]Approval, error) {
 	q := "SELECT " + approvalCols + " FROM approvals WHERE state = ?"
 	args := []any{string(ApprovalPending)}
@@ -369,14 +396,15 @@ func (s *Store) approvals(ctx context.Context, q string, args ...any) ([]Approva
 
 // ExpireApprovals moves every pending approval whose deadline is at or before
 // now to expired (which means deny), with an "expired" audit row each, and
-// returns them so the caller can wake their tasks. Safe to run on several
-// nodes at once: each approval expires exactly once.
+// returns them so the caller can wake their tasks. An approval without a
+// deadline never expires. Safe to run on several nodes at once: each
+// approval expires exactly once.
 func (s *Store) ExpireApprovals(ctx context.Context, now time.Time) ([]Approval, error) {
 	var out []Approval
 	err := s.inTx(ctx, func(tx txn) error {
 		rs, err := tx.query(ctx, `UPDATE approvals SET state = ?, decided_at = ?
-			WHERE state = ? AND expires_at <= ? RETURNING `+approvalCols,
-			string(ApprovalExpired), micros(now), string(ApprovalPending), micros(now))
+			WHERE state = ? AND expires_at <> ? AND expires_at <= ? RETURNING `+approvalCols,
+			string(ApprovalExpired), micros(now), string(ApprovalPending), noDeadline, micros(now))
 		if err != nil {
 			return fmt.Errorf("store: expire approvals: %w", err)
 		}

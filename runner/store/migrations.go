@@ -482,4 +482,12 @@ CREATE TABLE memory_epoch (
 );
 INSERT INTO memory_epoch (id, n) VALUES (1, 0);
 `},
+	// 24: when an approval was last reminded of. A request without a
+	// deadline (approval_ttl = "none", stored as expires_at = 0) is
+	// reminded of again and again; the relay records each reminder here
+	// with a compare-and-swap before posting it, so a restart does not
+	// repeat one and two nodes never post the same one.
+	{version: 24, sql: `
+ALTER TABLE approvals ADD COLUMN reminded_at BIGINT;
+`},
 }

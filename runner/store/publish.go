@@ -117,8 +117,10 @@ func (s *Store) PublishOfPR(ctx context.Context, workspace string, number int) (
 
 // ClaimPublish takes task's record for owner until lease has passed: only
 // a record with work left (pending or pushed) whose task is ending (still
-// running: the run publishes before it records its end), succeeded or
-// waiting for CI on the pull request still to be opened, and
+// running: the run publishes before it records its end), succeeded,
+// waiting for CI on the pull request still to be opened, or stopped at
+// its budget by "Stop and publish what exists" (the one way such a task
+// has a record), and
 // whose lease is free or owner's. Two nodes never drive one record at
 // once, which is what keeps a second pull request from being opened while
 // the first is on its way. It counts an attempt. Otherwise the error wraps
@@ -128,10 +130,10 @@ func (s *Store) ClaimPublish(ctx context.Context, taskID, owner string, lease ti
 	p, err := scanPublish(s.db.queryRow(ctx, `UPDATE publishes SET lease_owner = ?, lease_until = ?,
 			attempts = attempts + 1, updated_at = ?
 		WHERE task_id = ? AND state IN (?, ?) AND (lease_until < ? OR lease_owner = ?)
-			AND EXISTS (SELECT 1 FROM tasks t WHERE t.id = publishes.task_id AND t.state IN (?, ?, ?))
+			AND EXISTS (SELECT 1 FROM tasks t WHERE t.id = publishes.task_id AND t.state IN (?, ?, ?, ?))
 		RETURNING `+publishCols,
 		owner, micros(now.Add(lease)), micros(now), taskID, string(PublishPending), string(PublishPushed),
-		micros(now), owner, string(StateRunning), string(StateSucceeded), string(StateWaitingCI)))
+		micros(now), owner, string(StateRunning), string(StateSucceeded), string(StateWaitingCI), string(StateBudgetExhausted)))
 	if isNoRows(err) {
 		if _, gerr := s.Publish(ctx, taskID); gerr != nil {
 			return PublishRecord{}, gerr
@@ -186,16 +188,17 @@ func (s *Store) AdvancePublish(ctx context.Context, p PublishRecord, owner strin
 
 // DuePublishes lists up to limit tasks (oldest first) whose publish has
 // work left, whose task succeeded (or waits for the CI of the pull request
-// still to be opened) and whose lease has passed: what a recovering
-// publisher picks up.
+// still to be opened, or stopped at its budget with "Stop and publish")
+// and whose lease has passed: what a recovering publisher picks up.
 func (s *Store) DuePublishes(ctx context.Context, limit int) ([]string, error) {
 	if limit <= 0 {
 		limit = 50
 	}
 	rs, err := s.db.query(ctx, `SELECT p.task_id FROM publishes p JOIN tasks t ON t.id = p.task_id
-		WHERE p.state IN (?, ?) AND p.lease_until < ? AND t.state IN (?, ?)
+		WHERE p.state IN (?, ?) AND p.lease_until < ? AND t.state IN (?, ?, ?)
 		ORDER BY p.updated_at LIMIT ?`,
-		string(PublishPending), string(PublishPushed), micros(s.now()), string(StateSucceeded), string(StateWaitingCI), limit)
+		string(PublishPending), string(PublishPushed), micros(s.now()), string(StateSucceeded), string(StateWaitingCI),
+		string(StateBudgetExhausted), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: due publishes: %w", err)
 	}
