@@ -53,6 +53,14 @@ func (d *Dashboard) approvalViews(ctx context.Context, list []store.Approval, p 
 // budgetTool is the tool name of a budget card's approval record.
 const budgetTool = "budget"
 
+// boolInt orders false before true.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // approvalsPage shows pending approvals first (soonest deadline first),
 // then the most recent decisions.
 func (d *Dashboard) approvalsPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -61,7 +69,13 @@ func (d *Dashboard) approvalsPage(w http.ResponseWriter, r *http.Request, s *ses
 		d.fail(w, r, s, err)
 		return
 	}
-	slices.SortStableFunc(pending, func(a, b store.Approval) int { return a.ExpiresAt.Compare(b.ExpiresAt) })
+	slices.SortStableFunc(pending, func(a, b store.Approval) int {
+		// One without a deadline can wait longest: after every deadline.
+		if a.NoDeadline() || b.NoDeadline() {
+			return cmp.Compare(boolInt(a.NoDeadline()), boolInt(b.NoDeadline()))
+		}
+		return a.ExpiresAt.Compare(b.ExpiresAt)
+	})
 	// The latest decisions, asked of the store newest first: the service's
 	// list runs oldest first and is capped, so past the cap it would show
 	// old decisions and never the new ones.

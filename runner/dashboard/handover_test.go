@@ -250,3 +250,27 @@ func TestMemoryPage(t *testing.T) {
 		t.Error("an admin is not offered every memory")
 	}
 }
+
+// TestApprovalsPageNoDeadline: an approval without a deadline says so
+// instead of showing a zero time, and comes after those with a deadline.
+func TestApprovalsPageNoDeadline(t *testing.T) {
+	e := newEnv(t, agenttest.NewScriptedProvider(agenttest.Turn{Text: "ok"}))
+	task := e.finished("wait for me")
+	for _, na := range []store.NewApproval{
+		{TaskID: task.ID, Tool: "bash", Subject: "git push", CallHash: "h-forever", Requester: "token:alice", NoDeadline: true},
+		{TaskID: task.ID, Tool: "bash", Subject: "make deploy", CallHash: "h-soon", Requester: "token:alice", ExpiresAt: time.Now().Add(time.Hour)},
+	} {
+		if _, err := e.st.CreateApproval(t.Context(), na); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bob := e.browser()
+	bob.signIn(e.token("bob", store.RoleApprove))
+	p := bob.get("/approvals").Body
+	if !strings.Contains(p, "No deadline") || strings.Contains(p, "0001-01-01") {
+		t.Errorf("the approvals page does not say the request has no deadline:\n%s", p)
+	}
+	if soon, forever := strings.Index(p, "make deploy"), strings.Index(p, "git push"); soon < 0 || forever < 0 || soon > forever {
+		t.Errorf("the request with a deadline (at %d) should come before the one without (at %d)", soon, forever)
+	}
+}
