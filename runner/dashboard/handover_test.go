@@ -267,7 +267,7 @@ func TestApprovalsPageNoDeadline(t *testing.T) {
 	bob := e.browser()
 	bob.signIn(e.token("bob", store.RoleApprove))
 	p := bob.get("/approvals").Body
-	if !strings.Contains(p, "No deadline") || strings.Contains(p, "0001-01-01") {
+	if !strings.Contains(p, "No deadline: it waits for an answer") || strings.Contains(p, "0001-01-01") {
 		t.Errorf("the approvals page does not say the request has no deadline:\n%s", p)
 	}
 	if soon, forever := strings.Index(p, "make deploy"), strings.Index(p, "git push"); soon < 0 || forever < 0 || soon > forever {
