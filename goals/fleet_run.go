@@ -110,7 +110,7 @@ type scheduler struct {
 	done    chan finished
 	running int
 	writers int
-	halted  string // set by fail_fast or cancellation: the reason pending nodes are skipped with
+	halted  string    // set by fail_fast or cancellation: the reason pending nodes are skipped with
 	parent  *childRun // the child that started this fleet; nil for the parent run's
 	depth   int       // the depth of this fleet's children
 }

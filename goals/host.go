@@ -147,16 +147,16 @@ type CounterField struct {
 // list_subagents and adopt_ref address by Ref; a runner persists them
 // (Host.Records) and restores them (HostConfig-independent Host.Restore).
 type ChildRecord struct {
-	Ref         string            `json:"ref"`
-	FleetID     string            `json:"fleet_id,omitempty"`
-	ID          string            `json:"id"`
-	State       NodeState         `json:"state"`
-	Reason      string            `json:"reason,omitempty"`
-	Answer      string            `json:"answer"`
-	Tokens      int               `json:"tokens"`
-	Cost        float64           `json:"cost,omitempty"` // USD of its priced calls
-	Duration    time.Duration     `json:"duration"`
-	CapsuleHash string            `json:"capsule_hash"`
+	Ref         string        `json:"ref"`
+	FleetID     string        `json:"fleet_id,omitempty"`
+	ID          string        `json:"id"`
+	State       NodeState     `json:"state"`
+	Reason      string        `json:"reason,omitempty"`
+	Answer      string        `json:"answer"`
+	Tokens      int           `json:"tokens"`
+	Cost        float64       `json:"cost,omitempty"` // USD of its priced calls
+	Duration    time.Duration `json:"duration"`
+	CapsuleHash string        `json:"capsule_hash"`
 	// Capsule is what the child was given (seed §3.13): references and
 	// digests, the hash above is its identity.
 	Capsule *Capsule          `json:"capsule,omitempty"`
@@ -168,9 +168,9 @@ type ChildRecord struct {
 	// History is the child's conversation (no system prompt), kept so
 	// continue_from and fork_from can pick it up; empty when it outgrew
 	// maxKeptHistory.
-	History []agent.Message `json:"history,omitempty"`
-	Receipts    Receipts          `json:"receipts"`
-	Finished    time.Time         `json:"finished"`
+	History  []agent.Message `json:"history,omitempty"`
+	Receipts Receipts        `json:"receipts"`
+	Finished time.Time       `json:"finished"`
 }
 
 // Host runs the sub-agents of one parent conversation. It is safe for
