@@ -79,16 +79,16 @@ var DefaultPathArgs = map[string][]string{
 	"notebook_edit": {"path"},
 }
 
-// Counters are the delegation counters of seed §3.17, cumulative over a
-// Host's life. `reasonix run --json` reports them under these names.
+// Counters are the ten delegation counters of seed §3.17, cumulative over
+// a Host's life. `reasonix run --json` reports them under these names,
+// beside the run's own tool_calls (parent and children).
 type Counters struct {
 	// SubagentRuns counts every child run, nested ones included;
 	// SubagentNestedRuns those a child started (depth 2 and deeper).
 	SubagentRuns       int `json:"subagent_runs"`
 	SubagentNestedRuns int `json:"subagent_nested_runs"`
-	// ToolCalls counts every tool call the run started, the parent's and
-	// every child's; SubagentToolCalls the children's alone.
-	ToolCalls         int `json:"tool_calls"`
+	// SubagentToolCalls counts the children's tool calls; the run's own
+	// tool_calls (parent and children) is reported beside the counters.
 	SubagentToolCalls int `json:"subagent_tool_calls"`
 	// SubagentMutations counts paths children wrote through path-aware
 	// writers (one per path per call); DuplicateWorkPaths the paths more
@@ -112,7 +112,6 @@ func (c Counters) Add(o Counters) Counters {
 	return Counters{
 		SubagentRuns:         c.SubagentRuns + o.SubagentRuns,
 		SubagentNestedRuns:   c.SubagentNestedRuns + o.SubagentNestedRuns,
-		ToolCalls:            c.ToolCalls + o.ToolCalls,
 		SubagentToolCalls:    c.SubagentToolCalls + o.SubagentToolCalls,
 		SubagentMutations:    c.SubagentMutations + o.SubagentMutations,
 		DuplicateWorkPaths:   c.DuplicateWorkPaths + o.DuplicateWorkPaths,
@@ -129,7 +128,7 @@ func (c Counters) Add(o Counters) Counters {
 func (c Counters) Fields() []CounterField {
 	return []CounterField{
 		{"subagent_runs", c.SubagentRuns}, {"subagent_nested_runs", c.SubagentNestedRuns},
-		{"tool_calls", c.ToolCalls}, {"subagent_tool_calls", c.SubagentToolCalls},
+		{"subagent_tool_calls", c.SubagentToolCalls},
 		{"subagent_mutations", c.SubagentMutations}, {"duplicate_work_paths", c.DuplicateWorkPaths},
 		{"completion_reports", c.CompletionReports}, {"completions_prose_only", c.CompletionsProseOnly},
 		{"false_completions", c.FalseCompletions}, {"criterion_downgrades", c.CriterionDowngrades},
@@ -185,7 +184,7 @@ type Host struct {
 	order   []string // refs, oldest first
 
 	runs, toolCalls, reports, falseDone, downgrades, violations atomic.Int64
-	nested, parentCalls, mutations, proseOnly, duplicates       atomic.Int64
+	nested, mutations, proseOnly, duplicates                    atomic.Int64
 	fleets                                                      atomic.Int64
 	spent                                                       spend // the children's cost, USD
 
@@ -231,7 +230,6 @@ func (h *Host) Counters() Counters {
 	return Counters{
 		SubagentRuns:         int(h.runs.Load()),
 		SubagentNestedRuns:   int(h.nested.Load()),
-		ToolCalls:            int(h.parentCalls.Load() + h.toolCalls.Load()),
 		SubagentToolCalls:    int(h.toolCalls.Load()),
 		SubagentMutations:    int(h.mutations.Load()),
 		DuplicateWorkPaths:   int(h.duplicates.Load()),
@@ -242,10 +240,6 @@ func (h *Host) Counters() Counters {
 		WriteScopeViolations: int(h.violations.Load()),
 	}
 }
-
-// ParentToolCall counts one tool call of the parent run, for the
-// tool_calls counter; the goal controller calls it.
-func (h *Host) ParentToolCall() { h.parentCalls.Add(1) }
 
 // MaxDepth is the resolved `max_subagent_depth`.
 func (h *Host) MaxDepth() int { return h.cfg.MaxDepth }

@@ -232,7 +232,7 @@ func TestAblatedControllerOffersNoDelegation(t *testing.T) {
 	if names["task"] || names["fleet"] || !names["probe"] {
 		t.Fatalf("the control arm's tools: %v", names)
 	}
-	if res.Counters.SubagentRuns != 0 || res.Counters.ToolCalls != 2 {
+	if res.Counters.SubagentRuns != 0 || res.Counters.SubagentToolCalls != 0 {
 		t.Fatalf("counters %+v", res.Counters)
 	}
 }

@@ -169,10 +169,6 @@ func (s *session) observe(e agent.Event) {
 		s.mu.Lock()
 		s.setPlan(e.Plan)
 		s.mu.Unlock()
-	case agent.EventToolStarted:
-		if s.cfg.Host != nil {
-			s.cfg.Host.ParentToolCall()
-		}
 	case agent.EventToolRefused:
 		if e.Verdict != nil {
 			s.mu.Lock()
