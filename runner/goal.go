@@ -54,6 +54,7 @@ func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, hi
 		return outcome{}, err
 	}
 	gstore.host = ctl.Host
+	defer func() { s.metrics.addDelegation(ctl.Host.Counters()) }()
 
 	message := inboxText(inbox)
 	var res goals.Result
