@@ -3,6 +3,7 @@ package runner_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"reasonix/agent/agenttest"
@@ -51,5 +52,36 @@ func TestGoalNestedFleetCountersAndMetrics(t *testing.T) {
 		if line := fmt.Sprintf("reasonix_delegation_total{counter=%q} %d\n", counter, want); !strings.Contains(metrics, line) {
 			t.Errorf("metrics lack %q", line)
 		}
+	}
+}
+
+// TestGoalAblateSubagentTaskOption: a goal submitted with ablate
+// "subagent" runs as the control arm: its turns are offered no task or
+// fleet tool, and the task says which arm it was.
+func TestGoalAblateSubagentTaskOption(t *testing.T) {
+	t.Parallel()
+	rt := newSubRouter()
+	var mu sync.Mutex
+	offered := map[string]bool{}
+	rt.script("Objective: work alone", endGoal("complete", map[string]any{"summary": "Alone."}, "Done.", func(req agenttest.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range req.Tools {
+			offered[s.Name] = true
+		}
+	})...)
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt})
+	if _, _, err := svc.Submit(t.Context(), runner.TaskRequest{Source: store.SourceAPI, Requester: "api:alice", Prompt: "x", Ablate: "subagent"}); err == nil {
+		t.Fatal("ablate on a plain task was accepted")
+	}
+	task := submitGoal(t, svc, runner.TaskRequest{Prompt: "work alone", Goal: true, Posture: "auto", Ablate: "subagent"})
+	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked, store.StateBudgetExhausted)
+	if done.State != store.StateSucceeded || done.Ablate != store.AblateSubagent {
+		t.Fatalf("task = %s ablate %q %+v", done.State, done.Ablate, done.Result)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if offered["task"] || offered["fleet"] || !offered["update_goal"] {
+		t.Fatalf("the control arm was offered %v", offered)
 	}
 }

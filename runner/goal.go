@@ -45,7 +45,8 @@ func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, hi
 				gstore.childrenChanged(ctx)
 			}
 		},
-		Child: r.child(ctx),
+		Child:        r.child(ctx),
+		NoDelegation: task.Ablate == store.AblateSubagent,
 	})
 	if err != nil {
 		return outcome{}, err

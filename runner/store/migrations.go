@@ -482,4 +482,9 @@ CREATE TABLE memory_epoch (
 );
 INSERT INTO memory_epoch (id, n) VALUES (1, 0);
 `},
+	// 26: a task's ablation arm (seed 3.17): "subagent" runs a goal as the
+	// control arm, without the task and fleet tools.
+	{version: 26, sql: `
+ALTER TABLE tasks ADD COLUMN ablate TEXT NOT NULL DEFAULT '';
+`},
 }
