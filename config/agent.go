@@ -28,6 +28,10 @@ type Agent struct {
 	MaxSubagentConcurrency int `toml:"max_subagent_concurrency"`
 	// MaxParallelWriters caps sub-agents holding write claims at once; default 3.
 	MaxParallelWriters int `toml:"max_parallel_writers"`
+	// MaxSubagentDepth bounds nested fleets (seed §3.13): the parent run is
+	// depth 0, a child below this depth may start sub-agents of its own;
+	// default 2 (children may delegate once more), 1 keeps fleets flat.
+	MaxSubagentDepth int `toml:"max_subagent_depth"`
 	// CompactRatio is the share of the model's context window at which the
 	// conversation is compacted; strictly between 0 and 1, default 0.90
 	// (see compact.go).
@@ -65,6 +69,7 @@ func (a *Agent) validate(c *Config, p *problems) {
 	}
 	checkRange(p, c.origins["agent.max_subagent_concurrency"], "agent.max_subagent_concurrency", a.MaxSubagentConcurrency, 1, 64)
 	checkRange(p, c.origins["agent.max_parallel_writers"], "agent.max_parallel_writers", a.MaxParallelWriters, 1, 64)
+	checkRange(p, c.origins["agent.max_subagent_depth"], "agent.max_subagent_depth", a.MaxSubagentDepth, 1, 64)
 	a.validateCompactRatio(c, p)
 	checkEffort(p, c.origins["agent.subagent_effort"], "agent.subagent_effort", a.SubagentEffort)
 	for _, k := range sortedKeys(a.SubagentEfforts) {

@@ -46,6 +46,7 @@ func Default() *Config {
 		Agent: Agent{
 			MaxSteps:               100,
 			MaxSubagentConcurrency: 6,
+			MaxSubagentDepth:       2,
 			MaxParallelWriters:     3,
 			CompactRatio:           DefaultCompactRatio,
 		},

@@ -145,6 +145,7 @@ var untrustedRules = map[string]TrustRule{
 	"agent.goal_budget_usd":             Stricter,
 	"agent.max_subagent_concurrency":    Stricter,
 	"agent.max_parallel_writers":        Stricter,
+	"agent.max_subagent_depth":          Stricter,
 	"tools.enabled":                     Stricter,
 	"tools.bash_timeout_seconds":        Stricter,
 	"tools.mcp_startup_timeout_seconds": Stricter,

@@ -49,6 +49,7 @@ var untrustedKeyTable = map[string]TrustRule{
 	"agent.goal_budget_usd":             Stricter,
 	"agent.max_subagent_concurrency":    Stricter,
 	"agent.max_parallel_writers":        Stricter,
+	"agent.max_subagent_depth":          Stricter,
 	"agent.compact_ratio":               Tightens,
 	"agent.subagent_model":              Tightens,
 	"agent.subagent_models":             Tightens,
@@ -270,7 +271,7 @@ func TestEveryLimitOnlyGoesDown(t *testing.T) {
 		f := newFixture(t)
 		// Every limit below is set, so none is "off".
 		f.user("[agent]\nmax_steps = 50\ngoal_token_budget = 50\ngoal_max_turns = 50\ngoal_wall_clock = \"50m\"\n" +
-			"goal_budget_usd = 50.0\nmax_subagent_concurrency = 50\nmax_parallel_writers = 50\n" +
+			"goal_budget_usd = 50.0\nmax_subagent_concurrency = 50\nmax_parallel_writers = 50\nmax_subagent_depth = 50\n" +
 			"[tools]\nbash_timeout_seconds = 50\nmcp_startup_timeout_seconds = 50\nmcp_call_timeout_seconds = 50\n")
 		f.proj(doc)
 		if _, err := f.loadUntrusted(); !errors.Is(err, ErrUntrusted) {

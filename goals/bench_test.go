@@ -79,3 +79,58 @@ func TestBenchmarkGraphIsValid(t *testing.T) {
 		t.Fatalf("deps %v", g.Items[63].DependsOn)
 	}
 }
+
+// BenchmarkFleetDepth compares the host's overhead per child of a flat
+// fleet (8 instant children) with a depth-2 fleet (2 leads that each run a
+// fleet of 4 instant children: 10 child runs). Each lead's own model turn
+// is as instant as the rest, so ns/child is the host's work: building,
+// binding (the leads' nested tools and <subagent-context>), scheduling,
+// recording and the claim checks one level down.
+func BenchmarkFleetDepth(b *testing.B) {
+	// Each lead splits its own claim four ways.
+	nestedFleet := func(root string) map[string]any {
+		var items []map[string]any
+		for _, d := range []string{"a", "b", "c", "d"} {
+			items = append(items, map[string]any{"id": "g" + d, "prompt": "p", "write_paths": []string{root + "/" + d}})
+		}
+		return map[string]any{"items": items}
+	}
+	factory := ChildFactoryFunc(func(_ context.Context, spec ChildSpec) (agent.Config, error) {
+		if spec.Depth == 1 && strings.HasPrefix(spec.ID, "lead") {
+			return agent.Config{Provider: agenttest.NewScriptedProvider(calls(call("f", "fleet", nestedFleet(spec.WritePaths[0]))), say("ok")), Gate: allow}, nil
+		}
+		return agent.Config{Provider: agenttest.NewScriptedProvider(say("ok"))}, nil
+	})
+	flat := FleetSpec{}
+	for i := range 8 {
+		flat.Items = append(flat.Items, FleetItem{ID: fmt.Sprint("n", i), Prompt: "p", WritePaths: []string{fmt.Sprint("d", i)}})
+	}
+	deep := FleetSpec{Items: []FleetItem{{ID: "lead1", Prompt: "p", WritePaths: []string{"l"}}, {ID: "lead2", Prompt: "p", WritePaths: []string{"m"}}}}
+	for _, tc := range []struct {
+		name     string
+		spec     FleetSpec
+		children int
+	}{{"depth1", flat, 8}, {"depth2", deep, 10}} {
+		b.Run(tc.name, func(b *testing.B) {
+			h, err := NewHost(HostConfig{Factory: factory, Workdir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			g, err := Preflight(tc.spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			before := h.Counters().SubagentRuns
+			for b.Loop() {
+				if res, err := h.RunFleet(context.Background(), g); err != nil || res.Answered != len(tc.spec.Items) {
+					b.Fatal(err, res)
+				}
+			}
+			if runs := h.Counters().SubagentRuns - before; runs != tc.children*b.N {
+				b.Fatalf("%d child runs, want %d", runs, tc.children*b.N)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tc.children), "ns/child")
+		})
+	}
+}

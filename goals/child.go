@@ -33,6 +33,13 @@ type ChildSpec struct {
 	// Upstream is the <upstream-results> block the first message opens
 	// with; empty without dependencies.
 	Upstream string
+	// Depth is the child's depth: 1 for the parent run's children, 2 for
+	// theirs. Parent is the ref of the child that started it, "" at depth 1.
+	Depth  int
+	Parent string
+	// Resumes is the ref whose transcript the child continues or forks
+	// (continue_from, fork_from); "" for a fresh session.
+	Resumes string
 }
 
 // ChildFactory builds a child's agent configuration: its own system prompt
@@ -72,6 +79,10 @@ type CommandReceipt struct {
 type childRun struct {
 	spec  ChildSpec
 	claim []string // resolved absolute claim roots; nil = whole workspace
+	// readOnly keeps only read-only tools: a child of a read-only child
+	// may not write whatever its profile says.
+	readOnly bool
+	parent   *childRun // nil at depth 1
 
 	mu       sync.Mutex
 	receipts Receipts
@@ -131,7 +142,9 @@ func (h *Host) observeChild(run *childRun, e agent.Event) {
 			for _, k := range keys {
 				if p := str(k); p != "" {
 					if r, err := h.resolve(p); err == nil {
-						run.receipts.Written = append(run.receipts.Written, h.relPath(r))
+						rel := h.relPath(r)
+						run.receipts.Written = append(run.receipts.Written, rel)
+						h.noteWrite(rel, run.spec.Ref)
 					}
 				}
 			}
@@ -170,8 +183,25 @@ const completionContract = "When you are done, call complete_subtask with your s
 	"and anything left unresolved. The host checks every citation against what it saw you do; unbacked claims are lowered. " +
 	"Then give a short final answer."
 
-// firstMessage is the child's first user turn: workspace, upstream
-// answers, the task text, and the completion contract for writers.
+// noteWrite counts a child's write for subagent_mutations and, the first
+// time a second child writes the same path, duplicate_work_paths.
+func (h *Host) noteWrite(rel, ref string) {
+	h.mutations.Add(1)
+	h.writersMu.Lock()
+	defer h.writersMu.Unlock()
+	first, seen := h.writers[rel]
+	switch {
+	case !seen:
+		h.writers[rel] = ref
+	case first != "" && first != ref:
+		h.writers[rel] = "" // counted once, however many more write it
+		h.duplicates.Add(1)
+	}
+}
+
+// firstMessage is the child's first user turn: workspace, the nesting
+// context, upstream answers, the task text, and the completion contract
+// for writers.
 func (h *Host) firstMessage(spec ChildSpec) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<workspace-context>\nworkspace root: %s\n", h.workdir)
@@ -179,6 +209,9 @@ func (h *Host) firstMessage(spec ChildSpec) string {
 		fmt.Fprintf(&b, "you may write only under: %s\n", strings.Join(spec.WritePaths, ", "))
 	}
 	b.WriteString("</workspace-context>\n\n")
+	if sc := h.subagentContext(spec); sc != "" {
+		b.WriteString(sc + "\n\n")
+	}
 	if spec.Upstream != "" {
 		b.WriteString(spec.Upstream + "\n\n")
 	}
@@ -189,32 +222,64 @@ func (h *Host) firstMessage(spec ChildSpec) string {
 	return b.String()
 }
 
-// capsuleHash is the stable identity of what a child was given: references
-// and digests only, never the parent's context.
-func capsuleHash(workdir string, cfg agent.Config, reg *agent.ToolRegistry, spec ChildSpec, first string) string {
-	digest := func(s string) string { d := sha256.Sum256([]byte(s)); return hex.EncodeToString(d[:]) }
+// Capsule is what a child was given (seed §3.13): references and digests
+// only, never copied parent context. Its hash is the child's CapsuleHash.
+type Capsule struct {
+	Workspace      string   `json:"workspace"`
+	SystemPrompt   string   `json:"system_prompt_sha256"`
+	Tools          []string `json:"tools"`
+	ToolSchemas    string   `json:"tool_schema_sha256"`
+	Model          string   `json:"model"`
+	RequestedModel string   `json:"requested_model,omitempty"`
+	Effort         string   `json:"effort,omitempty"`
+	Profile        string   `json:"profile"`
+	Writer         bool     `json:"writer"`
+	WritePaths     []string `json:"write_paths"`
+	FirstMessage   string   `json:"first_message_sha256"`
+	// Parent is the ref of the child that started this one, Depth its
+	// depth; Resumes the ref whose transcript it continued or forked.
+	Parent  string `json:"parent,omitempty"`
+	Depth   int    `json:"depth"`
+	Resumes string `json:"resumes,omitempty"`
+	// Inherited is false everywhere but upstream on an item a depends_on
+	// edge fed: nothing else reaches a child implicitly.
+	Inherited map[string]bool `json:"inherited"`
+}
+
+func digest(s string) string { d := sha256.Sum256([]byte(s)); return hex.EncodeToString(d[:]) }
+
+// newCapsule records what a child is given; Hash is its stable identity.
+func newCapsule(workdir string, cfg agent.Config, reg *agent.ToolRegistry, spec ChildSpec, first string) *Capsule {
 	schemas, _ := json.Marshal(reg.Schemas())
-	capsule := struct {
-		Workspace    string          `json:"workspace"`
-		SystemPrompt string          `json:"system_prompt_sha256"`
-		Tools        []string        `json:"tools"`
-		ToolSchemas  string          `json:"tool_schema_sha256"`
-		Model        string          `json:"model"`
-		Effort       string          `json:"effort,omitempty"`
-		Profile      string          `json:"profile"`
-		WritePaths   []string        `json:"write_paths"`
-		FirstMessage string          `json:"first_message_sha256"`
-		Inherited    map[string]bool `json:"inherited"`
-	}{workdir, digest(cfg.SystemPrompt), reg.Names(), digest(string(schemas)), cfg.Model, cfg.Effort, spec.Profile, spec.WritePaths,
-		digest(first), map[string]bool{"upstream": spec.Upstream != "", "parent_conversation": false, "goal": false, "memory": false}}
-	raw, _ := json.Marshal(capsule)
+	return &Capsule{Workspace: workdir, SystemPrompt: digest(cfg.SystemPrompt), Tools: reg.Names(), ToolSchemas: digest(string(schemas)),
+		Model: cfg.Model, RequestedModel: spec.Model, Effort: cfg.Effort, Profile: spec.Profile, Writer: spec.Writer, WritePaths: spec.WritePaths,
+		FirstMessage: digest(first), Parent: spec.Parent, Depth: spec.Depth, Resumes: spec.Resumes,
+		Inherited: map[string]bool{"upstream": spec.Upstream != "", "parent_conversation": false, "goal": false, "memory": false}}
+}
+
+// Hash is the capsule's stable identity.
+func (c *Capsule) Hash() string {
+	raw, _ := json.Marshal(c)
 	return digest(string(raw))
 }
 
+// maxKeptHistory bounds the transcript a record keeps for continue_from
+// and fork_from, in bytes of JSON; a longer one is not kept.
+const maxKeptHistory = 256 << 10
+
+// childOpts is how the scheduler runs one child.
+type childOpts struct {
+	claim    []string     // resolved; nil = whole workspace
+	readOnly bool         // only read-only tools, whatever the profile
+	parent   *childRun    // nil at depth 1
+	prior    *ChildRecord // the transcript continued or forked; nil for a fresh session
+}
+
 // runChild builds, binds and runs one child, then adjudicates its claim.
-func (h *Host) runChild(ctx context.Context, spec ChildSpec, claim []string) (out childOutcome) {
+func (h *Host) runChild(ctx context.Context, spec ChildSpec, o childOpts) (out childOutcome) {
 	start := h.cfg.Now()
-	rec := &ChildRecord{Ref: spec.Ref, FleetID: spec.FleetID, ID: spec.ID}
+	rec := &ChildRecord{Ref: spec.Ref, FleetID: spec.FleetID, ID: spec.ID, Parent: spec.Parent, Depth: spec.Depth}
+	run := &childRun{spec: spec, claim: o.claim, readOnly: o.readOnly, parent: o.parent}
 	defer func() {
 		if p := recover(); p != nil {
 			out = childOutcome{state: NodeFailed, reason: "unclassified"}
@@ -225,8 +290,8 @@ func (h *Host) runChild(ctx context.Context, spec ChildSpec, claim []string) (ou
 		rec.Finished = h.cfg.Now()
 		out.record = rec
 		h.record(rec)
+		h.passUp(run, rec.Receipts)
 	}()
-	run := &childRun{spec: spec, claim: claim}
 	cfg, err := h.cfg.Factory.NewChild(ctx, spec)
 	if err != nil {
 		rec.Answer = "the sub-agent could not be built: " + err.Error()
@@ -237,6 +302,14 @@ func (h *Host) runChild(ctx context.Context, spec ChildSpec, claim []string) (ou
 		rec.Answer = err.Error()
 		return childOutcome{state: NodeFailed, reason: "unclassified"}
 	}
+	if spec.Depth < h.cfg.MaxDepth {
+		for _, t := range h.scopedTools(run) {
+			if err := reg.Add(t); err != nil {
+				rec.Answer = err.Error()
+				return childOutcome{state: NodeFailed, reason: "unclassified"}
+			}
+		}
+	}
 	cfg.Tools, cfg.History = reg, nil
 	factoryObs := cfg.Observer
 	cfg.Observer = func(e agent.Event) {
@@ -246,25 +319,45 @@ func (h *Host) runChild(ctx context.Context, spec ChildSpec, claim []string) (ou
 		}
 	}
 	first := h.firstMessage(spec)
-	rec.CapsuleHash = capsuleHash(h.workdir, cfg, reg, spec, first)
+	if o.prior != nil {
+		// A resumed session already has its context: the prompt is the
+		// next turn of its conversation.
+		cfg.History = o.prior.History
+		first = spec.Prompt
+		if spec.Writer {
+			first += "\n\n" + completionContract
+		}
+	}
+	rec.Capsule = newCapsule(h.workdir, cfg, reg, spec, first)
+	rec.CapsuleHash = rec.Capsule.Hash()
 	ag, err := agent.New(cfg)
 	if err != nil {
 		rec.Answer = err.Error()
 		return childOutcome{state: NodeFailed, reason: "unclassified"}
 	}
 	h.runs.Add(1)
-	h.emit(agent.Event{Type: EventSubagentStarted, Data: SubagentEvent{FleetID: spec.FleetID, ID: spec.ID, Ref: spec.Ref, CapsuleHash: rec.CapsuleHash}})
+	if spec.Depth > 1 {
+		h.nested.Add(1)
+	}
+	h.emit(agent.Event{Type: EventSubagentStarted, Data: SubagentEvent{FleetID: spec.FleetID, ID: spec.ID, Ref: spec.Ref, CapsuleHash: rec.CapsuleHash,
+		Parent: spec.Parent, Depth: spec.Depth}})
 	res := ag.Run(ctx, first)
 	rec.Tokens = res.Usage.Prompt + res.Usage.Completion
 	rec.Cost = run.cost.total()
+	if hist := ag.Messages(); historySize(hist) <= maxKeptHistory {
+		rec.History = hist
+	}
 
 	run.mu.Lock()
 	rec.Receipts = run.receipts
 	report := run.report
 	run.mu.Unlock()
-	if report != nil {
+	switch {
+	case report != nil:
 		h.adjudicate(report, rec.Receipts)
 		rec.Report = report
+	case spec.Writer:
+		h.proseOnly.Add(1)
 	}
 	rec.Answer = composeAnswer(res.FinalAnswer, report, rec.Receipts)
 	switch {
@@ -281,6 +374,17 @@ func (h *Host) runChild(ctx context.Context, spec ChildSpec, claim []string) (ou
 		out = childOutcome{state: NodeDone}
 	}
 	h.emit(agent.Event{Type: EventSubagentFinished, Data: SubagentEvent{FleetID: spec.FleetID, ID: spec.ID, Ref: spec.Ref,
-		CapsuleHash: rec.CapsuleHash, State: out.state, Reason: out.reason, Tokens: rec.Tokens, Cost: rec.Cost}})
+		CapsuleHash: rec.CapsuleHash, State: out.state, Reason: out.reason, Tokens: rec.Tokens, Cost: rec.Cost, Parent: spec.Parent, Depth: spec.Depth}})
 	return out
+}
+
+func historySize(h []agent.Message) int {
+	n := 0
+	for _, m := range h {
+		n += len(m.Content) + len(m.RawContent) + len(m.ProviderState) + 64
+		for _, c := range m.ToolCalls {
+			n += len(c.Arguments) + len(c.Name) + len(c.ID)
+		}
+	}
+	return n
 }

@@ -116,7 +116,7 @@ func TestSubAgentCompacts(t *testing.T) {
 		return agent.Config{Provider: p, Tools: tools(t, echo()), SystemPrompt: "child", ContextWindow: window, Observer: ev.observe}, nil
 	})
 	h, _ := newHost(t, factory, HostConfig{ReadOnlyProfile: func(string) bool { return true }})
-	out, err := taskTool{h}.Execute(t.Context(), json.RawMessage(`{"prompt":"probe 80 numbers","profile":"explore"}`))
+	out, err := taskTool{h: h}.Execute(t.Context(), json.RawMessage(`{"prompt":"probe 80 numbers","profile":"explore"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,10 @@ type Config struct {
 	// Host, when set, contributes the sub-agent tools to every executing
 	// turn and its counters to the Result.
 	Host *Host
+	// NoDelegation is the control arm of `--ablate subagent` (seed §3.17):
+	// the Host's task and fleet tools are left out, its readers and
+	// counters stay, so the arm is measured the same way.
+	NoDelegation bool
 	// OnTurn, when set, is called with each turn's agent before the turn
 	// runs and with nil after it returns, so a caller can Steer the turn in
 	// progress with a requester's message. It must not block.

@@ -10,12 +10,14 @@
 // saved State after a restart or an answer from the requester.
 //
 // A Host runs sub-agents for one parent run: the task and fleet tools, the
-// parent-only readers read_subagent_result and list_subagents, and the
-// complete_subtask contract of writer children. Children inherit nothing
-// implicitly: a consumer-owned ChildFactory builds each child's agent.Config,
-// and the host binds its registry to the child's write claim, records what
-// the child ran and wrote, and adjudicates its completion claim against those
-// receipts.
+// readers read_subagent_result and list_subagents, and the complete_subtask
+// contract of writer children. Children inherit nothing implicitly: a
+// consumer-owned ChildFactory builds each child's agent.Config, and the host
+// binds its registry to the child's write claim, records what the child ran
+// and wrote, and adjudicates its completion claim against those receipts.
+// A child below HostConfig.MaxDepth gets task, fleet and the readers of its
+// own, bound to its lineage (nested.go): its children claim inside its
+// claim and are adjudicated the same way, one level down.
 //
 // Events this package defines (agent.Event.Type, payload in Data) are listed
 // in events.go.

@@ -84,9 +84,17 @@ type NodeStatus struct {
 }
 
 // FleetSnapshot is the payload of EventFleetUpdated: the whole graph.
+// A nested fleet (one a child started) names that child: Parent is its
+// ref, ParentFleet and ParentID the fleet and node it runs as, so a view
+// can draw the nested graph under that node. Depth is the depth of this
+// fleet's nodes (1 for the parent run's own fleet).
 type FleetSnapshot struct {
-	FleetID string       `json:"fleet_id"`
-	Nodes   []NodeStatus `json:"nodes"`
+	FleetID     string       `json:"fleet_id"`
+	Parent      string       `json:"parent,omitempty"`
+	ParentFleet string       `json:"parent_fleet,omitempty"`
+	ParentID    string       `json:"parent_id,omitempty"`
+	Depth       int          `json:"depth,omitempty"`
+	Nodes       []NodeStatus `json:"nodes"`
 }
 
 // SubagentEvent is the payload of EventSubagentStarted and EventSubagentFinished.
@@ -99,4 +107,6 @@ type SubagentEvent struct {
 	Reason      string    `json:"reason,omitempty"`
 	Tokens      int       `json:"tokens,omitempty"` // finished only
 	Cost        float64   `json:"cost,omitempty"`   // finished only: USD of its priced calls
+	Parent      string    `json:"parent,omitempty"` // the ref of the child that started it
+	Depth       int       `json:"depth,omitempty"`
 }

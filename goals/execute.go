@@ -21,7 +21,11 @@ func (s *session) execute(ctx context.Context, message string) (Result, error) {
 	st.Phase = PhaseExecuting
 	var hostTools []agent.Tool
 	if s.cfg.Host != nil {
-		hostTools = s.cfg.Host.Tools()
+		for _, t := range s.cfg.Host.Tools() {
+			if !s.cfg.NoDelegation || !IsDelegationTool(t.Name()) {
+				hostTools = append(hostTools, t)
+			}
+		}
 	}
 	reg, err := registry(s.cfg.Agent.Tools, nil, append(s.goalTools(), hostTools...)...)
 	if err != nil {

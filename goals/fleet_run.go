@@ -19,12 +19,17 @@ type FleetResult struct {
 // node is one graph item while the fleet runs. Only the scheduler
 // goroutine touches it.
 type node struct {
-	item    FleetItem
-	status  NodeStatus
-	writer  bool
-	claim   []string // resolved; nil with writer = whole workspace
-	answer  string
-	waiting int // dependencies not yet done
+	item       FleetItem
+	status     NodeStatus
+	writer     bool
+	readOnly   bool     // a child of a read-only child: only read-only tools
+	claim      []string // resolved; nil with writer = whole workspace
+	writePaths []string // the claim as the child is told it
+	profile    string
+	model      string
+	prior      *ChildRecord // continue_from / fork_from
+	answer     string
+	waiting    int // dependencies not yet done
 }
 
 type finished struct {
@@ -35,35 +40,49 @@ type finished struct {
 // runGraph schedules g: items start when their dependencies are done,
 // under the concurrency and writer limits, never alongside an overlapping
 // write claim. A failure skips its downstream branch with its reason.
-func (h *Host) runGraph(ctx context.Context, g *Graph) (FleetResult, error) {
+func (h *Host) runGraph(ctx context.Context, g *Graph, parent *childRun) (FleetResult, error) {
 	fleetID := "fleet-" + strconv.FormatInt(h.fleets.Add(1), 10)
 	nodes := make([]*node, len(g.Items))
 	for i, it := range g.Items {
-		n := &node{item: it, status: NodeStatus{ID: it.ID, State: NodePending, DependsOn: it.DependsOn}, waiting: len(g.deps[i])}
-		switch {
-		case it.AdoptRef != "":
-			rec, ok := h.lookup(it.AdoptRef)
+		n := &node{item: it, status: NodeStatus{ID: it.ID, State: NodePending, DependsOn: it.DependsOn}, waiting: len(g.deps[i]),
+			writePaths: it.WritePaths, profile: it.Profile, model: it.Model}
+		if it.AdoptRef != "" {
+			rec, ok := h.lookupIn(it.AdoptRef, parent)
 			if !ok || rec.State != NodeDone {
 				return FleetResult{}, fmt.Errorf("%w: item %q adopts %q, which is not a completed sub-agent of this conversation", ErrPreflight, it.ID, it.AdoptRef)
 			}
 			n.answer = rec.Answer
 			n.status.Ref, n.status.Summary = rec.Ref, "adopted "+rec.Ref
-		default:
-			n.writer = h.cfg.ReadOnlyProfile == nil || !h.cfg.ReadOnlyProfile(it.Profile)
-			for _, p := range it.WritePaths {
-				r, err := h.resolve(p)
-				if err == nil && !within(r, h.workdir) {
-					err = fmt.Errorf("it resolves to %s, outside the workspace", r)
-				}
-				if err != nil {
-					return FleetResult{}, fmt.Errorf("%w: item %q: write path %q: %v", ErrPreflight, it.ID, p, err)
-				}
-				n.claim = append(n.claim, r)
+			nodes[i] = n
+			continue
+		}
+		if err := h.resume(n, parent); err != nil {
+			return FleetResult{}, err
+		}
+		n.writer = h.cfg.ReadOnlyProfile == nil || !h.cfg.ReadOnlyProfile(n.profile)
+		if n.prior != nil && n.prior.Capsule != nil {
+			n.writer = n.prior.Capsule.Writer
+		}
+		for _, p := range n.writePaths {
+			r, err := h.resolve(p)
+			if err == nil && !within(r, h.workdir) {
+				err = fmt.Errorf("it resolves to %s, outside the workspace", r)
 			}
+			if err != nil {
+				return FleetResult{}, fmt.Errorf("%w: item %q: write path %q: %v", ErrPreflight, it.ID, p, err)
+			}
+			n.claim = append(n.claim, r)
+		}
+		if err := h.nestedClaim(n, parent); err != nil {
+			return FleetResult{}, err
 		}
 		nodes[i] = n
 	}
-	s := &scheduler{h: h, g: g, id: fleetID, nodes: nodes, done: make(chan finished)}
+	depth := 1
+	if parent != nil {
+		depth = parent.spec.Depth + 1
+	}
+	s := &scheduler{h: h, g: g, id: fleetID, nodes: nodes, done: make(chan finished), parent: parent, depth: depth}
 	// Adopted nodes are done before anything runs; their dependents see them
 	// as ordinary completed dependencies.
 	for i, n := range nodes {
@@ -91,7 +110,9 @@ type scheduler struct {
 	done    chan finished
 	running int
 	writers int
-	halted  string // set by fail_fast or cancellation: the reason pending nodes are skipped with
+	halted  string    // set by fail_fast or cancellation: the reason pending nodes are skipped with
+	parent  *childRun // the child that started this fleet; nil for the parent run's
+	depth   int       // the depth of this fleet's children
 }
 
 func (s *scheduler) loop(ctx context.Context) {
@@ -159,11 +180,18 @@ func (s *scheduler) start(ctx context.Context, i int) {
 	for _, d := range s.g.deps[i] {
 		ups = append(ups, upstreamAnswer{ID: s.nodes[d].item.ID, Answer: s.nodes[d].answer})
 	}
-	spec := ChildSpec{FleetID: s.id, ID: n.item.ID, Ref: n.status.Ref, Prompt: n.item.Prompt, Profile: n.item.Profile,
-		Model: n.item.Model, Effort: n.item.Effort, WritePaths: n.item.WritePaths, Writer: n.writer, Upstream: upstreamBlock(ups, s.h.cfg.UpstreamBudget)}
-	claim := n.claim
+	spec := ChildSpec{FleetID: s.id, ID: n.item.ID, Ref: n.status.Ref, Prompt: n.item.Prompt, Profile: n.profile,
+		Model: n.model, Effort: n.item.Effort, WritePaths: n.writePaths, Writer: n.writer, Upstream: upstreamBlock(ups, s.h.cfg.UpstreamBudget),
+		Depth: s.depth}
+	if s.parent != nil {
+		spec.Parent = s.parent.spec.Ref
+	}
+	if n.prior != nil {
+		spec.Resumes = n.prior.Ref
+	}
+	o := childOpts{claim: n.claim, readOnly: n.readOnly, parent: s.parent, prior: n.prior}
 	go func() {
-		s.done <- finished{idx: i, out: s.h.runChild(ctx, spec, claim)}
+		s.done <- finished{idx: i, out: s.h.runChild(ctx, spec, o)}
 	}()
 }
 
@@ -215,7 +243,10 @@ func (s *scheduler) halt(reason, summary string) {
 }
 
 func (s *scheduler) emit() {
-	snap := FleetSnapshot{FleetID: s.id, Nodes: make([]NodeStatus, len(s.nodes))}
+	snap := FleetSnapshot{FleetID: s.id, Depth: s.depth, Nodes: make([]NodeStatus, len(s.nodes))}
+	if s.parent != nil {
+		snap.Parent, snap.ParentFleet, snap.ParentID = s.parent.spec.Ref, s.parent.spec.FleetID, s.parent.spec.ID
+	}
 	for i, n := range s.nodes {
 		snap.Nodes[i] = n.status
 	}

@@ -40,6 +40,15 @@ type FleetItem struct {
 	// AdoptRef stands the item down to an already finished child's answer;
 	// no other field but ID and DependsOn may be set with it.
 	AdoptRef string `json:"adopt_ref,omitempty"`
+	// ContinueFrom resumes a partial or failed child of this lineage: the
+	// new child opens with that child's transcript, its profile, model and
+	// write claim, and Prompt as the next user turn. Profile, Model and
+	// WritePaths must be empty with it.
+	ContinueFrom string `json:"continue_from,omitempty"`
+	// ForkFrom starts a new child from a copy of any finished child's
+	// transcript (same profile), with Prompt as the next user turn and its
+	// own WritePaths (the source's when empty). Profile must be empty.
+	ForkFrom string `json:"fork_from,omitempty"`
 }
 
 // FleetSpec is the fleet tool's arguments.
@@ -137,10 +146,18 @@ func checkItem(i int, it *FleetItem) error {
 		return fmt.Errorf("%w: %s: an id is at most %d bytes without quotes, angle brackets or line breaks", ErrPreflight, where, maxIDLen)
 	}
 	if it.AdoptRef != "" {
-		if it.Prompt != "" || it.Profile != "" || it.Model != "" || it.Effort != "" || len(it.WritePaths) > 0 {
-			return fmt.Errorf("%w: %s adopts %q, so prompt, profile, model, effort and write_paths must be empty", ErrPreflight, where, it.AdoptRef)
+		if it.Prompt != "" || it.Profile != "" || it.Model != "" || it.Effort != "" || len(it.WritePaths) > 0 || it.ContinueFrom != "" || it.ForkFrom != "" {
+			return fmt.Errorf("%w: %s adopts %q, so prompt, profile, model, effort, write_paths, continue_from and fork_from must be empty", ErrPreflight, where, it.AdoptRef)
 		}
 		return nil
+	}
+	switch {
+	case it.ContinueFrom != "" && it.ForkFrom != "":
+		return fmt.Errorf("%w: %s: continue_from and fork_from exclude each other", ErrPreflight, where)
+	case it.ContinueFrom != "" && (it.Profile != "" || it.Model != "" || len(it.WritePaths) > 0):
+		return fmt.Errorf("%w: %s continues %q with its profile, model and write claim, so profile, model and write_paths must be empty", ErrPreflight, where, it.ContinueFrom)
+	case it.ForkFrom != "" && it.Profile != "":
+		return fmt.Errorf("%w: %s forks %q, whose transcript was made under its own profile, so profile must be empty", ErrPreflight, where, it.ForkFrom)
 	}
 	switch it.Effort {
 	case "", agent.EffortMinimal, agent.EffortLow, agent.EffortMedium, agent.EffortHigh, agent.EffortMax:

@@ -34,12 +34,16 @@ func (k *kids) NewChild(_ context.Context, spec ChildSpec) (agent.Config, error)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.specs = append(k.specs, spec)
-	script, ok := k.scripts[spec.ID]
+	key := spec.ID // nested children are scripted as id@depth
+	if spec.Depth > 1 {
+		key += "@" + itoa(spec.Depth)
+	}
+	script, ok := k.scripts[key]
 	if !ok {
 		script = []agenttest.Turn{say("answer of " + spec.ID)}
 	}
 	p := agenttest.NewScriptedProvider(script...)
-	k.providers[spec.ID] = p
+	k.providers[key] = p
 	reg := agent.NewToolRegistry()
 	if k.tools != nil {
 		reg = k.tools(spec)
@@ -125,7 +129,7 @@ func TestPreflightRejectsBadGraphsBeforeAnythingStarts(t *testing.T) {
 	// The fleet tool refuses before any child is built.
 	k := newKids(nil)
 	h, _ := newHost(t, k, HostConfig{})
-	if _, err := (fleetTool{h}).Execute(t.Context(), json.RawMessage(`{"items":[{"id":"a","prompt":"x","depends_on":["a"]},{"id":"b","prompt":"y"}]}`)); err == nil {
+	if _, err := (fleetTool{h: h}).Execute(t.Context(), json.RawMessage(`{"items":[{"id":"a","prompt":"x","depends_on":["a"]},{"id":"b","prompt":"y"}]}`)); err == nil {
 		t.Fatal("the fleet tool accepted a self-edge")
 	}
 	if len(k.started()) != 0 {
@@ -503,7 +507,7 @@ func TestAdoptRefReusesAFinishedAnswerAndReadersPageIt(t *testing.T) {
 		t.Fatalf("unknown adopt_ref: %v", err)
 	}
 
-	read := readResultTool{h2}
+	read := readResultTool{h: h2}
 	var got strings.Builder
 	for off := 0; ; {
 		out, err := read.Execute(t.Context(), json.RawMessage(`{"ref":"`+ref+`","offset":`+itoa(off)+`,"limit":1001}`))
@@ -529,7 +533,7 @@ func TestAdoptRefReusesAFinishedAnswerAndReadersPageIt(t *testing.T) {
 	if _, err := read.Execute(t.Context(), json.RawMessage(`{"ref":"`+ref+`","offset":1}`)); err == nil {
 		t.Fatal("an offset inside a rune was accepted")
 	}
-	list, _ := listSubagentsTool{h2}.Execute(t.Context(), nil)
+	list, _ := listSubagentsTool{h: h2}.Execute(t.Context(), nil)
 	if !strings.HasPrefix(list, states(res)["impl"].Ref) || !strings.Contains(list, ref) {
 		t.Fatalf("list (newest first): %q", list)
 	}
@@ -538,7 +542,7 @@ func TestAdoptRefReusesAFinishedAnswerAndReadersPageIt(t *testing.T) {
 func TestTaskToolRunsOneChild(t *testing.T) {
 	k := newKids(map[string][]agenttest.Turn{"task": {say("the answer")}})
 	h, _ := newHost(t, k, HostConfig{ReadOnlyProfile: func(p string) bool { return p == "explore" }})
-	out, err := taskTool{h}.Execute(t.Context(), json.RawMessage(`{"prompt":"look around","profile":"explore"}`))
+	out, err := taskTool{h: h}.Execute(t.Context(), json.RawMessage(`{"prompt":"look around","profile":"explore"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

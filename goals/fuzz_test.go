@@ -15,6 +15,9 @@ func FuzzParseFleet(f *testing.F) {
 		`{"items":[{"id":"a","prompt":"x","depends_on":["a"]},{"id":"b","prompt":"y"}]}`,
 		`{"items":[{"id":"r","prompt":"x"},{"id":"b","prompt":"y","depends_on":["r"],"write_paths":["api"]},{"id":"f","prompt":"z","depends_on":["r"]},{"id":"i","prompt":"w","depends_on":["b","f"]}],"fail_fast":true}`,
 		`{"items":[{"id":"a","adopt_ref":"sa-1"},{"id":"b","prompt":"y","depends_on":["a"]}]}`,
+		`{"items":[{"id":"a","continue_from":"sa-1","prompt":"go on"},{"id":"b","fork_from":"sa-2","prompt":"y","write_paths":["x"]}]}`,
+		`{"items":[{"id":"a","continue_from":"sa-1","fork_from":"sa-1","prompt":"x"},{"id":"b","prompt":"y"}]}`,
+		`{"items":[{"id":"a","continue_from":"sa-1","profile":"p","prompt":"x"},{"id":"b","adopt_ref":"sa-3","fork_from":"sa-2"}]}`,
 		`{"items":[]}`, `null`, `[]`, `{"items":[{"prompt":"x","write_paths":["../x"]},{"prompt":"y"}]}`, `{} {}`,
 	} {
 		f.Add([]byte(s))
@@ -37,6 +40,11 @@ func FuzzParseFleet(f *testing.F) {
 				t.Fatalf("empty or duplicate id %q", it.ID)
 			}
 			ids[it.ID] = true
+			resumes := it.ContinueFrom != "" || it.ForkFrom != ""
+			if it.ContinueFrom != "" && it.ForkFrom != "" || it.AdoptRef != "" && resumes ||
+				it.ContinueFrom != "" && (it.Profile != "" || it.Model != "" || len(it.WritePaths) > 0) || it.ForkFrom != "" && it.Profile != "" {
+				t.Fatalf("item %q mixes adopt_ref, continue_from and fork_from with fields they exclude", it.ID)
+			}
 		}
 		pos := make([]int, n)
 		for k, i := range g.order {

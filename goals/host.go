@@ -54,9 +54,18 @@ type HostConfig struct {
 	// Observer receives the fleet and sub-agent events; nil drops them.
 	// Calls are serialized; it must not block for long.
 	Observer agent.Observer
+	// MaxDepth is `max_subagent_depth`: the parent run is depth 0, its
+	// children depth 1, theirs depth 2. A child below MaxDepth gets task
+	// and fleet of its own; one at MaxDepth does not. 0 means
+	// DefaultMaxDepth; 1 keeps fleets flat.
+	MaxDepth int
 	// Now is the clock for durations; nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultMaxDepth is the default `max_subagent_depth`: a child may
+// delegate once more, its children may not.
+const DefaultMaxDepth = 2
 
 // DefaultPathArgs are the built-in path-aware writers.
 var DefaultPathArgs = map[string][]string{
@@ -70,34 +79,97 @@ var DefaultPathArgs = map[string][]string{
 	"notebook_edit": {"path"},
 }
 
-// Counters are the delegation counters of seed §3.17, cumulative over a
-// Host's life. `reasonix run --json` reports them under these names.
+// Counters are the ten delegation counters of seed §3.17, cumulative over
+// a Host's life. `reasonix run --json` reports them under these names,
+// beside the run's own tool_calls (parent and children).
 type Counters struct {
-	SubagentRuns         int `json:"subagent_runs"`
-	SubagentToolCalls    int `json:"subagent_tool_calls"`
+	// SubagentRuns counts every child run, nested ones included;
+	// SubagentNestedRuns those a child started (depth 2 and deeper).
+	SubagentRuns       int `json:"subagent_runs"`
+	SubagentNestedRuns int `json:"subagent_nested_runs"`
+	// SubagentToolCalls counts the children's tool calls; the run's own
+	// tool_calls (parent and children) is reported beside the counters.
+	SubagentToolCalls int `json:"subagent_tool_calls"`
+	// SubagentMutations counts paths children wrote through path-aware
+	// writers (one per path per call); DuplicateWorkPaths the paths more
+	// than one child wrote.
+	SubagentMutations  int `json:"subagent_mutations"`
+	DuplicateWorkPaths int `json:"duplicate_work_paths"`
+	// CompletionReports counts writer children that closed with
+	// complete_subtask, CompletionsProseOnly those that ended without one.
 	CompletionReports    int `json:"completion_reports"`
-	FalseCompletions     int `json:"false_completions"`
-	CriterionDowngrades  int `json:"criterion_downgrades"`
+	CompletionsProseOnly int `json:"completions_prose_only"`
+	// FalseCompletions counts "complete" claims the host lowered,
+	// CriterionDowngrades satisfied criteria it could not back.
+	FalseCompletions    int `json:"false_completions"`
+	CriterionDowngrades int `json:"criterion_downgrades"`
+	// WriteScopeViolations counts writes refused outside a claim.
 	WriteScopeViolations int `json:"write_scope_violations"`
+}
+
+// Add returns c plus o, field by field.
+func (c Counters) Add(o Counters) Counters {
+	return Counters{
+		SubagentRuns:         c.SubagentRuns + o.SubagentRuns,
+		SubagentNestedRuns:   c.SubagentNestedRuns + o.SubagentNestedRuns,
+		SubagentToolCalls:    c.SubagentToolCalls + o.SubagentToolCalls,
+		SubagentMutations:    c.SubagentMutations + o.SubagentMutations,
+		DuplicateWorkPaths:   c.DuplicateWorkPaths + o.DuplicateWorkPaths,
+		CompletionReports:    c.CompletionReports + o.CompletionReports,
+		CompletionsProseOnly: c.CompletionsProseOnly + o.CompletionsProseOnly,
+		FalseCompletions:     c.FalseCompletions + o.FalseCompletions,
+		CriterionDowngrades:  c.CriterionDowngrades + o.CriterionDowngrades,
+		WriteScopeViolations: c.WriteScopeViolations + o.WriteScopeViolations,
+	}
+}
+
+// Fields lists the counters by their JSON names, in the seed's order, for
+// metrics and tables.
+func (c Counters) Fields() []CounterField {
+	return []CounterField{
+		{"subagent_runs", c.SubagentRuns}, {"subagent_nested_runs", c.SubagentNestedRuns},
+		{"subagent_tool_calls", c.SubagentToolCalls},
+		{"subagent_mutations", c.SubagentMutations}, {"duplicate_work_paths", c.DuplicateWorkPaths},
+		{"completion_reports", c.CompletionReports}, {"completions_prose_only", c.CompletionsProseOnly},
+		{"false_completions", c.FalseCompletions}, {"criterion_downgrades", c.CriterionDowngrades},
+		{"write_scope_violations", c.WriteScopeViolations},
+	}
+}
+
+// CounterField is one named counter.
+type CounterField struct {
+	Name  string
+	Value int
 }
 
 // ChildRecord is a finished child. Records are what read_subagent_result,
 // list_subagents and adopt_ref address by Ref; a runner persists them
 // (Host.Records) and restores them (HostConfig-independent Host.Restore).
 type ChildRecord struct {
-	Ref         string            `json:"ref"`
-	FleetID     string            `json:"fleet_id,omitempty"`
-	ID          string            `json:"id"`
-	State       NodeState         `json:"state"`
-	Reason      string            `json:"reason,omitempty"`
-	Answer      string            `json:"answer"`
-	Tokens      int               `json:"tokens"`
-	Cost        float64           `json:"cost,omitempty"` // USD of its priced calls
-	Duration    time.Duration     `json:"duration"`
-	CapsuleHash string            `json:"capsule_hash"`
-	Report      *CompletionReport `json:"report,omitempty"`
-	Receipts    Receipts          `json:"receipts"`
-	Finished    time.Time         `json:"finished"`
+	Ref         string        `json:"ref"`
+	FleetID     string        `json:"fleet_id,omitempty"`
+	ID          string        `json:"id"`
+	State       NodeState     `json:"state"`
+	Reason      string        `json:"reason,omitempty"`
+	Answer      string        `json:"answer"`
+	Tokens      int           `json:"tokens"`
+	Cost        float64       `json:"cost,omitempty"` // USD of its priced calls
+	Duration    time.Duration `json:"duration"`
+	CapsuleHash string        `json:"capsule_hash"`
+	// Capsule is what the child was given (seed §3.13): references and
+	// digests, the hash above is its identity.
+	Capsule *Capsule          `json:"capsule,omitempty"`
+	Report  *CompletionReport `json:"report,omitempty"`
+	// Parent is the ref of the child that started this one ("" for the
+	// parent run's own children) and Depth its depth (1 for those).
+	Parent string `json:"parent,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+	// History is the child's conversation (no system prompt), kept so
+	// continue_from and fork_from can pick it up; empty when it outgrew
+	// maxKeptHistory.
+	History  []agent.Message `json:"history,omitempty"`
+	Receipts Receipts        `json:"receipts"`
+	Finished time.Time       `json:"finished"`
 }
 
 // Host runs the sub-agents of one parent conversation. It is safe for
@@ -112,8 +184,12 @@ type Host struct {
 	order   []string // refs, oldest first
 
 	runs, toolCalls, reports, falseDone, downgrades, violations atomic.Int64
+	nested, mutations, proseOnly, duplicates                    atomic.Int64
 	fleets                                                      atomic.Int64
 	spent                                                       spend // the children's cost, USD
+
+	writersMu sync.Mutex
+	writers   map[string]string // path -> the first child ref that wrote it ("" once a second did)
 }
 
 // NewHost checks cfg and applies defaults.
@@ -124,19 +200,20 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if !filepath.IsAbs(cfg.Workdir) {
 		return nil, fmt.Errorf("goals: host config Workdir must be an absolute path, got %q", cfg.Workdir)
 	}
-	if cfg.MaxConcurrency < 0 || cfg.MaxParallelWriters < 0 || cfg.UpstreamBudget < 0 {
+	if cfg.MaxConcurrency < 0 || cfg.MaxParallelWriters < 0 || cfg.UpstreamBudget < 0 || cfg.MaxDepth < 0 {
 		return nil, errors.New("goals: host limits must not be negative")
 	}
 	cfg.MaxConcurrency = cmp.Or(cfg.MaxConcurrency, 6)
 	cfg.MaxParallelWriters = cmp.Or(cfg.MaxParallelWriters, 3)
 	cfg.UpstreamBudget = cmp.Or(cfg.UpstreamBudget, 16<<10)
+	cfg.MaxDepth = cmp.Or(cfg.MaxDepth, DefaultMaxDepth)
 	if cfg.PathArgs == nil {
 		cfg.PathArgs = DefaultPathArgs
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &Host{cfg: cfg, records: map[string]*ChildRecord{}}
+	h := &Host{cfg: cfg, records: map[string]*ChildRecord{}, writers: map[string]string{}}
 	wd, err := h.resolve(cfg.Workdir)
 	if err != nil {
 		return nil, fmt.Errorf("goals: host workdir: %w", err)
@@ -152,13 +229,20 @@ func (h *Host) Spent() float64 { return h.spent.total() }
 func (h *Host) Counters() Counters {
 	return Counters{
 		SubagentRuns:         int(h.runs.Load()),
+		SubagentNestedRuns:   int(h.nested.Load()),
 		SubagentToolCalls:    int(h.toolCalls.Load()),
+		SubagentMutations:    int(h.mutations.Load()),
+		DuplicateWorkPaths:   int(h.duplicates.Load()),
 		CompletionReports:    int(h.reports.Load()),
+		CompletionsProseOnly: int(h.proseOnly.Load()),
 		FalseCompletions:     int(h.falseDone.Load()),
 		CriterionDowngrades:  int(h.downgrades.Load()),
 		WriteScopeViolations: int(h.violations.Load()),
 	}
 }
+
+// MaxDepth is the resolved `max_subagent_depth`.
+func (h *Host) MaxDepth() int { return h.cfg.MaxDepth }
 
 // Records lists the finished children, oldest first, for persistence.
 func (h *Host) Records() []ChildRecord {
@@ -231,5 +315,5 @@ func newRef() string { return "sa-" + ids.Hex(6) }
 // write claim outside the workspace); failed items are reported in the
 // result, not as an error.
 func (h *Host) RunFleet(ctx context.Context, g *Graph) (FleetResult, error) {
-	return h.runGraph(ctx, g)
+	return h.runGraph(ctx, g, nil)
 }

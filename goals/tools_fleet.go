@@ -11,13 +11,18 @@ import (
 )
 
 // Tools returns the parent-side sub-agent tools: task, fleet,
-// read_subagent_result and list_subagents. Children never get them: the
-// readers are parent-only, so siblings cannot see each other.
+// read_subagent_result and list_subagents. A child below the host's
+// MaxDepth gets its own set, bound to its lineage (nested.go): its readers
+// see only its descendants, so siblings never see each other.
 func (h *Host) Tools() []agent.Tool {
-	return []agent.Tool{taskTool{h}, fleetTool{h}, readResultTool{h}, listSubagentsTool{h}}
+	return h.scopedTools(nil)
 }
 
-type taskTool struct{ h *Host }
+// The tools carry the child that holds them; nil is the parent run.
+type taskTool struct {
+	h      *Host
+	parent *childRun
+}
 
 func (taskTool) Name() string { return "task" }
 func (taskTool) Description() string {
@@ -30,7 +35,9 @@ func (taskTool) Schema() json.RawMessage {
 "prompt":{"type":"string"},"profile":{"type":"string"},
 "write_paths":{"type":"array","items":{"type":"string"},"description":"workspace-relative paths the sub-agent may write; omitted = the whole workspace"},
 "model":{"type":"string"},
-"effort":{"type":"string","enum":["minimal","low","medium","high","max"],"description":"reasoning effort of the sub-agent; omitted = the configured default"}},"required":["prompt"],"additionalProperties":false}`)
+"effort":{"type":"string","enum":["minimal","low","medium","high","max"],"description":"reasoning effort of the sub-agent; omitted = the configured default"},
+"continue_from":{"type":"string","description":"ref of a partial or failed sub-agent to continue: it resumes its own transcript with prompt as the next turn"},
+"fork_from":{"type":"string","description":"ref of a finished sub-agent whose transcript a new sub-agent starts from, with prompt as the next turn"}},"required":["prompt"],"additionalProperties":false}`)
 }
 
 func (t taskTool) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
@@ -46,7 +53,7 @@ func (t taskTool) Execute(ctx context.Context, raw json.RawMessage) (string, err
 	if err != nil {
 		return "", fmt.Errorf("task: %w", err)
 	}
-	res, err := t.h.runGraph(ctx, g)
+	res, err := t.h.runGraph(ctx, g, t.parent)
 	if err != nil {
 		return "", fmt.Errorf("task: %w", err)
 	}
@@ -59,14 +66,18 @@ func (t taskTool) Execute(ctx context.Context, raw json.RawMessage) (string, err
 	return agent.BoundResult(head+"\n\n"+rec.Answer, agent.MaxToolResult-1024) + readMoreHint(n.Ref, len(rec.Answer)), nil
 }
 
-type fleetTool struct{ h *Host }
+type fleetTool struct {
+	h      *Host
+	parent *childRun
+}
 
 func (fleetTool) Name() string { return "fleet" }
 func (fleetTool) Description() string {
 	return "Run 2 to 64 sub-agents as a small dependency graph. Each item: id, prompt, optional depends_on (ids whose answers it needs; " +
 		"they arrive in an <upstream-results> block), profile, write_paths, model, effort (reasoning effort), or adopt_ref to reuse a finished sub-agent's answer. " +
 		"Items run in parallel where the graph allows; writers with overlapping write_paths never run at once. A failed item skips " +
-		"everything downstream of it; fail_fast stops starting new items after any failure."
+		"everything downstream of it; fail_fast stops starting new items after any failure. continue_from resumes a partial or failed " +
+		"sub-agent's transcript; fork_from starts from a finished one's."
 }
 func (fleetTool) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{
@@ -77,7 +88,9 @@ func (fleetTool) Schema() json.RawMessage {
  "write_paths":{"type":"array","items":{"type":"string"}},
  "model":{"type":"string"},
  "effort":{"type":"string","enum":["minimal","low","medium","high","max"]},
- "adopt_ref":{"type":"string"}},"additionalProperties":false}},
+ "adopt_ref":{"type":"string"},
+ "continue_from":{"type":"string"},
+ "fork_from":{"type":"string"}},"additionalProperties":false}},
 "fail_fast":{"type":"boolean"}},"required":["items"],"additionalProperties":false}`)
 }
 
@@ -86,7 +99,7 @@ func (t fleetTool) Execute(ctx context.Context, raw json.RawMessage) (string, er
 	if err != nil {
 		return "", err
 	}
-	res, err := t.h.runGraph(ctx, g)
+	res, err := t.h.runGraph(ctx, g, t.parent)
 	if err != nil {
 		return "", err
 	}
@@ -129,7 +142,10 @@ func readMoreHint(ref string, total int) string {
 	return fmt.Sprintf("\n[full answer: %d bytes; page it with read_subagent_result ref=%s]", total, ref)
 }
 
-type readResultTool struct{ h *Host }
+type readResultTool struct {
+	h      *Host
+	parent *childRun
+}
 
 var _ agent.ReadOnlyTool = readResultTool{}
 
@@ -156,7 +172,7 @@ func (t readResultTool) Execute(_ context.Context, raw json.RawMessage) (string,
 	if err := decodeStrict("read_subagent_result", raw, &a); err != nil {
 		return "", err
 	}
-	rec, ok := t.h.lookup(a.Ref)
+	rec, ok := t.h.lookupIn(a.Ref, t.parent)
 	if !ok {
 		return "", fmt.Errorf("read_subagent_result: no sub-agent %q in this conversation; list_subagents shows the known refs", a.Ref)
 	}
@@ -192,7 +208,10 @@ func pageUTF8(s string, offset, limit int) (string, int, error) {
 	return s[offset:end], end, nil
 }
 
-type listSubagentsTool struct{ h *Host }
+type listSubagentsTool struct {
+	h      *Host
+	parent *childRun
+}
 
 var _ agent.ReadOnlyTool = listSubagentsTool{}
 
@@ -206,13 +225,24 @@ func (listSubagentsTool) Schema() json.RawMessage {
 }
 
 func (t listSubagentsTool) Execute(context.Context, json.RawMessage) (string, error) {
-	recs := t.h.newest()
+	var recs []ChildRecord
+	for _, r := range t.h.newest() {
+		if t.h.inLineage(r, t.parent) {
+			recs = append(recs, r)
+		}
+	}
 	if len(recs) == 0 {
 		return "no sub-agents have run in this conversation", nil
 	}
 	var b strings.Builder
 	for _, r := range recs {
 		fmt.Fprintf(&b, "%s id=%s state=%s", r.Ref, r.ID, r.State)
+		if r.Parent != "" {
+			fmt.Fprintf(&b, " parent=%s", r.Parent)
+		}
+		if retryable(r) && len(r.History) > 0 {
+			b.WriteString(" retryable=true")
+		}
 		if r.Reason != "" {
 			fmt.Fprintf(&b, " reason=%s", r.Reason)
 		}

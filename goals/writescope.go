@@ -87,9 +87,11 @@ func (h *Host) bindTools(base *agent.ToolRegistry, run *childRun) (*agent.ToolRe
 	for _, name := range base.Names() {
 		t, _ := base.Get(name)
 		switch {
-		case name == toolCompleteSubtask:
-			continue // the host's own contract replaces any other
+		case name == toolCompleteSubtask, IsDelegationTool(name), name == "read_subagent_result", name == "list_subagents":
+			continue // the host's own contract and delegation tools replace any other
 		case agent.IsReadOnly(t):
+		case run.readOnly:
+			continue // below a read-only child nothing writes
 		case run.spec.Writer && h.cfg.PathArgs[name] != nil:
 			// Scoped even without explicit paths: the whole-workspace claim
 			// still reports writes that leave the workspace.

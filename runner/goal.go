@@ -45,7 +45,8 @@ func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, hi
 				gstore.childrenChanged(ctx)
 			}
 		},
-		Child: r.child(ctx),
+		Child:        r.child(ctx),
+		NoDelegation: task.Ablate == store.AblateSubagent,
 	})
 	if err != nil {
 		return outcome{}, err
@@ -54,6 +55,7 @@ func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, hi
 		return outcome{}, err
 	}
 	gstore.host = ctl.Host
+	defer func() { s.metrics.addDelegation(ctl.Host.Counters()) }()
 
 	message := inboxText(inbox)
 	var res goals.Result

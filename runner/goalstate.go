@@ -74,16 +74,8 @@ func (g *goalStore) saveLocked(ctx context.Context) error {
 
 // counters are the task's delegation counters: earlier runs' plus this one's.
 func (g *goalStore) counters() goals.Counters {
-	c := g.base
 	if g.host == nil {
-		return c
+		return g.base
 	}
-	h := g.host.Counters()
-	c.SubagentRuns += h.SubagentRuns
-	c.SubagentToolCalls += h.SubagentToolCalls
-	c.CompletionReports += h.CompletionReports
-	c.FalseCompletions += h.FalseCompletions
-	c.CriterionDowngrades += h.CriterionDowngrades
-	c.WriteScopeViolations += h.WriteScopeViolations
-	return c
+	return g.base.Add(g.host.Counters())
 }

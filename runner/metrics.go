@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"reasonix/config"
+	"reasonix/goals"
 	"reasonix/runner/store"
 )
 
@@ -26,6 +27,8 @@ type metrics struct {
 	tokens    *prometheus.CounterVec
 	cost      *prometheus.CounterVec
 	unpriced  *prometheus.CounterVec
+	// delegation sums the §3.17 counters of every goal run on this node.
+	delegation *prometheus.CounterVec
 }
 
 func newMetrics(s *Service) *metrics {
@@ -60,10 +63,23 @@ func newMetrics(s *Service) *metrics {
 		unpriced: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "reasonix_unpriced_tokens_total", Help: "Tokens of model calls on models without prices, by model.",
 		}, []string{"model"}),
+		delegation: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reasonix_delegation_total", Help: "Delegation counters of goal runs (seed 3.17), by counter: subagent_runs, false_completions, ...",
+		}, []string{"counter"}),
 	}
-	m.reg.MustRegister(m.submitted, m.finished, m.duration, m.queueWait, m.toolCalls, m.approvals, m.tokens, m.cost, m.unpriced,
+	for _, f := range (goals.Counters{}).Fields() {
+		m.delegation.WithLabelValues(f.Name) // every counter shows from the start
+	}
+	m.reg.MustRegister(m.delegation, m.submitted, m.finished, m.duration, m.queueWait, m.toolCalls, m.approvals, m.tokens, m.cost, m.unpriced,
 		&stateCollector{s: s}, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
+}
+
+// addDelegation adds one run's delegation counters.
+func (m *metrics) addDelegation(c goals.Counters) {
+	for _, f := range c.Fields() {
+		m.delegation.WithLabelValues(f.Name).Add(float64(f.Value))
+	}
 }
 
 // Metrics serves the service's metrics in the Prometheus text format.

@@ -39,6 +39,9 @@ type TaskRequest struct {
 	// BudgetUSD is a goal's own cost budget per slice (USD, priced calls);
 	// 0 means [agent] goal_budget_usd. Only goal tasks take one.
 	BudgetUSD float64
+	// Ablate "subagent" runs a goal as the control arm of the delegation
+	// measurement: no task or fleet tool. Only goal tasks take it.
+	Ablate string
 	// Workspace names a [[workspaces]] entry; "" is a scratch directory.
 	Workspace string
 	// Posture is the task's posture; "" means [permissions] posture.
@@ -78,6 +81,9 @@ func (r *TaskRequest) validate(s *Service) error {
 	}
 	if r.BudgetUSD > 0 && !r.Goal && !r.PlanFirst {
 		return invalidf("budget_usd is a goal's cost budget; submit the task as a goal, or bound any task with [runner] max_cost_per_task")
+	}
+	if r.Ablate != "" && (r.Ablate != store.AblateSubagent || !r.Goal && !r.PlanFirst) {
+		return invalidf("ablate takes %q, on a goal only", store.AblateSubagent)
 	}
 	if (r.Goal || r.PlanFirst) && len(r.Prompt) > maxGoalPrompt {
 		return invalidf("a goal's prompt is %d bytes; at most %d are accepted", len(r.Prompt), maxGoalPrompt)
@@ -171,7 +177,7 @@ func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task,
 	}
 	task, created, err = s.st.CreateTask(ctx, store.NewTask{
 		Source: req.Source, Requester: req.Requester, Prompt: req.Prompt, Goal: req.Goal,
-		PlanFirst: req.PlanFirst, BudgetUSD: req.BudgetUSD, Workspace: req.Workspace, Posture: req.Posture,
+		PlanFirst: req.PlanFirst, BudgetUSD: req.BudgetUSD, Ablate: req.Ablate, Workspace: req.Workspace, Posture: req.Posture,
 		Notify: req.Notify, Approvers: req.Approvers, Events: s.arrival(req.Source, req.Origin),
 	}, append([]string{req.DedupeKey}, req.DedupeKeys...)...)
 	if err != nil {

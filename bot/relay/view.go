@@ -17,6 +17,9 @@ type view struct {
 	state          runner.State
 	plan           []todo
 	fleet          []node
+	// nested are the fleets sub-agents started, by the ref of the node
+	// that started each; the tree draws them under that node.
+	nested         map[string][]node
 	step           string
 	tokens         int64
 	started, ended time.Time
@@ -62,6 +65,7 @@ func todoMark(status string) string {
 // not import goals; the event's JSON is the contract).
 type node struct {
 	ID        string   `json:"id"`
+	Ref       string   `json:"ref"`
 	State     string   `json:"state"`
 	DependsOn []string `json:"depends_on"`
 	Reason    string   `json:"reason"`
@@ -97,10 +101,18 @@ func (v *view) apply(ev runner.Event) bool {
 		v.plan = p.Plan
 	case "fleet_updated":
 		var p struct {
-			Nodes []node `json:"nodes"`
+			Parent string `json:"parent"`
+			Nodes  []node `json:"nodes"`
 		}
 		if json.Unmarshal(ev.Payload, &p) != nil {
 			return false
+		}
+		if p.Parent != "" {
+			if v.nested == nil {
+				v.nested = map[string][]node{}
+			}
+			v.nested[p.Parent] = p.Nodes
+			return true
 		}
 		v.fleet = p.Nodes
 	case "tool_started":
@@ -125,9 +137,19 @@ func (v *view) apply(ev runner.Event) bool {
 		// A fleet's node: its end shows in the tree (summary included),
 		// not as a message of its own (see watcher.post).
 		var p struct {
-			ID, State, Reason string
+			ID, Ref, State, Reason, Parent string
 		}
 		if json.Unmarshal(ev.Payload, &p) != nil {
+			return false
+		}
+		if p.Parent != "" {
+			for i, n := range v.nested[p.Parent] {
+				if n.Ref == p.Ref && p.Ref != "" {
+					v.nested[p.Parent][i].State = cmpStr(p.State, n.State)
+					v.nested[p.Parent][i].Reason = cmpStr(p.Reason, n.Reason)
+					return true
+				}
+			}
 			return false
 		}
 		i := v.fleetNode(p.ID)
@@ -248,7 +270,7 @@ func (v *view) render(f bot.Format, now time.Time) string {
 	}
 	if len(v.fleet) > 0 {
 		b.WriteString(f.Bold("Fleet") + "\n")
-		for _, line := range fleetTree(v.fleet) {
+		for _, line := range fleetTree(v.fleet, v.nested) {
 			b.WriteString(f.Escape(line) + "\n")
 		}
 	}
@@ -283,8 +305,13 @@ func (v *view) render(f bot.Format, now time.Time) string {
 }
 
 // fleetTree draws the fleet as an indented dependency tree: a node under
-// the first node it depends on.
-func fleetTree(nodes []node) []string {
+// the first node it depends on, and a fleet a node started (nested, by the
+// node's ref) under that node, marked ↳.
+func fleetTree(nodes []node, nested map[string][]node) []string {
+	return fleetLines(nodes, nested, "", 0)
+}
+
+func fleetLines(nodes []node, nested map[string][]node, indent string, level int) []string {
 	byID := map[string]bool{}
 	for _, n := range nodes {
 		byID[n.ID] = true
@@ -314,7 +341,7 @@ func fleetTree(nodes []node) []string {
 		}
 		seen[n.ID] = true
 		mark := map[string]string{"done": "✔", "running": "▶", "failed": "✖", "skipped": "⤼"}[n.State]
-		line := strings.Repeat("  ", depth) + cmpStr(mark, "○") + " " + n.ID + " (" + n.State
+		line := indent + strings.Repeat("  ", depth) + map[bool]string{true: "↳ "}[level > 0] + cmpStr(mark, "○") + " " + n.ID + " (" + n.State
 		if n.Reason != "" {
 			line += ": " + n.Reason
 		}
@@ -323,6 +350,9 @@ func fleetTree(nodes []node) []string {
 			line += " — " + firstLine(n.Summary, 100)
 		}
 		lines = append(lines, line)
+		if sub := nested[n.Ref]; len(sub) > 0 && n.Ref != "" && level < 8 {
+			lines = append(lines, fleetLines(sub, nested, indent+strings.Repeat("  ", depth+1), level+1)...)
+		}
 		for _, c := range children[n.ID] {
 			walk(c, depth+1)
 		}

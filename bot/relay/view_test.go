@@ -64,7 +64,7 @@ func TestStatusShowsPlanFleetAndCounters(t *testing.T) {
 }
 
 func TestFleetTreeSurvivesCycles(t *testing.T) {
-	lines := fleetTree([]node{{ID: "a", State: "pending", DependsOn: []string{"b"}}, {ID: "b", State: "pending", DependsOn: []string{"a"}}})
+	lines := fleetTree([]node{{ID: "a", State: "pending", DependsOn: []string{"b"}}, {ID: "b", State: "pending", DependsOn: []string{"a"}}}, nil)
 	if len(lines) != 2 {
 		t.Errorf("cycle rendered as %q", lines)
 	}
@@ -93,5 +93,29 @@ func TestSubagentReportsFoldIntoTheFleetTree(t *testing.T) {
 	// gets a message of its own.
 	if v.apply(ev("subagent_finished", map[string]any{"id": "solo", "state": "done"}, t0)) {
 		t.Error("a sub-agent outside the fleet changed the status")
+	}
+}
+
+// A fleet a sub-agent started is drawn under that sub-agent's node, and
+// its nodes' ends update it there, even when an id repeats a top-level one.
+func TestNestedFleetDrawsUnderItsParentNode(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	v := view{taskID: "t_1", prompt: "split it"}
+	v.apply(ev("fleet_updated", map[string]any{"fleet_id": "fleet-1", "nodes": []map[string]any{
+		{"id": "api", "ref": "sa-1", "state": "running"}, {"id": "docs", "ref": "", "state": "pending", "depends_on": []string{"api"}}}}, t0))
+	if !v.apply(ev("fleet_updated", map[string]any{"fleet_id": "fleet-2", "parent": "sa-1", "parent_id": "api", "depth": 2, "nodes": []map[string]any{
+		{"id": "docs", "ref": "sa-2", "state": "running"}, {"id": "tests", "ref": "sa-3", "state": "pending", "depends_on": []string{"docs"}}}}, t0)) {
+		t.Fatal("a nested fleet did not change the status")
+	}
+	if !v.apply(ev("subagent_finished", map[string]any{"id": "docs", "ref": "sa-2", "parent": "sa-1", "state": "failed", "reason": "provider.rejected"}, t0)) {
+		t.Fatal("a nested node's end did not change the status")
+	}
+	got := v.render(plainFormat{}, t0)
+	want := "▶ api (running)\n  ↳ ✖ docs (failed: provider.rejected)\n    ↳ ○ tests (pending)\n  ○ docs (pending)"
+	if !strings.Contains(got, want) {
+		t.Errorf("status lacks\n%s\nin:\n%s", want, got)
+	}
+	if v.fleet[0].ID != "api" || len(v.fleet) != 2 {
+		t.Errorf("the nested fleet replaced the top-level one: %+v", v.fleet)
 	}
 }

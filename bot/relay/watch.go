@@ -480,9 +480,10 @@ func (w *watcher) post(ctx context.Context, ev runner.Event) {
 		}
 	case "subagent_finished":
 		var p struct {
-			ID, State, Reason string
+			ID, State, Reason, Parent string
 		}
-		if json.Unmarshal(ev.Payload, &p) == nil && p.ID != "" && w.v.fleetNode(p.ID) < 0 {
+		// A nested sub-agent (Parent set) always folds into the tree.
+		if json.Unmarshal(ev.Payload, &p) == nil && p.ID != "" && p.Parent == "" && w.v.fleetNode(p.ID) < 0 {
 			// A sub-agent outside the fleet tree gets its own message; a
 			// fleet's node folds into the status message's tree.
 			f := w.t.Format()

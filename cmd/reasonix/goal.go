@@ -39,12 +39,14 @@ func (t *goalTotals) observe(e agent.Event) {
 // runGoal drives task as a goal: continuation turns until the goal is
 // complete, blocked, out of budget or interrupted, with fleets of
 // sub-agents available through the task and fleet tools.
-func runGoal(ctx context.Context, s *runSetup, task string, totals *goalTotals, stderr io.Writer) (goals.Result, error) {
+// noDelegation runs the control arm of --ablate subagent.
+func runGoal(ctx context.Context, s *runSetup, task string, totals *goalTotals, noDelegation bool, stderr io.Writer) (goals.Result, error) {
 	childObserver := agent.Observers(totals.observe, newProgress(stderr).childObserve, s.transcript.Observe, s.cost.observe)
 	g, err := s.session.Goal(session.GoalConfig{
 		Child: func(_ goals.ChildSpec, tools *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
 			return tools, childObserver, nil
 		},
+		NoDelegation: noDelegation,
 	})
 	if err != nil {
 		return goals.Result{}, err
@@ -58,8 +60,13 @@ type goalJSON struct {
 	jsonResult
 	Reason   string `json:"reason,omitempty"`
 	Question string `json:"question,omitempty"`
+	// Ablate names the removed arm ("subagent") of an ablation run.
+	Ablate string `json:"ablate,omitempty"`
 	goals.Counters
 }
+
+// ablateSubagent is --ablate's one value (seed §3.17).
+const ablateSubagent = "subagent"
 
 func goalResultJSON(res goals.Result, totals *goalTotals, d time.Duration, transcript string, cost costJSON) goalJSON {
 	out := goalJSON{

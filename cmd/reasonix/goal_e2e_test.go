@@ -211,3 +211,42 @@ func TestRunGoalSubagentStaysInItsClaim(t *testing.T) {
 		t.Errorf("the refused write_file is not counted: %s", stdout)
 	}
 }
+
+// The control arm of the delegation measurement: the same goal without the
+// task and fleet tools, counted the same way.
+func TestRunGoalAblateSubagentOffersNoDelegation(t *testing.T) {
+	var e *e2e
+	e = newE2E(t, goalScript(4, func(req agenttest.Request) agenttest.Turn {
+		if strings.Contains(lastToolResult(req), "complete") {
+			return answer("done alone")
+		}
+		id, rev := goalRef(t, req)
+		return toolTurn(call("c1", "update_goal", fmt.Sprintf(`{"goal_id":%q,"revision":%s,"action":"complete","summary":"nothing to do"}`, id, rev)))
+	})...)
+	stdout, stderr, code := e.run("run", "--goal", "--auto", "--json", "--ablate", "subagent", "say hello")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if res["ablate"] != "subagent" || res["subagent_runs"] != float64(0) {
+		t.Errorf("result = %v", res)
+	}
+	for _, k := range []string{"subagent_nested_runs", "subagent_mutations", "duplicate_work_paths", "completions_prose_only"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("--json lacks %s", k)
+		}
+	}
+	tools := map[string]bool{}
+	for _, s := range e.srv.Requests()[0].Tools {
+		tools[s.Name] = true
+	}
+	if tools["task"] || tools["fleet"] || !tools["update_goal"] || !tools["read_subagent_result"] {
+		t.Errorf("the control arm's tools: %v", tools)
+	}
+	if _, stderr, code := e.run("run", "--goal", "--ablate", "planner", "x"); code != exitUsage || !strings.Contains(stderr, "--ablate takes subagent") {
+		t.Errorf("--ablate planner: exit %d, %s", code, stderr)
+	}
+}

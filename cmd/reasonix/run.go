@@ -30,6 +30,7 @@ type runOptions struct {
 	goal       bool
 	trust      bool
 	maxCost    float64
+	ablate     string
 }
 
 // runFlags registers run's flags; the action runs the task with them.
@@ -48,6 +49,7 @@ func runFlags(fs *flag.FlagSet) action {
 	fs.StringVar(&o.workspace, "workspace", "", "`directory` the agent works in (default: the current directory)")
 	fs.BoolVar(&o.trust, "trust", false, "obey this directory's own reasonix.toml and .mcp.json in full for this run (see reasonix trust)")
 	fs.BoolVar(&o.goal, "goal", false, "run the task as a goal: keep going until it is complete or blocked, with sub-agent fleets")
+	fs.StringVar(&o.ablate, "ablate", "", "`subagent`: run the control arm without the task and fleet tools, to measure whether delegation pays (--goal)")
 	return func(args []string, stdout, stderr io.Writer) error {
 		if deprecated.used {
 			fmt.Fprintln(stderr, "reasonix: --permission-mode is deprecated; use --posture")
@@ -67,6 +69,9 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 	}
 	if o.maxSteps < 0 {
 		return reportError(stderr, &commandError{"run", usageErrorf("--max-steps must be positive")})
+	}
+	if o.ablate != "" && o.ablate != ablateSubagent {
+		return reportError(stderr, &commandError{"run", usageErrorf("--ablate takes subagent, got %q", o.ablate)})
 	}
 	if !(o.maxCost >= 0) || o.maxCost > 1e9 {
 		return reportError(stderr, &commandError{"run", usageErrorf("--max-cost must be a non-negative amount of USD")})
@@ -131,7 +136,7 @@ func goalCommand(ctx context.Context, setup *runSetup, task string, o runOptions
 	totals := &goalTotals{}
 	setup.observer = agent.Observers(setup.observer, totals.observe)
 	start := time.Now()
-	res, err := runGoal(ctx, setup, task, totals, stderr)
+	res, err := runGoal(ctx, setup, task, totals, o.ablate == ablateSubagent, stderr)
 	if err != nil {
 		return reportError(stderr, err)
 	}
@@ -153,7 +158,9 @@ func goalCommand(ctx context.Context, setup *runSetup, task string, o runOptions
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(goalResultJSON(res, totals, d, setup.transcriptPath, setup.cost.json())); err != nil {
+		out := goalResultJSON(res, totals, d, setup.transcriptPath, setup.cost.json())
+		out.Ablate = o.ablate
+		if err := enc.Encode(out); err != nil {
 			fmt.Fprintf(stderr, "reasonix: %v\n", err)
 			return exitFailed
 		}

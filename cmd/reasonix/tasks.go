@@ -71,6 +71,7 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 				goal := fs.Bool("goal", false, "run the task as a goal")
 				planFirst := fs.Bool("plan-first", false, "plan read-only first and wait for the plan's approval")
 				budget := fs.Float64("budget-usd", 0, "with --goal: the goal's cost budget per slice in `USD` (default [agent] goal_budget_usd)")
+				ablate := fs.String("ablate", "", "with --goal: `subagent` runs the goal without the task and fleet tools (the delegation control arm)")
 				wait := fs.Bool("wait", false, "follow the task until it ends, exiting like reasonix run")
 				return clientAction(fs, func(c *client.Client, args []string, stdout, stderr io.Writer) error {
 					prompt := strings.TrimSpace(strings.Join(args, " "))
@@ -83,8 +84,11 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 					if *budget > 0 && !*goal && !*planFirst {
 						return usageErrorf("--budget-usd is a goal's cost budget; add --goal")
 					}
+					if *ablate != "" && (*ablate != ablateSubagent || !*goal && !*planFirst) {
+						return usageErrorf("--ablate takes subagent, with --goal")
+					}
 					sub, err := c.Submit(context.Background(), apitype.SubmitRequest{Prompt: prompt, Source: apitype.SourceCLI,
-						Workspace: *ws, Posture: apitype.Posture(posture), Goal: *goal, PlanFirst: *planFirst, BudgetUSD: *budget})
+						Workspace: *ws, Posture: apitype.Posture(posture), Goal: *goal, PlanFirst: *planFirst, BudgetUSD: *budget, Ablate: *ablate})
 					if err != nil {
 						return err
 					}

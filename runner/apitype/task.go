@@ -68,6 +68,7 @@ type Task struct {
 	Goal      bool           `json:"goal"`
 	PlanFirst bool           `json:"plan_first"`
 	BudgetUSD float64        `json:"budget_usd,omitempty"`
+	Ablate    string         `json:"ablate,omitempty"`
 	Workspace string         `json:"workspace"`
 	Posture   Posture        `json:"posture"`
 	Notify    []NotifyTarget `json:"notify"`
@@ -181,6 +182,9 @@ type SubmitRequest struct {
 	PlanFirst bool     `json:"plan_first,omitempty"`
 	// BudgetUSD is a goal's cost budget per slice; 0 means the configured one.
 	BudgetUSD float64 `json:"budget_usd,omitempty"`
+	// Ablate "subagent" runs a goal without the task and fleet tools (the
+	// control arm of the delegation measurement).
+	Ablate string `json:"ablate,omitempty"`
 	// Workspace names a [[workspaces]] entry; empty means a scratch directory.
 	Workspace string `json:"workspace,omitempty"`
 	// Posture empty means ask.

@@ -34,6 +34,7 @@ type fleetGraph struct {
 	Nodes         []fleetNode
 	Edges         []string // SVG path data
 	Counts        string   // "3 done · 1 running · 1 skipped"
+	Under         string   // a nested fleet's parent node: "lead in fleet-1 (sa-…)"
 }
 
 // layoutFleet places the snapshot's nodes. A dependency on an unknown node
@@ -92,6 +93,9 @@ func layoutFleet(s goals.FleetSnapshot) fleetGraph {
 		}
 	}
 	g.Counts = strings.Join(parts, " · ")
+	if s.Parent != "" {
+		g.Under = fmt.Sprintf("%s in %s (%s, depth %d)", s.ParentID, s.ParentFleet, s.Parent, s.Depth)
+	}
 	return g
 }
 

@@ -94,3 +94,14 @@ func sign(v int) int {
 	}
 	return 0
 }
+
+func TestNestedFleetNamesTheNodeThatStartedIt(t *testing.T) {
+	g := layoutFleet(goals.FleetSnapshot{FleetID: "fleet-2", Parent: "sa-1", ParentFleet: "fleet-1", ParentID: "api", Depth: 2,
+		Nodes: []goals.NodeStatus{{ID: "docs", State: goals.NodeRunning}}})
+	if g.Under != "api in fleet-1 (sa-1, depth 2)" {
+		t.Fatalf("under = %q", g.Under)
+	}
+	if top := layoutFleet(goals.FleetSnapshot{FleetID: "fleet-1", Nodes: []goals.NodeStatus{{ID: "api"}}}); top.Under != "" {
+		t.Fatalf("a top-level fleet is under %q", top.Under)
+	}
+}

@@ -254,6 +254,7 @@ func TestErrorMessagesAreForPeople(t *testing.T) {
 		{"POST", "/api/v1/tasks", `{"prompt":"x","workspace":"nowhere"}`, `unknown workspace "nowhere": no workspaces are configured`},
 		{"POST", "/api/v1/tasks", `{"prompt":"x","budget_usd":2}`, `budget_usd is a goal's cost budget; submit the task as a goal, or bound any task with [runner] max_cost_per_task`},
 		{"POST", "/api/v1/tasks", `{"prompt":"x","goal":true,"budget_usd":-2}`, `budget_usd must be between 0 and 1000000 USD`},
+		{"POST", "/api/v1/tasks", `{"prompt":"x","goal":true,"ablate":"planner"}`, `ablate takes "subagent", on a goal only`},
 	} {
 		var er struct{ Code, Message string }
 		e.do(tc.method, tc.path, tc.body, nil, &er)
@@ -505,6 +506,20 @@ func TestGoalBudgetUSD(t *testing.T) {
 	var v map[string]any
 	e.do("GET", "/api/v1/tasks/"+c.ID, "", nil, &v)
 	if v["budget_usd"] != 2.5 || v["goal"] != true {
+		t.Fatalf("task = %v", v)
+	}
+}
+
+// TestGoalAblateOption: a goal's ablation arm is taken and shown.
+func TestGoalAblateOption(t *testing.T) {
+	e := newEnv(t, nil)
+	var c created
+	if res := e.do("POST", "/api/v1/tasks", `{"prompt":"alone","goal":true,"ablate":"subagent"}`, nil, &c); res.StatusCode != 202 {
+		t.Fatalf("create = %d %+v", res.StatusCode, c)
+	}
+	var v map[string]any
+	e.do("GET", "/api/v1/tasks/"+c.ID, "", nil, &v)
+	if v["ablate"] != "subagent" {
 		t.Fatalf("task = %v", v)
 	}
 }

@@ -29,6 +29,9 @@ type GoalConfig struct {
 	// journal) and returns the observer of the sub-agent's own events. Nil
 	// keeps the tools and drops those events.
 	Child func(spec goals.ChildSpec, tools *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error)
+	// NoDelegation runs the control arm of `--ablate subagent`: the goal's
+	// turns get no task or fleet tool (goals.Config.NoDelegation).
+	NoDelegation bool
 }
 
 // Goal is a goal controller with its sub-agent host, built by Session.Goal.
@@ -73,6 +76,7 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 		Paths:              s.Confinement,
 		MaxConcurrency:     set.Agent.MaxSubagentConcurrency,
 		MaxParallelWriters: set.Agent.MaxParallelWriters,
+		MaxDepth:           set.Agent.MaxSubagentDepth,
 		ShellBound:         true, // child binds bash through goals.ClaimedShell
 		Price:              s.cfg.Prices.Cost,
 		ReadOnlyProfile:    s.readOnlyProfile,
@@ -102,12 +106,13 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 			WallClock: set.Agent.GoalWallClock,
 			USD:       cmp.Or(gc.BudgetUSD, set.Agent.GoalBudgetUSD),
 		},
-		Price:    s.cfg.Prices.Cost,
-		Approver: gc.PlanApprover,
-		Policy:   s.Policy,
-		Workdir:  s.cfg.Workdir,
-		Host:     host,
-		OnTurn:   gc.OnTurn,
+		Price:        s.cfg.Prices.Cost,
+		Approver:     gc.PlanApprover,
+		Policy:       s.Policy,
+		Workdir:      s.cfg.Workdir,
+		Host:         host,
+		NoDelegation: gc.NoDelegation,
+		OnTurn:       gc.OnTurn,
 	})
 	if err != nil {
 		return nil, err

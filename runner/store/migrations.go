@@ -490,4 +490,9 @@ INSERT INTO memory_epoch (id, n) VALUES (1, 0);
 	{version: 24, sql: `
 ALTER TABLE approvals ADD COLUMN reminded_at BIGINT;
 `},
+	// 25: a task's ablation arm (seed 3.17): "subagent" runs a goal as the
+	// control arm, without the task and fleet tools.
+	{version: 25, sql: `
+ALTER TABLE tasks ADD COLUMN ablate TEXT NOT NULL DEFAULT '';
+`},
 }

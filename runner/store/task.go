@@ -155,6 +155,10 @@ const (
 	CIError   = "error"
 )
 
+// AblateSubagent is the one ablation arm (seed §3.17): a goal without the
+// task and fleet tools.
+const AblateSubagent = "subagent"
+
 // NewTask is the intake of a task.
 type NewTask struct {
 	Source    Source // required
@@ -164,6 +168,8 @@ type NewTask struct {
 	PlanFirst bool
 	// BudgetUSD is a goal's cost budget per slice; 0 = [agent] goal_budget_usd.
 	BudgetUSD float64
+	// Ablate is the goal's ablation arm: "" or AblateSubagent.
+	Ablate    string
 	Workspace string
 	Posture   policy.Posture
 	Notify    []NotifyTarget
@@ -184,6 +190,7 @@ type Task struct {
 	Goal       bool
 	PlanFirst  bool
 	BudgetUSD  float64 // a goal's cost budget per slice; 0 = the configured one
+	Ablate     string  // "" or AblateSubagent: the goal runs without task and fleet
 	Workspace  string
 	Posture    policy.Posture
 	Notify     []NotifyTarget
@@ -200,7 +207,7 @@ type Task struct {
 }
 
 const taskCols = `id, source, requester, prompt, goal, plan_first, workspace, posture, notify, state,
-	job_id, attempt, lease_owner, result, created_at, updated_at, started_at, finished_at, approvers, budget_usd`
+	job_id, attempt, lease_owner, result, created_at, updated_at, started_at, finished_at, approvers, budget_usd, ablate`
 
 func scanTask(r row) (Task, error) {
 	var (
@@ -215,7 +222,7 @@ func scanTask(r row) (Task, error) {
 		approvers         string
 	)
 	err := r.Scan(&t.ID, &source, &t.Requester, &t.Prompt, &goal, &planFirst, &t.Workspace, &t.Posture,
-		&notify, &state, &jobID, &t.Attempt, &t.LeaseOwner, &result, &created, &updated, &started, &finished, &approvers, &t.BudgetUSD)
+		&notify, &state, &jobID, &t.Attempt, &t.LeaseOwner, &result, &created, &updated, &started, &finished, &approvers, &t.BudgetUSD, &t.Ablate)
 	if err != nil {
 		return Task{}, err
 	}
@@ -248,6 +255,9 @@ func (nt *NewTask) validate() error {
 	}
 	if !(nt.BudgetUSD >= 0) || math.IsInf(nt.BudgetUSD, 0) {
 		return invalid("task budget_usd must be a non-negative amount")
+	}
+	if nt.Ablate != "" && nt.Ablate != AblateSubagent {
+		return invalid("task ablate must be empty or %q", AblateSubagent)
 	}
 	return nil
 }
@@ -354,11 +364,11 @@ func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKeys
 		return Task{}, false, err
 	}
 	task, err = scanTask(tx.queryRow(ctx, `INSERT INTO tasks (id, source, requester, prompt, goal, plan_first,
-			workspace, posture, notify, state, job_id, created_at, updated_at, approvers, budget_usd, event_seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
+			workspace, posture, notify, state, job_id, created_at, updated_at, approvers, budget_usd, event_seq, ablate)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
 		id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), boolInt(nt.PlanFirst),
 		nt.Workspace, nt.Posture, string(notifyJSON), string(StateQueued), res.Job.ID, micros(now), micros(now),
-		string(approversJSON), nt.BudgetUSD, int64(len(evs))))
+		string(approversJSON), nt.BudgetUSD, int64(len(evs)), nt.Ablate))
 	if err != nil {
 		return Task{}, false, fmt.Errorf("store: insert task: %w", err)
 	}
