@@ -124,12 +124,13 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		for _, m := range inbox {
 			ag.Steer(m.Text)
 		}
-		res = ag.Run(ctx, expandReferences(ctx, sess, task, task.Prompt))
+		res = userTurn(ctx, sess, ag, task, task.Prompt, false)
 	case len(inbox) > 0 && finalAnswer(history):
 		for _, m := range inbox[1:] {
 			ag.Steer(m.Text)
 		}
-		res = ag.Run(ctx, expandReferences(ctx, sess, task, inbox[0].Text))
+		// The lost-changes note is the host's words, not a person's.
+		res = userTurn(ctx, sess, ag, task, inbox[0].Text, lost != "" && inbox[0].Text == lost)
 	default:
 		for _, m := range inbox {
 			ag.Steer(m.Text)
@@ -137,6 +138,18 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		res = ag.Continue(ctx)
 	}
 	return s.classify(ctx, r, res), nil
+}
+
+// userTurn runs one user turn of a plain task through the Coordinator
+// (session.Coordinate): with [agent] planner_model the turn is routed, the
+// executor gets the plan with the text, or the turn ends with the plan in
+// the transcript and nothing executed.
+func userTurn(ctx context.Context, sess *session.Session, ag *agent.Agent, task store.Task, text string, synthetic bool) agent.Result {
+	c := sess.Coordinate(ctx, session.Turn{Text: text, Input: expandReferences(ctx, sess, task, text), Synthetic: synthetic})
+	if c.Execute {
+		return ag.Run(ctx, c.Input)
+	}
+	return sess.Hold(c)
 }
 
 // finalAnswer reports whether the conversation ends with an answer that

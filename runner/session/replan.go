@@ -3,8 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"reasonix/agent"
 	"reasonix/goals"
@@ -24,17 +22,12 @@ const plannerSystemPrompt = "You are the planner of a coding agent. You do not a
 // in a session of its own, whose usage is priced and logged with the
 // task's. nil without a planner.
 func (s *Session) replanner() (func(context.Context, goals.Goal, string) (string, error), error) {
-	ref := strings.TrimSpace(s.cfg.Settings.Agent.PlannerModel)
-	if ref == "" || strings.EqualFold(ref, s.Agent.Model) || strings.EqualFold(ref, agent.ModelRef(s.Agent)) {
+	if !s.PlannerConfigured() {
 		return nil, nil
 	}
-	resolve := s.cfg.Models
-	if resolve == nil {
-		resolve = func(ref string) (Model, error) { return ResolveModel(s.cfg.Settings, ref) }
-	}
-	m, err := resolve(ref)
+	m, err := s.plannerModel()
 	if err != nil {
-		return nil, fmt.Errorf("session: planner_model %q: %w", ref, err)
+		return nil, err
 	}
 	observe := s.Agent.Observer
 	return func(ctx context.Context, g goals.Goal, why string) (string, error) {
