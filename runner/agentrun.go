@@ -118,38 +118,28 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	r.mu.Lock()
 	r.ag = ag
 	r.mu.Unlock()
-	var res agent.Result
 	switch {
 	case len(history) == 0:
 		for _, m := range inbox {
 			ag.Steer(m.Text)
 		}
-		res = userTurn(ctx, sess, ag, task, task.Prompt, false)
+		return s.userTurn(ctx, r, sess, ag, task.Prompt, false), nil
 	case len(inbox) > 0 && finalAnswer(history):
 		for _, m := range inbox[1:] {
 			ag.Steer(m.Text)
 		}
 		// The lost-changes note is the host's words, not a person's.
-		res = userTurn(ctx, sess, ag, task, inbox[0].Text, lost != "" && inbox[0].Text == lost)
-	default:
-		for _, m := range inbox {
-			ag.Steer(m.Text)
+		return s.userTurn(ctx, r, sess, ag, inbox[0].Text, lost != "" && inbox[0].Text == lost), nil
+	case len(inbox) == 0 && finalAnswer(history):
+		// A plan that waited for approval (plan-for-approval) resumes here.
+		if o, ok, err := s.heldPlanDecided(ctx, r, ag, history); ok || err != nil {
+			return o, err
 		}
-		res = ag.Continue(ctx)
 	}
-	return s.classify(ctx, r, res), nil
-}
-
-// userTurn runs one user turn of a plain task through the Coordinator
-// (session.Coordinate): with [agent] planner_model the turn is routed, the
-// executor gets the plan with the text, or the turn ends with the plan in
-// the transcript and nothing executed.
-func userTurn(ctx context.Context, sess *session.Session, ag *agent.Agent, task store.Task, text string, synthetic bool) agent.Result {
-	c := sess.Coordinate(ctx, session.Turn{Text: text, Input: expandReferences(ctx, sess, task, text), Synthetic: synthetic})
-	if c.Execute {
-		return ag.Run(ctx, c.Input)
+	for _, m := range inbox {
+		ag.Steer(m.Text)
 	}
-	return sess.Hold(c)
+	return s.classify(ctx, r, ag.Continue(ctx)), nil
 }
 
 // finalAnswer reports whether the conversation ends with an answer that

@@ -122,14 +122,18 @@ func (s *Session) plannerModel() (Model, error) {
 // events go to the observer too, so its cost counts in the task's spend;
 // its messages never reach the executor's transcript.
 //
-// Without a planner it is the executor-only route at the cost of one
+// Without a planner it is the executor-only route, with no event and no
 // Decide. A planner failure on the light and full routes falls back to
 // the executor with the pristine input; on plan-only and
 // plan-for-approval it fails closed (Err).
 func (s *Session) Coordinate(ctx context.Context, t Turn) Coordinated {
 	input := cmp.Or(t.Input, t.Text)
-	planner := s.PlannerConfigured()
-	d := Decide(RouteInput{Text: t.Text, PlanOnly: t.PlanOnly, Goal: t.Goal, Synthetic: t.Synthetic, Planner: planner})
+	if !s.PlannerConfigured() {
+		// One model: nothing to route, and no event for it.
+		return Coordinated{Detail: PhaseDetail{RouteDecision: RouteDecision{Route: RouteExecutorOnly, Reason: "no planner configured"},
+			Planner: "none"}, Input: input, Execute: true}
+	}
+	d := Decide(RouteInput{Text: t.Text, PlanOnly: t.PlanOnly, Goal: t.Goal, Synthetic: t.Synthetic, Planner: true})
 	c := Coordinated{Detail: PhaseDetail{RouteDecision: d, Planner: "none"}, Input: input, Execute: true}
 	if d.Route != RouteExecutorOnly {
 		depth := "light"
@@ -301,17 +305,28 @@ var ErrPlanAwaitsApproval = errors.New("the plan waits for approval before anyth
 func (s *Session) Hold(c Coordinated) agent.Result {
 	obs := s.Agent.Observer
 	res := agent.Result{Outcome: agent.OutcomeSucceeded, FinalAnswer: c.Plan}
+	if c.Err != nil {
+		res.FinalAnswer = ""
+	}
 	switch {
 	case c.Err != nil:
-		res.Outcome, res.FinalAnswer = agent.OutcomeFailed, ""
+		res.Outcome = agent.OutcomeFailed
 		res.Err = fmt.Errorf("the planner failed, and a %s turn never falls back to the executor: %w", c.Detail.Route, c.Err)
 	case c.Detail.Route == RoutePlanForApproval:
 		res.Outcome, res.Err = agent.OutcomeBlocked, ErrPlanAwaitsApproval
 	}
-	obs(agent.Event{Type: agent.EventMessage, Message: &agent.Message{Role: agent.RoleUser, Content: c.Input}})
-	if res.FinalAnswer != "" {
-		obs(agent.Event{Type: agent.EventMessage, Message: &agent.Message{Role: agent.RoleAssistant, Content: res.FinalAnswer}})
-	}
+	s.Keep(c)
 	obs(agent.Event{Type: agent.EventRunFinished, Outcome: res.Outcome, Text: res.FinalAnswer})
 	return res
+}
+
+// Keep appends a held turn to the executor's conversation through the
+// observer: the user's input and, when there is one, the plan as the
+// assistant's answer.
+func (s *Session) Keep(c Coordinated) {
+	obs := s.Agent.Observer
+	obs(agent.Event{Type: agent.EventMessage, Message: &agent.Message{Role: agent.RoleUser, Content: c.Input}})
+	if c.Err == nil && c.Plan != "" {
+		obs(agent.Event{Type: agent.EventMessage, Message: &agent.Message{Role: agent.RoleAssistant, Content: c.Plan}})
+	}
 }

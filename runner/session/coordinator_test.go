@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -133,7 +134,8 @@ func TestCoordinateTakesEachRoute(t *testing.T) {
 	}
 }
 
-// Without a planner every turn is executor-only and no model is asked.
+// Without a planner every turn is executor-only, no model is asked and no
+// event is logged.
 func TestCoordinateWithoutPlanner(t *testing.T) {
 	var events []agent.Event
 	s := newSession(t, nil, func(cfg *Config) { cfg.Observer = func(e agent.Event) { events = append(events, e) } })
@@ -141,7 +143,7 @@ func TestCoordinateWithoutPlanner(t *testing.T) {
 	if got.Detail.Route != RouteExecutorOnly || got.Detail.Reason != "no planner configured" || !got.Execute || got.Input != structuredTask {
 		t.Fatalf("%+v", got)
 	}
-	if len(events) != 1 || events[0].Type != EventPhaseDetail {
+	if len(events) != 0 {
 		t.Fatalf("events %+v", events)
 	}
 }
@@ -247,5 +249,50 @@ func TestPhaseDetailIsPrivacySafe(t *testing.T) {
 	}
 	if strings.Contains(string(raw), "hunter2") || strings.Contains(string(raw), "prod") || !strings.Contains(string(raw), `"route":"plan-only"`) {
 		t.Fatalf("phase_detail %s", raw)
+	}
+}
+
+// planAlways answers every request at once with the same short plan: a
+// planner that costs no model time, so a benchmark measures the host.
+type planAlways struct{}
+
+func (planAlways) Name() string { return "plan-always" }
+
+func (planAlways) Stream(ctx context.Context, req agent.Request) (<-chan agent.Chunk, error) {
+	return agenttest.NewScriptedProvider(answer("1. read the code\n2. change it")).Stream(ctx, req)
+}
+
+// BenchmarkCoordinate is the host's cost of routing one turn: without a
+// planner (nothing to do), with one on a turn that goes to the executor
+// alone (Decide and the phase_detail event), and on the light and full
+// routes (building the planner's tools and agent, one instant planner
+// request, the plan handed over): the per-turn overhead the planner path
+// adds on top of the planner model's own time.
+func BenchmarkCoordinate(b *testing.B) {
+	text := map[string]string{
+		"executor-only": "Fix the off-by-one in runner/queue.go",
+		"light":         "the nightly job seems off lately, something with the timing of the runs",
+		"full":          structuredTask,
+	}
+	b.Run("no-planner", func(b *testing.B) {
+		s := newSession(b, nil, nil)
+		for b.Loop() {
+			s.Coordinate(b.Context(), Turn{Text: structuredTask})
+		}
+	})
+	for _, route := range []string{"executor-only", "light", "full"} {
+		b.Run(route, func(b *testing.B) {
+			set := config.Default()
+			set.Agent.PlannerModel = "plan-model"
+			s := newSession(b, set, func(cfg *Config) {
+				cfg.Models = func(string) (Model, error) { return Model{Provider: planAlways{}, Name: "plan-model"}, nil }
+				cfg.Observer = func(agent.Event) {}
+			})
+			for b.Loop() {
+				if c := s.Coordinate(b.Context(), Turn{Text: text[route]}); string(c.Detail.Route) != route {
+					b.Fatalf("route %s", c.Detail.Route)
+				}
+			}
+		})
 	}
 }
