@@ -20,8 +20,8 @@ const plannerSystemPrompt = "You are the planner of a coding agent. You do not a
 // replanner is goals.Config.Replan when [agent] planner_model names a
 // model other than the executor's: one tool-less request to the planner,
 // in a session of its own, whose usage is priced and logged with the
-// task's. nil without a planner.
-func (s *Session) replanner() (func(context.Context, goals.Goal, string) (string, error), error) {
+// task's and counted in the goal's budgets. nil without a planner.
+func (s *Session) replanner() (func(context.Context, goals.Goal, string, agent.Observer) (string, error), error) {
 	if !s.PlannerConfigured() {
 		return nil, nil
 	}
@@ -30,15 +30,22 @@ func (s *Session) replanner() (func(context.Context, goals.Goal, string) (string
 		return nil, err
 	}
 	observe := s.Agent.Observer
-	return func(ctx context.Context, g goals.Goal, why string) (string, error) {
+	return func(ctx context.Context, g goals.Goal, why string, goalObserve agent.Observer) (string, error) {
 		a, err := agent.New(agent.Config{
 			Provider: m.Provider, Model: m.Name, MaxTokens: m.MaxTokens, Effort: m.Effort,
 			SystemPrompt: plannerSystemPrompt, MaxSteps: 1, ContextWindow: m.ContextWindow,
-			// Only the cost reaches the task's log: the plan itself goes to
-			// the executor's next turn, never into the task's transcript.
+			// Only the cost reaches the task's log and the goal's budgets:
+			// the plan itself goes to the executor's next turn, never into
+			// the task's transcript.
 			Observer: func(e agent.Event) {
-				if e.Type == agent.EventUsage && observe != nil {
+				if e.Type != agent.EventUsage {
+					return
+				}
+				if observe != nil {
 					observe(e)
+				}
+				if goalObserve != nil {
+					goalObserve(e)
 				}
 			},
 		})
