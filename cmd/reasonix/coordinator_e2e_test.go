@@ -25,6 +25,8 @@ type coordE2E struct {
 	planner   []agenttest.Turn
 	executor  []agenttest.Turn
 	plannerOn bool
+	// execFn, when set, answers the executor's requests instead of executor.
+	execFn func(agenttest.Request) agenttest.Turn
 }
 
 func newCoordE2E(t *testing.T, planner, executor []agenttest.Turn) *coordE2E {
@@ -40,6 +42,9 @@ func newCoordE2E(t *testing.T, planner, executor []agenttest.Turn) *coordE2E {
 			return c.planner[len(c.plans)-1]
 		}
 		c.execs = append(c.execs, req)
+		if c.execFn != nil {
+			return c.execFn(req)
+		}
 		if len(c.execs) > len(c.executor) {
 			return agenttest.Fail(400, "executor script exhausted", 0)
 		}
@@ -241,5 +246,30 @@ func TestRunPlanForApprovalHeadless(t *testing.T) {
 	}
 	if _, execs := c.requests(); len(execs) != 0 {
 		t.Fatalf("the executor ran before the plan was approved")
+	}
+}
+
+// TestRunGoalOpensWithThePlan: a goal's opening turn is routed too: a
+// structured objective gets the full plan, which rides in the goal block
+// of the executor's turns; the goal completes.
+func TestRunGoalOpensWithThePlan(t *testing.T) {
+	c := newCoordE2E(t, []agenttest.Turn{answer("1. bump the version\n2. update the SPEC")}, nil)
+	c.execFn = func(req agenttest.Request) agenttest.Turn {
+		if strings.Contains(lastToolResult(req), "Goal marked complete") {
+			return answer("released")
+		}
+		if !strings.Contains(req.Messages[1].Content, "2. update the SPEC") {
+			return answer("no plan in the goal block")
+		}
+		id, rev := goalRef(t, req)
+		return toolTurn(call("g1", "update_goal", fmt.Sprintf(`{"goal_id":%q,"revision":%s,"action":"complete","summary":"done per the plan"}`, id, rev)))
+	}
+	task := "Tidy the release:\n- bump the version in cmd/zebra/version.go\n- update docs/SPEC.md"
+	stdout, stderr, code := c.run("run", "--goal", "--auto", task)
+	if code != exitOK || !strings.Contains(stdout, "released") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if plans, _ := c.requests(); len(plans) != 1 || !strings.Contains(plans[0].Messages[1].Content, "goal: yes") {
+		t.Fatalf("planner requests %+v", plans)
 	}
 }

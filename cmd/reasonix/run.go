@@ -109,7 +109,7 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 	pristine := task
 	task = setup.session.ExpandReferences(ctx, task)
 	if o.goal {
-		return goalCommand(ctx, setup, task, o, progress, stdout, stderr)
+		return goalCommand(ctx, setup, pristine, task, o, progress, stdout, stderr)
 	}
 	a, err := agent.New(setup.session.Agent)
 	if err != nil {
@@ -149,11 +149,11 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 
 // goalCommand finishes `reasonix run --goal`: 0 complete, 3 blocked (or a
 // question for the requester), 4 budget, 130 interrupted, 1 failed.
-func goalCommand(ctx context.Context, setup *runSetup, task string, o runOptions, p *progress, stdout, stderr io.Writer) int {
+func goalCommand(ctx context.Context, setup *runSetup, pristine, task string, o runOptions, p *progress, stdout, stderr io.Writer) int {
 	totals := &goalTotals{}
 	setup.observer = agent.Observers(setup.observer, totals.observe)
 	start := time.Now()
-	res, err := runGoal(ctx, setup, task, totals, stderr)
+	res, err := runGoal(ctx, setup, pristine, task, totals, stderr)
 	if err != nil {
 		return reportError(stderr, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"reasonix/agent"
+	"reasonix/goals"
 )
 
 // EventPhaseDetail reports how the Coordinator handled a user turn: the
@@ -329,4 +330,24 @@ func (s *Session) Keep(c Coordinated) {
 	if c.Err == nil && c.Plan != "" {
 		obs(agent.Event{Type: agent.EventMessage, Message: &agent.Message{Role: agent.RoleAssistant, Content: c.Plan}})
 	}
+}
+
+// CoordinateGoal routes a goal's opening turn (text is its pristine
+// prompt, g.Objective what the executor reads) and adapts g: a light or
+// full plan joins the goal's Context, so every turn of the goal sees it;
+// a turn that must not execute before a person has seen a plan
+// (plan-for-approval, plan-only, or either with a failed planner) becomes
+// a plan-first goal, whose plan needs an approval before anything changes,
+// with the planner's plan, when there is one, in its Context. Later turns
+// of a goal are not routed: its stalls ask the planner (Replan).
+func (s *Session) CoordinateGoal(ctx context.Context, g *goals.Goal, text string) Coordinated {
+	c := s.Coordinate(ctx, Turn{Text: text, Input: g.Objective, Goal: true})
+	if !c.Execute {
+		g.PlanFirst = true
+	}
+	if c.Plan != "" {
+		g.Context = strings.TrimSpace(g.Context + "\n\nA planner that could only read proposes this plan; check its candidate " +
+			"assumptions as you carry it out, and where the workspace disagrees with it, the workspace wins:\n" + strings.TrimSpace(c.Plan))
+	}
+	return c
 }

@@ -14,6 +14,7 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
 	"reasonix/config"
+	"reasonix/goals"
 )
 
 // coordinated is a session whose [agent] planner_model resolves to a
@@ -294,5 +295,41 @@ func BenchmarkCoordinate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCoordinateGoal: a goal's opening turn is routed as a goal's (a
+// non-atomic change gets the full contract); the plan joins the goal's
+// Context; a turn that must not execute before a person saw a plan makes
+// the goal plan-first, also when the planner failed.
+func TestCoordinateGoal(t *testing.T) {
+	change := strings.Repeat("add a retry with backoff to the webhook sender and log each attempt clearly ", 3)
+	c := newCoordinated(t, answer("1. wrap send in a retry loop"))
+	g := goals.Goal{Objective: change, Context: "from the requester"}
+	got := c.s.CoordinateGoal(t.Context(), &g, change)
+	if got.Detail.Route != RouteFull || !got.Detail.Goal || g.PlanFirst ||
+		!strings.HasPrefix(g.Context, "from the requester\n\nA planner") || !strings.HasSuffix(g.Context, "1. wrap send in a retry loop") {
+		t.Fatalf("route %s goal %+v", got.Detail.Route, g)
+	}
+	if reqs := c.planner.Requests(); len(reqs) != 1 || !strings.Contains(reqs[0].Messages[1].Content, "goal: yes") {
+		t.Fatalf("planner requests %+v", reqs)
+	}
+
+	c = newCoordinated(t, answer("1. draft the change"))
+	g = goals.Goal{Objective: "Rewrite the scheduler, plan only"}
+	if got = c.s.CoordinateGoal(t.Context(), &g, g.Objective); !g.PlanFirst || !strings.Contains(g.Context, "1. draft the change") {
+		t.Fatalf("plan-only goal %+v (%+v)", g, got.Detail)
+	}
+
+	c = newCoordinated(t, agenttest.Fail(400, "bad request", 0))
+	g = goals.Goal{Objective: "Rewrite the scheduler and wait for my approval before you change code"}
+	if got = c.s.CoordinateGoal(t.Context(), &g, g.Objective); !g.PlanFirst || g.Context != "" || got.Detail.Planner != "failed" {
+		t.Fatalf("failed planner, goal %+v (%+v)", g, got.Detail)
+	}
+
+	c = newCoordinated(t)
+	g = goals.Goal{Objective: "Fix the off-by-one in runner/queue.go"}
+	if c.s.CoordinateGoal(t.Context(), &g, g.Objective); g.PlanFirst || g.Context != "" || len(c.planner.Requests()) != 0 {
+		t.Fatalf("atomic edit goal %+v", g)
 	}
 }
