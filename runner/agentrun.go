@@ -120,16 +120,10 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	r.mu.Unlock()
 	switch {
 	case len(history) == 0:
-		for _, m := range inbox {
-			ag.Steer(m.Text)
-		}
-		return s.userTurn(ctx, r, sess, ag, task.Prompt, false), nil
+		return s.userTurn(ctx, r, sess, ag, task.Prompt, false, inbox), nil
 	case len(inbox) > 0 && finalAnswer(history):
-		for _, m := range inbox[1:] {
-			ag.Steer(m.Text)
-		}
 		// The lost-changes note is the host's words, not a person's.
-		return s.userTurn(ctx, r, sess, ag, inbox[0].Text, lost != "" && inbox[0].Text == lost), nil
+		return s.userTurn(ctx, r, sess, ag, inbox[0].Text, lost != "" && inbox[0].Text == lost, inbox[1:]), nil
 	case len(inbox) == 0 && finalAnswer(history):
 		// A plan that waited for approval (plan-for-approval) resumes here.
 		if o, ok, err := s.heldPlanDecided(ctx, r, ag, history); ok || err != nil {

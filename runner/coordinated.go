@@ -20,12 +20,21 @@ const approvedPlanTurn = "The plan above is approved. Carry it out now; check it
 // in the transcript and nothing executed. A plan-for-approval plan becomes
 // the task's plan approval (the one plan-first goals use), and the task
 // waits for it without holding a worker.
-func (s *Service) userTurn(ctx context.Context, r *run, sess *session.Session, ag *agent.Agent, text string, synthetic bool) outcome {
+//
+// more are the messages that arrived with the turn: they steer the
+// executor's run, or join a held turn so they are kept with it.
+func (s *Service) userTurn(ctx context.Context, r *run, sess *session.Session, ag *agent.Agent, text string, synthetic bool, more []store.InboxMessage) outcome {
 	c := sess.Coordinate(ctx, session.Turn{Text: text, Input: expandReferences(ctx, sess, r.task, text), Synthetic: synthetic})
-	switch {
-	case c.Execute:
+	if c.Execute {
+		for _, m := range more {
+			ag.Steer(m.Text)
+		}
 		return s.classify(ctx, r, ag.Run(ctx, c.Input))
-	case c.Err != nil || c.Detail.Route != session.RoutePlanForApproval:
+	}
+	for _, m := range more {
+		c.Input += "\n\n" + m.Text
+	}
+	if c.Err != nil || c.Detail.Route != session.RoutePlanForApproval {
 		return s.classify(ctx, r, sess.Hold(c))
 	}
 	sess.Keep(c)
