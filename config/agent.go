@@ -50,6 +50,9 @@ type Agent struct {
 	// PlannerModel names the planner of the two-model Coordinator (seed
 	// §3.5); "" or the executor's own model = one model, no planner.
 	PlannerModel string `toml:"planner_model"`
+	// PlannerEffort is the reasoning effort of the planner's requests; ""
+	// = the effort of the planner model's provider.
+	PlannerEffort string `toml:"planner_effort"`
 }
 
 // maxPromptBytes bounds system_prompt_file so a wrong path (a log, an
@@ -75,6 +78,7 @@ func (a *Agent) validate(c *Config, p *problems) {
 	for _, k := range sortedKeys(a.SubagentEfforts) {
 		checkEffort(p, c.origins["agent.subagent_efforts"], "agent.subagent_efforts."+k, a.SubagentEfforts[k])
 	}
+	checkEffort(p, c.origins["agent.planner_effort"], "agent.planner_effort", a.PlannerEffort)
 	if a.PlannerModel != "" && len(c.Providers) > 0 {
 		if _, err := c.ResolveModel(a.PlannerModel); err != nil {
 			p.add(c.origins["agent.planner_model"], "agent.planner_model", "%v", err)

@@ -138,6 +138,7 @@ var untrustedRules = map[string]TrustRule{
 	"agent.subagent_effort":             Tightens,
 	"agent.subagent_efforts":            Tightens,
 	"agent.planner_model":               Tightens,
+	"agent.planner_effort":              Tightens,
 	"agent.max_steps":                   Stricter,
 	"agent.goal_token_budget":           Stricter,
 	"agent.goal_max_turns":              Stricter,

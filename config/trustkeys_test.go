@@ -56,6 +56,7 @@ var untrustedKeyTable = map[string]TrustRule{
 	"agent.subagent_effort":             Tightens,
 	"agent.subagent_efforts":            Tightens,
 	"agent.planner_model":               Tightens,
+	"agent.planner_effort":              Tightens,
 	"tools.enabled":                     Stricter,
 	"tools.bash_timeout_seconds":        Stricter,
 	"tools.mcp_startup_timeout_seconds": Stricter,

@@ -48,8 +48,10 @@ type Config struct {
 	MaxRedirects int
 	// Replan, when set, is the planner a redirect consults: given the goal
 	// and why it stalled, it returns a fresh plan the next turn opens with.
-	// An error or an empty plan leaves the redirect prompt alone.
-	Replan func(ctx context.Context, g Goal, why string) (string, error)
+	// An error or an empty plan leaves the redirect prompt alone. It passes
+	// its usage events to observe, so the planner's tokens and cost count
+	// in the goal's budgets.
+	Replan func(ctx context.Context, g Goal, why string, observe agent.Observer) (string, error)
 	// BlockedRepeats is how often the same blocked state (a turn that ended
 	// with a refused call, compared after normalization) may recur before
 	// the goal stops as blocked; 0 means 3.

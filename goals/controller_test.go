@@ -222,8 +222,8 @@ func TestWallClockBudgetInterruptsALongTurn(t *testing.T) {
 
 // TestStalledGoalRedirectsThenCompletes: three turns without progress
 // change the goal's strategy — the next turn opens with a different approach
-// and the planner's fresh plan — instead of blocking it, and the goal then
-// completes.
+// and the planner's fresh plan, whose usage counts in the goal's spend —
+// instead of blocking it, and the goal then completes.
 func TestStalledGoalRedirectsThenCompletes(t *testing.T) {
 	same := func(id string) agent.ToolCall { return call(id, "probe", map[string]any{"q": "same"}) }
 	p := agenttest.NewScriptedProvider(
@@ -238,9 +238,15 @@ func TestStalledGoalRedirectsThenCompletes(t *testing.T) {
 	cfg := base(t, p)
 	cfg.Observer = ev.observe
 	var replans []string
-	c := newController(t, Config{Agent: cfg, Replan: func(_ context.Context, g Goal, why string) (string, error) {
+	c := newController(t, Config{Agent: cfg, Replan: func(_ context.Context, g Goal, why string, observe agent.Observer) (string, error) {
 		replans = append(replans, g.Objective+": "+why)
+		observe(agent.Event{Type: agent.EventUsage, Model: "planner", Usage: &agent.Usage{Prompt: 1000, Completion: 500}})
 		return "1. probe something different", nil
+	}, Price: func(model string, u agent.Usage) (float64, bool) {
+		if model != "planner" {
+			return 0, false
+		}
+		return float64(u.Prompt+u.Completion) / 1000, true
 	}})
 	res, err := c.Run(t.Context(), Goal{ID: "g1", Objective: "loop"})
 	if err != nil {
@@ -248,6 +254,10 @@ func TestStalledGoalRedirectsThenCompletes(t *testing.T) {
 	}
 	if res.Outcome != StatusComplete || res.State.Turns != 5 || res.State.Redirects != 1 {
 		t.Fatalf("outcome %s reason %q turns %d redirects %d/%d", res.Outcome, res.Reason, res.State.Turns, res.State.Redirects, res.State.RedirectsInRow)
+	}
+	// The planner's request is the goal's spend: its tokens and its cost.
+	if res.State.Tokens != 1500 || res.State.Cost != 1.5 {
+		t.Fatalf("goal spend: %d tokens, $%g", res.State.Tokens, res.State.Cost)
 	}
 	in := lastUser(p.Requests()[8])
 	if !strings.Contains(in, "Change strategy. "+redirectStrategies[0]) || !strings.Contains(in, "1. probe something different") {

@@ -196,7 +196,17 @@ func (s *session) redirect(ctx context.Context, why string) {
 	st.AuditEpoch++
 	notice := why + " Change strategy. " + strategy
 	if s.cfg.Replan != nil {
-		plan, err := s.cfg.Replan(ctx, st.Goal, why)
+		var tokens int
+		var usd float64
+		plan, err := s.cfg.Replan(ctx, st.Goal, why, func(e agent.Event) {
+			if e.Type == agent.EventUsage && e.Usage != nil {
+				tokens += e.Usage.Prompt + e.Usage.Completion
+				usd += priceEvent(s.cfg.Price, e)
+			}
+		})
+		// The planner's request is the goal's spend like a turn's.
+		st.Tokens, st.Slice.Tokens = st.Tokens+tokens, st.Slice.Tokens+tokens
+		st.Cost, st.Slice.Cost = st.Cost+usd, st.Slice.Cost+usd
 		if plan = strings.TrimSpace(plan); err == nil && plan != "" {
 			notice += "\n\nA planner proposes this plan for the new approach; check its assumptions before you follow it:\n" + plan
 		}

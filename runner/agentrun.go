@@ -116,25 +116,22 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	r.mu.Lock()
 	r.ag = ag
 	r.mu.Unlock()
-	var res agent.Result
 	switch {
 	case len(history) == 0:
-		for _, m := range inbox {
-			ag.Steer(m.Text)
-		}
-		res = ag.Run(ctx, expandReferences(ctx, sess, task, task.Prompt))
+		return s.userTurn(ctx, r, sess, ag, task.Prompt, false, inbox), nil
 	case len(inbox) > 0 && finalAnswer(history):
-		for _, m := range inbox[1:] {
-			ag.Steer(m.Text)
+		// The lost-changes note is the host's words, not a person's.
+		return s.userTurn(ctx, r, sess, ag, inbox[0].Text, lost != "" && inbox[0].Text == lost, inbox[1:]), nil
+	case len(inbox) == 0 && finalAnswer(history):
+		// A plan that waited for approval (plan-for-approval) resumes here.
+		if o, ok, err := s.heldPlanDecided(ctx, r, ag, history); ok || err != nil {
+			return o, err
 		}
-		res = ag.Run(ctx, expandReferences(ctx, sess, task, inbox[0].Text))
-	default:
-		for _, m := range inbox {
-			ag.Steer(m.Text)
-		}
-		res = ag.Continue(ctx)
 	}
-	return s.classify(ctx, r, res), nil
+	for _, m := range inbox {
+		ag.Steer(m.Text)
+	}
+	return s.classify(ctx, r, ag.Continue(ctx)), nil
 }
 
 // finalAnswer reports whether the conversation ends with an answer that

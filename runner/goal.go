@@ -64,6 +64,9 @@ func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, hi
 		if message != "" {
 			g.Context = "Messages from the requester after the task was submitted:\n" + message
 		}
+		if !task.PlanFirst {
+			sess.CoordinateGoal(ctx, &g, task.Prompt)
+		}
 		res, err = ctl.Run(ctx, g)
 		return s.classifyGoal(ctx, r, res, err, gstore), nil
 	}

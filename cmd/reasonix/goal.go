@@ -40,7 +40,7 @@ func (t *goalTotals) observe(e agent.Event) {
 // complete, blocked, out of budget or interrupted, with fleets of
 // sub-agents available through the task and fleet tools.
 // noDelegation runs the control arm of --ablate subagent.
-func runGoal(ctx context.Context, s *runSetup, task string, totals *goalTotals, noDelegation bool, stderr io.Writer) (goals.Result, error) {
+func runGoal(ctx context.Context, s *runSetup, pristine, task string, totals *goalTotals, noDelegation bool, stderr io.Writer) (goals.Result, error) {
 	childObserver := agent.Observers(totals.observe, newProgress(stderr).childObserve, s.transcript.Observe, s.cost.observe)
 	g, err := s.session.Goal(session.GoalConfig{
 		Child: func(_ goals.ChildSpec, tools *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
@@ -51,7 +51,9 @@ func runGoal(ctx context.Context, s *runSetup, task string, totals *goalTotals, 
 	if err != nil {
 		return goals.Result{}, err
 	}
-	return g.Run(ctx, goals.Goal{Objective: task})
+	goal := goals.Goal{Objective: task}
+	s.session.CoordinateGoal(ctx, &goal, pristine)
+	return g.Run(ctx, goal)
 }
 
 // goalJSON is the --json result of a goal run: the run fields plus the

@@ -31,6 +31,7 @@ type runOptions struct {
 	trust      bool
 	maxCost    float64
 	ablate     string
+	planOnly   bool
 }
 
 // runFlags registers run's flags; the action runs the task with them.
@@ -48,6 +49,7 @@ func runFlags(fs *flag.FlagSet) action {
 	fs.BoolVar(&o.json, "json", false, "print one JSON object with the result on stdout instead of the streamed answer")
 	fs.StringVar(&o.workspace, "workspace", "", "`directory` the agent works in (default: the current directory)")
 	fs.BoolVar(&o.trust, "trust", false, "obey this directory's own reasonix.toml and .mcp.json in full for this run (see reasonix trust)")
+	fs.BoolVar(&o.planOnly, "plan-only", false, "with [agent] planner_model: write the plan and stop; nothing is executed")
 	fs.BoolVar(&o.goal, "goal", false, "run the task as a goal: keep going until it is complete or blocked, with sub-agent fleets")
 	fs.StringVar(&o.ablate, "ablate", "", "`subagent`: run the control arm without the task and fleet tools, to measure whether delegation pays (--goal)")
 	return func(args []string, stdout, stderr io.Writer) error {
@@ -77,11 +79,20 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 		return reportError(stderr, &commandError{"run", usageErrorf("--max-cost must be a non-negative amount of USD")})
 	}
 
+	if o.planOnly && o.goal {
+		return reportError(stderr, &commandError{"run", usageErrorf("--plan-only plans one turn; it cannot be combined with --goal")})
+	}
+
 	setup, err := prepareRun(o, stderr)
 	if err != nil {
 		return reportError(stderr, err)
 	}
 	defer setup.close()
+	if o.planOnly && !setup.session.PlannerConfigured() {
+		// Without a planner the turn would go to the executor: refuse
+		// rather than run what was asked only to be planned.
+		return reportError(stderr, &commandError{"run", usageErrorf("--plan-only needs [agent] planner_model naming a model other than the executor's")})
+	}
 	if task, err = runPrompt(setup.cfg, setup.session, setup.session.Env.Workdir, task, stderr); err != nil {
 		return reportError(stderr, &commandError{"run", err})
 	}
@@ -100,15 +111,26 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 	observers = append(observers, progress.observe, setup.transcript.Observe, setup.cost.observe)
 	setup.observer = agent.Observers(observers...)
 	// @path and @server:uri in the task become tagged blocks after it.
+	pristine := task
 	task = setup.session.ExpandReferences(ctx, task)
 	if o.goal {
-		return goalCommand(ctx, setup, task, o, progress, stdout, stderr)
+		return goalCommand(ctx, setup, pristine, task, o, progress, stdout, stderr)
 	}
 	a, err := agent.New(setup.session.Agent)
 	if err != nil {
 		return reportError(stderr, err)
 	}
-	res := a.Run(ctx, task)
+	// The Coordinator routes the turn ([agent] planner_model, §3.5): the
+	// executor runs with the plan, or the turn ends with the plan alone.
+	var res agent.Result
+	if c := setup.session.Coordinate(ctx, session.Turn{Text: pristine, Input: task, PlanOnly: o.planOnly}); c.Execute {
+		res = a.Run(ctx, c.Input)
+	} else {
+		res = setup.session.Hold(c)
+		if !o.json && res.FinalAnswer != "" {
+			fmt.Fprint(stdout, res.FinalAnswer)
+		}
+	}
 	if setup.cost.spent(ctx) {
 		// The budget, not a person, stopped it: budget_exhausted, exit 4.
 		res.Outcome, res.Err = agent.OutcomeStepLimit, costBudgetError(setup.cost.reason())
@@ -132,11 +154,11 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 
 // goalCommand finishes `reasonix run --goal`: 0 complete, 3 blocked (or a
 // question for the requester), 4 budget, 130 interrupted, 1 failed.
-func goalCommand(ctx context.Context, setup *runSetup, task string, o runOptions, p *progress, stdout, stderr io.Writer) int {
+func goalCommand(ctx context.Context, setup *runSetup, pristine, task string, o runOptions, p *progress, stdout, stderr io.Writer) int {
 	totals := &goalTotals{}
 	setup.observer = agent.Observers(setup.observer, totals.observe)
 	start := time.Now()
-	res, err := runGoal(ctx, setup, task, totals, o.ablate == ablateSubagent, stderr)
+	res, err := runGoal(ctx, setup, pristine, task, totals, o.ablate == ablateSubagent, stderr)
 	if err != nil {
 		return reportError(stderr, err)
 	}

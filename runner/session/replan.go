@@ -3,8 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"reasonix/agent"
 	"reasonix/goals"
@@ -22,30 +20,32 @@ const plannerSystemPrompt = "You are the planner of a coding agent. You do not a
 // replanner is goals.Config.Replan when [agent] planner_model names a
 // model other than the executor's: one tool-less request to the planner,
 // in a session of its own, whose usage is priced and logged with the
-// task's. nil without a planner.
-func (s *Session) replanner() (func(context.Context, goals.Goal, string) (string, error), error) {
-	ref := strings.TrimSpace(s.cfg.Settings.Agent.PlannerModel)
-	if ref == "" || strings.EqualFold(ref, s.Agent.Model) || strings.EqualFold(ref, agent.ModelRef(s.Agent)) {
+// task's and counted in the goal's budgets. nil without a planner.
+func (s *Session) replanner() (func(context.Context, goals.Goal, string, agent.Observer) (string, error), error) {
+	if !s.PlannerConfigured() {
 		return nil, nil
 	}
-	resolve := s.cfg.Models
-	if resolve == nil {
-		resolve = func(ref string) (Model, error) { return ResolveModel(s.cfg.Settings, ref) }
-	}
-	m, err := resolve(ref)
+	m, err := s.plannerModel()
 	if err != nil {
-		return nil, fmt.Errorf("session: planner_model %q: %w", ref, err)
+		return nil, err
 	}
 	observe := s.Agent.Observer
-	return func(ctx context.Context, g goals.Goal, why string) (string, error) {
+	return func(ctx context.Context, g goals.Goal, why string, goalObserve agent.Observer) (string, error) {
 		a, err := agent.New(agent.Config{
 			Provider: m.Provider, Model: m.Name, MaxTokens: m.MaxTokens, Effort: m.Effort,
 			SystemPrompt: plannerSystemPrompt, MaxSteps: 1, ContextWindow: m.ContextWindow,
-			// Only the cost reaches the task's log: the plan itself goes to
-			// the executor's next turn, never into the task's transcript.
+			// Only the cost reaches the task's log and the goal's budgets:
+			// the plan itself goes to the executor's next turn, never into
+			// the task's transcript.
 			Observer: func(e agent.Event) {
-				if e.Type == agent.EventUsage && observe != nil {
+				if e.Type != agent.EventUsage {
+					return
+				}
+				if observe != nil {
 					observe(e)
+				}
+				if goalObserve != nil {
+					goalObserve(e)
 				}
 			},
 		})

@@ -61,10 +61,7 @@ func TestRouteDecisionIsPrivacySafe(t *testing.T) {
 // a typical request, and for the longest text it judges (4 KiB of a
 // structured request).
 func BenchmarkDecide(b *testing.B) {
-	for _, bc := range []struct{ name, text string }{
-		{"typical", "Add a retry with backoff to the webhook sender in runner/webhook/send.go, log each attempt, and make sure the tests in runner/webhook cover a 503 followed by a 200."},
-		{"4KiB", "Tidy the release:\n" + strings.Repeat("- bump the version in cmd/reasonix/version.go and update docs/SPEC.md with \"plan only\" as an example\n", 40)},
-	} {
+	for _, bc := range decideCases {
 		b.Run(bc.name, func(b *testing.B) {
 			in := RouteInput{Text: bc.text, Goal: true, Planner: true}
 			for b.Loop() {
@@ -72,4 +69,11 @@ func BenchmarkDecide(b *testing.B) {
 			}
 		})
 	}
+}
+
+// decideCases are the benchmarks' texts: a typical request, and the
+// longest text the policy judges (4 KiB of a structured request).
+var decideCases = []struct{ name, text string }{
+	{"typical", "Add a retry with backoff to the webhook sender in runner/webhook/send.go, log each attempt, and make sure the tests in runner/webhook cover a 503 followed by a 200."},
+	{"4KiB", "Tidy the release:\n" + strings.Repeat("- bump the version in cmd/reasonix/version.go and update docs/SPEC.md with \"plan only\" as an example\n", 40)},
 }
