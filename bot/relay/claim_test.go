@@ -166,6 +166,7 @@ func TestRedeliveryAfterACrashSubmitsOnce(t *testing.T) {
 	r.relay.HandleMessage(ctx, in)
 	r.relay.HandleMessage(ctx, in)
 	r.waitHandled(t, "slack:EvCrash2")
+	eventually(t, "the status message", func() bool { return r.statusPosts(in.MessageID) == 1 })
 	settle(t, r.relay, true)
 	got := r.tasksWithPrompt(t, in.Text)
 	if len(got) != 1 || got[0].ID != first.ID {
@@ -197,6 +198,7 @@ func TestRedeliveryAfterACrashSubmitsOnce(t *testing.T) {
 	}
 	r.relay.HandleMessage(ctx, in)
 	r.waitHandled(t, "slack:EvCrash3")
+	eventually(t, "the status message", func() bool { return r.statusPosts(in.MessageID) == 1 })
 	settle(t, r.relay, true)
 	if got := r.tasksWithPrompt(t, in.Text); len(got) != 1 {
 		t.Errorf("tasks = %d, want 1", len(got))
