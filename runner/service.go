@@ -146,7 +146,7 @@ type Service struct {
 	history  historyCache  // this node's history indexes (history.go)
 
 	// scratchMu keeps a scratch directory from being handed over while
-	// this node claims its task (handOverScratch, runJob).
+	// this node claims its task (cluster.Scratch, claim).
 	scratchMu sync.Mutex
 
 	pub *publish.Publisher // nil when no workspace publishes (publish.go)
