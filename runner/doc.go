@@ -16,4 +16,38 @@
 // to the goal's question, a restart) resumes the saved goal. Every message is
 // persisted as it is appended and every other step becomes an event in the
 // task's log, which Subscribe streams to the HTTP API and the chat relays.
+//
+// # Layout
+//
+// This package keeps the public API — Service with Submit, Decide,
+// Message and the queries, the errors, Config — and what still needs the
+// service itself. The parts of the lifecycle that need only what they are
+// handed live in internal packages, each given small store interfaces, a
+// clock and callbacks rather than the Service, and never importing this
+// package (internal/layering holds them to it):
+//
+//   - internal/execute: pieces of one task's execution (the run's event
+//     queue).
+//   - internal/maintenance: the upkeep loops (approval expiry, chat event
+//     pruning, the take-over sweep of dead nodes' tasks, publish retries)
+//     and the schedules' firing (ScheduleFirer, woken by ScheduleTicker).
+//   - internal/cluster: this node among others sharing the store — its
+//     heartbeat, the node list, the hand-over of running tasks (a drain's
+//     requeue, a dead node's take-over, crash recovery), the scratch
+//     directories that travel with their tasks, the note on changes a
+//     continuation lost, and the hub that wakes event subscribers.
+//   - internal/publish: the publish outbox (push the branch, open the pull
+//     request, exactly once).
+//
+// Here, by stage: intake (submit.go, chat.go, principal.go, authority.go,
+// schedules.go and schedulesubmit.go for the schedules' runs); a run
+// (worker.go claims and finishes, agentrun.go and goal.go run it,
+// journal.go, observer.go, step.go, spend.go record it, control.go steers
+// and cancels it, workspaces.go prepares its directory); what a session
+// is given (instructions.go, memory.go, history.go, recipes.go,
+// mcpprompts.go, plugins.go, standing.go); waiting for people (broker.go,
+// approvals.go, approvalttl.go, planapproval.go, prapproval.go,
+// budgetask.go); after the run (publish.go, ci.go); the node's life (service.go starts and
+// stops it, nodes.go and handover.go are the service's side of package
+// cluster, events.go writes and streams events).
 package runner

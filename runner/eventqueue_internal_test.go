@@ -38,7 +38,7 @@ func TestEventQueueKeepsOrder(t *testing.T) {
 		s, id := queueService(t, open)
 		r := &run{s: s, task: store.Task{ID: id}, events: newEventQueue(s, id)}
 		s.addRun(r)
-		signal, unsubscribe := s.hub.subscribe(id)
+		signal, unsubscribe := s.hub.Subscribe(id)
 		defer unsubscribe()
 
 		var want []string

@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,39 +9,16 @@ import (
 
 	"reasonix/agent"
 	"reasonix/internal/procgroup"
+	"reasonix/runner/internal/execute"
 	"reasonix/runner/store"
 )
 
-// unknownOutcome is what the model is told about a writer whose call started
-// but never finished: it may or may not have had its effect.
-const unknownOutcome = "error: the outcome of this call is unknown: the process stopped while it ran; inspect the workspace before retrying"
+// journalKey names a call in the journal (see execute.JournalKey).
+func journalKey(asstSeq int64, callID string) string { return execute.JournalKey(asstSeq, callID) }
 
-// journalKey names a call in the journal: the sequence number of the
-// assistant message that asked for it and the call id, because a model's
-// call ids need not be unique across turns.
-func journalKey(asstSeq int64, callID string) string {
-	return fmt.Sprintf("%d/%s", asstSeq, callID)
-}
-
-// argsHash is the sha256 of a call's canonical JSON arguments.
-func argsHash(args json.RawMessage) string {
-	sum := sha256.Sum256(canonicalJSON(args))
-	return hex.EncodeToString(sum[:])
-}
-
-// canonicalJSON re-encodes a JSON value with sorted keys and no spaces; a
-// value that does not parse is used as it is.
-func canonicalJSON(raw []byte) []byte {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return raw
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return raw
-	}
-	return b
-}
+// canonicalJSON re-encodes a JSON value with sorted keys and no spaces
+// (see execute.CanonicalJSON).
+func canonicalJSON(raw []byte) []byte { return execute.CanonicalJSON(raw) }
 
 // journaledTool runs its tool behind the write-ahead journal: the call is
 // recorded as started before it runs and finished after, so after a crash
@@ -87,7 +62,7 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 	// if it is still held, and the events queued so far (step.go). It is
 	// not cancelled halfway: a write that might have committed would leave
 	// the run unsure what the conversation holds.
-	res, err := r.writeStep(context.WithoutCancel(ctx), nil, nil, &store.JournalCall{CallID: key, Tool: j.Name(), ArgsHash: argsHash(args), Args: string(args)})
+	res, err := r.writeStep(context.WithoutCancel(ctx), nil, nil, &store.JournalCall{CallID: key, Tool: j.Name(), ArgsHash: execute.ArgsHash(args), Args: string(args)})
 	if err != nil {
 		s.log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", err)
 		if errors.Is(err, store.ErrConversationMoved) {
@@ -101,7 +76,7 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 		return "", errNotJournaled
 	}
 	// A process the call starts is journaled with it: after a crash the
-	// restarted service kills what is left of it (killOrphans) before
+	// restarted service kills what is left of it (cluster.KillOrphans) before
 	// anything resumes, so no late write lands in the workspace. The record
 	// is written while the process runs rather than before the tool waits
 	// for it: until then the process dies with the service anyway
@@ -202,38 +177,20 @@ func (r *run) journaledAs(inner *agent.ToolRegistry, key func(callID string) str
 }
 
 // recoverJournal settles the calls of the conversation's last assistant
-// message that have no result yet, using the journal: a finished call gets
-// its recorded result (it is not run again); a writer that started but never
+// message that have no result yet, using the journal (execute.Settle): a
+// finished call gets its recorded result; a writer that started but never
 // finished is reported to the model as having an unknown outcome (never
 // silently re-run); a read-only call that never finished, and a call that
 // never started, stay pending so Continue runs them. The synthesized tool
 // messages are persisted.
 func (r *run) recoverJournal(ctx context.Context, history []agent.Message, tools *agent.ToolRegistry) ([]agent.Message, error) {
-	idx := -1
-	answered := map[string]bool{}
-	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Role == agent.RoleTool {
-			answered[history[i].ToolCallID] = true
-			continue
-		}
-		if history[i].Role == agent.RoleAssistant {
-			idx = i
-		}
-		break
-	}
-	if idx < 0 {
+	asstSeq, pending := execute.PendingCalls(history)
+	if asstSeq == 0 {
 		return history, nil
 	}
-	asstSeq := int64(idx + 1) // message seqs start at 1 and have no gaps
 	r.mu.Lock()
 	r.lastAsst = asstSeq
 	r.mu.Unlock()
-	var pending []agent.ToolCall
-	for _, c := range history[idx].ToolCalls {
-		if !answered[c.ID] {
-			pending = append(pending, c)
-		}
-	}
 	if len(pending) == 0 {
 		return history, nil
 	}
@@ -241,30 +198,20 @@ func (r *run) recoverJournal(ctx context.Context, history []agent.Message, tools
 	if err != nil {
 		return nil, err
 	}
-	byKey := map[string]store.JournalEntry{}
-	for _, e := range entries {
-		byKey[e.CallID] = e
+	readOnly := func(name string) bool {
+		t, ok := tools.Get(name)
+		return ok && agent.IsReadOnly(t)
 	}
 	var synth []agent.Message
-	for _, c := range pending {
-		key := journalKey(asstSeq, c.ID)
-		e, started := byKey[key]
-		if !started {
-			continue
-		}
-		content := e.Result
-		if e.FinishedAt.IsZero() {
-			if t, ok := tools.Get(c.Name); ok && agent.IsReadOnly(t) {
-				continue // safe to run again
-			}
-			content = unknownOutcome
-			if err := r.s.st.JournalFinish(ctx, r.task.ID, key, content, true); err != nil {
+	for _, c := range execute.Settle(asstSeq, pending, entries, readOnly) {
+		if c.Unknown {
+			if err := r.s.st.JournalFinish(ctx, r.task.ID, c.Key, c.Content, true); err != nil {
 				return nil, err
 			}
-			r.s.emitLogged(ctx, r.task.ID, "tool_finished", map[string]any{"call_id": c.ID, "tool": c.Name,
-				"result": content, "is_error": true, "recovered": true})
+			r.s.emitLogged(ctx, r.task.ID, "tool_finished", map[string]any{"call_id": c.Call.ID, "tool": c.Call.Name,
+				"result": c.Content, "is_error": true, "recovered": true})
 		}
-		synth = append(synth, agent.Message{Role: agent.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content})
+		synth = append(synth, agent.Message{Role: agent.RoleTool, ToolCallID: c.Call.ID, Name: c.Call.Name, Content: c.Content})
 	}
 	if len(synth) == 0 {
 		return history, nil

@@ -138,7 +138,7 @@ type Service struct {
 	expirer *maintenance.ApprovalExpirer
 
 	sched   scheduleSet   // [[schedules]]
-	life    nodeLife      // this node's row in the nodes table
+	life    nodeLife      // this node's part in the cluster (nodes.go)
 	prompts promptPlugins // [[plugins]] started for MCP prompt commands
 
 	standing standingCache // this node's copy of the standing grants (standing.go)
@@ -146,7 +146,7 @@ type Service struct {
 	history  historyCache  // this node's history indexes (history.go)
 
 	// scratchMu keeps a scratch directory from being handed over while
-	// this node claims its task (handOverScratch, runJob).
+	// this node claims its task (cluster.Scratch, claim).
 	scratchMu sync.Mutex
 
 	pub *publish.Publisher // nil when no workspace publishes (publish.go)
@@ -178,6 +178,7 @@ func New(cfg Config) (*Service, error) {
 		prices: session.NewPrices(cfg.Settings),
 	}
 	s.metrics = newMetrics(s)
+	s.life = newNodeLife(s)
 	if s.pub, err = s.newPublisher(); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}

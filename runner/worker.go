@@ -134,7 +134,7 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 
 // claim makes task running on this node. The claim of a scratch task
 // whose directory is here waits for a hand-over of it under way
-// (handOverScratch): the run then finds it in the store.
+// (cluster.Scratch): the run then finds it in the store.
 func (s *Service) claim(ctx context.Context, task store.Task) (store.Task, error) {
 	if task.Workspace == "" && task.LeaseOwner == s.node {
 		s.scratchMu.Lock()

@@ -66,7 +66,7 @@ type WorkspaceBranches interface {
 // ScratchFinder is the optional part of Workspaces that says where a
 // task's scratch directory is without preparing it: a node hands a
 // finished task's directory over to the node that continues the task
-// (handOverScratch). Without it, such a task continues without its files.
+// (cluster.Scratch). Without it, such a task continues without its files.
 type ScratchFinder interface {
 	ScratchDir(taskID string) string
 }

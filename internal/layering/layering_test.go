@@ -27,9 +27,10 @@ var allowed = map[string][]string{
 	"goals/...":                   {"agent", "policy", "goals", "agent/recipe"},
 	"config":                      {},
 	"runner":                      {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner/..."},
-	"runner/internal/execute":     {"agent", "runner/store"},        // handed what it needs, never runner
-	"runner/internal/maintenance": {"runner/store"},                 // the upkeep loops: handed what they need, never runner
-	"runner/internal/publish":     {"runner/store", "runner/forge"}, // the publish outbox: handed a forge and a target, never runner
+	"runner/internal/cluster":     {"runner/store"},                          // node, hand-over, scratch moves: handed what they need, never runner
+	"runner/internal/execute":     {"agent", "runner/store"},                 // handed what it needs, never runner
+	"runner/internal/maintenance": {"runner/store", "runner/cron", "config"}, // the upkeep loops and the schedules' firing: handed what they need, never runner
+	"runner/internal/publish":     {"runner/store", "runner/forge"},          // the publish outbox: handed a forge and a target, never runner
 	"runner/...":                  {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner", "runner/..."},
 	"runner/apitype":              {}, // the wire types: for programs outside the service too
 	"runner/client":               {"runner/apitype"},

@@ -1,8 +1,9 @@
 // Package execute holds pieces of one task's execution that need nothing
-// of the service but what they are handed: the run's event queue, for
-// now. The rest of a run (claim, session, journal, finish) is still in
-// package runner; it moves here as it loses its back-pointers to
-// runner.Service.
+// of the service but what they are handed: the run's event queue, and the
+// write-ahead journal's keys, argument hashes and the settling of calls a
+// crash left without a result (journal.go). The rest of a run (claim,
+// session, the journaled tool, observer, finish) is still in package
+// runner; it moves here as it loses its back-pointers to runner.Service.
 package execute
 
 import (

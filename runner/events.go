@@ -4,51 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
+	"reasonix/runner/internal/cluster"
 	"reasonix/runner/internal/execute"
 	"reasonix/runner/store"
 )
 
-// hub tells subscribers of a task that its log grew. It carries no events
-// itself: subscribers read them from the store, which keeps the order and
-// never loses one; the hub only saves them the wait of a poll.
-type hub struct {
-	mu   sync.Mutex
-	subs map[string]map[chan struct{}]struct{}
-}
+// hub tells this node's subscribers of a task that its log grew (see
+// cluster.Hub).
+type hub struct{ *cluster.Hub }
 
-func newHub() *hub { return &hub{subs: map[string]map[chan struct{}]struct{}{}} }
+func newHub() *hub { return &hub{cluster.NewHub()} }
 
-func (h *hub) subscribe(taskID string) (chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	h.mu.Lock()
-	if h.subs[taskID] == nil {
-		h.subs[taskID] = map[chan struct{}]struct{}{}
-	}
-	h.subs[taskID][ch] = struct{}{}
-	h.mu.Unlock()
-	return ch, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		delete(h.subs[taskID], ch)
-		if len(h.subs[taskID]) == 0 {
-			delete(h.subs, taskID)
-		}
-	}
-}
-
-func (h *hub) notify(taskID string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.subs[taskID] {
-		select {
-		case ch <- struct{}{}:
-		default: // already signalled
-		}
-	}
-}
+func (h *hub) notify(taskID string) { h.Notify(taskID) }
 
 // emitLogged appends an event to the task's log and tells local
 // subscribers; payload is marshalled to JSON (nil becomes {}). A lost event
@@ -132,43 +101,7 @@ func (s *Service) Subscribe(ctx context.Context, id string, after int64) (<-chan
 	if _, err := s.Task(ctx, id); err != nil {
 		return nil, err
 	}
-	signal, unsubscribe := s.hub.subscribe(id)
-	out := make(chan store.Event, 64)
-	go func() {
-		defer close(out)
-		defer unsubscribe()
-		t := time.NewTicker(s.cfg.ControlInterval)
-		defer t.Stop()
-		for {
-			for {
-				evs, err := s.st.Events(ctx, id, after, 500)
-				if err != nil {
-					if ctx.Err() == nil {
-						s.log.Warn("runner: subscription read failed", "task", id, "err", err)
-					}
-					return
-				}
-				for _, ev := range evs {
-					select {
-					case out <- ev:
-						after = ev.Seq
-					case <-ctx.Done():
-						return
-					}
-				}
-				if len(evs) < 500 {
-					break
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-signal:
-			case <-t.C:
-			}
-		}
-	}()
-	return out, nil
+	return s.hub.Follow(ctx, s.st, id, after, s.cfg.ControlInterval, s.log), nil
 }
 
 // encodeEvent marshals an event's payload (nil becomes {}) with every known

@@ -13,6 +13,7 @@ import (
 	"reasonix/internal/cronspec"
 	"reasonix/policy"
 	"reasonix/runner/cron"
+	"reasonix/runner/internal/maintenance"
 	"reasonix/runner/store"
 )
 
@@ -29,6 +30,7 @@ type scheduleSet struct {
 	// and outcome (fire, skip, miss, manual); the schedule label is
 	// bounded by the configuration.
 	occurrences *prometheus.CounterVec
+	firer       *maintenance.ScheduleFirer // wakes them (startMaintenance)
 }
 
 // loadSchedules parses the configured schedules and checks each run they
@@ -58,7 +60,7 @@ func (s *Service) loadSchedules() (scheduleSet, error) {
 		Name: "reasonix_schedule_occurrences_total", Help: "Schedule occurrences handled by this node, by schedule and outcome.",
 	}, []string{"schedule", "outcome"})
 	s.metrics.reg.MustRegister(occ)
-	return scheduleSet{list: list, occurrences: occ}, nil
+	return scheduleSet{list: list, occurrences: occ, firer: s.newScheduleFirer(list, occ)}, nil
 }
 
 func parseSchedules(set *config.Config) ([]*scheduled, error) {
@@ -102,111 +104,29 @@ func (s *Service) ensureSchedules(ctx context.Context) error {
 }
 
 // tickSchedules settles finished runs and fires, skips or misses what is
-// due, once for every configured schedule.
-func (s *Service) tickSchedules(ctx context.Context) error {
-	var errs []error
-	for _, sc := range s.sched.list {
-		if s.stopping.Load() || ctx.Err() != nil {
-			break
-		}
-		if err := s.tickSchedule(ctx, sc); err != nil {
-			errs = append(errs, fmt.Errorf("schedule %s: %w", sc.cfg.Name, err))
-		}
-	}
-	return errors.Join(errs...)
-}
+// due, once for every configured schedule (see maintenance.ScheduleFirer).
+func (s *Service) tickSchedules(ctx context.Context) error { return s.sched.firer.Tick(ctx) }
 
-func (s *Service) tickSchedule(ctx context.Context, sc *scheduled) error {
-	name := sc.cfg.Name
-	st, err := s.st.Schedule(ctx, name)
-	if err != nil {
-		return err
+// newScheduleFirer hands the schedules' firing (package maintenance) the
+// schedules, the store, and the service's intake to submit their runs.
+func (s *Service) newScheduleFirer(list []*scheduled, occ *prometheus.CounterVec) *maintenance.ScheduleFirer {
+	scheds := make([]maintenance.Schedule, 0, len(list))
+	for _, sc := range list {
+		scheds = append(scheds, maintenance.Schedule{Name: sc.cfg.Name, Spec: sc.spec, Overlap: sc.cfg.Overlap,
+			CatchUp: sc.cfg.CatchUp, Enabled: sc.cfg.IsEnabled(), MaxFailures: sc.cfg.MaxFailures})
 	}
-	running, ended, err := s.settleSchedule(ctx, sc, st)
-	if err != nil {
-		return err
-	}
-	now := s.now()
-	if !sc.cfg.IsEnabled() {
-		// A disabled schedule lets its occurrences pass uncounted, so that
-		// enabling it later does not fire a catch-up for the disabled time.
-		if occ := sc.spec.Latest(st.Anchor, now); !occ.IsZero() {
-			_, err := s.st.AdvanceSchedule(ctx, name, st.Anchor, occ, store.PassQuiet)
+	return maintenance.NewScheduleFirer(maintenance.ScheduleFirerConfig{
+		Store: s.st, Schedules: scheds,
+		Fire: func(ctx context.Context, name string, anchor, at time.Time) error {
+			_, _, err := s.fireSchedule(ctx, s.scheduleNamed(name), anchor, at, false)
 			return err
-		}
-		return nil
-	}
-	if st.Paused {
-		return nil
-	}
-	d := cron.Decide(cron.Input{Spec: sc.spec, Overlap: sc.cfg.Overlap, CatchUp: sc.cfg.CatchUp,
-		Anchor: st.Anchor, Running: running, LastEnded: ended, Now: now})
-	switch d.Action {
-	case cron.Fire:
-		_, _, err := s.fireSchedule(ctx, sc, st.Anchor, d.Occurrence, false)
-		return err
-	case cron.Skip, cron.Miss:
-		why, msg := store.PassSkipped, "runner: schedule occurrence skipped: the previous run is still going"
-		if d.Action == cron.Miss {
-			why, msg = store.PassMissed, "runner: schedule occurrence missed: it is late and catch_up is none"
-		}
-		ok, err := s.st.AdvanceSchedule(ctx, name, st.Anchor, d.Occurrence, why)
-		if ok {
-			s.sched.occurrences.WithLabelValues(name, d.Action.String()).Inc()
-			s.log.Info(msg, "schedule", name, "occurrence", d.Occurrence, "running_task", st.LastTaskID)
-		}
-		return err
-	}
-	return nil
-}
-
-// settleSchedule counts the end of the schedule's last run once (another
-// node may get there first) and pauses the schedule after max_failures
-// failures in a row. It reports whether the last run is still going and,
-// if it ended, when.
-func (s *Service) settleSchedule(ctx context.Context, sc *scheduled, st store.ScheduleState) (running bool, ended time.Time, err error) {
-	if st.LastTaskID == "" {
-		return false, time.Time{}, nil
-	}
-	task, err := s.st.Task(ctx, st.LastTaskID)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, time.Time{}, nil
-	}
-	if err != nil {
-		return false, time.Time{}, err
-	}
-	if !task.State.Terminal() {
-		return true, time.Time{}, nil
-	}
-	if st.Settled {
-		return false, task.FinishedAt, nil
-	}
-	name, limit := sc.cfg.Name, sc.cfg.MaxFailures
-	reason := fmt.Sprintf("paused after %d failed runs in a row (the last: task %s, %s)", limit, task.ID, task.State)
-	_, paused, err := s.st.SettleSchedule(ctx, name, task.ID, task.State, verdict(task.State), limit, reason)
-	if err != nil {
-		return false, task.FinishedAt, err
-	}
-	if paused {
-		// Announced once, by the node whose settle paused it: in the log and
-		// as an event of the failed task, which reaches the schedule's
-		// notify targets like the rest of the task's events.
-		s.log.Warn("runner: schedule paused", "schedule", name, "failures", limit, "task", task.ID, "state", task.State)
-		s.emitLogged(ctx, task.ID, "schedule_paused", map[string]any{"schedule": name, "reason": reason, "failures": limit})
-	}
-	return false, task.FinishedAt, nil
-}
-
-// verdict is how a run's end counts towards max_failures: cancelling or
-// interrupting a run is a person's or the host's doing, not the schedule's.
-func verdict(st store.State) store.Verdict {
-	switch st {
-	case store.StateSucceeded:
-		return store.VerdictSuccess
-	case store.StateFailed, store.StateBlocked, store.StateBudgetExhausted:
-		return store.VerdictFailure
-	}
-	return store.VerdictNeutral
+		},
+		Passed: func(name string, a cron.Action) { occ.WithLabelValues(name, a.String()).Inc() },
+		Paused: func(ctx context.Context, name string, task store.Task, failures int, reason string) {
+			s.emitLogged(ctx, task.ID, "schedule_paused", map[string]any{"schedule": name, "reason": reason, "failures": failures})
+		},
+		Stopping: s.stopping.Load, Now: s.now, Log: s.log,
+	})
 }
 
 // fireSchedule submits a run of sc in the same transaction that moves its

@@ -1,10 +1,9 @@
-package runner
+package cluster
 
 import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,89 +12,14 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
-	"reasonix/runner/store"
 )
-
-// A scratch task (no workspace) has no branch to checkpoint, so when a
-// drain hands it to another node its directory travels through the store:
-// the stopping node packs it into a gzipped tar (at most
-// Config.ScratchMoveLimit bytes), and the node that runs the task next
-// unpacks it before the session starts and deletes it. A directory too
-// large to pack stays where it is; the task continues elsewhere without it
-// and its events say so. A node that dies takes its scratch directories
-// with it (nothing packs them); the node taking over says so too.
-
-// defaultScratchMoveLimit bounds a packed scratch directory.
-const defaultScratchMoveLimit = 16 << 20
 
 // maxScratchUnpacked bounds what a scratch archive unpacks to, whatever
 // its compressed size: a run of zeros compresses a thousandfold.
 const maxScratchUnpacked = 1 << 30
 
+// errScratchTooLarge is packing's error for a directory past its limit.
 var errScratchTooLarge = errors.New("runner: the scratch directory is too large to move")
-
-// isScratch reports whether w is a scratch directory (no workspace).
-func isScratch(w *Workdir) bool { return w != nil && w.Spec == "" && w.Branch == "" }
-
-// moveScratch packs the scratch directory of a task being handed over
-// into the store and, once it is there, removes the local copy (so if the
-// task comes back to this node, the newer archive is what it finds). It
-// never stops the hand-over: a directory it cannot move is reported in
-// the task's events, and an older archive is dropped so that nobody
-// unpacks stale files.
-func (s *Service) moveScratch(ctx context.Context, id string, w *Workdir) {
-	archive, files, err := packScratch(w.Dir, s.cfg.ScratchMoveLimit)
-	if err == nil {
-		err = s.st.SaveScratch(ctx, id, s.node, archive)
-	}
-	if err != nil {
-		reason := "its scratch directory could not be packed or saved; the files stay on node " + s.node
-		if errors.Is(err, errScratchTooLarge) {
-			reason = fmt.Sprintf("its scratch directory is larger than %d bytes packed; the files stay on node %s", s.cfg.ScratchMoveLimit, s.node)
-		}
-		s.log.Warn("runner: scratch directory not moved", "task", id, "err", err)
-		if derr := s.st.DeleteScratch(ctx, id); derr != nil {
-			s.log.Error("runner: dropping an older scratch archive", "task", id, "err", derr)
-		}
-		s.emitLogged(ctx, id, "scratch_not_moved", map[string]any{"node": s.node, "reason": reason, "limit_bytes": s.cfg.ScratchMoveLimit})
-		// The node that runs the task next need not ask (awaitScratch).
-		if err := s.st.AnswerScratchRequest(ctx, id, s.node); err != nil {
-			s.log.Warn("runner: recording a scratch directory not moved", "task", id, "err", err)
-		}
-		return
-	}
-	if err := os.RemoveAll(w.Dir); err != nil {
-		s.log.Warn("runner: removing a moved scratch directory", "task", id, "err", err)
-	}
-	s.emitLogged(ctx, id, "scratch_moved", map[string]any{"node": s.node, "files": files, "bytes": len(archive)})
-}
-
-// restoreScratch unpacks the scratch archive another node left for task
-// id into w and deletes it. Only a task that ran before can have one. A
-// failure is reported in the events and the run goes on with what it has.
-func (s *Service) restoreScratch(ctx context.Context, task store.Task, w *Workdir) {
-	if !isScratch(w) || task.Attempt < 2 {
-		return
-	}
-	a, err := s.st.Scratch(ctx, task.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return
-	}
-	if err == nil {
-		err = unpackScratch(a.Archive, w.Dir)
-	}
-	if err != nil {
-		s.log.Error("runner: restoring the scratch directory", "task", task.ID, "err", err)
-		s.emitLogged(ctx, task.ID, "scratch_not_moved", map[string]any{"node": s.node,
-			"reason": "the scratch directory handed over could not be restored here; the task continues with what its directory holds"})
-		return
-	}
-	if err := s.st.DeleteScratch(ctx, task.ID); err != nil {
-		s.log.Warn("runner: deleting a restored scratch archive", "task", task.ID, "err", err)
-	}
-	s.emitLogged(ctx, task.ID, "scratch_restored", map[string]any{"node": s.node, "from": a.Node, "bytes": len(a.Archive)})
-}
 
 // capWriter fails once more than limit bytes are written to it.
 type capWriter struct {

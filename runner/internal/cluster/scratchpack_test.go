@@ -1,4 +1,4 @@
-package runner
+package cluster
 
 import (
 	"archive/tar"
@@ -141,7 +141,7 @@ func BenchmarkScratchMove(b *testing.B) {
 	}
 	var size int
 	for i := 0; b.Loop(); i++ {
-		archive, _, err := packScratch(src, defaultScratchMoveLimit)
+		archive, _, err := packScratch(src, DefaultScratchMoveLimit)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,7 +15,7 @@ type ScheduleTickerConfig struct {
 	// Leads gates each tick: only the leader looks at the schedules.
 	Leads Leads
 	// Tick settles finished runs and fires, skips or misses what is due
-	// (the service's, which submits the runs).
+	// (a ScheduleFirer's, handed the service's intake to submit the runs).
 	Tick func(ctx context.Context) error
 	Log  *slog.Logger
 }
