@@ -393,53 +393,25 @@ func taskInstructions(c *client.Client, t apitype.Task) usedInstructions {
 func instructionsUsed(evs []apitype.Event) usedInstructions {
 	var out usedInstructions
 	for _, e := range evs {
-		if e.Type != "instructions" {
+		p, ok := apitype.InstructionsOf(e.Type, e.Payload)
+		if !ok {
 			continue
 		}
-		var p struct {
-			Commit string `json:"commit"`
-			For    string `json:"for"`
-			Files  []struct {
-				Scope     string `json:"scope"`
-				Path      string `json:"path"`
-				Bytes     int    `json:"bytes"`
-				Truncated bool   `json:"truncated"`
-				Skipped   string `json:"skipped"`
-			} `json:"files"`
-		}
-		if json.Unmarshal(e.Payload, &p) != nil {
-			continue
-		}
-		if out.commit == "" && p.For == "" && p.Commit != "" {
-			out.commit = p.Commit[:min(len(p.Commit), 12)]
+		if out.commit == "" && p.For == "" {
+			out.commit = apitype.ShortCommit(p.Commit)
 		}
 		for _, f := range p.Files {
 			if f.Skipped != "" {
 				continue
 			}
-			name := f.Path
-			if f.Scope == "user" {
-				name = "user:" + name
-			}
-			size := byteSize(f.Bytes)
+			size := apitype.ByteSize(f.Bytes)
 			if f.Truncated {
 				size += ", cut"
 			}
-			out.files = append(out.files, name+" ("+size+")")
+			out.files = append(out.files, f.Name()+" ("+size+")")
 		}
 	}
 	return out
-}
-
-// byteSize says n bytes in the unit a person reads at a glance.
-func byteSize(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f KB", float64(n)/1000)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
 // timeFormat is how the CLI shows a time: in the local zone, named.

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"encoding/json"
 
+	"reasonix/runner/apitype"
 	"reasonix/runner/store"
 )
 
@@ -70,7 +71,7 @@ func prFromEvent(e store.Event) *prView {
 }
 
 func ciViewOf(state, commit string, fixes int, checks []store.CICheck) *ciView {
-	v := &ciView{State: state, Commit: shortCommit(commit), Fixes: fixes}
+	v := &ciView{State: state, Commit: apitype.ShortCommit(commit), Fixes: fixes}
 	for _, c := range checks {
 		cv := checkView{Name: c.Name, State: c.State, Summary: c.Summary, URL: c.URL, Icon: "▸"}
 		switch c.State {

@@ -1,9 +1,7 @@
 package dashboard
 
 import (
-	"encoding/json"
-	"fmt"
-
+	"reasonix/runner/apitype"
 	"reasonix/runner/store"
 )
 
@@ -31,58 +29,21 @@ type instructionFile struct {
 func instructionsOf(evs []store.Event) *instructionsUsed {
 	var out *instructionsUsed
 	for _, e := range evs {
-		if e.Type != "instructions" {
-			continue
-		}
-		var p struct {
-			Commit string `json:"commit"`
-			For    string `json:"for"`
-			Error  string `json:"error"`
-			Files  []struct {
-				Scope     string `json:"scope"`
-				Path      string `json:"path"`
-				Bytes     int    `json:"bytes"`
-				Truncated bool   `json:"truncated"`
-				Skipped   string `json:"skipped"`
-			} `json:"files"`
-		}
-		if json.Unmarshal(e.Payload, &p) != nil {
+		p, ok := apitype.InstructionsOf(e.Type, e.Payload)
+		if !ok {
 			continue
 		}
 		if out == nil {
 			out = &instructionsUsed{}
 		}
 		if out.Commit == "" && p.For == "" {
-			out.Commit = shortCommit(p.Commit)
+			out.Commit = apitype.ShortCommit(p.Commit)
 		}
 		out.Error = cmpOr(out.Error, p.Error)
 		for _, f := range p.Files {
-			name := f.Path
-			if f.Scope == "user" {
-				name = "user:" + name
-			}
-			out.Files = append(out.Files, instructionFile{Name: name, Size: byteSize(f.Bytes), Truncated: f.Truncated,
+			out.Files = append(out.Files, instructionFile{Name: f.Name(), Size: apitype.ByteSize(f.Bytes), Truncated: f.Truncated,
 				Skipped: f.Skipped, For: p.For})
 		}
 	}
 	return out
-}
-
-// shortCommit is a commit as people read it: its first 12 characters.
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
-}
-
-// byteSize says n bytes in the unit a person reads at a glance.
-func byteSize(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f KB", float64(n)/1000)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
