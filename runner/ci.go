@@ -145,7 +145,7 @@ func (s *Service) awaitCI(ctx context.Context, t store.Task) error {
 				&store.StateOpts{Result: &res, Events: s.announce(t.ID, ciEvent(&pr))}); err != nil {
 				return s.lostState(ctx, t.ID, err)
 			}
-			s.hub.notify(t.ID)
+			s.hub.Notify(t.ID)
 		}
 	}
 	switch got.State {
@@ -185,7 +185,7 @@ func (s *Service) requeueFromCI(ctx context.Context, id, reason string) error {
 		s.announce(id, event{"task_state", map[string]any{"state": store.StateQueued, "reason": reason}})...); err != nil {
 		return s.lostState(ctx, id, err)
 	}
-	s.hub.notify(id)
+	s.hub.Notify(id)
 	return nil
 }
 
@@ -205,7 +205,7 @@ func (s *Service) endCI(ctx context.Context, t store.Task, res store.Result, sta
 	if err != nil {
 		return s.lostState(ctx, t.ID, err)
 	}
-	s.hub.notify(t.ID)
+	s.hub.Notify(t.ID)
 	s.finishedMetrics(nt, 0)
 	return nil
 }

@@ -38,7 +38,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 			if err != nil {
 				return store.Task{}, mapStoreErr(err, "task "+id)
 			}
-			s.hub.notify(id)
+			s.hub.Notify(id)
 			s.finishedMetrics(nt, 0)
 			// Let a parked job run once and find the task finished, rather
 			// than sit in the queue until its snooze ends (which it does
@@ -180,7 +180,7 @@ func (s *Service) deliver(ctx context.Context, t store.Task, requester, text, ke
 		}
 		return store.Task{}, mapStoreErr(err, "task "+id)
 	}
-	s.hub.notify(id)
+	s.hub.Notify(id)
 	return nt, nil
 }
 
@@ -206,6 +206,6 @@ func (s *Service) Resume(ctx context.Context, id string) (store.Task, error) {
 		}
 		return store.Task{}, mapStoreErr(err, "task "+id)
 	}
-	s.hub.notify(id)
+	s.hub.Notify(id)
 	return nt, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/internal/redact"
+	"reasonix/runner/internal/cluster"
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
 )
@@ -24,7 +25,7 @@ func queueService(t *testing.T, open storetest.Opener) (*Service, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{st: st, log: slog.New(slog.DiscardHandler), now: time.Now, hub: newHub(), runs: map[string]*run{},
+	s := &Service{st: st, log: slog.New(slog.DiscardHandler), now: time.Now, hub: cluster.NewHub(), runs: map[string]*run{},
 		redact: redact.New("sekrit-value-123")}
 	return s, task.ID
 }

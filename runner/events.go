@@ -6,18 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"reasonix/runner/internal/cluster"
 	"reasonix/runner/internal/execute"
 	"reasonix/runner/store"
 )
-
-// hub tells this node's subscribers of a task that its log grew (see
-// cluster.Hub).
-type hub struct{ *cluster.Hub }
-
-func newHub() *hub { return &hub{cluster.NewHub()} }
-
-func (h *hub) notify(taskID string) { h.Notify(taskID) }
 
 // emitLogged appends an event to the task's log and tells local
 // subscribers; payload is marshalled to JSON (nil becomes {}). A lost event
@@ -46,7 +37,7 @@ type event struct {
 // events are never one without the other. Events the task's run queued on
 // this node are written first, to keep the log in order. An event that
 // cannot be encoded is logged and left out; the change is still made.
-// Tell subscribers with s.hub.notify once it is.
+// Tell subscribers with s.hub.Notify once it is.
 func (s *Service) announce(id string, evs ...event) []store.EventInput {
 	if r := s.runFor(id); r != nil && r.events != nil {
 		r.events.Flush()
@@ -89,7 +80,7 @@ func (s *Service) write(ctx context.Context, taskID string, evs ...store.EventIn
 		}
 		return
 	}
-	s.hub.notify(taskID)
+	s.hub.Notify(taskID)
 }
 
 // Subscribe streams task id's events with Seq > after: first those already

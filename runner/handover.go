@@ -99,7 +99,7 @@ func (s *Service) interruptStale(ctx context.Context, id, reason string) {
 		}
 		return
 	}
-	s.hub.notify(id)
+	s.hub.Notify(id)
 	s.log.Warn("runner: task interrupted", "task", id, "reason", reason)
 	s.metrics.finished.WithLabelValues(string(store.StateInterrupted), string(t.Source)).Inc()
 }

@@ -65,7 +65,7 @@ func newNodeLife(s *Service) nodeLife {
 			Interval: s.cfg.HeartbeatInterval, Beside: []func(context.Context){scratch.Answer}, Now: s.now, Log: s.log,
 		}),
 		hand: cluster.NewHandOver(cluster.HandOverConfig{
-			Store: s.st, Node: s.node, StaleAfter: s.cfg.StaleAfter, Events: ev, Hub: s.hub.Hub,
+			Store: s.st, Node: s.node, StaleAfter: s.cfg.StaleAfter, Events: ev, Hub: s.hub,
 			Interrupt: s.interruptStale, LostState: s.lostState, Now: s.now, Log: s.log,
 		}),
 		scratch: scratch,

@@ -116,7 +116,7 @@ func (s *Service) drivePublish(ctx context.Context, id string) error {
 	}
 	_, err = s.pub.Drive(ctx, id, target)
 	if !errors.Is(err, store.ErrPublishBusy) {
-		s.hub.notify(id) // a published event, or a recorded failure, to read
+		s.hub.Notify(id) // a published event, or a recorded failure, to read
 	}
 	return err
 }

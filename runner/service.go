@@ -13,6 +13,7 @@ import (
 	"reasonix/config"
 	"reasonix/internal/redact"
 	"reasonix/policy"
+	"reasonix/runner/internal/cluster"
 	"reasonix/runner/internal/maintenance"
 	"reasonix/runner/internal/publish"
 	"reasonix/runner/session"
@@ -117,7 +118,7 @@ type Service struct {
 	now     func() time.Time
 	node    string
 	queue   *store.Queue
-	hub     *hub
+	hub     *cluster.Hub // tells this node's subscribers of a task that its log grew
 	metrics *metrics
 	prices  *session.Prices // every model call priced with its own model's prices
 
@@ -173,7 +174,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		cfg: cfg, st: cfg.Store, set: cfg.Settings, pol: pol, log: cfg.Logger, now: cfg.Now,
-		node: cfg.Node, hub: newHub(), runs: map[string]*run{},
+		node: cfg.Node, hub: cluster.NewHub(), runs: map[string]*run{},
 		redact: redact.New(append(session.Secrets(cfg.Settings), cfg.Secrets...)...),
 		prices: session.NewPrices(cfg.Settings),
 	}

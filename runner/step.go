@@ -47,7 +47,7 @@ func (r *run) writeStep(ctx context.Context, msgs []agent.Message, done []store.
 	}
 	r.stored, r.held = res.Seq, nil
 	if len(evs) > 0 {
-		r.s.hub.notify(r.task.ID)
+		r.s.hub.Notify(r.task.ID)
 	}
 	return res, nil
 }

@@ -201,5 +201,5 @@ func (s *Service) arrival(source store.Source, origin map[string]string) []store
 // accepted counts a task an intake just created and tells its subscribers.
 func (s *Service) accepted(task store.Task) {
 	s.metrics.submitted.WithLabelValues(string(task.Source)).Inc()
-	s.hub.notify(task.ID)
+	s.hub.Notify(task.ID)
 }

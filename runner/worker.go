@@ -125,7 +125,7 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	if task.State == store.StateQueued {
 		s.metrics.queueWait.Observe(s.now().Sub(task.UpdatedAt).Seconds())
 	}
-	s.hub.notify(task.ID)
+	s.hub.Notify(task.ID)
 	if err := s.execute(ctx, claimed); err != nil {
 		return err
 	}
@@ -409,7 +409,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			&store.StateOpts{Result: &spent, Events: s.announce(id, event{"task_state", map[string]any{"state": store.StateWaitingApproval}})}); err != nil {
 			return s.lostState(ctx, id, err)
 		}
-		s.hub.notify(id)
+		s.hub.Notify(id)
 		return store.Snooze(s.parkUntil(o.approve, time.Minute))
 	case store.StateInterrupted:
 		if o.release {
@@ -423,7 +423,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 				event{"task_state", map[string]any{"state": store.StateInterrupted}})}); err != nil {
 			return s.lostState(ctx, id, err)
 		}
-		s.hub.notify(id)
+		s.hub.Notify(id)
 		s.metrics.finished.WithLabelValues(string(store.StateInterrupted), string(r.task.Source)).Inc()
 		return nil
 	}
@@ -485,7 +485,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			&store.StateOpts{Result: result, Events: s.announce(id, evs...)}); err != nil {
 			return s.lostState(ctx, id, err)
 		}
-		s.hub.notify(id)
+		s.hub.Notify(id)
 		p := s.publishSettings(r.task.Workspace)
 		return s.ciSnooze(result.PR.CI, p)
 	}
@@ -505,13 +505,13 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	if err != nil {
 		return s.lostState(ctx, id, err)
 	}
-	s.hub.notify(id)
+	s.hub.Notify(id)
 	s.finishedMetrics(t, time.Duration(result.DurationMS)*time.Millisecond)
 	// A message that arrived as the run ended continues the task.
 	if has, err := s.st.HasInbox(ctx, id); err == nil && has && t.State != store.StateCancelled {
 		if _, err := s.st.Requeue(ctx, id, []store.State{t.State},
 			s.announce(id, event{"task_state", map[string]any{"state": store.StateQueued, "reason": "continued"}})...); err == nil {
-			s.hub.notify(id)
+			s.hub.Notify(id)
 		}
 	}
 	return nil
