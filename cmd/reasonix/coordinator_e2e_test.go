@@ -254,6 +254,9 @@ func TestRunPlanForApprovalHeadless(t *testing.T) {
 // of the executor's turns; the goal completes.
 func TestRunGoalOpensWithThePlan(t *testing.T) {
 	c := newCoordE2E(t, []agenttest.Turn{answer("1. bump the version\n2. update the SPEC")}, nil)
+	// The fake model's handler reads execFn under c.mu: nothing orders
+	// this write before a request arrives from the child process.
+	c.mu.Lock()
 	c.execFn = func(req agenttest.Request) agenttest.Turn {
 		if strings.Contains(lastToolResult(req), "Goal marked complete") {
 			return answer("released")
@@ -264,6 +267,7 @@ func TestRunGoalOpensWithThePlan(t *testing.T) {
 		id, rev := goalRef(t, req)
 		return toolTurn(call("g1", "update_goal", fmt.Sprintf(`{"goal_id":%q,"revision":%s,"action":"complete","summary":"done per the plan"}`, id, rev)))
 	}
+	c.mu.Unlock()
 	task := "Tidy the release:\n- bump the version in cmd/zebra/version.go\n- update docs/SPEC.md"
 	stdout, stderr, code := c.run("run", "--goal", "--auto", task)
 	if code != exitOK || !strings.Contains(stdout, "released") {

@@ -15,7 +15,7 @@ func TestConfigCheckAcceptsTheSeedSample(t *testing.T) {
 		"REASONIX_STORE_DSN": "", "REASONIX_CONFIG": "", "DEEPSEEK_API_KEY": "k", "STRIPE_KEY": "k"} {
 		t.Setenv(k, v)
 	}
-	for file, warnings := range map[string]int{"seed_sample.toml": 7, "seed_sample_all.toml": 30} {
+	for file, warnings := range map[string]int{"seed_sample.toml": 7, "seed_sample_all.toml": 26} {
 		stdout, stderr, code := cliRun("config", "check", "--config", "../../config/testdata/"+file)
 		if code != exitOK {
 			t.Errorf("%s: exit %d, want 0\n%s%s", file, code, stdout, stderr)
