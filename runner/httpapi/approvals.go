@@ -57,12 +57,8 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request) {
 func (a *API) listGrants(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := runner.GrantFilter{For: q.Get("grant_for"), Name: q.Get("name")}
-	switch q.Get("all") {
-	case "", "false":
-	case "true":
-		f.All = true
-	default:
-		writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "all must be true or false")
+	var ok bool
+	if f.All, ok = boolParam(w, r, "all"); !ok {
 		return
 	}
 	list, err := a.svc.Grants(r.Context(), f)

@@ -16,15 +16,10 @@ func viewMemory(m store.Memory) apitype.Memory {
 func (a *API) listMemories(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := runner.MemoryFilter{Scope: q.Get("scope")}
-	switch q.Get("all") {
-	case "", "false":
-	case "true":
-		f.All = true
-	default:
-		writeError(w, http.StatusBadRequest, apitype.CodeInvalid, "all must be true or false")
+	var ok bool
+	if f.All, ok = boolParam(w, r, "all"); !ok {
 		return
 	}
-	var ok bool
 	if f.Limit, ok = intParam(w, r, "limit", 1, 0, 0); !ok {
 		return
 	}

@@ -28,3 +28,16 @@ func intParam(w http.ResponseWriter, r *http.Request, name string, lo, hi, def i
 	}
 	return n, true
 }
+
+// boolParam reads the query parameter name as true or false, false when
+// it is absent. Anything else is answered 400, and ok is false.
+func boolParam(w http.ResponseWriter, r *http.Request, name string) (v, ok bool) {
+	switch r.URL.Query().Get(name) {
+	case "", "false":
+		return false, true
+	case "true":
+		return true, true
+	}
+	writeError(w, http.StatusBadRequest, apitype.CodeInvalid, name+" must be true or false")
+	return false, false
+}
