@@ -112,10 +112,14 @@ func (s *Service) followUpIssue(ctx context.Context, id string) error {
 		return fmt.Errorf("runner: comment on the issue of %s: %w", id, err)
 	}
 	// A comment posted before a crash that kept it from being recorded is
-	// on the issue already: find it by its task's marker.
-	posted, err := f.FindComment(ctx, forge.IssueItem(ref.Number), taskMarker(id))
-	if err != nil {
-		return fmt.Errorf("runner: read the comments on issue #%d of %s: %w", ref.Number, id, err)
+	// on the issue already: find it by its task's marker, among the bot's
+	// own comments. When the forge will not say who the bot is, post: a
+	// second comment after a crash is better than none.
+	posted := false
+	if bot := s.forgeUser(ctx, t.Workspace, f); bot != "" {
+		if posted, err = f.FindComment(ctx, forge.IssueItem(ref.Number), taskMarker(id), bot); err != nil {
+			return fmt.Errorf("runner: read the comments on issue #%d of %s: %w", ref.Number, id, err)
+		}
 	}
 	if !posted {
 		if err := f.Comment(ctx, forge.IssueItem(ref.Number), s.issueComment(t)); err != nil {

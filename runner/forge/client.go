@@ -311,17 +311,28 @@ func errorMessage(raw []byte) string {
 
 // findComment pages through a list of comments (both forges name the text
 // "body") and reports whether one holds marker.
-func findComment(ctx context.Context, c *client, op, path, marker string) (bool, error) {
+func findComment(ctx context.Context, c *client, op, path, marker, author string) (bool, error) {
 	found := false
 	err := c.pages(ctx, op, path, nil, func(raw []byte) (bool, error) {
+		// GitHub names the writer in user.login, GitLab in author.username.
 		var page []struct {
 			Body string `json:"body"`
+			User struct {
+				Login string `json:"login"`
+			} `json:"user"`
+			Author struct {
+				Username string `json:"username"`
+			} `json:"author"`
 		}
 		if err := json.Unmarshal(raw, &page); err != nil {
 			return true, fmt.Errorf("forge: %s: %s: unexpected answer: %w", c.kind, op, err)
 		}
 		for _, cm := range page {
-			if strings.Contains(cm.Body, marker) {
+			by := cm.User.Login
+			if c.kind == GitLab {
+				by = cm.Author.Username
+			}
+			if strings.EqualFold(by, author) && strings.Contains(cm.Body, marker) {
 				found = true
 				return true, nil
 			}

@@ -381,19 +381,25 @@ func TestCommentOnPRAndIssue(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// A stranger's copy of a marker does not count as the bot's.
+		h.srv.AddComment(forgetest.Comment{On: forge.IssueItem(8), Body: "pasted #1 here", Author: "mallory"})
 		for _, c := range []struct {
 			on     forge.Item
 			marker string
+			author string
 			want   bool
 		}{
-			{forge.IssueItem(7), "#1", true},
-			{forge.IssueItem(7), "filler 4", true},
-			{forge.IssueItem(7), "CI passes", false},
-			{forge.PullRequestItem(n), "CI passes", true},
-			{forge.IssueItem(8), "#1", false},
+			{forge.IssueItem(7), "#1", "bot", true},
+			{forge.IssueItem(7), "#1", "BOT", true},
+			{forge.IssueItem(7), "filler 4", "bot", true},
+			{forge.IssueItem(7), "CI passes", "bot", false},
+			{forge.PullRequestItem(n), "CI passes", "bot", true},
+			{forge.IssueItem(8), "#1", "bot", false},
+			{forge.IssueItem(8), "#1", "mallory", true},
+			{forge.IssueItem(7), "#1", "mallory", false},
 		} {
-			if got, err := h.f.FindComment(t.Context(), c.on, c.marker); err != nil || got != c.want {
-				t.Errorf("FindComment(%+v, %q) = %v, %v; want %v", c.on, c.marker, got, err, c.want)
+			if got, err := h.f.FindComment(t.Context(), c.on, c.marker, c.author); err != nil || got != c.want {
+				t.Errorf("FindComment(%+v, %q, %q) = %v, %v; want %v", c.on, c.marker, c.author, got, err, c.want)
 			}
 		}
 	})
@@ -427,7 +433,7 @@ func TestTokenNeverInAnErrorOrURL(t *testing.T) {
 			"OpenPR":      func() error { _, err := h.f.OpenPR(ctx, forge.PR{Title: "t", Head: "h", Base: "main"}); return err },
 			"Checks":      func() error { _, err := h.f.Checks(ctx, "abc"); return err },
 			"Comment":     func() error { return h.f.Comment(ctx, forge.IssueItem(1), "x") },
-			"FindComment": func() error { _, err := h.f.FindComment(ctx, forge.IssueItem(1), "x"); return err },
+			"FindComment": func() error { _, err := h.f.FindComment(ctx, forge.IssueItem(1), "x", "bot"); return err },
 			"Permission":  func() error { _, err := h.f.Permission(ctx, "alice"); return err },
 		}
 		for name, call := range calls {

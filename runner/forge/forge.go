@@ -39,10 +39,13 @@ type Forge interface {
 	Logs(ctx context.Context, check Check, max int) (string, error)
 	// Comment posts body on an issue or a pull request.
 	Comment(ctx context.Context, on Item, body string) error
-	// FindComment reports whether a comment on an issue or a pull request
-	// holds marker, so that a comment posted just before a crash is found
-	// rather than posted twice. It reads at most the first 2,000 comments.
-	FindComment(ctx context.Context, on Item, marker string) (bool, error)
+	// FindComment reports whether a comment that author wrote on an issue
+	// or a pull request holds marker, so that a comment posted just before
+	// a crash is found rather than posted twice. Only author's comments
+	// count (a login or username, in any case): anyone can paste a marker,
+	// and a stranger's copy must not silence the service. It reads at most
+	// the first 2,000 comments.
+	FindComment(ctx context.Context, on Item, marker, author string) (bool, error)
 	// Permission returns what user may do in the project; a user the
 	// forge does not know, or who is no member, has PermNone.
 	Permission(ctx context.Context, user string) (Permission, error)

@@ -277,12 +277,12 @@ func (g *gitHub) Comment(ctx context.Context, on Item, body string) error {
 	return g.c.do(ctx, "comment on #"+strconv.Itoa(on.Number), http.MethodPost, path, nil, map[string]string{"body": body}, nil)
 }
 
-func (g *gitHub) FindComment(ctx context.Context, on Item, marker string) (bool, error) {
-	if on.Number <= 0 || marker == "" {
-		return false, errors.New("forge: github: find comment: no issue or pull request number, or no marker")
+func (g *gitHub) FindComment(ctx context.Context, on Item, marker, author string) (bool, error) {
+	if on.Number <= 0 || marker == "" || author == "" {
+		return false, errors.New("forge: github: find comment: no issue or pull request number, marker or author")
 	}
 	path := g.repoPath() + "/issues/" + strconv.Itoa(on.Number) + "/comments"
-	return findComment(ctx, g.c, "read the comments on #"+strconv.Itoa(on.Number), path, marker)
+	return findComment(ctx, g.c, "read the comments on #"+strconv.Itoa(on.Number), path, marker, author)
 }
 
 func (g *gitHub) Permission(ctx context.Context, user string) (Permission, error) {

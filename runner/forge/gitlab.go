@@ -288,16 +288,16 @@ func (g *gitLab) Comment(ctx context.Context, on Item, body string) error {
 	return g.c.do(ctx, "comment on "+what+strconv.Itoa(on.Number), http.MethodPost, path, nil, map[string]string{"body": body}, nil)
 }
 
-func (g *gitLab) FindComment(ctx context.Context, on Item, marker string) (bool, error) {
-	if on.Number <= 0 || marker == "" {
-		return false, errors.New("forge: gitlab: find comment: no issue or merge request number, or no marker")
+func (g *gitLab) FindComment(ctx context.Context, on Item, marker, author string) (bool, error) {
+	if on.Number <= 0 || marker == "" || author == "" {
+		return false, errors.New("forge: gitlab: find comment: no issue or merge request number, marker or author")
 	}
 	kind, what := "merge_requests", "merge request !"
 	if on.Issue {
 		kind, what = "issues", "issue #"
 	}
 	path := g.projectPath() + "/" + kind + "/" + strconv.Itoa(on.Number) + "/notes"
-	return findComment(ctx, g.c, "read the notes on "+what+strconv.Itoa(on.Number), path, marker)
+	return findComment(ctx, g.c, "read the notes on "+what+strconv.Itoa(on.Number), path, marker, author)
 }
 
 func (g *gitLab) Permission(ctx context.Context, user string) (Permission, error) {

@@ -192,6 +192,14 @@ func (s *Server) AddUser(user string) {
 	s.userID(user)
 }
 
+// AddComment puts a comment in place as if c.Author had written it in the
+// forge's own interface.
+func (s *Server) AddComment(c Comment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.comments = append(s.comments, c)
+}
+
 // AddPR puts an existing pull request in place (State defaults to open)
 // and returns its number.
 func (s *Server) AddPR(pr PullRequest) int {
