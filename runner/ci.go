@@ -216,7 +216,7 @@ func ciEvent(pr *store.PullRequest) event {
 	payload := map[string]any{"state": ci.State, "commit": ci.Commit, "fixes": ci.Fixes,
 		"passing": passing(ci.Checks), "total": len(ci.Checks), "checks": ci.Checks}
 	if pr.URL != "" {
-		payload["pr"] = map[string]any{"url": pr.URL, "number": pr.Number}
+		payload["pr"] = map[string]any{"url": pr.URL, "number": pr.Number, "state": pr.State}
 	}
 	return event{"ci_updated", payload}
 }

@@ -223,9 +223,21 @@ func TestCIRedFixedGreen(t *testing.T) {
 	}
 	var states []string
 	for _, e := range runnertest.Events(t, b.svc, task.ID, "ci_updated") {
-		var ev struct{ State string }
-		_ = json.Unmarshal(e.Payload, &ev)
+		var ev struct {
+			State string
+			PR    struct {
+				Number int
+				State  string
+			}
+		}
+		if err := json.Unmarshal(e.Payload, &ev); err != nil {
+			t.Fatal(err)
+		}
 		states = append(states, ev.State)
+		// A page kept open learns the PR's state from the stream.
+		if ev.PR.Number == 0 || ev.PR.State != "open" {
+			t.Errorf("ci_updated %s: pr = %+v, want the open PR", ev.State, ev.PR)
+		}
 	}
 	if strings.Join(states, ",") != "waiting,fixing,waiting,success" {
 		t.Errorf("ci_updated states = %v", states)

@@ -62,12 +62,13 @@ func prFromEvent(e store.Event) *prView {
 		PR     struct {
 			URL    string `json:"url"`
 			Number int    `json:"number"`
+			State  string `json:"state"`
 		} `json:"pr"`
 	}
 	if json.Unmarshal(e.Payload, &p) != nil {
 		return nil
 	}
-	return &prView{URL: p.PR.URL, Number: p.PR.Number, CI: ciViewOf(p.State, p.Commit, p.Fixes, p.Checks)}
+	return &prView{URL: p.PR.URL, Number: p.PR.Number, State: p.PR.State, CI: ciViewOf(p.State, p.Commit, p.Fixes, p.Checks)}
 }
 
 func ciViewOf(state, commit string, fixes int, checks []store.CICheck) *ciView {
