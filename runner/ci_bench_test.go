@@ -4,13 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"reasonix/internal/eventually"
+	"reasonix/runner"
 	"reasonix/runner/forge"
 	"reasonix/runner/forge/forgetest"
+	"reasonix/runner/store"
 )
 
 // BenchmarkCIWakeToRunning measures what issue 25 budgets at 100 ms p50:
@@ -83,4 +90,91 @@ func benchCIWake(b *testing.B, parked bool) {
 	slices.Sort(samples)
 	b.ReportMetric(float64(samples[len(samples)/2].Microseconds())/1000, "ms-p50")
 	b.ReportMetric(float64(samples[len(samples)-1].Microseconds())/1000, "ms-max")
+}
+
+// BenchmarkCIWaitingHoldsNothing measures what issue 25 budgets: tasks
+// parked waiting for CI hold no worker and ≤ 10 MB more RSS than none. It
+// parks one task to warm the service up, measures, parks n more (500, or
+// REASONIX_BENCH_WAITING) and measures again: jobs running, goroutines,
+// live heap after a collection and the process's RSS. The fake forge and
+// its git server live in the same process and grow with the PRs they
+// keep, so the heap and RSS deltas are an upper bound. Run with
+// -benchtime=1x.
+func BenchmarkCIWaitingHoldsNothing(b *testing.B) {
+	n := 500
+	if v, err := strconv.Atoi(os.Getenv("REASONIX_BENCH_WAITING")); err == nil && v > 0 {
+		n = v
+	}
+	rt := newRouter()
+	bench := newCIBench(b, rt, 1, time.Hour)
+	park := func(i int) string {
+		prompt := fmt.Sprintf("add readme %d", i)
+		rt.script(prompt, calls(call("c1", "write_file", map[string]string{"path": "README.md", "content": prompt})), answer("Added it."))
+		task, _, err := bench.svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Prompt: prompt, Workspace: "app", Posture: "auto"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return task.ID
+	}
+	settled := func(ids []string) {
+		for _, id := range ids {
+			bench.waiting(b, id, "")
+		}
+		eventually.True(b, time.Minute, func() bool {
+			for _, id := range ids {
+				if running, err := bench.st.JobRunning(context.Background(), id); err != nil || running {
+					return false
+				}
+			}
+			return true
+		}, "every job parked")
+	}
+	measure := func() (heap, rss uint64, goroutines int) {
+		runtime.GC()
+		debug.FreeOSMemory()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc, vmRSS(b), runtime.NumGoroutine()
+	}
+	settled([]string{park(-1)})
+	heap0, rss0, g0 := measure()
+	b.ResetTimer()
+	ids := make([]string, 0, n)
+	for i := range n {
+		ids = append(ids, park(i))
+	}
+	settled(ids)
+	b.StopTimer()
+	heap1, rss1, g1 := measure()
+	running := 0
+	for _, id := range ids {
+		if r, _ := bench.st.JobRunning(context.Background(), id); r {
+			running++
+		}
+	}
+	b.ReportMetric(float64(running), "jobs-running")
+	b.ReportMetric(float64(g1-g0), "goroutines-delta")
+	b.ReportMetric((float64(heap1)-float64(heap0))/(1<<20), "heap-MB-delta")
+	b.ReportMetric((float64(rss1)-float64(rss0))/(1<<20), "rss-MB-delta")
+	b.Logf("%d tasks waiting for CI: heap %d → %d KiB, RSS %d → %d KiB, goroutines %d → %d",
+		n, heap0>>10, heap1>>10, rss0>>10, rss1>>10, g0, g1)
+}
+
+// vmRSS is the process's resident set in bytes, from /proc.
+func vmRSS(b *testing.B) uint64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Skipf("no /proc here: %v", err)
+	}
+	for line := range strings.Lines(string(raw)) {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmRSS in /proc/self/status")
+	return 0
 }
