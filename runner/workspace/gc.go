@@ -164,6 +164,9 @@ type Collection struct {
 	Head   string
 	// Scratch removes the task's scratch directory.
 	Scratch bool
+	// Record removes the record alone, once neither the worktree nor the
+	// branch it describes is left (Inspect says).
+	Record bool
 }
 
 // Collect removes what c names of task taskID. A worktree goes as Remove
@@ -179,6 +182,9 @@ func (m *Manager) Collect(ctx context.Context, taskID string, c Collection) erro
 		}
 	}
 	if !c.Worktree && !c.Branch {
+		if c.Record {
+			return m.dropRecord(taskID)
+		}
 		return nil
 	}
 	rec, err := m.taskRecord(taskID)
@@ -204,23 +210,15 @@ func (m *Manager) Collect(ctx context.Context, taskID string, c Collection) erro
 	if _, err := m.git(ctx, rec.GitDir, "update-ref", "-d", "refs/heads/"+BranchFor(taskID), c.Head); err != nil {
 		return err
 	}
-	if err := os.Remove(m.recordPath(taskID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("workspace: remove the record of task %s: %w", taskID, err)
+	if err := m.dropRecord(taskID); err != nil {
+		return err
 	}
 	m.log.Info("workspace: collected", "task", taskID, "worktree", c.Worktree, "branch", c.Branch)
 	return nil
 }
 
-// DropRecord removes task taskID's record when neither its worktree nor
-// its branch is left, so a record does not outlive what it describes.
-func (m *Manager) DropRecord(ctx context.Context, taskID string) error {
-	h, err := m.Inspect(ctx, taskID, "")
-	if err != nil {
-		return err
-	}
-	if h.Worktree || h.Branch {
-		return fmt.Errorf("%w: task %s still has a worktree or branch", ErrInvalid, taskID)
-	}
+// dropRecord removes task taskID's record; one already gone is no error.
+func (m *Manager) dropRecord(taskID string) error {
 	if err := os.Remove(m.recordPath(taskID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("workspace: remove the record of task %s: %w", taskID, err)
 	}
