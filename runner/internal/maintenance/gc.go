@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"reasonix/runner/store"
@@ -125,6 +126,22 @@ type GC struct {
 	st   GCStore
 	disk GCDisk // nil: this node keeps no task directories
 	loop loop
+
+	// kept remembers the branches (without a worktree) found holding
+	// unpublished commits, by task, with the end and published commit
+	// they were judged by: such a branch only changes when its task is
+	// continued (a new end) or published, so later passes repeat the
+	// verdict instead of running git again for every one of them.
+	mu   sync.Mutex
+	kept map[string]keptBranch
+}
+
+// keptBranch is a remembered verdict: the items it gave, valid while the
+// task's end and published commit are as they were.
+type keptBranch struct {
+	finished  time.Time
+	published string
+	items     []GCItem
 }
 
 // NewGC builds a GC over st and disk (nil: only the store part).
@@ -139,7 +156,7 @@ func NewGC(st GCStore, disk GCDisk, cfg GCConfig) *GC {
 	if cfg.Every <= 0 {
 		cfg.Every = GCEvery
 	}
-	return &GC{cfg: cfg, st: st, disk: disk}
+	return &GC{cfg: cfg, st: st, disk: disk, kept: map[string]keptBranch{}}
 }
 
 // Start collects every Every until ctx ends or Stop: this node's disk on
@@ -210,6 +227,7 @@ func (g *GC) collectDisk(ctx context.Context, dry bool) ([]GCItem, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.forget(left)
 	cut := g.cfg.Now().Add(-g.cfg.KeepWorktrees)
 	var items []GCItem
 	for _, l := range left {
@@ -231,6 +249,24 @@ func (g *GC) collectDisk(ctx context.Context, dry bool) ([]GCItem, error) {
 		items = append(items, g.collectTask(ctx, l, t, dry)...)
 	}
 	return items, nil
+}
+
+// forget drops the remembered verdicts of tasks the disk no longer holds.
+func (g *GC) forget(left []Leftover) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.kept) == 0 {
+		return
+	}
+	held := make(map[string]bool, len(left))
+	for _, l := range left {
+		held[l.Task] = true
+	}
+	for id := range g.kept {
+		if !held[id] {
+			delete(g.kept, id)
+		}
+	}
 }
 
 // things is what l shows of a task that cannot be judged.
@@ -258,6 +294,14 @@ func (g *GC) collectTask(ctx context.Context, l Leftover, t store.GCTask, dry bo
 		c.Scratch = true
 		items = append(items, GCItem{Task: l.Task, What: GCScratch, Remove: true, Reason: "scratch directory of a task " + ended})
 	}
+	if !l.Worktree && !l.Scratch && l.Record {
+		g.mu.Lock()
+		k, ok := g.kept[l.Task]
+		g.mu.Unlock()
+		if ok && k.finished.Equal(t.FinishedAt) && k.published == t.Published {
+			return append(items, k.items...)
+		}
+	}
 	if l.Worktree || l.Record {
 		h, err := g.disk.Inspect(ctx, l.Task, t.Published)
 		switch {
@@ -277,6 +321,11 @@ func (g *GC) collectTask(ctx context.Context, l Leftover, t store.GCTask, dry bo
 			why := fmt.Sprintf("%d commit(s) not published", h.Unpublished)
 			if h.Worktree {
 				items = append(items, GCItem{Task: l.Task, What: GCWorktree, Reason: why})
+			} else if !l.Scratch {
+				g.mu.Lock()
+				g.kept[l.Task] = keptBranch{finished: t.FinishedAt, published: t.Published,
+					items: []GCItem{{Task: l.Task, What: GCBranch, Reason: why}}}
+				g.mu.Unlock()
 			}
 			items = append(items, GCItem{Task: l.Task, What: GCBranch, Reason: why})
 		case !h.Worktree && !h.Branch:

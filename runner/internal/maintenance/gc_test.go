@@ -57,6 +57,7 @@ type fakeDisk struct {
 	left      []Leftover
 	holdings  map[string]Holding
 	published map[string]string // what Inspect was asked, by task
+	inspects  map[string]int
 	collected map[string]Collection
 }
 
@@ -70,6 +71,7 @@ func (f *fakeDisk) Inspect(_ context.Context, id, published string) (Holding, er
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.published[id] = published
+	f.inspects[id]++
 	return f.holdings[id], nil
 }
 
@@ -118,6 +120,7 @@ func gcFixture(now time.Time) (*fakeGCStore, *fakeDisk) {
 			"gone":        {},
 		},
 		published: map[string]string{},
+		inspects:  map[string]int{},
 		collected: map[string]Collection{},
 	}
 	return st, disk
@@ -193,6 +196,37 @@ func TestGCPolicy(t *testing.T) {
 				t.Errorf("collected of %s = %+v; want %+v", id, disk.collected[id], c)
 			}
 		}
+	}
+}
+
+// TestGCRemembersUnpublishedBranches: a branch alone holding unpublished
+// commits is inspected once; later passes repeat the verdict until the
+// task's end or published commit changes.
+func TestGCRemembersUnpublishedBranches(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	st, disk := gcFixture(now)
+	disk.left = []Leftover{{Task: "unchanged", Record: true}}
+	disk.holdings["unchanged"] = Holding{Branch: true, Head: "1111111111111111111111111111111111111111", Unpublished: 3}
+	g := NewGC(st, disk, GCConfig{Now: func() time.Time { return now }})
+	for pass := range 3 {
+		items, err := g.Collect(t.Context(), GCOpts{})
+		if err != nil || len(items) != 1 || items[0].Remove || items[0].Reason != "3 commit(s) not published" {
+			t.Fatalf("pass %d: %+v, %v", pass, items, err)
+		}
+	}
+	if disk.inspects["unchanged"] != 1 {
+		t.Fatalf("inspected %d times; want once", disk.inspects["unchanged"])
+	}
+	// Published since: judged again, and now it goes.
+	st.mu.Lock()
+	tk := st.tasks["unchanged"]
+	tk.Published = "1111111111111111111111111111111111111111"
+	st.tasks["unchanged"] = tk
+	st.mu.Unlock()
+	disk.holdings["unchanged"] = Holding{Branch: true, Head: tk.Published}
+	items, err := g.Collect(t.Context(), GCOpts{})
+	if err != nil || disk.inspects["unchanged"] != 2 || len(items) != 1 || !items[0].Remove {
+		t.Fatalf("after publishing: %+v, %v; inspects %d", items, err, disk.inspects["unchanged"])
 	}
 }
 
