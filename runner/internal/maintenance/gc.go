@@ -348,6 +348,12 @@ func (g *GC) collectTask(ctx context.Context, l Leftover, t store.GCTask, dry bo
 	if dry || c == (Collection{}) {
 		return items
 	}
+	// The task may have been continued since the pass read it (a reply
+	// in its thread): then its directory is in use again. Asking once
+	// more right before removing leaves only a moment for that.
+	if now, err := g.st.GCTasks(ctx, []string{l.Task}); err != nil || !now[l.Task].FinishedAt.Equal(t.FinishedAt) || !now[l.Task].State.Terminal() {
+		return nil
+	}
 	if err := g.disk.Collect(ctx, l.Task, c); err != nil {
 		g.cfg.Log.Warn("runner: garbage collection could not remove", "task", l.Task, "err", err)
 		for i := range items {

@@ -230,6 +230,35 @@ func TestGCRemembersUnpublishedBranches(t *testing.T) {
 	}
 }
 
+// TestGCLeavesATaskContinuedMeanwhile: a task continued between the
+// pass's read and its removal keeps everything.
+func TestGCLeavesATaskContinuedMeanwhile(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	st, disk := gcFixture(now)
+	disk.left = []Leftover{{Task: "published", Worktree: true, Record: true}}
+	g := NewGC(st, &continuingDisk{fakeDisk: disk, st: st}, GCConfig{Now: func() time.Time { return now }})
+	items, err := g.Collect(t.Context(), GCOpts{})
+	if err != nil || len(items) != 0 || len(disk.collected) != 0 {
+		t.Fatalf("a continued task: items %+v, %v; collected %+v", items, err, disk.collected)
+	}
+}
+
+// continuingDisk is a disk whose Inspect sees the task continued: its
+// state in the store goes back to running.
+type continuingDisk struct {
+	*fakeDisk
+	st *fakeGCStore
+}
+
+func (d *continuingDisk) Inspect(ctx context.Context, id, published string) (Holding, error) {
+	d.st.mu.Lock()
+	tk := d.st.tasks[id]
+	tk.State, tk.FinishedAt = store.StateRunning, time.Time{}
+	d.st.tasks[id] = tk
+	d.st.mu.Unlock()
+	return d.fakeDisk.Inspect(ctx, id, published)
+}
+
 // TestGCHistory: tasks ended before retain are pruned, with what they
 // held; a dry run lists them and prunes nothing; a negative retain never
 // prunes.
