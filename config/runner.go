@@ -36,6 +36,16 @@ type Runner struct {
 	// RequireSecondApprover: nobody decides the calls of a task they
 	// requested, admins included (a two-person rule); default false.
 	RequireSecondApprover bool `toml:"require_second_approver"`
+	// KeepWorktrees is how long after its end a task's worktree, local
+	// branch and scratch directory may stay; default "7d", at least "1h";
+	// "none" keeps them for ever. Uncommitted work and unpublished
+	// commits are never removed.
+	KeepWorktrees Retention `toml:"keep_worktrees"`
+	// Retain is how long after its end a task's per-step history (events,
+	// messages, tool journal) is kept; default "90d", at least "1d";
+	// "none" keeps it for ever. The task's row, result, cost and the
+	// audit of its approvals stay regardless.
+	Retain Retention `toml:"retain"`
 }
 
 // Validate checks r as Load does, for a Runner built in code: the runner's
@@ -58,6 +68,8 @@ func (r *Runner) validate(c *Config, p *problems) {
 	if r.StallAfter != 0 && (r.StallAfter < time.Minute || r.StallAfter > 24*time.Hour) {
 		p.add(c.origins["runner.stall_after"], "runner.stall_after", "must be between 1m and 24h (got %s)", r.StallAfter)
 	}
+	checkRetention(p, c.origins["runner.keep_worktrees"], "runner.keep_worktrees", r.KeepWorktrees, MinKeepWorktrees)
+	checkRetention(p, c.origins["runner.retain"], "runner.retain", r.Retain, MinRetain)
 	checkNonNegative(p, c.origins["runner.max_tool_calls"], "runner.max_tool_calls", r.MaxToolCalls)
 	checkNonNegative(p, c.origins["runner.max_tokens"], "runner.max_tokens", r.MaxTokens)
 	checkUSD(p, c.origins["runner.max_cost_per_task"], "runner.max_cost_per_task", r.MaxCostPerTask)

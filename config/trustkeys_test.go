@@ -100,6 +100,8 @@ var untrustedKeyTable = map[string]TrustRule{
 	"runner.max_tokens":                 Refused,
 	"runner.max_cost_per_task":          Refused,
 	"runner.budget_warn":                Refused,
+	"runner.keep_worktrees":             Refused,
+	"runner.retain":                     Refused,
 	"serve.addr":                        Refused,
 	"serve.api_token_env":               Ignored,
 	"serve.allow_workspace_plugins":     Refused,
@@ -324,6 +326,9 @@ func tomlFor(t reflect.Type, path []string, table string, value func(reflect.Typ
 func sampleValue(t reflect.Type) (string, bool) {
 	if t == reflect.TypeOf(time.Duration(0)) || t == reflect.TypeOf(TTL(0)) {
 		return `"1h"`, true
+	}
+	if t == reflect.TypeOf(Retention(0)) {
+		return `"2d"`, true
 	}
 	switch t.Kind() {
 	case reflect.String:

@@ -104,6 +104,10 @@ type Config struct {
 	// CIPollInterval is how often a task waiting for CI asks the forge
 	// when no check webhook woke it first; DefaultCIPollInterval when zero.
 	CIPollInterval time.Duration
+	// GCInterval is how often garbage collection runs on every node (its
+	// own directories; the store's history on the leader only);
+	// maintenance.GCEvery (an hour) when zero.
+	GCInterval time.Duration
 }
 
 // Service runs tasks. Build it with New, then Start; Stop it before closing
@@ -261,6 +265,8 @@ type maintainer interface {
 // every quarter of StaleAfter, the running tasks whose node stopped
 // sending heartbeats are taken over (see takeOverStale): the dead node may
 // have been the leader, and River takes up to 20 s to elect another.
+// Garbage collection runs hourly on every node for its own directories
+// and on the leader for the store's history (see GC).
 // ctx bounds nothing: the loops run until Stop.
 func (s *Service) startMaintenance(ctx context.Context) {
 	s.expirer = maintenance.NewApprovalExpirer(s.st, maintenance.ApprovalExpirerConfig{
@@ -282,6 +288,7 @@ func (s *Service) startMaintenance(ctx context.Context) {
 		s.maint = append(s.maint, maintenance.NewPublishRetrier(maintenance.PublishRetrierConfig{
 			Due: s.st.DuePublishes, Drive: s.drivePublish, Log: s.log}))
 	}
+	s.maint = append(s.maint, s.newGC())
 	if len(s.sched.list) > 0 {
 		s.maint = append(s.maint, maintenance.NewScheduleTicker(maintenance.ScheduleTickerConfig{
 			Interval: s.cfg.ScheduleInterval, Leads: s.leads, Tick: s.tickSchedules, Log: s.log,

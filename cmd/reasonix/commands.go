@@ -124,6 +124,16 @@ reasonix tasks list --state running,waiting_approval`,
 			subs:    webhooksCommands(),
 		},
 		{
+			name: "gc", summary: "remove finished tasks' old worktrees, branches, scratch dirs and history",
+			about: "Asks a running `reasonix serve` (admin token) to collect garbage now, as it does every hour on its own:\n" +
+				"the answering node's finished tasks' worktrees, local branches and scratch directories older than\n" +
+				"[runner] keep_worktrees, and the store's events, messages and tool journal older than [runner] retain.\n" +
+				"Uncommitted work and unpublished commits are never removed; --dry-run lists what would go and why\n" +
+				"the rest stays.",
+			example: "reasonix gc --dry-run\nreasonix gc",
+			flags:   gcFlags,
+		},
+		{
 			name: "nodes", summary: "list the serve nodes sharing the store, their heartbeats and running tasks",
 			about:   "Reads the configured store directly (no running service needed): every `reasonix serve` node that used it,\nits state (running, draining, stopped; stale when its heartbeat is older than [serve] stale_after), which one\nRiver elected leader (it runs the sweeps and schedules), its version, and the tasks it runs.",
 			example: "reasonix nodes\nreasonix nodes --json",

@@ -455,6 +455,16 @@ func (c *Client) RunSchedule(ctx context.Context, name string) (apitype.Schedule
 	return run, err
 }
 
+// GC runs garbage collection on the node that answers (admin): its
+// finished tasks' directories and branches past [runner] keep_worktrees
+// and the store's history past [runner] retain. With dryRun it removes
+// nothing and reports what it would.
+func (c *Client) GC(ctx context.Context, dryRun bool) (apitype.GCReport, error) {
+	var rep apitype.GCReport
+	err := c.do(ctx, http.MethodPost, "/api/v1/gc", apitype.GCRequest{DryRun: dryRun}, &rep)
+	return rep, err
+}
+
 // PauseSchedule stops schedule name from firing until resumed (admin).
 func (c *Client) PauseSchedule(ctx context.Context, name string) (apitype.Schedule, error) {
 	var s apitype.Schedule

@@ -95,6 +95,7 @@ func New(cfg Config) (*API, error) {
 	api("POST /api/v1/schedules/{name}/resume", a.resumeSchedule)
 	api("GET /api/v1/nodes", a.listNodes)
 	api("GET /api/v1/workspaces", a.listWorkspaces)
+	api("POST /api/v1/gc", a.gc)
 	if a.hooks != nil {
 		a.mux.Handle("POST /hooks/{name}", a.hooks)
 		api("GET /api/v1/webhooks", a.listWebhooks)

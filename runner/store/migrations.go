@@ -495,4 +495,13 @@ ALTER TABLE approvals ADD COLUMN reminded_at BIGINT;
 	{version: 25, sql: `
 ALTER TABLE tasks ADD COLUMN ablate TEXT NOT NULL DEFAULT '';
 `},
+	// 26: retention ([runner] retain). pruned_at is when a finished task's
+	// per-step history (events, messages, tool journal) was last pruned;
+	// a task continued after that finishes again later than it was
+	// pruned, so its new history is pruned in its turn. The index serves
+	// the pruner's look for finished tasks, oldest first.
+	{version: 26, sql: `
+ALTER TABLE tasks ADD COLUMN pruned_at BIGINT;
+CREATE INDEX tasks_finished ON tasks (finished_at, id);
+`},
 }

@@ -1,7 +1,7 @@
 // Package maintenance holds the service's background upkeep: the loops
 // that expire approvals, prune old chat deliveries, take over the tasks of
-// dead nodes, wake and fire the schedules and finish interrupted
-// publishes. Each maintainer is a small struct
+// dead nodes, wake and fire the schedules, finish interrupted publishes
+// and collect what finished tasks leave behind (gc.go). Each maintainer is a small struct
 // with Start and Stop that is handed exactly what it needs — a store
 // interface of a method or two, a leader check, a callback into the
 // service — and never the service itself, so a loop can be read, and
