@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sync"
@@ -88,3 +89,12 @@ func (a *Agent) dropImages() {
 		a.window.prefix[i].Images = nil
 	}
 }
+
+// DataURL is img as a data: URL, the form OpenAI's wires take an inline
+// image in.
+func (img Image) DataURL() string {
+	return "data:" + img.MediaType + ";base64," + img.Base64()
+}
+
+// Base64 is img's bytes in standard base64, the form every wire sends.
+func (img Image) Base64() string { return base64.StdEncoding.EncodeToString(img.Data) }
