@@ -57,7 +57,15 @@ func AttachImage(ctx context.Context, img Image) error {
 	return nil
 }
 
-// withAttachments returns ctx ready for AttachImage and the collector.
+// ContextWithImages returns ctx ready for AttachImage, and a function that
+// returns (and forgets) what was attached since. The harness does this for
+// every call it runs; a caller that runs a tool outside a run (a test, a
+// server exposing tools) may do it too.
+func ContextWithImages(ctx context.Context) (context.Context, func() []Image) {
+	ctx, att := withAttachments(ctx)
+	return ctx, att.take
+}
+
 func withAttachments(ctx context.Context) (context.Context, *attachments) {
 	att := &attachments{}
 	return context.WithValue(ctx, attachmentsKey{}, att), att
