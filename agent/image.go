@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -101,7 +102,15 @@ func (a *Agent) dropImages() {
 // DataURL is img as a data: URL, the form OpenAI's wires take an inline
 // image in.
 func (img Image) DataURL() string {
-	return "data:" + img.MediaType + ";base64," + img.Base64()
+	// One allocation of the final size: a picture is megabytes.
+	var b strings.Builder
+	prefix := "data:" + img.MediaType + ";base64,"
+	b.Grow(len(prefix) + base64.StdEncoding.EncodedLen(len(img.Data)))
+	b.WriteString(prefix)
+	enc := base64.NewEncoder(base64.StdEncoding, &b)
+	enc.Write(img.Data) // a strings.Builder never fails a write
+	enc.Close()
+	return b.String()
 }
 
 // Base64 is img's bytes in standard base64, the form every wire sends.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	_ "image/gif" // DecodeConfig reads the formats view_image shows
@@ -116,14 +117,27 @@ func readImageFile(path, name string) ([]byte, error) {
 	if info.Size() > viewImageMaxBytes {
 		return nil, tooBig(info.Size())
 	}
-	data, err := io.ReadAll(io.LimitReader(f, viewImageMaxBytes+1))
-	if err != nil {
+	// One buffer of the size stat gave, plus a byte to notice growth: no
+	// copies while reading a picture of megabytes.
+	data := make([]byte, info.Size()+1)
+	n, err := io.ReadFull(f, data)
+	switch {
+	case err == nil:
+		// The file grew past its size: read on only to the bound.
+		more, err := io.ReadAll(io.LimitReader(f, viewImageMaxBytes+1-int64(n)))
+		if err != nil {
+			return nil, fmt.Errorf("view_image: %w", err)
+		}
+		data = append(data, more...)
+		if len(data) > viewImageMaxBytes {
+			return nil, tooBig(int64(len(data)))
+		}
+		return data, nil
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return data[:n], nil
+	default:
 		return nil, fmt.Errorf("view_image: %w", err)
 	}
-	if len(data) > viewImageMaxBytes {
-		return nil, tooBig(int64(len(data)))
-	}
-	return data, nil
 }
 
 // checkImage decides data's type by its content (the signature
