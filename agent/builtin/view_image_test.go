@@ -13,6 +13,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -261,6 +262,34 @@ func FuzzWebpSize(f *testing.F) {
 		}
 		if w < 1 || h < 1 || w > 1<<24 || h > 1<<24 {
 			t.Fatalf("size %dx%d is outside what a header can say", w, h)
+		}
+	})
+}
+
+// FuzzCheckImage: whatever a workspace file holds, checkImage either
+// refuses it or returns it unchanged as one of the four types, within the
+// pixel bound, with a size that has pixels.
+func FuzzCheckImage(f *testing.F) {
+	f.Add(agenttest.ImagePixels)
+	f.Add(encodeImage(f, "gif", 3, 2))
+	f.Add(encodeImage(f, "jpeg", 4, 4))
+	f.Add(pngHeader(100_000, 100_000))
+	f.Add(pngHeader(0, 5))
+	f.Add(webpLossless(7, 9))
+	f.Add(webpExtended(1<<24, 1<<24))
+	f.Add([]byte("GIF89a\xff\xff\xff\xff"))
+	f.Add([]byte("\xff\xd8\xff\xe0garbage"))
+	f.Add([]byte("plain text"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		img, w, h, err := checkImage(data)
+		if err != nil {
+			return
+		}
+		if !slices.Contains(agent.ImageTypes, img.MediaType) || !bytes.Equal(img.Data, data) {
+			t.Fatalf("accepted as %q (%d bytes of %d)", img.MediaType, len(img.Data), len(data))
+		}
+		if w < 1 || h < 1 || int64(w)*int64(h) > viewImageMaxPixels {
+			t.Fatalf("accepted a %dx%d picture", w, h)
 		}
 	})
 }
