@@ -67,6 +67,8 @@ type Agent struct {
 	compactFocus string
 	foldMu       sync.Mutex
 	foldSpent    Usage
+
+	holdsImages bool // some message has Images (image.go)
 }
 
 // New checks cfg and returns an Agent ready to Run.

@@ -242,7 +242,9 @@ func (a *Agent) prompt(ctx context.Context, step int) (_ []Message, spent Usage,
 		}
 	}
 	a.window.sentAt = len(a.messages)
-	return a.modelMessages(), spent, nil
+	msgs := a.modelMessages()
+	a.dropImages() // msgs keeps its copies: this request is their one trip
+	return msgs, spent, nil
 }
 
 // modelMessages is the request's view of the conversation, with the system

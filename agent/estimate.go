@@ -17,6 +17,7 @@ func estimateMessage(m *Message) int {
 		c := &m.ToolCalls[i]
 		n += messageOverhead + estimateText(c.Name) + estimateText(c.Arguments)
 	}
+	n += len(m.Images) * imageTokens
 	// Opaque provider state (encrypted reasoning) is sent back as it is.
 	return n + len(m.ProviderState)/4
 }

@@ -12,7 +12,8 @@ import (
 // outcome of one tool call, kept in call order.
 type callResult struct {
 	content string
-	raw     string // the full result when content had to be bounded
+	raw     string  // the full result when content had to be bounded
+	images  []Image // attached by the tool (AttachImage)
 	refused bool
 }
 
@@ -55,7 +56,11 @@ func (a *Agent) execute(ctx context.Context, step int, calls []ToolCall) (int, e
 		if results[i].refused {
 			refused++
 		}
-		a.appendMessage(step, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].content, RawContent: results[i].raw})
+		r := &results[i]
+		if len(r.images) > 0 {
+			a.holdsImages = true
+		}
+		a.appendMessage(step, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: r.content, RawContent: r.raw, Images: r.images})
 	}
 	return refused, gateErr
 }
@@ -110,7 +115,7 @@ func (a *Agent) runBatch(ctx context.Context, step int, calls []ToolCall, result
 			continue
 		}
 		if len(calls) == 1 {
-			results[i].content, results[i].raw = a.invoke(ctx, step, calls[i], t, args[i])
+			results[i].content, results[i].raw, results[i].images = a.invoke(ctx, step, calls[i], t, args[i])
 			break
 		}
 		wg.Add(1)
@@ -118,7 +123,7 @@ func (a *Agent) runBatch(ctx context.Context, step int, calls []ToolCall, result
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i].content, results[i].raw = a.invoke(ctx, step, calls[i], t, args[i])
+			results[i].content, results[i].raw, results[i].images = a.invoke(ctx, step, calls[i], t, args[i])
 		}()
 	}
 	wg.Wait()
@@ -128,8 +133,9 @@ func (a *Agent) runBatch(ctx context.Context, step int, calls []ToolCall, result
 // invoke runs one allowed call. Errors and panics become results the model
 // reads; they never end the run. A result larger than MaxToolResult is
 // bounded here, once, to a stable head-and-tail form; raw keeps the whole
-// text for the transcript, and the model never sees it.
-func (a *Agent) invoke(ctx context.Context, step int, c ToolCall, t Tool, args json.RawMessage) (content, raw string) {
+// text for the transcript, and the model never sees it. images are what the
+// tool attached (AttachImage); a failed call shows none.
+func (a *Agent) invoke(ctx context.Context, step int, c ToolCall, t Tool, args json.RawMessage) (content, raw string, images []Image) {
 	call := c
 	a.cfg.Observer(Event{Type: EventToolStarted, Step: step, Call: &call})
 	isErr := false
@@ -147,15 +153,16 @@ func (a *Agent) invoke(ctx context.Context, step int, c ToolCall, t Tool, args j
 		}
 		a.cfg.Observer(Event{Type: EventToolFinished, Step: step, Call: &call, Result: content, IsError: isErr})
 	}()
-	out, err := t.Execute(ContextWithConversation(ContextWithToolCall(ctx, c), toolConversation{a: a, step: step}), args)
+	tctx, att := withAttachments(ContextWithConversation(ContextWithToolCall(ctx, c), toolConversation{a: a, step: step}))
+	out, err := t.Execute(tctx, args)
 	if err != nil {
 		isErr = true
 		if out != "" {
-			return out + "\nerror: " + err.Error(), ""
+			return out + "\nerror: " + err.Error(), "", nil
 		}
-		return "error: " + err.Error(), ""
+		return "error: " + err.Error(), "", nil
 	}
-	return out, ""
+	return out, "", att.take()
 }
 
 // refusals says, per refusal code, who refused, so the model can tell "nobody

@@ -36,6 +36,13 @@ type Message struct {
 	RawContent string `json:"raw_content,omitempty"`
 	// Checkpoint is set on a RoleCheckpoint message; Content is the digest.
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// Images are pictures a tool result shows the model (AttachImage),
+	// after Content. They go on the one request right after the result
+	// and are then dropped (see Agent.dropImages); they are never encoded
+	// in JSON, so no transcript, event or store row carries their bytes.
+	// A wire that cannot put an image in a tool result sends it in a user
+	// message right after the batch's results.
+	Images []Image `json:"-"`
 }
 
 // ToolCall is one complete call requested by the model. Arguments is the raw

@@ -225,6 +225,9 @@ type ToolEnv struct {
 	// Skills backs read_skill and run_skill; nil leaves them out of the
 	// run.
 	Skills Skills
+	// Vision says the run's model takes images; without it view_image is
+	// left out of the run, so a text-only model is never shown one.
+	Vision bool
 }
 
 // PathGuard resolves a path a tool is about to touch to its absolute,

@@ -28,6 +28,8 @@ type ProviderRef struct {
 	MaxStreamBytes int
 	// Effort is the provider's reasoning effort ("" = the model's default).
 	Effort string
+	// Vision says the model takes images (Provider.TakesImages).
+	Vision bool
 	Price  Price // zero unless Priced
 	Priced bool  // a prices entry exists for the model
 	Source string
@@ -119,6 +121,7 @@ func (p *Provider) ref(model string) ProviderRef {
 		MaxOutputBytes:  p.MaxOutputBytes,
 		MaxStreamBytes:  p.MaxStreamBytes,
 		Effort:          p.Effort,
+		Vision:          p.TakesImages(),
 		Source:          p.Source,
 	}
 	if o, ok := p.ModelOverrides[model]; ok {

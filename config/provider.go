@@ -37,6 +37,11 @@ type Provider struct {
 	// runaway model must not fill the service's memory.
 	MaxOutputBytes int `toml:"max_output_bytes"`
 	MaxStreamBytes int `toml:"max_stream_bytes"`
+	// Vision says the provider's models take images (view_image shows the
+	// model a picture only then). Unset: true for "anthropic" and
+	// "responses", whose models do; false for "openai", whose compatible
+	// servers often front text-only models (DeepSeek, many local ones).
+	Vision *bool `toml:"vision"`
 
 	ModelOverrides map[string]ModelOverride `toml:"model_overrides"` // keyed by model ID
 	Prices         map[string]Price         `toml:"prices"`          // keyed by model ID
@@ -46,6 +51,14 @@ type Provider struct {
 	// windowSet records that the file wrote context_window itself, so an
 	// explicit 0 (compaction off) is not replaced by the kind's default.
 	windowSet bool
+}
+
+// TakesImages resolves Vision: the value set, else the kind's default.
+func (p *Provider) TakesImages() bool {
+	if p.Vision != nil {
+		return *p.Vision
+	}
+	return p.Kind == "anthropic" || p.Kind == "responses"
 }
 
 // ModelOverride replaces provider-wide limits for one model. Zero fields do

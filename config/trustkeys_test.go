@@ -37,6 +37,7 @@ var untrustedKeyTable = map[string]TrustRule{
 	"providers.max_retries":             Ignored,
 	"providers.max_output_bytes":        Ignored,
 	"providers.max_stream_bytes":        Ignored,
+	"providers.vision":                  Ignored,
 	"providers.model_overrides":         Ignored,
 	"providers.prices":                  Ignored,
 	"agent.system_prompt":               Tightens,

@@ -55,6 +55,7 @@ func TestDecisionMatrix(t *testing.T) {
 		{"writer explicit ask", policy.Config{Allow: []string{"Edit"}, Ask: []string{"Edit(*.lock)"}}, "write_file", false, fileArgs("go.lock"), [3]string{un, un, ok}},
 		{"reader explicit ask", policy.Config{Ask: []string{"Read(/etc/**)"}}, "read_file", true, fileArgs("/etc/shadow"), [3]string{un, un, ok}},
 		{"reader deny", policy.Config{Deny: []string{"Read(/etc/**)"}}, "grep", true, fileArgs("/etc"), [3]string{rule, rule, rule}},
+		{"image reader deny", policy.Config{Deny: []string{"Read(secret/**)"}}, "view_image", true, fileArgs("secret/logo.png"), [3]string{rule, rule, rule}},
 		{"mode deny writer", policy.Config{Mode: "deny"}, "write_file", false, fileArgs("a"), [3]string{rule, rule, rule}},
 		{"mode allow writer", policy.Config{Mode: "allow"}, "write_file", false, fileArgs("a"), [3]string{ok, ok, ok}},
 		{"mcp writer fallback (installation authorizes)", policy.Config{}, "mcp__gh__create_pr", false, json.RawMessage(`{}`), [3]string{ok, ok, ok}},

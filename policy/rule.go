@@ -19,7 +19,7 @@ var editTools = map[string]bool{"write_file": true, "edit_file": true, "multi_ed
 	"delete_range": true, "delete_symbol": true, "notebook_edit": true}
 
 // readTools are the built-in tools that read files.
-var readTools = map[string]bool{"read_file": true, "ls": true, "glob": true, "grep": true, "code_index": true}
+var readTools = map[string]bool{"read_file": true, "ls": true, "glob": true, "grep": true, "code_index": true, "view_image": true}
 
 type ruleKind uint8
 

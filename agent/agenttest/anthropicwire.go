@@ -60,7 +60,44 @@ type anthropicBlock struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"` // tool_result: a string or text blocks
+	Content   json.RawMessage `json:"content"` // tool_result: a string or text and image blocks
+	Source    *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"` // image
+}
+
+// imageOf reads an image block's inline base64 picture.
+func imageOf(b anthropicBlock) (agent.Image, error) {
+	if b.Source == nil || b.Source.Type != "base64" {
+		return agent.Image{}, fmt.Errorf("agenttest: image block without a base64 source")
+	}
+	return base64Image(b.Source.MediaType, b.Source.Data)
+}
+
+// resultMessage reads a tool_result block: its text blocks and images.
+func resultMessage(b anthropicBlock) (agent.Message, error) {
+	msg := agent.Message{Role: agent.RoleTool, ToolCallID: b.ToolUseID}
+	bs, err := blocks(b.Content)
+	if err != nil {
+		return msg, fmt.Errorf("agenttest: tool_result %q has malformed content: %w", b.ToolUseID, err)
+	}
+	for _, c := range bs {
+		switch c.Type {
+		case "text":
+			msg.Content += c.Text
+		case "image":
+			img, err := imageOf(c)
+			if err != nil {
+				return msg, err
+			}
+			msg.Images = append(msg.Images, img)
+		default:
+			return msg, fmt.Errorf("agenttest: tool_result %q holds a %q block", b.ToolUseID, c.Type)
+		}
+	}
+	return msg, nil
 }
 
 // blocks reads content that is a string (one text block) or an array of blocks.
@@ -77,18 +114,6 @@ func blocks(raw json.RawMessage) ([]anthropicBlock, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// joinText concatenates the text of the text blocks in raw.
-func joinText(raw json.RawMessage) (string, error) {
-	bs, err := blocks(raw)
-	var s string
-	for _, b := range bs {
-		if b.Type == "text" {
-			s += b.Text
-		}
-	}
-	return s, err
 }
 
 // decode maps the request back to agent messages: each system block is a
@@ -138,11 +163,11 @@ func (anthropicWire) decode(body []byte, rec *Request) error {
 		for _, b := range bs {
 			switch b.Type {
 			case "tool_result":
-				out, err := joinText(b.Content)
+				msg, err := resultMessage(b)
 				if err != nil {
-					return fmt.Errorf("agenttest: tool_result %q has malformed content: %w", b.ToolUseID, err)
+					return err
 				}
-				rec.Messages = append(rec.Messages, agent.Message{Role: agent.RoleTool, ToolCallID: b.ToolUseID, Content: out})
+				rec.Messages = append(rec.Messages, msg)
 			case "text":
 				text += b.Text
 			}

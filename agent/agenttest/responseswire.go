@@ -50,7 +50,39 @@ type responsesItem struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments string          `json:"arguments"`
-	Output    string          `json:"output"`
+	Output    json.RawMessage `json:"output"` // a string, or input_text and input_image parts
+}
+
+// outputMessage reads a function call's output, a string or an array of
+// input_text and input_image parts, as a tool message.
+func outputMessage(it responsesItem) (agent.Message, error) {
+	msg := agent.Message{Role: agent.RoleTool, ToolCallID: it.CallID}
+	if len(it.Output) == 0 || json.Unmarshal(it.Output, &msg.Content) == nil {
+		return msg, nil
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL string `json:"image_url"`
+	}
+	if err := json.Unmarshal(it.Output, &parts); err != nil {
+		return msg, fmt.Errorf("agenttest: output of %q is neither text nor parts: %w", it.CallID, err)
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case "input_text":
+			msg.Content += p.Text
+		case "input_image":
+			img, err := dataURLImage(p.ImageURL)
+			if err != nil {
+				return msg, err
+			}
+			msg.Images = append(msg.Images, img)
+		default:
+			return msg, fmt.Errorf("agenttest: output of %q holds a %q part", it.CallID, p.Type)
+		}
+	}
+	return msg, nil
 }
 
 // partsText reads message content that is a string or an array of
@@ -112,7 +144,11 @@ func (responsesWire) decode(body []byte, rec *Request) error {
 				rec.Messages = append(rec.Messages, agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{call}})
 			}
 		case "function_call_output":
-			rec.Messages = append(rec.Messages, agent.Message{Role: agent.RoleTool, ToolCallID: it.CallID, Content: it.Output})
+			msg, err := outputMessage(it)
+			if err != nil {
+				return fmt.Errorf("agenttest: input item %d: %w", i, err)
+			}
+			rec.Messages = append(rec.Messages, msg)
 		case "reasoning":
 			// Opaque to the fake: the model's own state.
 		default:

@@ -79,11 +79,11 @@ type wireRequest struct {
 }
 
 type wireMessage struct {
-	Role       string         `json:"role"`
-	Content    *string        `json:"content"`
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-	Name       string         `json:"name,omitempty"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"` // a string, null, or text and image_url parts
+	ToolCalls  []wireToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Name       string          `json:"name,omitempty"`
 }
 
 type wireToolCall struct {
@@ -116,8 +116,8 @@ func decodeRequest(body []byte, rec *Request) error {
 	rec.IncludeUsage = w.Options != nil && w.Options.IncludeUsage
 	for _, m := range w.Messages {
 		msg := agent.Message{Role: agent.Role(m.Role), ToolCallID: m.ToolCallID, Name: m.Name}
-		if m.Content != nil {
-			msg.Content = *m.Content
+		if err := chatContent(m.Content, &msg); err != nil {
+			return err
 		}
 		for _, c := range m.ToolCalls {
 			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
@@ -126,6 +126,42 @@ func decodeRequest(body []byte, rec *Request) error {
 	}
 	for _, t := range w.Tools {
 		rec.Tools = append(rec.Tools, agent.ToolSchema{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	return nil
+}
+
+// chatContent reads a message's content, a string or an array of text and
+// image_url parts, into msg.
+func chatContent(raw json.RawMessage, msg *agent.Message) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if json.Unmarshal(raw, &msg.Content) == nil {
+		return nil
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return fmt.Errorf("agenttest: message content is neither text nor parts: %w", err)
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			msg.Content += p.Text
+		case "image_url":
+			img, err := dataURLImage(p.ImageURL.URL)
+			if err != nil {
+				return err
+			}
+			msg.Images = append(msg.Images, img)
+		default:
+			return fmt.Errorf("agenttest: unknown content part type %q", p.Type)
+		}
 	}
 	return nil
 }

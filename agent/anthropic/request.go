@@ -35,13 +35,23 @@ type block struct {
 	Name      string          `json:"name,omitempty"`        // tool_use
 	Input     json.RawMessage `json:"input,omitempty"`       // tool_use
 	ToolUseID string          `json:"tool_use_id,omitempty"` // tool_result
-	Content   string          `json:"content,omitempty"`     // tool_result
-	Cache     *cacheControl   `json:"cache_control,omitempty"`
+	// Content of a tool_result: its text (a string, left out when empty),
+	// or, when the result shows images, a []block of text and images.
+	Content any           `json:"content,omitempty"`
+	Source  *imageSource  `json:"source,omitempty"` // image
+	Cache   *cacheControl `json:"cache_control,omitempty"`
 	// Thinking, Signature (thinking) and Data (redacted_thinking) replay
 	// an earlier answer's reasoning (thinking.go).
 	Thinking  *string `json:"thinking,omitempty"`
 	Signature string  `json:"signature,omitempty"`
 	Data      string  `json:"data,omitempty"`
+}
+
+// imageSource is an image block's inline picture.
+type imageSource struct {
+	Type      string `json:"type"` // "base64"
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
 }
 
 type tool struct {
@@ -158,13 +168,35 @@ func toBlocks(m agent.Message) (string, []block) {
 		}
 		return "assistant", blocks
 	case agent.RoleTool:
-		return "user", []block{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content}}
+		return "user", []block{toolResult(m)}
 	default:
 		if m.Content == "" {
 			return "user", nil
 		}
 		return "user", []block{{Type: "text", Text: m.Content}}
 	}
+}
+
+// toolResult is a tool message as a tool_result block. The Messages API
+// takes image blocks inside a tool_result's content, so the images a result
+// shows travel with it, after its text.
+func toolResult(m agent.Message) block {
+	b := block{Type: "tool_result", ToolUseID: m.ToolCallID}
+	if len(m.Images) == 0 {
+		if m.Content != "" {
+			b.Content = m.Content
+		}
+		return b
+	}
+	parts := make([]block, 0, 1+len(m.Images))
+	if m.Content != "" {
+		parts = append(parts, block{Type: "text", Text: m.Content})
+	}
+	for _, img := range m.Images {
+		parts = append(parts, block{Type: "image", Source: &imageSource{Type: "base64", MediaType: img.MediaType, Data: img.Base64()}})
+	}
+	b.Content = parts
+	return b
 }
 
 // toolInput is the call's arguments as the JSON object the API requires. A

@@ -17,12 +17,13 @@ import (
 
 // conformanceFiles is the workspace every conformance subtest starts from.
 var conformanceFiles = map[string]string{
-	"a.txt":     "alpha\nbeta\n",
-	"d/c.txt":   "gamma\n",
-	"d/e/f.go":  "package e\n\n// F is deleted by delete_symbol.\nfunc F() {}\n",
-	"notes.md":  "# notes\nalpha again\n",
-	"empty.txt": "",
-	"nb.ipynb":  `{"cells":[{"cell_type":"code","id":"c1","metadata":{},"outputs":[],"execution_count":null,"source":"x = 1"},{"cell_type":"markdown","id":"m1","metadata":{},"source":"# hi"}],"metadata":{},"nbformat":4,"nbformat_minor":5}`,
+	"a.txt":       "alpha\nbeta\n",
+	"d/c.txt":     "gamma\n",
+	"d/e/f.go":    "package e\n\n// F is deleted by delete_symbol.\nfunc F() {}\n",
+	"notes.md":    "# notes\nalpha again\n",
+	"empty.txt":   "",
+	"img/dot.png": string(agenttest.ImagePixels),
+	"nb.ipynb":    `{"cells":[{"cell_type":"code","id":"c1","metadata":{},"outputs":[],"execution_count":null,"source":"x = 1"},{"cell_type":"markdown","id":"m1","metadata":{},"source":"# hi"}],"metadata":{},"nbformat":4,"nbformat_minor":5}`,
 }
 
 // conformance holds the agent.Tool contract cases of every built-in. A
@@ -167,6 +168,13 @@ var conformance = map[string]agenttest.ToolCases{
 		Valid:   []string{`{"url":"http://conformance.test/"}`, `{"url":"http://conformance.test/plain"}`},
 		Invalid: []string{`{}`, `{"url":"ftp://conformance.test/"}`, `{"url":"http://127.0.0.1:1/"}`, `{"url":1}`},
 	},
+	// view_image runs as the harness runs it (inHarness), with a context
+	// that takes its picture.
+	"view_image": {
+		ReadOnly: true,
+		Valid:    []string{`{"path":"img/dot.png"}`},
+		Invalid:  []string{`{}`, `{"path":""}`, `{"path":"a.txt"}`, `{"path":"empty.txt"}`, `{"path":"missing.png"}`, `{"path":"d"}`, `{"path":"../outside.png"}`, `{"path":7}`},
+	},
 	"write_file": {
 		Valid:   []string{`{"path":"new/b.txt","content":"hello\n"}`, `{"path":"a.txt","content":""}`},
 		Invalid: []string{`{"path":"a.txt"}`, `{"path":"a.txt","content":7}`, `{"path":"../outside","content":"x"}`},
@@ -209,6 +217,9 @@ func conformanceTool(t *testing.T, name string) (agent.Tool, agent.ToolEnv) {
 	}
 	if name == "job_output" || name == "job_kill" {
 		mustCall(t, tool(t, env, "bash"), map[string]any{"command": "sleep 60", "run_in_background": true})
+	}
+	if name == "view_image" {
+		return inHarness{tool(t, env, name)}, env
 	}
 	if name == "compress" || name == agent.ToolResultTool {
 		return inConversation{tool(t, env, name)}, env

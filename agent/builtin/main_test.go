@@ -88,7 +88,7 @@ func testEnv(t *testing.T) (agent.ToolEnv, *rootGuard) {
 		t.Fatal(err)
 	}
 	g := &rootGuard{root: dir, hidden: map[string]bool{}}
-	return agent.ToolEnv{Workdir: dir, Paths: g, Memory: &agenttest.Memory{}, History: testHistory(), Skills: testSkills()}, g
+	return agent.ToolEnv{Workdir: dir, Paths: g, Memory: &agenttest.Memory{}, History: testHistory(), Skills: testSkills(), Vision: true}, g
 }
 
 // tool builds the registered built-in name for env.

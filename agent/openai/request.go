@@ -26,12 +26,24 @@ type streamOptions struct {
 
 type chatMessage struct {
 	Role string `json:"role"`
-	// Content is null for an assistant message that only calls tools, which
-	// is what OpenAI's own clients send; strict servers reject "" there.
-	Content    *string        `json:"content"`
+	// Content is a *string, nil for an assistant message that only calls
+	// tools (null is what OpenAI's own clients send; strict servers reject
+	// "" there), or the []chatPart of a user message that shows images.
+	Content    any            `json:"content"`
 	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 	Name       string         `json:"name,omitempty"`
+}
+
+// chatPart is one part of a user message's content: text or an image.
+type chatPart struct {
+	Type     string        `json:"type"` // "text" or "image_url"
+	Text     string        `json:"text,omitempty"`
+	ImageURL *chatImageURL `json:"image_url,omitempty"`
+}
+
+type chatImageURL struct {
+	URL string `json:"url"` // a data: URL; nothing is fetched from elsewhere
 }
 
 type chatToolCall struct {
@@ -76,7 +88,13 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 		body.MaxTokens = req.MaxTokens
 	}
 	body.ReasoningEffort = wireEffort(req.Effort)
+	var shown []chatPart // images of the tool results just encoded
 	for _, m := range req.Messages {
+		if m.Role != agent.RoleTool && len(shown) > 0 {
+			body.Messages = append(body.Messages, chatMessage{Role: "user", Content: shown})
+			shown = nil
+		}
+		shown = appendShown(shown, m)
 		cm := chatMessage{Role: string(m.Role), ToolCallID: m.ToolCallID, Name: m.Name}
 		if m.Content != "" || len(m.ToolCalls) == 0 {
 			content := m.Content
@@ -92,6 +110,9 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 		}
 		body.Messages = append(body.Messages, cm)
 	}
+	if len(shown) > 0 {
+		body.Messages = append(body.Messages, chatMessage{Role: "user", Content: shown})
+	}
 	for _, t := range req.Tools {
 		params := t.Parameters
 		if len(params) == 0 || string(params) == "null" {
@@ -106,6 +127,22 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 		return nil, fmt.Errorf("openai: encoding request: %w", err)
 	}
 	return data, nil
+}
+
+// appendShown adds the images of a tool result to parts. A Chat
+// Completions tool message is text only, and a user message may not come
+// between the tool messages answering one assistant turn, so the images of
+// a batch's results travel in one user message right after the batch,
+// each introduced by a line naming the call it answers.
+func appendShown(parts []chatPart, m agent.Message) []chatPart {
+	if m.Role != agent.RoleTool || len(m.Images) == 0 {
+		return parts
+	}
+	parts = append(parts, chatPart{Type: "text", Text: fmt.Sprintf("Shown by the result of %s call %s:", m.Name, m.ToolCallID)})
+	for _, img := range m.Images {
+		parts = append(parts, chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: img.DataURL()}})
+	}
+	return parts
 }
 
 // wireEffort maps an agent effort to the reasoning_effort vocabulary of

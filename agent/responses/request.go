@@ -40,7 +40,17 @@ type inputItem struct {
 	CallID    string  `json:"call_id,omitempty"`   // function_call, function_call_output
 	Name      string  `json:"name,omitempty"`      // function_call
 	Arguments string  `json:"arguments,omitempty"` // function_call
-	Output    *string `json:"output,omitempty"`    // function_call_output
+	// Output of a function_call_output: a *string, or the []outputPart of
+	// a result that shows images.
+	Output any `json:"output,omitempty"`
+}
+
+// outputPart is one part of a function call's output: text or an image.
+type outputPart struct {
+	Type     string `json:"type"` // "input_text" or "input_image"
+	Text     string `json:"text,omitempty"`
+	ImageURL string `json:"image_url,omitempty"` // a data: URL
+	Detail   string `json:"detail,omitempty"`
 }
 
 type tool struct {
@@ -118,11 +128,28 @@ func appendItems(items []any, m agent.Message) []any {
 			items = append(items, inputItem{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: args})
 		}
 	case agent.RoleTool:
-		items = append(items, inputItem{Type: "function_call_output", CallID: m.ToolCallID, Output: &m.Content})
+		items = append(items, inputItem{Type: "function_call_output", CallID: m.ToolCallID, Output: toolOutput(&m)})
 	default:
 		items = append(items, inputItem{Type: "message", Role: string(m.Role), Content: &m.Content})
 	}
 	return items
+}
+
+// toolOutput is a tool message's output. The Responses API takes an array
+// of input_text and input_image parts as a function call's output, so the
+// images a result shows travel with it, after its text.
+func toolOutput(m *agent.Message) any {
+	if len(m.Images) == 0 {
+		return &m.Content
+	}
+	parts := make([]outputPart, 0, 1+len(m.Images))
+	if m.Content != "" {
+		parts = append(parts, outputPart{Type: "input_text", Text: m.Content})
+	}
+	for _, img := range m.Images {
+		parts = append(parts, outputPart{Type: "input_image", ImageURL: img.DataURL(), Detail: "auto"})
+	}
+	return parts
 }
 
 // wireEffort maps an agent effort to the Responses API's reasoning.effort:

@@ -31,6 +31,8 @@ type Options struct {
 	Provider agent.Provider
 	// ContextWindow is the model's window in tokens; 0 never compacts.
 	ContextWindow int
+	// Vision says the model takes images (view_image is in its runs).
+	Vision bool
 	// Settings is the configuration; nil means config.Default() with
 	// max_concurrent_tasks = 2.
 	Settings *config.Config
@@ -65,7 +67,7 @@ func Start(t testing.TB, o Options) *runner.Service {
 			if p == nil {
 				return session.Model{}, context.Canceled
 			}
-			return session.Model{Provider: p, ContextWindow: o.ContextWindow}, nil
+			return session.Model{Provider: p, ContextWindow: o.ContextWindow, Vision: o.Vision}, nil
 		},
 		ScratchDir:      t.TempDir(),
 		Logger:          storetest.Quiet(),

@@ -138,6 +138,7 @@ func (s *Session) child(spec goals.ChildSpec, gc GoalConfig, gate agent.Gate, pl
 	env.Memory = nil
 	// Skills are the parent's: a sub-agent's brief is its whole task.
 	env.Skills = nil
+	env.Vision = m.Vision // the child's own model decides whether it sees images
 	var names []string
 	env.Shell, names = goals.ClaimedShell(s.Confinement, spec, env.Shell, s.cfg.Settings.Tools.Enabled)
 	tools := agent.NewToolRegistry()

@@ -88,7 +88,7 @@ func (s *Session) childModelOnly(spec goals.ChildSpec, p recipe.Profile) (Model,
 	ref := recipe.ChildModel(a.SubagentModels[spec.Profile], spec.Model, p.Model, a.SubagentModel, "")
 	if ref == "" || strings.EqualFold(ref, s.Agent.Model) {
 		return Model{Provider: s.Agent.Provider, Name: s.Agent.Model, MaxTokens: s.Agent.MaxTokens,
-			ContextWindow: s.Agent.ContextWindow, Effort: s.Agent.Effort}, nil
+			ContextWindow: s.Agent.ContextWindow, Effort: s.Agent.Effort, Vision: s.cfg.Model.Vision}, nil
 	}
 	resolve := s.cfg.Models
 	if resolve == nil {

@@ -21,6 +21,8 @@ type Model struct {
 	ContextWindow int
 	// Effort is the provider's configured reasoning effort ("" = none).
 	Effort string
+	// Vision says the model takes images: view_image is in its runs.
+	Vision bool
 }
 
 // ResolveModel resolves a model reference ("" = the configured default) and
@@ -63,5 +65,6 @@ func ResolveModel(set *config.Config, modelRef string) (Model, error) {
 	if err != nil {
 		return Model{}, fmt.Errorf("%w (%s)", err, ref.Source)
 	}
-	return Model{Provider: p, Name: ref.Model, MaxTokens: ref.MaxOutputTokens, ContextWindow: ref.ContextWindow, Effort: ref.Effort}, nil
+	return Model{Provider: p, Name: ref.Model, MaxTokens: ref.MaxOutputTokens, ContextWindow: ref.ContextWindow, Effort: ref.Effort,
+		Vision: ref.Vision}, nil
 }

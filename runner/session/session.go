@@ -188,6 +188,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		Emit:               cfg.Observer,
 		Memory:             cfg.Memory,
 		History:            cfg.History,
+		Vision:             cfg.Model.Vision,
 	}
 	if cfg.Skills.Len() > 0 {
 		s.Env.Skills = &sessionSkills{s: s, set: cfg.Skills}
