@@ -47,7 +47,7 @@ func (b *barrier) wait(patience time.Duration) bool {
 }
 
 // gitRepo makes a repository with one commit on main.
-func gitRepo(t *testing.T) string {
+func gitRepo(t testing.TB) string {
 	t.Helper()
 	testenv.LookPath(t, testenv.Git)
 	repo := t.TempDir()
