@@ -156,3 +156,71 @@ func TestClaimWorkspaceAcrossNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimStatements counts what one claim of a workspace's task sends,
+// with its announcing event: on Postgres BEGIN, the read that takes the
+// workspace's lock, the guarded change with its events, COMMIT (the claim
+// used to send 6); on SQLite the change and its events are three
+// statements of their own.
+func TestClaimStatements(t *testing.T) {
+	want := map[string]int64{store.DriverPostgres: 4, store.DriverSQLite: 6}
+	for name, open := range storetest.Openers {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t, store.Config{})
+			task := mustCreate(t, s, newTask("count"), "")
+			n, stop := s.CountStatementsForTest()
+			defer stop()
+			announce := func(c store.Task) []store.EventInput { return []store.EventInput{{Type: "claimed"}} }
+			if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node-a", 3, announce); err != nil {
+				t.Fatal(err)
+			}
+			if got := n.Load(); got != want[name] {
+				t.Errorf("ClaimTask sent %d statements, want %d", got, want[name])
+			}
+		})
+	}
+}
+
+// BenchmarkClaimTask claims a task of a workspace that runs two others
+// (max_parallel 3), with its announcing event, and reports the statements
+// each claim sends.
+func BenchmarkClaimTask(b *testing.B) {
+	for name, open := range storetest.Openers {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			s := open(b, store.Config{})
+			for i := range 2 {
+				task, _, err := s.CreateTask(ctx, newTask(fmt.Sprint("running ", i)), "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node", 3, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			announce := func(c store.Task) []store.EventInput { return []store.EventInput{{Type: "claimed"}} }
+			var claims int64
+			for b.Loop() {
+				b.StopTimer()
+				task, _, err := s.CreateTask(ctx, newTask("claimed"), "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, stop := s.CountStatementsForTest()
+				b.StartTimer()
+				if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node", 3, announce); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				stop()
+				claims += n.Load()
+				if _, err := s.SetTaskState(ctx, task.ID, []store.State{store.StateRunning}, store.StateSucceeded, nil); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(claims)/float64(b.N), "statements/op")
+		})
+	}
+}
