@@ -13,6 +13,7 @@ import (
 	"reasonix/config"
 	"reasonix/internal/testenv"
 	"reasonix/runner"
+	"reasonix/runner/forge"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
 	"reasonix/runner/workspace"
@@ -126,5 +127,70 @@ func TestTasksOfOneWorkspaceRunAtOnce(t *testing.T) {
 	defer mu.Unlock()
 	if len(alone) > 0 {
 		t.Errorf("tasks of one workspace did not run at once: %v asked the model while the others could not", alone)
+	}
+}
+
+// TestConflictingTasksPublishTheirOwn: two tasks of one workspace run at
+// once and write different contents to the same file; each publishes its
+// own branch and opens its own pull request with exactly its change.
+// Nothing is merged: the conflict is for the pull requests to show.
+func TestConflictingTasksPublishTheirOwn(t *testing.T) {
+	ctx := context.Background()
+	met := newBarrier(2)
+	var mu sync.Mutex
+	var alone []string
+	rt := newRouter()
+	for _, who := range []string{"ann", "bob"} {
+		prompt := "greet as " + who
+		rt.script(prompt,
+			agenttest.Respond(func(agenttest.Request) agenttest.Turn {
+				if !met.wait(30 * time.Second) {
+					mu.Lock()
+					alone = append(alone, prompt)
+					mu.Unlock()
+				}
+				return calls(call("w", "write_file", map[string]string{"path": "README.md", "content": "hello from " + who + "\n"}))
+			}),
+			answer("Greeted as "+who+"."))
+	}
+	b := newPublishBench(t, forge.GitHub, rt)
+	mainBefore := b.git.Ref(t, "refs/heads/main")
+	ids := map[string]string{}
+	for _, who := range []string{"ann", "bob"} {
+		task, _, err := b.svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "greet as " + who, Workspace: "app", Posture: "auto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[who] = task.ID
+	}
+	for who, id := range ids {
+		done := runnertest.WaitState(t, b.svc, id, time.Minute, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+		if done.State != store.StateSucceeded || done.Result == nil || done.Result.PR == nil {
+			t.Fatalf("task of %s = %s %+v", who, done.State, done.Result)
+		}
+		show := exec.Command("git", "show", "reasonix/"+id+":README.md")
+		show.Dir = b.repo
+		if out, err := show.Output(); err != nil || string(out) != "hello from "+who+"\n" {
+			t.Errorf("README.md on %s's branch = %q, %v", who, out, err)
+		}
+		if b.git.Ref(t, "refs/heads/reasonix/"+id) == "" {
+			t.Errorf("%s's branch is not on the forge", who)
+		}
+	}
+	prs := b.srv.PRs()
+	heads := map[string]bool{}
+	for _, pr := range prs {
+		heads[pr.Head] = true
+	}
+	if len(prs) != 2 || !heads["reasonix/"+ids["ann"]] || !heads["reasonix/"+ids["bob"]] {
+		t.Errorf("pull requests = %+v, want one per task", prs)
+	}
+	if got := b.git.Ref(t, "refs/heads/main"); got != mainBefore {
+		t.Errorf("main on the forge moved: %s, was %s", got, mainBefore)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(alone) > 0 {
+		t.Errorf("the tasks did not run at once: %v", alone)
 	}
 }

@@ -64,8 +64,8 @@ func (r *run) poke() {
 	}
 }
 
-// workspaceWait is how long a task waits before trying again while another
-// task of its workspace runs.
+// workspaceWait is how long a task waits before trying again while its
+// workspace runs as many tasks as it may (max_parallel).
 const workspaceWait = 2 * time.Second
 
 // runJob is the queue's Handler: it claims the task and runs it.
