@@ -160,8 +160,9 @@ func TestClaimWorkspaceAcrossNodes(t *testing.T) {
 // TestClaimStatements counts what one claim of a workspace's task sends,
 // with its announcing event: on Postgres BEGIN, the read that takes the
 // workspace's lock, the guarded change with its events, COMMIT (the claim
-// used to send 6); on SQLite the change and its events are three
-// statements of their own.
+// used to send 8 with its event: a read, the lock, a count, the change,
+// the event counter and the events each their own); on SQLite the change
+// and its events are three statements of their own (it used to send 7).
 func TestClaimStatements(t *testing.T) {
 	want := map[string]int64{store.DriverPostgres: 4, store.DriverSQLite: 6}
 	for name, open := range storetest.Openers {
