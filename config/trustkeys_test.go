@@ -149,6 +149,7 @@ var untrustedKeyTable = map[string]TrustRule{
 	"workspaces.base":                   Ignored,
 	"workspaces.setup":                  Ignored,
 	"workspaces.plugins_from_workspace": Ignored,
+	"workspaces.max_parallel":           Ignored,
 	"schedules.name":                    Ignored,
 	"schedules.cron":                    Ignored,
 	"schedules.timezone":                Ignored,

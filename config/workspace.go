@@ -29,6 +29,11 @@ type Workspace struct {
 	// access or more. The forge account is not a chat identity: it is
 	// matched only against the author the signed delivery names.
 	AllowReviewers []string `toml:"allow_reviewers"`
+	// MaxParallel is how many of this workspace's tasks may run at once,
+	// across all nodes (each task has its own worktree and branch); 0,
+	// the default, means the node's workers ([runner]
+	// max_concurrent_tasks), 1 one task at a time.
+	MaxParallel int `toml:"max_parallel"`
 
 	// Source is the file that declared the entry.
 	Source string `toml:"-"`
@@ -69,6 +74,9 @@ func (w *Workspace) validate(label string, p *problems) {
 		p.add(w.Source, label+".base", "must not be empty")
 	}
 	checkStrings(p, w.Source, label+".setup", w.Setup)
+	if w.MaxParallel < 0 {
+		p.add(w.Source, label+".max_parallel", "must not be negative (got %d; 0 means the node's workers)", w.MaxParallel)
+	}
 	for _, r := range w.AllowReviewers {
 		forge, user, _ := strings.Cut(r, ":")
 		if (forge != "github" && forge != "gitlab") || strings.TrimSpace(user) == "" || strings.ContainsAny(user, " \t\n/:@") {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,8 +64,8 @@ func (r *run) poke() {
 	}
 }
 
-// workspaceWait is how long a task waits before trying again while another
-// task of its workspace runs.
+// workspaceWait is how long a task waits before trying again while its
+// workspace runs as many tasks as it may (max_parallel).
 const workspaceWait = 2 * time.Second
 
 // runJob is the queue's Handler: it claims the task and runs it.
@@ -110,7 +111,7 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	}
 	claimed, err := s.claim(ctx, task)
 	if errors.Is(err, store.ErrWorkspaceBusy) {
-		// One task changes a workspace at a time; wait without a worker.
+		// The workspace runs as many tasks as it may; wait without a worker.
 		return store.Snooze(workspaceWait)
 	}
 	if errors.Is(err, store.ErrStateConflict) {
@@ -140,9 +141,20 @@ func (s *Service) claim(ctx context.Context, task store.Task) (store.Task, error
 		s.scratchMu.Lock()
 		defer s.scratchMu.Unlock()
 	}
-	return s.st.ClaimTask(ctx, task.ID, []store.State{task.State}, s.node, func(t store.Task) []store.EventInput {
+	return s.st.ClaimTask(ctx, task.ID, []store.State{task.State}, s.node, s.maxParallel(task.Workspace), func(t store.Task) []store.EventInput {
 		return s.encodeAll(t.ID, event{"task_state", map[string]any{"state": store.StateRunning, "node": s.node, "attempt": t.Attempt}})
 	})
+}
+
+// maxParallel is how many tasks of workspace may run at once by this
+// node's configuration: its max_parallel, by default the node's workers.
+func (s *Service) maxParallel(workspace string) int {
+	for _, w := range s.set.Workspaces {
+		if w.Name == workspace {
+			return cmp.Or(w.MaxParallel, s.maxConcurrent())
+		}
+	}
+	return s.maxConcurrent()
 }
 
 // adoptRunning handles a job whose task is already running: after a failed

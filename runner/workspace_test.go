@@ -70,15 +70,15 @@ func TestGitWorkspace(t *testing.T) {
 	}
 }
 
-// TestOneTaskPerWorkspace: with free workers, a second task of the same
-// workspace waits (holding no worker) until the first has finished, while a
-// task without a workspace runs meanwhile.
+// TestOneTaskPerWorkspace: with max_parallel = 1 and free workers, a
+// second task of the same workspace waits (holding no worker) until the
+// first has finished, while a task without a workspace runs meanwhile.
 func TestOneTaskPerWorkspace(t *testing.T) {
 	ctx := context.Background()
 	wsRoot := t.TempDir()
 	set := config.Default()
 	set.Runner.MaxConcurrentTasks = 3
-	set.Workspaces = []config.Workspace{{Name: "repo", Repo: t.TempDir()}}
+	set.Workspaces = []config.Workspace{{Name: "repo", Repo: t.TempDir(), MaxParallel: 1}}
 	var mu sync.Mutex
 	var order []string
 	mark := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }

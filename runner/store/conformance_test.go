@@ -38,7 +38,8 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("WriteStep", func(t *testing.T) { testWriteStep(t, open) })
 	t.Run("StateCAS", func(t *testing.T) { testStateCAS(t, open) })
 	t.Run("StateEvents", func(t *testing.T) { testStateEvents(t, open) })
-	t.Run("ClaimOneTaskPerWorkspace", func(t *testing.T) { testClaimWorkspace(t, open) })
+	t.Run("ClaimWorkspaceOneAtATime", func(t *testing.T) { testClaimWorkspace(t, open, 1) })
+	t.Run("ClaimWorkspaceThreeAtOnce", func(t *testing.T) { testClaimWorkspace(t, open, 3) })
 	t.Run("Pagination", func(t *testing.T) { testPagination(t, open) })
 	t.Run("Session", func(t *testing.T) { testSession(t, open) })
 	t.Run("Validation", func(t *testing.T) { testValidation(t, open) })
@@ -661,59 +662,5 @@ func testValidation(t *testing.T, open storetest.Opener) {
 	}
 	if n := count(t, s, "SELECT COUNT(*) FROM tasks"); n != 0 {
 		t.Errorf("invalid intakes wrote %d tasks", n)
-	}
-}
-
-// testClaimWorkspace: of several tasks of one workspace claimed at once,
-// exactly one runs; tasks of another workspace or none are not held back;
-// once the running one ends, the next claim succeeds.
-func testClaimWorkspace(t *testing.T, open storetest.Opener) {
-	ctx := context.Background()
-	s := open(t, store.Config{})
-	var same []store.Task
-	for i := range 5 {
-		same = append(same, mustCreate(t, s, newTask(fmt.Sprint("same ", i)), ""))
-	}
-	other := newTask("other")
-	other.Workspace = "other-repo"
-	scratch := newTask("scratch")
-	scratch.Workspace = ""
-	ot, st := mustCreate(t, s, other, ""), mustCreate(t, s, scratch, "")
-
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var won []string
-	for i, task := range same {
-		wg.Go(func() {
-			_, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, fmt.Sprint("node-", i), nil)
-			switch {
-			case err == nil:
-				mu.Lock()
-				won = append(won, task.ID)
-				mu.Unlock()
-			case errors.Is(err, store.ErrWorkspaceBusy):
-			default:
-				t.Errorf("ClaimTask: %v", err)
-			}
-		})
-	}
-	wg.Wait()
-	if len(won) != 1 {
-		t.Fatalf("%d tasks of one workspace claimed at once, want 1", len(won))
-	}
-	for _, id := range []string{ot.ID, st.ID} {
-		if _, err := s.ClaimTask(ctx, id, []store.State{store.StateQueued}, "node-x", nil); err != nil {
-			t.Errorf("a task of another workspace (or none) was held back: %v", err)
-		}
-	}
-	if _, err := s.SetTaskState(ctx, won[0], []store.State{store.StateRunning}, store.StateSucceeded, nil); err != nil {
-		t.Fatal(err)
-	}
-	next := same[0].ID
-	if next == won[0] {
-		next = same[1].ID
-	}
-	if got, err := s.ClaimTask(ctx, next, []store.State{store.StateQueued}, "node-y", nil); err != nil || got.State != store.StateRunning || got.LeaseOwner != "node-y" {
-		t.Errorf("claim after the first ended: %+v, %v", got, err)
 	}
 }

@@ -27,7 +27,7 @@ func BenchmarkCountStalled(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node", nil); err != nil {
+				if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node", 1, nil); err != nil {
 					b.Fatal(err)
 				}
 				for range 20 {

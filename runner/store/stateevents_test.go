@@ -59,7 +59,7 @@ func testStateEvents(t *testing.T, open storetest.Opener) {
 	}
 	want(task.ID, "queued") // the duplicate wrote nothing
 
-	claimed, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node-a", func(c store.Task) []store.EventInput {
+	claimed, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node-a", 1, func(c store.Task) []store.EventInput {
 		return []store.EventInput{ev("running", map[string]any{"attempt": c.Attempt})}
 	})
 	if err != nil {
@@ -105,7 +105,7 @@ func testStateEvents(t *testing.T, open storetest.Opener) {
 	if _, err := s.Requeue(ctx, task.ID, []store.State{store.StateSucceeded}, ev("continued", nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node-b", nil); err != nil {
+	if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node-b", 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.RequeueStale(ctx, task.ID, "node-b", time.Now().Add(time.Hour), ev("released", nil), ev("queued", nil)); err != nil {
@@ -115,7 +115,7 @@ func testStateEvents(t *testing.T, open storetest.Opener) {
 
 	// Changes with events and plain appends racing on one task: the log
 	// stays dense, and each change's events stay together and in order.
-	if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node-c", nil); err != nil {
+	if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node-c", 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

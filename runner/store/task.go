@@ -406,6 +406,12 @@ type StateOpts struct {
 	// announcing it (a chat thread closes on the terminal one) are never
 	// one without the other, and come in the order the changes did.
 	Events []EventInput
+
+	// guard is more SQL ANDed to the change's WHERE (its placeholders
+	// bound by guardArgs), for a change with a condition of its own: the
+	// claim's room in its workspace.
+	guard     string
+	guardArgs []any
 }
 
 // SetTaskState moves task id to state to if, and only if, its current state
@@ -454,13 +460,14 @@ func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []S
 	for _, f := range from {
 		args = append(args, string(f))
 	}
+	args = append(args, opts.guardArgs...)
 	upd := `UPDATE tasks SET state = ?, updated_at = ?,
 			attempt = attempt + ?,
 			started_at = CASE WHEN ? = 1 THEN COALESCE(started_at, ?) ELSE started_at END,
 			finished_at = COALESCE(?, finished_at),
 			result = COALESCE(?, result),
 			lease_owner = COALESCE(?, lease_owner)
-		WHERE id = ? AND state IN (?` + strings.Repeat(", ?", len(from)-1) + `)
+		WHERE id = ? AND state IN (?` + strings.Repeat(", ?", len(from)-1) + `)` + opts.guard + `
 		RETURNING ` + taskCols
 	var t Task
 	switch {

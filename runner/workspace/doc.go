@@ -15,9 +15,13 @@
 //	<root>/meta/<task-id>.json  what Prepare made, so Finish and Remove work
 //	                            after a restart
 //
-// The package runs the real git binary. git commands that touch one
-// repository are serialized by the Manager (git's own lock files make
-// concurrent worktree and ref updates fail rather than wait); different
-// repositories proceed in parallel. Nothing here writes to the user's global
+// The package runs the real git binary. Tasks of one repository run side
+// by side: each has its own worktree, branch, index and object directory,
+// and commits there without waiting. The git commands on what they share —
+// adding and removing worktrees, fetching the base, importing a task's
+// objects into the repository's store — are serialized per repository by
+// the Manager (git's own lock files make such concurrent updates fail
+// rather than wait), across processes too for a repository outside the
+// root; different repositories proceed in parallel. Nothing here writes to the user's global
 // git configuration: a commit identity is passed per command.
 package workspace

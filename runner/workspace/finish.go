@@ -56,12 +56,10 @@ func (m *Manager) Finish(ctx context.Context, ws *Workspace, message string) (Re
 	if err != nil {
 		return Result{}, err
 	}
-	unlock, err := m.lock(ctx, rec.GitDir)
-	if err != nil {
-		return Result{}, err
-	}
-	defer unlock()
-
+	// No repository lock here: the commit touches only the task's own
+	// worktree, index, branch and object directory; the steps on what
+	// tasks share (importing the objects, removing the worktree) take it
+	// themselves, so tasks of one repository finish side by side.
 	if _, err := os.Lstat(ws.Dir); err == nil {
 		if err := m.commit(ctx, ws, taskID, rec, cmp.Or(message, "reasonix: task "+taskID)); err != nil {
 			return Result{}, err
@@ -90,7 +88,7 @@ func (m *Manager) Finish(ctx context.Context, ws *Workspace, message string) (Re
 		return Result{}, err
 	}
 	if !m.keep {
-		if err := m.dropWorktree(ctx, ws.Dir, rec.GitDir); err != nil {
+		if err := m.removeWorktree(ctx, taskID, rec.GitDir); err != nil {
 			return res, err
 		}
 	}
@@ -133,6 +131,13 @@ func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID string, rec 
 		}
 	}
 	// What the task committed itself joins the shared store now, checked.
+	// The shared object store takes one import at a time (and nothing
+	// else of the repository's shared state moves meanwhile).
+	unlock, err := m.lock(ctx, t.common)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	return m.importObjects(ctx, t.common, t.private)
 }
 

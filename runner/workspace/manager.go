@@ -159,7 +159,12 @@ func parseGitVersion(s string) (major, minor int, ok bool) {
 func (m *Manager) Root() string { return m.root }
 
 // lock takes the lock of one repository, identified by its common git
-// directory, and returns its release. Waiting honours ctx.
+// directory, and returns its release. Waiting honours ctx. It guards what
+// the tasks of a repository share: adding and removing worktrees, fetching
+// the base, and importing a task's objects into the shared store; a task's
+// own commit, index and branch need no lock. Within the process a
+// semaphore serializes the holders; across processes (nodes sharing a
+// local repository) a file lock in its git directory does (repolock.go).
 func (m *Manager) lock(ctx context.Context, repo string) (func(), error) {
 	m.mu.Lock()
 	ch, ok := m.locks[repo]
@@ -170,10 +175,23 @@ func (m *Manager) lock(ctx context.Context, repo string) (func(), error) {
 	m.mu.Unlock()
 	select {
 	case ch <- struct{}{}:
-		return func() { <-ch }, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("workspace: waiting for repository %s: %w", repo, ctx.Err())
 	}
+	if m.within(repo) {
+		// A clone under the root is this process's alone (one process
+		// owns a data dir); the semaphore is the whole lock.
+		return func() { <-ch }, nil
+	}
+	unlockFile, err := lockFile(ctx, repo)
+	if err != nil {
+		<-ch
+		return nil, err
+	}
+	return func() {
+		unlockFile()
+		<-ch
+	}, nil
 }
 
 // within reports whether path is strictly inside the root: the guard every

@@ -87,18 +87,15 @@ func (m *Manager) prepareScratch(taskID string) (*Workspace, error) {
 	return &Workspace{Dir: dir}, nil
 }
 
-// checkout does the git part of Prepare under the repository's lock: it
-// reopens a healthy worktree (fresh == nil), or syncs a clone, cleans a
-// broken worktree and adds a new one (fresh is its record, written with
-// SetupDone false so a crash during setup marks it broken). A worktree
-// whose git links the task changed is not reopened: that is a
-// *TamperedError.
+// checkout does the git part of Prepare: it reopens a healthy worktree
+// (fresh == nil), or syncs a clone, cleans a broken worktree and adds a new
+// one (fresh is its record, written with SetupDone false so a crash during
+// setup marks it broken). A worktree whose git links the task changed is
+// not reopened: that is a *TamperedError. Only the steps on the
+// repository's shared state hold its lock (the fetch, removing and adding
+// the worktree); reading refs and filling the new worktree do not, so
+// tasks of one repository start side by side.
 func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir string) (ws *Workspace, fresh *record, err error) {
-	unlock, err := m.lock(ctx, gitDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer unlock()
 	rec, err := m.readRecord(taskID)
 	if err != nil {
 		return nil, nil, err
@@ -130,18 +127,18 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 	// Only a new worktree needs the remote's latest state: reopening works
 	// while the remote is unreachable.
 	if isURL(s.Repo) {
-		if err := m.syncClone(ctx, s, gitDir); err != nil {
-			return nil, nil, err
-		}
-		if err := m.adoptRemoteBranch(ctx, gitDir, branch); err != nil {
+		if err := m.fetchBase(ctx, s, gitDir, branch); err != nil {
 			return nil, nil, err
 		}
 	}
 	if _, err := os.Lstat(dir); err == nil {
 		m.log.Warn("workspace: recreating a broken worktree", "task", taskID, "dir", dir)
 	}
-	if err := m.dropWorktree(ctx, dir, gitDir); err != nil {
-		return nil, nil, err
+	// A broken worktree's commits are imported before the branch is read.
+	if m.leftovers(dir, gitDir) {
+		if err := m.removeWorktree(ctx, taskID, gitDir); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	base, err := m.startingPoint(ctx, s, gitDir, branch, rec)
@@ -151,15 +148,7 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("workspace: worktree directory: %w", err)
 	}
-	if base.branchExists {
-		// --force: a node that died running the task may still have the
-		// branch checked out in its worktree; the task runs on one node at
-		// a time, so this one owns the branch now.
-		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", "--force", dir, branch)
-	} else {
-		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", "--no-track", "-b", branch, dir, base.commit)
-	}
-	if err != nil {
+	if err := m.addWorktree(ctx, dir, gitDir, branch, base); err != nil {
 		return nil, nil, err
 	}
 	l, err := snapshot(dir, gitDir)
@@ -167,6 +156,13 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 		return nil, nil, err
 	}
 	if err := ensureObjectDir(filepath.Join(gitDir, "worktrees", l.Admin)); err != nil {
+		return nil, nil, err
+	}
+	// The files come from the branch's commit into the task's own index
+	// and directory, outside the lock: on a large repository this is most
+	// of a new worktree's time.
+	t := &tree{dir: dir, private: filepath.Join(gitDir, "worktrees", l.Admin), common: gitDir}
+	if _, err := m.gitIn(ctx, t, nil, "read-tree", "-u", "--reset", "HEAD"); err != nil {
 		return nil, nil, err
 	}
 	fresh = &record{Task: taskID, Spec: s.Name, Repo: redact(s.Repo), GitDir: gitDir, Base: base.commit, Layout: l}
@@ -180,6 +176,59 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 type start struct {
 	commit       string // the task's base commit
 	branchExists bool   // check the task branch out instead of creating it
+}
+
+// fetchBase syncs a clone with its remote and adopts the remote's task
+// branch when another node pushed a checkpoint of it, under the lock.
+func (m *Manager) fetchBase(ctx context.Context, s Spec, gitDir, branch string) error {
+	unlock, err := m.lock(ctx, gitDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := m.syncClone(ctx, s, gitDir); err != nil {
+		return err
+	}
+	return m.adoptRemoteBranch(ctx, gitDir, branch)
+}
+
+// leftovers reports whether a worktree of dir is there, or registered in
+// the repository, to clean before a new one is added.
+func (m *Manager) leftovers(dir, gitDir string) bool {
+	for _, p := range []string{dir, filepath.Join(gitDir, "worktrees", filepath.Base(dir))} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+	}
+	return false
+}
+
+// addWorktree registers dir as a worktree on branch, without its files
+// (checkout fills them in), under the repository's lock. A registration
+// left by a worktree that disappeared is pruned and the add tried again.
+func (m *Manager) addWorktree(ctx context.Context, dir, gitDir, branch string, base start) error {
+	unlock, err := m.lock(ctx, gitDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	args := []string{"worktree", "add", "--quiet", "--no-checkout"}
+	if base.branchExists {
+		// --force: a node that died running the task may still have the
+		// branch checked out in its worktree; the task runs on one node at
+		// a time, so this one owns the branch now.
+		args = append(args, "--force", dir, branch)
+	} else {
+		args = append(args, "--no-track", "-b", branch, dir, base.commit)
+	}
+	if _, err = m.git(ctx, gitDir, args...); err == nil {
+		return nil
+	}
+	if _, perr := m.git(ctx, gitDir, "worktree", "prune"); perr != nil {
+		return err
+	}
+	_, err = m.git(ctx, gitDir, args...)
+	return err
 }
 
 // startingPoint decides where a new worktree begins: a new branch at the

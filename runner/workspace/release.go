@@ -30,11 +30,9 @@ func (m *Manager) Release(ctx context.Context, ws *Workspace, message string) er
 	if err != nil {
 		return err
 	}
-	unlock, err := m.lock(ctx, rec.GitDir)
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	// The checkpoint commit is the task's own (commit takes the lock for
+	// the objects it imports); the push and the worktree's removal are
+	// the repository's.
 	if _, err := os.Lstat(ws.Dir); err == nil {
 		if err := m.commit(ctx, ws, taskID, rec, cmp.Or(message, "reasonix: checkpoint of task "+taskID)); err != nil {
 			return err
@@ -42,6 +40,11 @@ func (m *Manager) Release(ctx context.Context, ws *Workspace, message string) er
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("workspace: inspect worktree: %w", err)
 	}
+	unlock, err := m.lock(ctx, rec.GitDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if rec.GitDir == m.cloneDir(rec.Spec) {
 		ref := "refs/heads/" + ws.Branch
 		if _, err := m.gitNet(ctx, rec.GitDir, "push", "--quiet", "--no-verify", "origin", ref+":"+ref); err != nil {
