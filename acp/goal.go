@@ -33,9 +33,31 @@ func (l *live) goalTurn(ctx context.Context, sess *session.Session, text, typed 
 	if err != nil {
 		return nil, internalError(err)
 	}
-	res, err := g.Run(ctx, goals.Goal{Objective: text})
+	// A goal that asked a question the person chose to answer later
+	// takes this prompt as the answer.
+	l.mu.Lock()
+	waiting := l.waitingGoal
+	l.waitingGoal = nil
+	l.mu.Unlock()
+	var res goals.Result
+	if waiting != nil {
+		l.recordAnswer(waiting.Question, typed)
+		res, err = g.Resume(ctx, waiting, text)
+	} else {
+		res, err = g.Run(ctx, goals.Goal{Objective: text})
+	}
+	for err == nil && asksPerson(res) {
+		answer, ok := l.askGoal(ctx, res.Question)
+		if !ok {
+			break
+		}
+		res, err = g.Resume(ctx, res.State, answer)
+	}
 	l.mu.Lock()
 	l.goalAgent, l.pendingSteer = nil, nil
+	if err == nil && asksPerson(res) && ctx.Err() == nil {
+		l.waitingGoal = res.State
+	}
 	l.mu.Unlock()
 	if err != nil {
 		return nil, internalError(err)
@@ -61,6 +83,13 @@ func (l *live) goalTurn(ctx context.Context, sess *session.Session, text, typed 
 		msg += ": " + res.Reason
 	}
 	return nil, &sdk.RequestError{Code: -32603, Message: msg}
+}
+
+// asksPerson reports whether a goal stopped on a question for a person:
+// its own question, or how to go on after the blocked audit stopped it.
+func asksPerson(res goals.Result) bool {
+	return res.Question != "" && res.State != nil &&
+		(res.Outcome == goals.StatusQuestion || res.Outcome == goals.StatusBlocked)
 }
 
 // fold adds a goal's prompt and final answer to the session's

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,6 +73,7 @@ type Agent struct {
 
 	mu       sync.Mutex
 	client   string // the editor's name from initialize, for approval records
+	caps     clientCaps
 	sessions map[string]*live
 }
 
@@ -232,6 +234,7 @@ func (a *Agent) initialize(params json.RawMessage) (any, *sdk.RequestError) {
 		ClientInfo      *struct {
 			Name string `json:"name"`
 		} `json:"clientInfo"`
+		ClientCapabilities wireClientCaps `json:"clientCapabilities"`
 	}
 	if err := decode(params, &req); err != nil {
 		return nil, err
@@ -241,6 +244,7 @@ func (a *Agent) initialize(params json.RawMessage) (any, *sdk.RequestError) {
 	if req.ClientInfo != nil && req.ClientInfo.Name != "" {
 		a.client = req.ClientInfo.Name
 	}
+	a.caps = req.ClientCapabilities.caps()
 	a.mu.Unlock()
 	sessionCaps := map[string]struct{}{"list": {}, "resume": {}, "close": {}, "delete": {}}
 	meta := map[string]any{"sessionSteer": map[string]string{"method": SteerMethod}}
@@ -311,6 +315,44 @@ func (a *Agent) clientName() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return cmp.Or(a.client, "editor")
+}
+
+// clientCaps is what the client said it can do in initialize.
+type clientCaps struct {
+	// readFile and writeFile: fs/read_text_file and fs/write_text_file.
+	readFile, writeFile bool
+	// terminal: terminal/create and the rest.
+	terminal bool
+	// elicitForm: elicitation/create in form mode (unstable in ACP).
+	elicitForm bool
+}
+
+// wireClientCaps is clientCapabilities as sent; unknown fields are
+// ignored, a missing one is false.
+type wireClientCaps struct {
+	FS struct {
+		ReadTextFile  bool `json:"readTextFile"`
+		WriteTextFile bool `json:"writeTextFile"`
+	} `json:"fs"`
+	Terminal    bool `json:"terminal"`
+	Elicitation *struct {
+		Form json.RawMessage `json:"form"`
+	} `json:"elicitation"`
+}
+
+func (w wireClientCaps) caps() clientCaps {
+	c := clientCaps{readFile: w.FS.ReadTextFile, writeFile: w.FS.WriteTextFile, terminal: w.Terminal}
+	if e := w.Elicitation; e != nil {
+		f := strings.TrimSpace(string(e.Form))
+		c.elicitForm = f != "" && f != "null" && f != "false"
+	}
+	return c
+}
+
+func (a *Agent) clientCaps() clientCaps {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.caps
 }
 
 func (a *Agent) session(id string) (*live, *sdk.RequestError) {

@@ -18,6 +18,7 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/recipe"
 	"reasonix/config"
+	"reasonix/goals"
 	"reasonix/internal/redact"
 	"reasonix/policy"
 	"reasonix/runner/session"
@@ -52,6 +53,12 @@ type live struct {
 	// pendingSteer holds steers made between two goal turns.
 	goalAgent    *agent.Agent
 	pendingSteer []string
+	// waitingGoal is a goal stopped on a question its person will answer
+	// in the next goal-mode prompt (question.go); a prompt in another
+	// mode drops it.
+	waitingGoal *goals.State
+	// questions numbers the goal questions asked as tool calls.
+	questions atomic.Int64
 	// inGoal keeps a goal's turn messages out of the transcript's
 	// conversation (see goalTurn).
 	inGoal atomic.Bool
@@ -369,6 +376,9 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	}
 	if mode == modePlan {
 		text = planNote + text
+	}
+	if mode != modeGoal {
+		l.waitingGoal = nil
 	}
 	l.mu.Unlock()
 	defer func() {
