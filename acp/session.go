@@ -270,6 +270,9 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 	// A loaded or rebuilt session keeps what its conversation read, so its
 	// edits are not refused as unread (agent.Observed).
 	agent.Reobserve(sess.Env, history)
+	// The model's reasoning streams as agent_thought_chunk, in goal turns
+	// too (they are built from sess.Agent); it is never persisted.
+	sess.Agent.Thinking = l.think
 	cfg := sess.Agent
 	cfg.History = history
 	if ctl.mode == modePlan {
@@ -416,7 +419,7 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	}
 	switch res.Outcome {
 	case agent.OutcomeSucceeded, agent.OutcomeBlocked:
-		return stop("end_turn")
+		return stop(finishStop(res.FinishReason))
 	case agent.OutcomeStepLimit:
 		return stop("max_turn_requests")
 	case agent.OutcomeInterrupted:
@@ -427,6 +430,24 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		msg += ": " + res.Err.Error()
 	}
 	return nil, &sdk.RequestError{Code: -32603, Message: msg}
+}
+
+// finishStop is the stop reason of a turn that ended with an answer: the
+// provider's finish reason says whether the answer hit the output limit
+// (max_tokens) or the model refused (refusal).
+func finishStop(finish string) string {
+	switch finish {
+	case "length", "max_tokens":
+		return "max_tokens"
+	case "content_filter", "refusal":
+		return "refusal"
+	}
+	return "end_turn"
+}
+
+// think streams a piece of the model's reasoning to the editor.
+func (l *live) think(text string) {
+	l.a.notify(l.id, sdk.UpdateAgentThoughtText(text))
 }
 
 // title is a session's title in session/list: the first line of its first
