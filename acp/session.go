@@ -355,6 +355,9 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
+	// What the person asked for, before @ references are expanded: the
+	// Coordinator judges only it.
+	pristine := text
 	l.mu.Lock()
 	refSess := l.sess
 	l.mu.Unlock()
@@ -404,7 +407,7 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		return l.usage.addTo(map[string]any{"stopReason": reason}), nil
 	}
 	if mode == modeGoal {
-		out, rerr := l.goalTurn(tctx, sess, text, typed)
+		out, rerr := l.goalTurn(tctx, sess, text, typed, pristine)
 		if errors.Is(context.Cause(tctx), errCancelled) {
 			return stop("cancelled")
 		}
@@ -413,7 +416,7 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		}
 		return out, rerr
 	}
-	res := ag.Run(tctx, text)
+	res := l.coordinatedRun(tctx, sess, ag, pristine, text, mode == modePlan)
 	if errors.Is(context.Cause(tctx), errCancelled) {
 		return stop("cancelled")
 	}
