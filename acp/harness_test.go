@@ -28,6 +28,11 @@ type client struct {
 
 	mu      sync.Mutex
 	updates []update
+	// buffers are the editor's open files, by absolute path, for
+	// fs/read_text_file and fs/write_text_file; fsCalls records each as
+	// "read PATH" or "write PATH".
+	buffers map[string]string
+	fsCalls []string
 	perms   chan permission
 	elicits chan elicitation
 
@@ -151,6 +156,31 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 			return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
 		}
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(id))}, nil
+	case "fs/read_text_file", "fs/write_text_file":
+		var p struct {
+			SessionID string  `json:"sessionId"`
+			Path      string  `json:"path"`
+			Content   *string `json:"content"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, sdk.NewInvalidParams(err.Error())
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if method == "fs/write_text_file" {
+			c.fsCalls = append(c.fsCalls, "write "+p.Path)
+			if c.buffers == nil {
+				c.buffers = map[string]string{}
+			}
+			c.buffers[p.Path] = *p.Content
+			return map[string]any{}, nil
+		}
+		c.fsCalls = append(c.fsCalls, "read "+p.Path)
+		text, ok := c.buffers[p.Path]
+		if !ok {
+			return nil, &sdk.RequestError{Code: -32002, Message: "not open"}
+		}
+		return map[string]any{"content": text}, nil
 	case "elicitation/create":
 		var p map[string]any
 		if err := json.Unmarshal(params, &p); err != nil {

@@ -225,6 +225,20 @@ type ToolEnv struct {
 	// Skills backs read_skill and run_skill; nil leaves them out of the
 	// run.
 	Skills Skills
+	// Files, when set, does the final read and write of the text-file
+	// tools (read_file and the editing tools) instead of the disk: an
+	// editor's buffers over ACP. Every check before it is unchanged
+	// (confinement, forbid_read, read-before-write, the binary refusal);
+	// nil reads and writes the disk.
+	Files FileIO
+}
+
+// FileIO reads and writes whole text files for the file tools, e.g.
+// through an editor that holds unsaved buffers. path is absolute and was
+// already confined by the tool. It must honour ctx.
+type FileIO interface {
+	ReadText(ctx context.Context, path string) (string, error)
+	WriteText(ctx context.Context, path, text string) error
 }
 
 // PathGuard resolves a path a tool is about to touch to its absolute,
