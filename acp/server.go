@@ -46,6 +46,13 @@ type Config struct {
 	// Models resolves a model reference; nil is session.ResolveModel on
 	// Settings. Tests put a scripted provider here.
 	Models func(ref string) (session.Model, error)
+	// ProjectSettings, when set, is the configuration of a session's cwd:
+	// its own reasonix.toml over the user's, with `reasonix run`'s trust
+	// rules (an untrusted project file may only tighten). It is asked for
+	// every local session; an error fails the session's opening. Nil is
+	// Settings for every session. When Models is nil, each session's
+	// models are resolved in its own configuration.
+	ProjectSettings func(cwd string) (*config.Config, error)
 	// Dir holds persisted sessions; "" is <data dir>/acp/sessions.
 	Dir string
 	// Logger receives diagnostics (never stdout); nil discards them.
@@ -70,6 +77,9 @@ type Agent struct {
 	// remote is the service backend (Config.Server); nil runs sessions
 	// here.
 	remote *remote
+	// ownModels: Config.Models was nil, so a session with its own
+	// configuration resolves its models in it.
+	ownModels bool
 
 	mu       sync.Mutex
 	client   string // the editor's name from initialize, for approval records
@@ -87,7 +97,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("acp: work mode %q: one of economy, balanced, delivery", cfg.WorkMode)
 	}
 	cfg.Posture = cmp.Or(cfg.Posture, cfg.Settings.Permissions.Posture, policy.PostureAsk)
-	if cfg.Models == nil {
+	ownModels := cfg.Models == nil
+	if ownModels {
 		set := cfg.Settings
 		cfg.Models = func(ref string) (session.Model, error) { return session.ResolveModel(set, ref) }
 	}
@@ -95,7 +106,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{cfg: cfg, store: store{dir: cfg.Dir}, sessions: map[string]*live{}}
+	a := &Agent{cfg: cfg, store: store{dir: cfg.Dir}, sessions: map[string]*live{}, ownModels: ownModels}
 	if cfg.Server != nil {
 		a.remote = newRemote(a, cfg.Server)
 	}

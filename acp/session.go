@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,12 +29,16 @@ import (
 // sandbox, tools, MCP set), its own agent and conversation, its own
 // transcript. Nothing is shared between sessions but the configuration.
 type live struct {
-	a    *Agent
-	id   string
-	cwd  string
-	sess *session.Session
-	file *os.File
-	tr   *agent.Transcript
+	a   *Agent
+	id  string
+	cwd string
+	// set is the session's configuration (Config.ProjectSettings), models
+	// resolves model references in it.
+	set    *config.Config
+	models func(ref string) (session.Model, error)
+	sess   *session.Session
+	file   *os.File
+	tr     *agent.Transcript
 
 	// plugins are the client's MCP servers, kept for rebuilds.
 	plugins []config.Plugin
@@ -93,6 +98,9 @@ func openError(err error) *sdk.RequestError {
 	var se *setupError
 	if errors.As(err, &se) {
 		return &sdk.RequestError{Code: -32000, Message: "Authentication required: " + se.Error()}
+	}
+	if ce := (*configError)(nil); errors.As(err, &ce) {
+		return invalidParams("%v", ce)
 	}
 	return internalError(err)
 }
@@ -193,20 +201,24 @@ func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay 
 
 // open assembles a session and registers it.
 func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, history []agent.Message) (*live, error) {
+	set, models, err := a.projectSettings(m.Cwd)
+	if err != nil {
+		return nil, err
+	}
 	f, err := a.store.create(m)
 	if err != nil {
 		return nil, err
 	}
-	l := &live{a: a, id: m.ID, cwd: m.Cwd, meta: m, file: f, tr: agent.NewTranscript(f), plugins: plugins,
+	l := &live{a: a, id: m.ID, cwd: m.Cwd, set: set, models: models, meta: m, file: f, tr: agent.NewTranscript(f), plugins: plugins,
 		ctl: controls{mode: modeNormal, model: a.cfg.Model, workMode: a.cfg.WorkMode, posture: a.cfg.Posture}}
-	l.usage.prices = session.NewPrices(a.cfg.Settings)
-	l.commands, _ = recipe.LoadDirs(a.cfg.Settings.Home(), m.Cwd)
+	l.usage.prices = session.NewPrices(set)
+	l.commands, _ = recipe.LoadDirs(set.Home(), m.Cwd)
 	// The editor's own checkout: its skills are the person's, as for
 	// `reasonix run`; each is also a command (a command file of the same
 	// name wins).
-	l.skills = session.CheckoutSkills(a.cfg.Settings.Home(), &a.cfg.Settings.Skills, m.Cwd)
+	l.skills = session.CheckoutSkills(set.Home(), &set.Skills, m.Cwd)
 	l.skills.Commands(l.commands)
-	if !a.cfg.Settings.Skills.SuppressWarnings {
+	if !set.Skills.SuppressWarnings {
 		for _, w := range l.skills.Warnings {
 			a.cfg.Logger.Warn("acp: skill skipped", "problem", w.String())
 		}
@@ -223,13 +235,37 @@ func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, histo
 	return l, nil
 }
 
+// projectSettings is the configuration of a session in cwd and the model
+// resolver that goes with it.
+func (a *Agent) projectSettings(cwd string) (*config.Config, func(string) (session.Model, error), error) {
+	if a.cfg.ProjectSettings == nil {
+		return a.cfg.Settings, a.cfg.Models, nil
+	}
+	set, err := a.cfg.ProjectSettings(cwd)
+	if err != nil {
+		return nil, nil, &configError{err}
+	}
+	if set == nil || set == a.cfg.Settings || !a.ownModels {
+		return cmp.Or(set, a.cfg.Settings), a.cfg.Models, nil
+	}
+	return set, func(ref string) (session.Model, error) { return session.ResolveModel(set, ref) }, nil
+}
+
+// configError is a session cwd whose configuration cannot be used (an
+// untrusted project file that loosens it, a broken file): invalid params,
+// saying what to fix.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return "the configuration of this cwd: " + e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
 // build assembles the session's controller through runner/session, the
 // same door as `reasonix run` and the service's workers, with the
 // conversation so far and the grants made so far.
 func (l *live) build(ctx context.Context, ctl controls, history []agent.Message, grants []string) (*session.Session, *agent.Agent, error) {
 	a := l.a
-	set := a.cfg.Settings
-	model, err := a.cfg.Models(ctl.model)
+	set := l.set
+	model, err := l.models(ctl.model)
 	if err != nil {
 		return nil, nil, &setupError{err}
 	}
@@ -253,7 +289,7 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 		Workdir:  l.cwd,
 		Posture:  ctl.posture,
 		Model:    model,
-		Models:   a.cfg.Models,
+		Models:   l.models,
 		Approver: policy.ApproverFunc(l.approve),
 		Files:    l.files(),
 		Grants:   grants,
