@@ -87,7 +87,7 @@ const effortDefault = "default"
 // configOptions are the session's selectors: model, effort, work mode and
 // tool approval.
 func (l *live) configOptions() []configOption {
-	set := l.a.cfg.Settings
+	set := l.set
 	current := agent.ModelRef(l.sess.Agent)
 	if l.ctl.model != "" {
 		current = l.ctl.model
@@ -223,7 +223,7 @@ func (a *Agent) setConfigOption(ctx context.Context, params json.RawMessage) (an
 	if err := l.apply(ctx, func(c *controls) error {
 		switch p.ConfigID {
 		case "model":
-			if _, err := a.cfg.Models(p.Value); err != nil {
+			if _, err := l.models(p.Value); err != nil {
 				return fmt.Errorf("model %q: %v", p.Value, err)
 			}
 			c.model = p.Value

@@ -16,10 +16,10 @@ import (
 // stream to the editor but stay out of the session's conversation, which
 // records the prompt and the goal's final answer, so a later prompt, load
 // or resume sees one exchange.
-func (l *live) goalTurn(ctx context.Context, sess *session.Session, text, typed string) (any, *sdk.RequestError) {
+func (l *live) goalTurn(ctx context.Context, sess *session.Session, text, typed, pristine string) (any, *sdk.RequestError) {
 	l.inGoal.Store(true)
 	defer l.inGoal.Store(false)
-	g, err := sess.Goal(session.GoalConfig{OnTurn: func(ag *agent.Agent) {
+	g, err := sess.Goal(session.GoalConfig{PlanApprover: goals.PlanApproverFunc(l.reviewPlan), OnTurn: func(ag *agent.Agent) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.goalAgent = ag
@@ -33,9 +33,34 @@ func (l *live) goalTurn(ctx context.Context, sess *session.Session, text, typed 
 	if err != nil {
 		return nil, internalError(err)
 	}
-	res, err := g.Run(ctx, goals.Goal{Objective: text})
+	// A goal that asked a question the person chose to answer later
+	// takes this prompt as the answer.
+	l.mu.Lock()
+	waiting := l.waitingGoal
+	l.waitingGoal = nil
+	l.mu.Unlock()
+	var res goals.Result
+	if waiting != nil {
+		l.recordAnswer(waiting.Question, typed)
+		res, err = g.Resume(ctx, waiting, text)
+	} else {
+		// The Coordinator routes the goal's opening turn, as for a task.
+		goal := goals.Goal{Objective: text}
+		sess.CoordinateGoal(ctx, &goal, pristine)
+		res, err = g.Run(ctx, goal)
+	}
+	for err == nil && asksPerson(res) {
+		answer, ok := l.askGoal(ctx, res.Question)
+		if !ok {
+			break
+		}
+		res, err = g.Resume(ctx, res.State, answer)
+	}
 	l.mu.Lock()
 	l.goalAgent, l.pendingSteer = nil, nil
+	if err == nil && asksPerson(res) && ctx.Err() == nil {
+		l.waitingGoal = res.State
+	}
 	l.mu.Unlock()
 	if err != nil {
 		return nil, internalError(err)
@@ -63,6 +88,13 @@ func (l *live) goalTurn(ctx context.Context, sess *session.Session, text, typed 
 	return nil, &sdk.RequestError{Code: -32603, Message: msg}
 }
 
+// asksPerson reports whether a goal stopped on a question for a person:
+// its own question, or how to go on after the blocked audit stopped it.
+func asksPerson(res goals.Result) bool {
+	return res.Question != "" && res.State != nil &&
+		(res.Outcome == goals.StatusQuestion || res.Outcome == goals.StatusBlocked)
+}
+
 // fold adds a goal's prompt and final answer to the session's
 // conversation and transcript.
 func (l *live) fold(sess *session.Session, prompt, answer string) {
@@ -70,13 +102,22 @@ func (l *live) fold(sess *session.Session, prompt, answer string) {
 	for i := range add {
 		l.tr.Observe(agent.Event{Type: agent.EventMessage, Message: &add[i]})
 	}
+	l.extend(sess, add)
+}
+
+// extend adds messages to the session's conversation (the transcript
+// already has them) by rebuilding its agent with them.
+func (l *live) extend(sess *session.Session, add []agent.Message) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	cfg := sess.Agent
 	cfg.History = append(l.agent.Messages(), add...)
+	if l.ctl.mode == modePlan {
+		cfg.Gate = planGate(cfg.Gate)
+	}
 	if ag, err := agent.New(cfg); err == nil {
 		l.agent = ag
 	} else {
-		l.a.cfg.Logger.Warn("acp: keeping the goal's answer", "session", l.id, "err", err)
+		l.a.cfg.Logger.Warn("acp: keeping the turn's answer", "session", l.id, "err", err)
 	}
 }

@@ -28,7 +28,13 @@ type client struct {
 
 	mu      sync.Mutex
 	updates []update
+	// buffers are the editor's open files, by absolute path, for
+	// fs/read_text_file and fs/write_text_file; fsCalls records each as
+	// "read PATH" or "write PATH".
+	buffers map[string]string
+	fsCalls []string
 	perms   chan permission
+	elicits chan elicitation
 
 	in        *io.PipeWriter
 	served    chan error
@@ -39,6 +45,13 @@ type update struct {
 	Session string
 	Kind    string
 	Raw     json.RawMessage
+}
+
+// elicitation is an elicitation/create the test answers with a response
+// object.
+type elicitation struct {
+	Params map[string]any
+	Reply  chan map[string]any
 }
 
 type permission struct {
@@ -68,7 +81,7 @@ func newClientWith(t testing.TB, cfg Config) *client {
 	}
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
-	c := &client{t: t, perms: make(chan permission, 4), in: c2aW,
+	c := &client{t: t, perms: make(chan permission, 4), elicits: make(chan elicitation, 4), in: c2aW,
 		served: make(chan error, 1), wireLines: make(chan []string, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -143,6 +156,44 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 			return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
 		}
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(id))}, nil
+	case "fs/read_text_file", "fs/write_text_file":
+		var p struct {
+			SessionID string  `json:"sessionId"`
+			Path      string  `json:"path"`
+			Content   *string `json:"content"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, sdk.NewInvalidParams(err.Error())
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if method == "fs/write_text_file" {
+			c.fsCalls = append(c.fsCalls, "write "+p.Path)
+			if c.buffers == nil {
+				c.buffers = map[string]string{}
+			}
+			c.buffers[p.Path] = *p.Content
+			return map[string]any{}, nil
+		}
+		c.fsCalls = append(c.fsCalls, "read "+p.Path)
+		text, ok := c.buffers[p.Path]
+		if !ok {
+			return nil, &sdk.RequestError{Code: -32002, Message: "not open"}
+		}
+		return map[string]any{"content": text}, nil
+	case "elicitation/create":
+		var p map[string]any
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, sdk.NewInvalidParams(err.Error())
+		}
+		reply := make(chan map[string]any, 1)
+		c.elicits <- elicitation{p, reply}
+		select {
+		case r := <-reply:
+			return r, nil
+		case <-ctx.Done():
+			return map[string]any{"action": "cancel"}, nil
+		}
 	}
 	return nil, sdk.NewMethodNotFound(method)
 }
@@ -183,9 +234,14 @@ func (c *client) errCode(method string, params any) int {
 }
 
 func (c *client) initialize() map[string]any {
+	return c.initializeWith(map[string]any{})
+}
+
+// initializeWith initializes with the given clientCapabilities.
+func (c *client) initializeWith(caps map[string]any) map[string]any {
 	var res map[string]any
 	c.call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "testeditor"},
-		"clientCapabilities": map[string]any{}}, &res)
+		"clientCapabilities": caps}, &res)
 	return res
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +46,13 @@ type Config struct {
 	// Models resolves a model reference; nil is session.ResolveModel on
 	// Settings. Tests put a scripted provider here.
 	Models func(ref string) (session.Model, error)
+	// ProjectSettings, when set, is the configuration of a session's cwd:
+	// its own reasonix.toml over the user's, with `reasonix run`'s trust
+	// rules (an untrusted project file may only tighten). It is asked for
+	// every local session; an error fails the session's opening. Nil is
+	// Settings for every session. When Models is nil, each session's
+	// models are resolved in its own configuration.
+	ProjectSettings func(cwd string) (*config.Config, error)
 	// Dir holds persisted sessions; "" is <data dir>/acp/sessions.
 	Dir string
 	// Logger receives diagnostics (never stdout); nil discards them.
@@ -69,9 +77,13 @@ type Agent struct {
 	// remote is the service backend (Config.Server); nil runs sessions
 	// here.
 	remote *remote
+	// ownModels: Config.Models was nil, so a session with its own
+	// configuration resolves its models in it.
+	ownModels bool
 
 	mu       sync.Mutex
 	client   string // the editor's name from initialize, for approval records
+	caps     clientCaps
 	sessions map[string]*live
 }
 
@@ -85,7 +97,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("acp: work mode %q: one of economy, balanced, delivery", cfg.WorkMode)
 	}
 	cfg.Posture = cmp.Or(cfg.Posture, cfg.Settings.Permissions.Posture, policy.PostureAsk)
-	if cfg.Models == nil {
+	ownModels := cfg.Models == nil
+	if ownModels {
 		set := cfg.Settings
 		cfg.Models = func(ref string) (session.Model, error) { return session.ResolveModel(set, ref) }
 	}
@@ -93,7 +106,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{cfg: cfg, store: store{dir: cfg.Dir}, sessions: map[string]*live{}}
+	a := &Agent{cfg: cfg, store: store{dir: cfg.Dir}, sessions: map[string]*live{}, ownModels: ownModels}
 	if cfg.Server != nil {
 		a.remote = newRemote(a, cfg.Server)
 	}
@@ -232,6 +245,7 @@ func (a *Agent) initialize(params json.RawMessage) (any, *sdk.RequestError) {
 		ClientInfo      *struct {
 			Name string `json:"name"`
 		} `json:"clientInfo"`
+		ClientCapabilities wireClientCaps `json:"clientCapabilities"`
 	}
 	if err := decode(params, &req); err != nil {
 		return nil, err
@@ -241,6 +255,7 @@ func (a *Agent) initialize(params json.RawMessage) (any, *sdk.RequestError) {
 	if req.ClientInfo != nil && req.ClientInfo.Name != "" {
 		a.client = req.ClientInfo.Name
 	}
+	a.caps = req.ClientCapabilities.caps()
 	a.mu.Unlock()
 	sessionCaps := map[string]struct{}{"list": {}, "resume": {}, "close": {}, "delete": {}}
 	meta := map[string]any{"sessionSteer": map[string]string{"method": SteerMethod}}
@@ -311,6 +326,44 @@ func (a *Agent) clientName() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return cmp.Or(a.client, "editor")
+}
+
+// clientCaps is what the client said it can do in initialize.
+type clientCaps struct {
+	// readFile and writeFile: fs/read_text_file and fs/write_text_file.
+	readFile, writeFile bool
+	// terminal: terminal/create and the rest.
+	terminal bool
+	// elicitForm: elicitation/create in form mode (unstable in ACP).
+	elicitForm bool
+}
+
+// wireClientCaps is clientCapabilities as sent; unknown fields are
+// ignored, a missing one is false.
+type wireClientCaps struct {
+	FS struct {
+		ReadTextFile  bool `json:"readTextFile"`
+		WriteTextFile bool `json:"writeTextFile"`
+	} `json:"fs"`
+	Terminal    bool `json:"terminal"`
+	Elicitation *struct {
+		Form json.RawMessage `json:"form"`
+	} `json:"elicitation"`
+}
+
+func (w wireClientCaps) caps() clientCaps {
+	c := clientCaps{readFile: w.FS.ReadTextFile, writeFile: w.FS.WriteTextFile, terminal: w.Terminal}
+	if e := w.Elicitation; e != nil {
+		f := strings.TrimSpace(string(e.Form))
+		c.elicitForm = f != "" && f != "null" && f != "false"
+	}
+	return c
+}
+
+func (a *Agent) clientCaps() clientCaps {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.caps
 }
 
 func (a *Agent) session(id string) (*live, *sdk.RequestError) {

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/recipe"
 	"reasonix/config"
+	"reasonix/goals"
 	"reasonix/internal/redact"
 	"reasonix/policy"
 	"reasonix/runner/session"
@@ -27,12 +29,16 @@ import (
 // sandbox, tools, MCP set), its own agent and conversation, its own
 // transcript. Nothing is shared between sessions but the configuration.
 type live struct {
-	a    *Agent
-	id   string
-	cwd  string
-	sess *session.Session
-	file *os.File
-	tr   *agent.Transcript
+	a   *Agent
+	id  string
+	cwd string
+	// set is the session's configuration (Config.ProjectSettings), models
+	// resolves model references in it.
+	set    *config.Config
+	models func(ref string) (session.Model, error)
+	sess   *session.Session
+	file   *os.File
+	tr     *agent.Transcript
 
 	// plugins are the client's MCP servers, kept for rebuilds.
 	plugins []config.Plugin
@@ -52,6 +58,12 @@ type live struct {
 	// pendingSteer holds steers made between two goal turns.
 	goalAgent    *agent.Agent
 	pendingSteer []string
+	// waitingGoal is a goal stopped on a question its person will answer
+	// in the next goal-mode prompt (question.go); a prompt in another
+	// mode drops it.
+	waitingGoal *goals.State
+	// questions numbers the goal questions asked as tool calls.
+	questions atomic.Int64
 	// inGoal keeps a goal's turn messages out of the transcript's
 	// conversation (see goalTurn).
 	inGoal atomic.Bool
@@ -86,6 +98,9 @@ func openError(err error) *sdk.RequestError {
 	var se *setupError
 	if errors.As(err, &se) {
 		return &sdk.RequestError{Code: -32000, Message: "Authentication required: " + se.Error()}
+	}
+	if ce := (*configError)(nil); errors.As(err, &ce) {
+		return invalidParams("%v", ce)
 	}
 	return internalError(err)
 }
@@ -186,20 +201,24 @@ func (a *Agent) loadSession(ctx context.Context, params json.RawMessage, replay 
 
 // open assembles a session and registers it.
 func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, history []agent.Message) (*live, error) {
+	set, models, err := a.projectSettings(m.Cwd)
+	if err != nil {
+		return nil, err
+	}
 	f, err := a.store.create(m)
 	if err != nil {
 		return nil, err
 	}
-	l := &live{a: a, id: m.ID, cwd: m.Cwd, meta: m, file: f, tr: agent.NewTranscript(f), plugins: plugins,
+	l := &live{a: a, id: m.ID, cwd: m.Cwd, set: set, models: models, meta: m, file: f, tr: agent.NewTranscript(f), plugins: plugins,
 		ctl: controls{mode: modeNormal, model: a.cfg.Model, workMode: a.cfg.WorkMode, posture: a.cfg.Posture}}
-	l.usage.prices = session.NewPrices(a.cfg.Settings)
-	l.commands, _ = recipe.LoadDirs(a.cfg.Settings.Home(), m.Cwd)
+	l.usage.prices = session.NewPrices(set)
+	l.commands, _ = recipe.LoadDirs(set.Home(), m.Cwd)
 	// The editor's own checkout: its skills are the person's, as for
 	// `reasonix run`; each is also a command (a command file of the same
 	// name wins).
-	l.skills = session.CheckoutSkills(a.cfg.Settings.Home(), &a.cfg.Settings.Skills, m.Cwd)
+	l.skills = session.CheckoutSkills(set.Home(), &set.Skills, m.Cwd)
 	l.skills.Commands(l.commands)
-	if !a.cfg.Settings.Skills.SuppressWarnings {
+	if !set.Skills.SuppressWarnings {
 		for _, w := range l.skills.Warnings {
 			a.cfg.Logger.Warn("acp: skill skipped", "problem", w.String())
 		}
@@ -216,13 +235,37 @@ func (a *Agent) open(ctx context.Context, m meta, plugins []config.Plugin, histo
 	return l, nil
 }
 
+// projectSettings is the configuration of a session in cwd and the model
+// resolver that goes with it.
+func (a *Agent) projectSettings(cwd string) (*config.Config, func(string) (session.Model, error), error) {
+	if a.cfg.ProjectSettings == nil {
+		return a.cfg.Settings, a.cfg.Models, nil
+	}
+	set, err := a.cfg.ProjectSettings(cwd)
+	if err != nil {
+		return nil, nil, &configError{err}
+	}
+	if set == nil || set == a.cfg.Settings || !a.ownModels {
+		return cmp.Or(set, a.cfg.Settings), a.cfg.Models, nil
+	}
+	return set, func(ref string) (session.Model, error) { return session.ResolveModel(set, ref) }, nil
+}
+
+// configError is a session cwd whose configuration cannot be used (an
+// untrusted project file that loosens it, a broken file): invalid params,
+// saying what to fix.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return "the configuration of this cwd: " + e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
 // build assembles the session's controller through runner/session, the
 // same door as `reasonix run` and the service's workers, with the
 // conversation so far and the grants made so far.
 func (l *live) build(ctx context.Context, ctl controls, history []agent.Message, grants []string) (*session.Session, *agent.Agent, error) {
 	a := l.a
-	set := a.cfg.Settings
-	model, err := a.cfg.Models(ctl.model)
+	set := l.set
+	model, err := l.models(ctl.model)
 	if err != nil {
 		return nil, nil, &setupError{err}
 	}
@@ -246,8 +289,9 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 		Workdir:  l.cwd,
 		Posture:  ctl.posture,
 		Model:    model,
-		Models:   a.cfg.Models,
+		Models:   l.models,
 		Approver: policy.ApproverFunc(l.approve),
+		Files:    l.files(),
 		Grants:   grants,
 		Plugins:  mergePlugins(set.Plugins, l.plugins),
 		Observer: l.observe,
@@ -263,6 +307,9 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 	// A loaded or rebuilt session keeps what its conversation read, so its
 	// edits are not refused as unread (agent.Observed).
 	agent.Reobserve(sess.Env, history)
+	// The model's reasoning streams as agent_thought_chunk, in goal turns
+	// too (they are built from sess.Agent); it is never persisted.
+	sess.Agent.Thinking = l.think
 	cfg := sess.Agent
 	cfg.History = history
 	if ctl.mode == modePlan {
@@ -345,6 +392,9 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
+	// What the person asked for, before @ references are expanded: the
+	// Coordinator judges only it.
+	pristine := text
 	l.mu.Lock()
 	refSess := l.sess
 	l.mu.Unlock()
@@ -370,6 +420,9 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 	if mode == modePlan {
 		text = planNote + text
 	}
+	if mode != modeGoal {
+		l.waitingGoal = nil
+	}
 	l.mu.Unlock()
 	defer func() {
 		l.mu.Lock()
@@ -391,7 +444,7 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		return l.usage.addTo(map[string]any{"stopReason": reason}), nil
 	}
 	if mode == modeGoal {
-		out, rerr := l.goalTurn(tctx, sess, text, typed)
+		out, rerr := l.goalTurn(tctx, sess, text, typed, pristine)
 		if errors.Is(context.Cause(tctx), errCancelled) {
 			return stop("cancelled")
 		}
@@ -400,13 +453,13 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		}
 		return out, rerr
 	}
-	res := ag.Run(tctx, text)
+	res := l.coordinatedRun(tctx, sess, ag, pristine, text, mode == modePlan)
 	if errors.Is(context.Cause(tctx), errCancelled) {
 		return stop("cancelled")
 	}
 	switch res.Outcome {
 	case agent.OutcomeSucceeded, agent.OutcomeBlocked:
-		return stop("end_turn")
+		return stop(finishStop(res.FinishReason))
 	case agent.OutcomeStepLimit:
 		return stop("max_turn_requests")
 	case agent.OutcomeInterrupted:
@@ -417,6 +470,24 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		msg += ": " + res.Err.Error()
 	}
 	return nil, &sdk.RequestError{Code: -32603, Message: msg}
+}
+
+// finishStop is the stop reason of a turn that ended with an answer: the
+// provider's finish reason says whether the answer hit the output limit
+// (max_tokens) or the model refused (refusal).
+func finishStop(finish string) string {
+	switch finish {
+	case "length", "max_tokens":
+		return "max_tokens"
+	case "content_filter", "refusal":
+		return "refusal"
+	}
+	return "end_turn"
+}
+
+// think streams a piece of the model's reasoning to the editor.
+func (l *live) think(text string) {
+	l.a.notify(l.id, sdk.UpdateAgentThoughtText(text))
 }
 
 // title is a session's title in session/list: the first line of its first

@@ -43,6 +43,11 @@ type Config struct {
 	// tools, so the request prefix stays byte-stable and prompt caches
 	// keep hitting. It must be quick: it runs before each user turn.
 	Recall func(ctx context.Context, text string) string
+	// Thinking, when set, receives the model's reasoning as it streams,
+	// where the provider shows it (ChunkThinking). It is not an event:
+	// reasoning is never persisted or sent on, only shown live (an
+	// editor's thought chunks). It must be quick, like an Observer.
+	Thinking func(text string)
 }
 
 // DefaultMaxSteps is the step bound when Config.MaxSteps is zero.
@@ -69,6 +74,8 @@ type Agent struct {
 	foldSpent    Usage
 
 	holdsImages bool // some message has Images (image.go)
+	// finish is the last model reply's finish reason (Result.FinishReason).
+	finish string
 }
 
 // New checks cfg and returns an Agent ready to Run.
@@ -114,6 +121,10 @@ type Result struct {
 	Duration     time.Duration
 	// Err is why a failed, blocked or interrupted run stopped; nil on success.
 	Err error
+	// FinishReason is the provider's finish reason for the final answer
+	// ("stop", "length" when it hit the output limit, "content_filter"
+	// when the model refused); "" when the run ended another way.
+	FinishReason string
 }
 
 // ErrRefused is the cause of a blocked run: a call the task needed was refused.
@@ -172,7 +183,7 @@ func (a *Agent) loop(ctx context.Context, res Result) Result {
 		}
 		a.appendMessage(res.Steps, reply)
 		if len(reply.ToolCalls) == 0 {
-			res.FinalAnswer = reply.Content
+			res.FinalAnswer, res.FinishReason = reply.Content, a.finish
 			res.Outcome = OutcomeSucceeded
 			if res.RefusedCalls > 0 {
 				res.Outcome, res.Err = OutcomeBlocked, ErrRefused
@@ -245,6 +256,10 @@ func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) 
 		case ChunkText:
 			text.WriteString(chunk.Text)
 			a.cfg.Observer(Event{Type: EventTextDelta, Step: step, Text: chunk.Text})
+		case ChunkThinking:
+			if a.cfg.Thinking != nil && chunk.Text != "" {
+				a.cfg.Thinking(chunk.Text)
+			}
 		case ChunkToolCall:
 			calls = append(calls, *chunk.ToolCall)
 		case ChunkUsage:
@@ -257,7 +272,7 @@ func (a *Agent) complete(ctx context.Context, step int) (Message, Usage, error) 
 			}
 			return Message{}, usage, chunk.Err
 		case ChunkDone:
-			state = chunk.ProviderState
+			state, a.finish = chunk.ProviderState, chunk.FinishReason
 		}
 	}
 	if ctx.Err() != nil {

@@ -107,13 +107,17 @@ const (
 	ChunkUsage
 	ChunkDone
 	ChunkError
+	// ChunkThinking is a piece of the model's reasoning, where the wire
+	// shows it (Anthropic thinking blocks, reasoning_content): Text. It is
+	// not part of the answer; a provider may send it before the text.
+	ChunkThinking
 )
 
 // Chunk is one piece of a streamed model response. Providers accumulate tool
 // call deltas themselves and emit only complete ToolCalls.
 type Chunk struct {
 	Type         ChunkType
-	Text         string    // ChunkText
+	Text         string    // ChunkText, ChunkThinking
 	ToolCall     *ToolCall // ChunkToolCall
 	Usage        Usage     // ChunkUsage
 	FinishReason string    // ChunkDone: "stop", "tool_calls", "length", ...

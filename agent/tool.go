@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Tool is a capability the model can call. Execute parses args itself; an
@@ -106,6 +107,30 @@ func CanonicalSchema(raw json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return json.RawMessage(`{"properties":{},"type":"object"}`), nil
 	}
+	// Every session registers the same built-in schemas: decoding and
+	// re-encoding them was a third of a session's setup CPU. A valid
+	// schema's canonical form is remembered (a bounded number of them) and
+	// handed out as a copy, so no caller shares another's bytes.
+	if c, ok := canonicalSchemas.Load(string(raw)); ok {
+		return bytes.Clone(c.([]byte)), nil
+	}
+	out, err := canonicalSchema(raw)
+	if err == nil && canonicalCount.Add(1) <= maxCanonicalSchemas {
+		canonicalSchemas.Store(string(raw), bytes.Clone(out))
+	}
+	return out, err
+}
+
+// canonicalSchemas maps a schema as given to its canonical form; at most
+// maxCanonicalSchemas are kept (MCP servers may bring many).
+var (
+	canonicalSchemas sync.Map
+	canonicalCount   atomic.Int64
+)
+
+const maxCanonicalSchemas = 1024
+
+func canonicalSchema(raw json.RawMessage) (json.RawMessage, error) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
@@ -228,6 +253,20 @@ type ToolEnv struct {
 	// Vision says the run's model takes images; without it view_image is
 	// left out of the run, so a text-only model is never shown one.
 	Vision bool
+	// Files, when set, does the final read and write of the text-file
+	// tools (read_file and the editing tools) instead of the disk: an
+	// editor's buffers over ACP. Every check before it is unchanged
+	// (confinement, forbid_read, read-before-write, the binary refusal);
+	// nil reads and writes the disk.
+	Files FileIO
+}
+
+// FileIO reads and writes whole text files for the file tools, e.g.
+// through an editor that holds unsaved buffers. path is absolute and was
+// already confined by the tool. It must honour ctx.
+type FileIO interface {
+	ReadText(ctx context.Context, path string) (string, error)
+	WriteText(ctx context.Context, path, text string) error
 }
 
 // PathGuard resolves a path a tool is about to touch to its absolute,

@@ -135,6 +135,13 @@ check(res.stopReason === "end_turn", "MCP from session/new: end_turn", res);
 check(of(m).some((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed" && JSON.stringify(u).includes("from the plugin")),
   "MCP from session/new: the plugin's tool ran", of(m));
 
+// the model's reasoning as agent_thought_chunk; an answer cut at the output
+// limit ends with max_tokens
+res = await prompt(m, "think out loud");
+check(res.stopReason === "max_tokens", "an answer cut at the output limit: max_tokens", res);
+const thought = of(m).filter((u) => u.sessionUpdate === "agent_thought_chunk").map((u) => u.content.text).join("");
+check(thought === "pondering the plugin", "reasoning streams as agent_thought_chunk", thought);
+
 // list, close, load (replay), resume, delete
 let list = await agent.request("session/list", { cwd: work1 });
 check(list.sessions.length === 1 && list.sessions[0].sessionId === a, "list: filtered by cwd", list);

@@ -247,6 +247,17 @@ func (anthropicWire) plan(turn Turn, rec Request) []sseEvent {
 	}})
 	add("ping", obj{"type": "ping"})
 	index := 0
+	if turn.Thinking != "" {
+		add("content_block_start", obj{"type": "content_block_start", "index": index, "content_block": obj{"type": "thinking", "thinking": ""}})
+		for _, piece := range splitN(turn.Thinking, 2) {
+			add("content_block_delta", obj{"type": "content_block_delta", "index": index,
+				"delta": obj{"type": "thinking_delta", "thinking": piece}})
+		}
+		add("content_block_delta", obj{"type": "content_block_delta", "index": index,
+			"delta": obj{"type": "signature_delta", "signature": "sig-fake"}})
+		add("content_block_stop", obj{"type": "content_block_stop", "index": index})
+		index++
+	}
 	if turn.Text != "" {
 		add("content_block_start", obj{"type": "content_block_start", "index": index, "content_block": obj{"type": "text", "text": ""}})
 		for _, piece := range splitN(turn.Text, 3) {

@@ -27,6 +27,9 @@ func planStream(t Turn, model string, includeUsage bool) streamPlan {
 	}
 	empty := ""
 	p := streamPlan{chunks: []chunk{mk(delta{Role: "assistant", Content: &empty}, nil)}}
+	for _, piece := range splitN(t.Thinking, 2) {
+		p.chunks = append(p.chunks, mk(delta{Reasoning: &piece}, nil))
+	}
 	for _, piece := range splitN(t.Text, 3) {
 		p.chunks = append(p.chunks, mk(delta{Content: &piece}, nil))
 	}

@@ -15,9 +15,11 @@ import (
 type Streamed struct {
 	Text   string
 	Pieces int // how many ChunkText the text came in
-	Calls  []agent.ToolCall
-	Usage  []agent.Usage
-	Final  agent.Chunk // the ChunkDone or ChunkError
+	// Thinking is the ChunkThinking text, which must come first.
+	Thinking string
+	Calls    []agent.ToolCall
+	Usage    []agent.Usage
+	Final    agent.Chunk // the ChunkDone or ChunkError
 }
 
 // Collect runs req on p to its end; see Drain. An error from Stream itself
@@ -56,6 +58,11 @@ func Drain(t testing.TB, ch <-chan agent.Chunk) Streamed {
 			t.Errorf("chunk %+v after the terminal chunk", c)
 		}
 		switch c.Type {
+		case agent.ChunkThinking:
+			if s.Text != "" || len(s.Calls) > 0 || len(s.Usage) > 0 {
+				t.Errorf("thinking %q after text, tool calls or usage", c.Text)
+			}
+			s.Thinking += c.Text
 		case agent.ChunkText:
 			if len(s.Calls) > 0 || len(s.Usage) > 0 {
 				t.Errorf("text %q after tool calls or usage", c.Text)

@@ -27,6 +27,10 @@ type Turn struct {
 	ToolCalls    []agent.ToolCall
 	Usage        agent.Usage
 	FinishReason string // defaults to "tool_calls" when ToolCalls is set, else "stop"
+	// Thinking is reasoning streamed before Text: ChunkThinking from the
+	// scripted provider, reasoning_content on the chat completions wire,
+	// a thinking block on the Messages wire (the Responses wire has none).
+	Thinking string
 
 	// Status, when non-zero, answers with this HTTP status and a JSON error
 	// body {"error":{"message":ErrorMessage,"type":...,"code":ErrorCode}}

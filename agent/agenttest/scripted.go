@@ -129,6 +129,9 @@ func scriptedChunks(t Turn) []agent.Chunk {
 		return fail(agent.ErrStream, 0, "scripted malformed stream")
 	}
 	var out []agent.Chunk
+	for _, piece := range splitN(t.Thinking, 2) {
+		out = append(out, agent.Chunk{Type: agent.ChunkThinking, Text: piece})
+	}
 	for _, piece := range splitN(t.Text, 3) {
 		out = append(out, agent.Chunk{Type: agent.ChunkText, Text: piece})
 	}

@@ -186,6 +186,7 @@ type chunkChoice struct {
 type delta struct {
 	Role      string         `json:"role,omitempty"`
 	Content   *string        `json:"content,omitempty"`
+	Reasoning *string        `json:"reasoning_content,omitempty"`
 	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
 }
 

@@ -156,7 +156,12 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 		case "input_json_delta":
 			return d.addInput(ev.Index, ev.Delta.PartialJSON)
 		case "thinking_delta", "signature_delta":
-			return d.addThinking(ev.Index, ev.Delta.Thinking, ev.Delta.Signature)
+			if pe := d.addThinking(ev.Index, ev.Delta.Thinking, ev.Delta.Signature); pe != nil {
+				return pe
+			}
+			if ev.Delta.Thinking != "" && !emit(agent.Chunk{Type: agent.ChunkThinking, Text: ev.Delta.Thinking}) {
+				d.gone = true
+			}
 		}
 	case "message_delta":
 		if ev.Delta != nil && ev.Delta.StopReason != "" {

@@ -38,6 +38,11 @@ func TestThinkingBlocksAreReplayed(t *testing.T) {
 	if got.Final.Type != agent.ChunkDone || len(got.Calls) != 1 || got.Text != "" {
 		t.Fatalf("final %+v calls %+v text %q", got.Final, got.Calls, got.Text)
 	}
+	// The readable thinking streams as ChunkThinking; the redacted block
+	// has nothing to show.
+	if got.Thinking != "The build fails in a.go; read it first." {
+		t.Errorf("streamed thinking %q", got.Thinking)
+	}
 	state := got.Final.ProviderState
 	body := encode(t, agent.Request{Effort: agent.EffortMedium, Messages: []agent.Message{
 		{Role: agent.RoleUser, Content: "fix the build"},

@@ -1,12 +1,25 @@
 package builtin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"reasonix/agent"
 )
+
+// writeText is the final write of a text-file tool: through env.Files
+// when it is set (an editor's buffers), else writeAtomic. Every check
+// happened before.
+func writeText(ctx context.Context, env agent.ToolEnv, path string, data []byte, perm fs.FileMode) error {
+	if env.Files != nil {
+		return env.Files.WriteText(ctx, path, string(data))
+	}
+	return writeAtomic(path, data, perm)
+}
 
 // writeAtomic replaces the file at path with data: it writes a temporary
 // file in the same directory and renames it over path, so a reader (or a
@@ -44,7 +57,8 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 
 // readTextFile reads a whole file that an edit tool is about to change,
 // refusing directories and binary files with errors the model can act on.
-func readTextFile(tool, name, path string) ([]byte, fs.FileMode, error) {
+// Its final read goes through env.Files when it is set.
+func readTextFile(ctx context.Context, env agent.ToolEnv, tool, name, path string) ([]byte, fs.FileMode, error) {
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("%s: %s does not exist (use write_file to create a file)", tool, name)
@@ -58,7 +72,14 @@ func readTextFile(tool, name, path string) ([]byte, fs.FileMode, error) {
 	if !info.Mode().IsRegular() {
 		return nil, 0, fmt.Errorf("%s: %s is not a regular file", tool, name)
 	}
-	data, err := os.ReadFile(path)
+	var data []byte
+	if env.Files != nil {
+		var text string
+		text, err = env.Files.ReadText(ctx, path)
+		data = []byte(text)
+	} else {
+		data, err = os.ReadFile(path)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", tool, err)
 	}

@@ -43,7 +43,7 @@ type deleteRangeArgs struct {
 	EndLine   int    `json:"end_line"`
 }
 
-func (t *deleteRange) Execute(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *deleteRange) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var a deleteRangeArgs
 	if err := decodeArgs("delete_range", raw, &a, "path", "start_line", "end_line"); err != nil {
 		return "", err
@@ -55,7 +55,7 @@ func (t *deleteRange) Execute(_ context.Context, raw json.RawMessage) (string, e
 	if err != nil {
 		return "", err
 	}
-	data, perm, err := readTextFile("delete_range", a.Path, p)
+	data, perm, err := readTextFile(ctx, t.env, "delete_range", a.Path, p)
 	if err != nil {
 		return "", err
 	}
@@ -67,7 +67,7 @@ func (t *deleteRange) Execute(_ context.Context, raw json.RawMessage) (string, e
 		return "", fmt.Errorf("delete_range: %s has %s; end_line %d is past its end", a.Path, plural(n, "line"), a.EndLine)
 	}
 	out := append(bytes.Clone(data[:start]), data[end:]...)
-	if err := writeAtomic(p, out, perm); err != nil {
+	if err := writeText(ctx, t.env, p, out, perm); err != nil {
 		return "", fmt.Errorf("delete_range: %w", err)
 	}
 	sawFile(t.env, p)

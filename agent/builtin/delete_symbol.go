@@ -53,7 +53,7 @@ type deleteSymbolArgs struct {
 	Symbol string `json:"symbol"`
 }
 
-func (t *deleteSymbol) Execute(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *deleteSymbol) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var a deleteSymbolArgs
 	if err := decodeArgs("delete_symbol", raw, &a, "path", "symbol"); err != nil {
 		return "", err
@@ -69,7 +69,7 @@ func (t *deleteSymbol) Execute(_ context.Context, raw json.RawMessage) (string, 
 	if err != nil {
 		return "", err
 	}
-	data, perm, err := readTextFile("delete_symbol", a.Path, p)
+	data, perm, err := readTextFile(ctx, t.env, "delete_symbol", a.Path, p)
 	if err != nil {
 		return "", err
 	}
@@ -80,7 +80,7 @@ func (t *deleteSymbol) Execute(_ context.Context, raw json.RawMessage) (string, 
 	if err != nil {
 		return "", fmt.Errorf("delete_symbol: %s: %w", a.Path, err)
 	}
-	if err := writeAtomic(p, out.src, perm); err != nil {
+	if err := writeText(ctx, t.env, p, out.src, perm); err != nil {
 		return "", fmt.Errorf("delete_symbol: %w", err)
 	}
 	sawFile(t.env, p)

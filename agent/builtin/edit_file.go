@@ -43,7 +43,7 @@ type editFileArgs struct {
 	ReplaceAll bool   `json:"replace_all"`
 }
 
-func (t *editFile) Execute(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *editFile) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var a editFileArgs
 	if err := decodeArgs("edit_file", raw, &a, "path", "old_string", "new_string"); err != nil {
 		return "", err
@@ -52,7 +52,7 @@ func (t *editFile) Execute(_ context.Context, raw json.RawMessage) (string, erro
 	if err != nil {
 		return "", err
 	}
-	data, perm, err := readTextFile("edit_file", a.Path, p)
+	data, perm, err := readTextFile(ctx, t.env, "edit_file", a.Path, p)
 	if err != nil {
 		return "", err
 	}
@@ -63,7 +63,7 @@ func (t *editFile) Execute(_ context.Context, raw json.RawMessage) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("edit_file: %s: %w", a.Path, err)
 	}
-	if err := writeAtomic(p, []byte(out), perm); err != nil {
+	if err := writeText(ctx, t.env, p, []byte(out), perm); err != nil {
 		return "", fmt.Errorf("edit_file: %w", err)
 	}
 	sawFile(t.env, p)

@@ -54,7 +54,7 @@ type multiEditArgs struct {
 	Edits []json.RawMessage `json:"edits"`
 }
 
-func (t *multiEdit) Execute(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *multiEdit) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var a multiEditArgs
 	if err := decodeArgs("multi_edit", raw, &a, "path", "edits"); err != nil {
 		return "", err
@@ -74,7 +74,7 @@ func (t *multiEdit) Execute(_ context.Context, raw json.RawMessage) (string, err
 	if err != nil {
 		return "", err
 	}
-	data, perm, err := readTextFile("multi_edit", a.Path, p)
+	data, perm, err := readTextFile(ctx, t.env, "multi_edit", a.Path, p)
 	if err != nil {
 		return "", err
 	}
@@ -89,7 +89,7 @@ func (t *multiEdit) Execute(_ context.Context, raw json.RawMessage) (string, err
 		}
 		content, total = out, total+n
 	}
-	if err := writeAtomic(p, []byte(content), perm); err != nil {
+	if err := writeText(ctx, t.env, p, []byte(content), perm); err != nil {
 		return "", fmt.Errorf("multi_edit: %w", err)
 	}
 	sawFile(t.env, p)

@@ -52,7 +52,7 @@ type notebookEditArgs struct {
 	EditMode  string  `json:"edit_mode"`
 }
 
-func (t *notebookEdit) Execute(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *notebookEdit) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var a notebookEditArgs
 	if err := decodeArgs("notebook_edit", raw, &a, "path"); err != nil {
 		return "", err
@@ -68,7 +68,7 @@ func (t *notebookEdit) Execute(_ context.Context, raw json.RawMessage) (string, 
 	if err != nil {
 		return "", err
 	}
-	data, perm, err := readTextFile("notebook_edit", a.Path, p)
+	data, perm, err := readTextFile(ctx, t.env, "notebook_edit", a.Path, p)
 	if err != nil {
 		return "", err
 	}
@@ -87,7 +87,7 @@ func (t *notebookEdit) Execute(_ context.Context, raw json.RawMessage) (string, 
 	if err != nil {
 		return "", fmt.Errorf("notebook_edit: %w", err)
 	}
-	if err := writeAtomic(p, out, perm); err != nil {
+	if err := writeText(ctx, t.env, p, out, perm); err != nil {
 		return "", fmt.Errorf("notebook_edit: %w", err)
 	}
 	sawFile(t.env, p)

@@ -90,7 +90,17 @@ func (t *readFile) Execute(ctx context.Context, raw json.RawMessage) (string, er
 	if info.IsDir() {
 		return "", fmt.Errorf("read_file: %s is a directory; use ls to list it", a.Path)
 	}
-	br := bufio.NewReaderSize(f, 64*1024)
+	var src io.Reader = f
+	if t.env.Files != nil {
+		// The editor's buffer, unsaved changes included; the checks above
+		// and the version recorded are the file's own.
+		text, err := t.env.Files.ReadText(ctx, p)
+		if err != nil {
+			return "", fmt.Errorf("read_file: %w", err)
+		}
+		src = strings.NewReader(text)
+	}
+	br := bufio.NewReaderSize(src, 64*1024)
 	head, err := br.Peek(sniffLen)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return "", fmt.Errorf("read_file: %w", err)

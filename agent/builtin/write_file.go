@@ -43,7 +43,7 @@ type writeFileArgs struct {
 	Content string `json:"content"`
 }
 
-func (t *writeFile) Execute(_ context.Context, raw json.RawMessage) (string, error) {
+func (t *writeFile) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var a writeFileArgs
 	if err := decodeArgs("write_file", raw, &a, "path", "content"); err != nil {
 		return "", err
@@ -74,7 +74,7 @@ func (t *writeFile) Execute(_ context.Context, raw json.RawMessage) (string, err
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", fmt.Errorf("write_file: creating parent directories: %w", err)
 	}
-	if err := writeAtomic(p, []byte(a.Content), perm); err != nil {
+	if err := writeText(ctx, t.env, p, []byte(a.Content), perm); err != nil {
 		return "", fmt.Errorf("write_file: %w", err)
 	}
 	sawFile(t.env, p)

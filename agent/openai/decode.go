@@ -25,7 +25,10 @@ type streamChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content   string          `json:"content"`
+			Content string `json:"content"`
+			// Reasoning is DeepSeek's (and vLLM's) reasoning_content: the
+			// model's thinking before the answer, shown but never sent back.
+			Reasoning string          `json:"reasoning_content"`
 			ToolCalls []toolCallDelta `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
@@ -122,6 +125,15 @@ func (d *decoder) apply(c streamChunk, emit func(agent.Chunk) bool) *agent.Provi
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
 			continue // only one completion is requested; ignore stray ones
+		}
+		if text := ch.Delta.Reasoning; text != "" {
+			if pe := d.p.client.CountOutput(&d.bytes, len(text)); pe != nil {
+				return pe
+			}
+			if !emit(agent.Chunk{Type: agent.ChunkThinking, Text: text}) {
+				d.gone = true
+				return nil
+			}
 		}
 		if text := ch.Delta.Content; text != "" {
 			if pe := d.p.client.CountOutput(&d.bytes, len(text)); pe != nil {

@@ -6,8 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"reasonix/acp"
+	"reasonix/config"
 	"reasonix/runner/client"
 )
 
@@ -53,12 +55,13 @@ func acpFlags(fs *flag.FlagSet) action {
 			os.Stdout = os.Stderr
 		}
 		a, err := acp.New(acp.Config{
-			Settings: cfg,
-			Model:    model,
-			WorkMode: profile,
-			Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-			Version:  version,
-			Server:   api,
+			Settings:        cfg,
+			ProjectSettings: projectSettings(cfg, configFile, server),
+			Model:           model,
+			WorkMode:        profile,
+			Logger:          slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Version:         version,
+			Server:          api,
 		})
 		if err != nil {
 			return &configError{err}
@@ -66,5 +69,26 @@ func acpFlags(fs *flag.FlagSet) action {
 		ctx, stop := signalContext()
 		defer stop()
 		return a.Serve(ctx, os.Stdin, stdout)
+	}
+}
+
+// projectSettings reads the configuration of each ACP session's own cwd,
+// as `reasonix run` in that directory would (trust rules included: an
+// untrusted project file may only tighten). The launch directory's is
+// the one already loaded. With --config, or --server (the service holds
+// the configuration), every session uses the loaded one.
+func projectSettings(cfg *config.Config, file, server string) func(string) (*config.Config, error) {
+	if file != "" || server != "" {
+		return nil
+	}
+	launch, err := os.Getwd()
+	if err == nil {
+		launch, err = filepath.EvalSymlinks(launch)
+	}
+	return func(cwd string) (*config.Config, error) {
+		if err == nil && cwd == launch {
+			return cfg, nil
+		}
+		return config.Load(config.LoadOptions{ProjectDir: cwd, RequireTrust: true})
 	}
 }

@@ -16,7 +16,8 @@ import (
 // TypeScript SDK (acp/conformance/conformance.mjs): initialize,
 // new/prompt with streamed updates, a permission allowed and one
 // rejected, steer mid-turn and without a prompt, cancel mid-turn, two
-// sessions at once, an MCP server passed in session/new, list, close,
+// sessions at once, an MCP server passed in session/new, a thought chunk
+// and the max_tokens stop reason, list, close,
 // load with replay, resume, delete. The script checks what the client
 // sees; this test checks what the model was sent.
 func TestACPConformance(t *testing.T) {
@@ -38,6 +39,7 @@ func TestACPConformance(t *testing.T) {
 		agenttest.Turn{Text: "think think think", Stall: true},
 		answer("same"), answer("same"),
 		toolTurn(call("m1", "mcp__ex__echo", `{"text":"from the plugin"}`)), answer("echoed"),
+		agenttest.Turn{Thinking: "pondering the plugin", Text: "cut", FinishReason: "length"},
 	)
 	work2 := t.TempDir()
 	cmd := exec.Command(node, filepath.Join(dir, "conformance.mjs"), binary, e.work, work2, plugin)

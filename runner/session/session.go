@@ -38,6 +38,9 @@ type Config struct {
 	// Approver decides the parent agent's calls that need a person; nil
 	// means nobody can be asked, so they are refused as unattended.
 	Approver policy.Approver
+	// Files, when set, does the file tools' final read and write
+	// (agent.ToolEnv.Files): an editor's buffers over ACP. Nil is the disk.
+	Files agent.FileIO
 	// Grants are the task's grants (see policy.GateConfig).
 	Grants []string
 	// Standing supplies the standing grants ("Allow always") of the
@@ -189,6 +192,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		Memory:             cfg.Memory,
 		History:            cfg.History,
 		Vision:             cfg.Model.Vision,
+		Files:              cfg.Files,
 	}
 	if cfg.Skills.Len() > 0 {
 		s.Env.Skills = &sessionSkills{s: s, set: cfg.Skills}
