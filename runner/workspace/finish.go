@@ -99,7 +99,7 @@ func (m *Manager) Finish(ctx context.Context, ws *Workspace, message string) (Re
 }
 
 // commit stages everything in the worktree and commits it on the task
-// branch, unless nothing is staged. The caller holds the lock. A worktree
+// branch, unless nothing is staged, and moves the branch to it. The caller holds the lock. A worktree
 // whose git links changed is refused (*TamperedError) before any git runs
 // in it.
 func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID string, rec *record, message string) error {
@@ -108,13 +108,11 @@ func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID string, rec 
 		m.log.Error("workspace: refusing a tampered worktree", "task", taskID, "err", err)
 		return err
 	}
-	head, err := m.gitIn(ctx, t, nil, "symbolic-ref", "--quiet", "HEAD")
-	if err != nil && ctx.Err() != nil {
-		return err
-	}
-	if head != "refs/heads/"+ws.Branch {
+	if _, err := m.taskHead(ctx, t, ws.Branch); errors.Is(err, errLeftBranch) {
 		return fmt.Errorf("workspace: task %s's worktree %s is not on branch %s any more (the task switched branches); its changes were left uncommitted there",
 			taskID, ws.Dir, ws.Branch)
+	} else if err != nil {
+		return err
 	}
 	if err := m.stage(ctx, t); err != nil {
 		return err
@@ -132,8 +130,12 @@ func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID string, rec 
 			return err
 		}
 	}
-	// What the task committed itself joins the shared store now, checked.
-	return m.importObjects(ctx, t.common, t.private)
+	// What the task committed itself joins the shared store now, checked;
+	// then the branch names it (taskref.go).
+	if err := m.importObjects(ctx, t.common, t.private); err != nil {
+		return err
+	}
+	return m.publishHead(ctx, t, taskID, ws.Branch)
 }
 
 // stage does what `git add --all` does — every change to a tracked path,

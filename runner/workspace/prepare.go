@@ -151,13 +151,17 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("workspace: worktree directory: %w", err)
 	}
-	if base.branchExists {
-		// --force: a node that died running the task may still have the
-		// branch checked out in its worktree; the task runs on one node at
-		// a time, so this one owns the branch now.
-		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", "--force", dir, branch)
-	} else {
-		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", "--no-track", "-b", branch, dir, base.commit)
+	// The worktree's HEAD is detached: the service moves the branch
+	// (taskref.go). --force: a node that died running the task may still
+	// have the branch checked out in its worktree (before HEADs were
+	// detached); the task runs on one node at a time, so this one owns it.
+	at := "refs/heads/" + branch
+	if !base.branchExists {
+		_, err = m.git(ctx, gitDir, "update-ref", "-m", "reasonix: task "+taskID, at, base.commit, "")
+		at = base.commit
+	}
+	if err == nil {
+		_, err = m.git(ctx, gitDir, "worktree", "add", "--quiet", "--force", "--detach", dir, at)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -209,7 +213,7 @@ func (m *Manager) startingPoint(ctx context.Context, s Spec, gitDir, branch stri
 }
 
 // healthy reports whether the task's worktree is there, linked to its
-// repository as git linked it, with the task branch checked out. A
+// repository as git linked it, at a commit and on no other branch. A
 // worktree whose links changed is a *TamperedError, not "unhealthy": it
 // is not silently replaced. Otherwise only ctx ending is an error.
 func (m *Manager) healthy(ctx context.Context, taskID string, rec *record, branch string) (bool, error) {
@@ -232,11 +236,13 @@ func (m *Manager) healthy(ctx context.Context, taskID string, rec *record, branc
 	if err != nil {
 		return false, err
 	}
-	head, err := m.gitIn(ctx, t, nil, "symbolic-ref", "--quiet", "HEAD")
-	if err != nil {
+	// Detached (or, prepared before HEADs were detached, on the task
+	// branch, which is detached now): the sandbox no longer grants the
+	// shared refs, so an attached HEAD could not commit.
+	if err := m.detachHead(ctx, t, branch); err != nil {
 		return false, ctx.Err()
 	}
-	return head == "refs/heads/"+branch, nil
+	return true, nil
 }
 
 // dropWorktree removes whatever is at dir and the repository's metadata of
