@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"os"
 	"os/exec"
 	"slices"
 	"testing"
@@ -15,8 +14,7 @@ type benchVariant struct {
 }
 
 // sandboxVariants returns bare bash and each sandbox this host offers:
-// the Landlock helper (WrapShell), the Landlock thread (StartShell) and
-// bubblewrap, each thread-started one with and without the seccomp
+// the Landlock thread (StartShell) and bubblewrap, each thread-started one with and without the seccomp
 // supervisor (which here checks every exec against a deny rule).
 func sandboxVariants(b *testing.B, ws string) []benchVariant {
 	vs := []benchVariant{{"bare", func(script string) error {
@@ -41,18 +39,6 @@ func sandboxVariants(b *testing.B, ws string) []benchVariant {
 			}
 			if !supervised {
 				c.sup = nil
-			}
-			if l, ok := c.shell.(*landlockShell); ok && !supervised {
-				if exe := os.Getenv("REASONIX_SANDBOX_HELPER"); exe != "" {
-					l.exe = exe
-				}
-				vs = append(vs, benchVariant{kind + "-helper", func(script string) error {
-					argv, err := c.Shell().WrapShell(ws, script)
-					if err != nil {
-						return err
-					}
-					return exec.Command(argv[0], argv[1:]...).Run()
-				}})
 			}
 			name := kind + "-thread"
 			if kind == SandboxBwrap {
@@ -113,9 +99,6 @@ func benchInterleaved(b *testing.B, vs []benchVariant, script, unit string) {
 // in each sandbox. Run it as
 //
 //	go test ./policy -run '^$' -bench SandboxedBash -benchtime 30x -count 6
-//
-// The Landlock helper is this test binary unless REASONIX_SANDBOX_HELPER
-// names a reasonix binary (whose start-up is the one that ships).
 func BenchmarkSandboxedBash(b *testing.B) {
 	benchInterleaved(b, sandboxVariants(b, b.TempDir()), "echo x > f", "ms")
 }
@@ -124,8 +107,7 @@ func BenchmarkSandboxedBash(b *testing.B) {
 // times: the supervisor's cost per exec is a hundredth of the
 // difference between the supervised variants and the others.
 func BenchmarkSandboxedExecs(b *testing.B) {
-	vs := slices.DeleteFunc(sandboxVariants(b, b.TempDir()), func(v benchVariant) bool { return v.name == SandboxLandlock+"-helper" })
-	benchInterleaved(b, vs, "for i in $(seq 100); do /bin/true; done", "ms")
+	benchInterleaved(b, sandboxVariants(b, b.TempDir()), "for i in $(seq 100); do /bin/true; done", "ms")
 }
 
 // denyRM is a matcher denying rm, as Bash(rm:*) would.
