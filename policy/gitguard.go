@@ -107,7 +107,13 @@ func newGitGuard(root string) *gitGuard {
 		if private == "" {
 			return nil
 		}
-		if head, err := os.ReadFile(filepath.Join(private, "HEAD")); err == nil &&
+		// A runner's task worktree — an object directory of its own (its
+		// HEAD is detached, see gitShared), or, prepared before that, on a
+		// task branch — is checked by the runner, which refuses it when
+		// its links changed: nothing is repaired, so the runner sees it.
+		if fi, err := os.Lstat(filepath.Join(private, "objects")); err == nil && fi.IsDir() {
+			g.passive = true
+		} else if head, err := os.ReadFile(filepath.Join(private, "HEAD")); err == nil &&
 			strings.HasPrefix(strings.TrimSpace(string(head)), "ref: "+taskRefDir+"/") {
 			g.passive = true
 		}
