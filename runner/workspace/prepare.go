@@ -30,13 +30,17 @@ type Workspace struct {
 // Setup commands run in the new worktree (not again when reopening); a failing one is a
 // *SetupError quoting the command and the tail of its output.
 //
+// The worktree's HEAD is detached at the task branch's commit: the task's
+// own commits move only that HEAD, and the service moves the branch when it
+// finishes or hands the task over (taskref.go).
+//
 // Reopening: a worktree whose setup completed and that is still a healthy
-// worktree on the task branch is returned as it is, uncommitted changes
-// included. A broken one (setup interrupted, git metadata gone, another
-// branch checked out) is deleted and made again. When the task branch
-// already exists (a finished task being continued), the new worktree checks
-// it out instead of starting from the base again, and Base stays the commit
-// the task first started from.
+// worktree (detached, or on the task branch) is returned as it is,
+// uncommitted changes included. A broken one (setup interrupted, git
+// metadata gone, another branch checked out) is deleted and made again.
+// When the task branch already exists (a finished task being continued),
+// the new worktree starts at its commit instead of the base, and Base stays
+// the commit the task first started from.
 //
 // The taskID must match [A-Za-z0-9_-]+ (else ErrInvalid); a missing base is
 // ErrBaseNotFound. Prepare is safe to call concurrently for different tasks;
