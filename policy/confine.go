@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,6 +50,11 @@ type SandboxConfig struct {
 	// binaries on PATH are identified by content too, so a copy of one
 	// is refused like the original.
 	ExecDenyNames []string
+	// Logger receives what the sandbox finds when no call is there to
+	// report it: above all the git guard's last repair when the
+	// Confinement closes (a control file a command planted, or one that
+	// could not be put back). Nil means slog.Default().
+	Logger *slog.Logger
 
 	// force restricts the choice to one mechanism (SandboxLandlock or
 	// SandboxBwrap); tests use it to exercise both on one host.
@@ -135,7 +142,8 @@ func NewConfinement(c SandboxConfig) (*Confinement, error) {
 	conf.gitShared = gitShared(conf.root)
 	conf.tmp, conf.closers = &privateTmp{}, &closers{}
 	if conf.git = newGitGuard(conf.root); conf.git != nil {
-		conf.closers.add(func() { _, _ = conf.git.repair() })
+		log := cmp.Or(c.Logger, slog.Default())
+		conf.closers.add(func() { conf.git.lastRepair(log) })
 	}
 	conf.shell, conf.kind = chooseShell(conf, mode, c.force, c.Bwrap, c.Network)
 	conf.spawn = &spawners{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,7 +107,13 @@ func newGitGuard(root string) *gitGuard {
 		if private == "" {
 			return nil
 		}
-		if head, err := os.ReadFile(filepath.Join(private, "HEAD")); err == nil &&
+		// A runner's task worktree — an object directory of its own (its
+		// HEAD is detached, see gitShared), or, prepared before that, on a
+		// task branch — is checked by the runner, which refuses it when
+		// its links changed: nothing is repaired, so the runner sees it.
+		if fi, err := os.Lstat(filepath.Join(private, "objects")); err == nil && fi.IsDir() {
+			g.passive = true
+		} else if head, err := os.ReadFile(filepath.Join(private, "HEAD")); err == nil &&
 			strings.HasPrefix(strings.TrimSpace(string(head)), "ref: "+taskRefDir+"/") {
 			g.passive = true
 		}
@@ -244,6 +251,20 @@ func (g *gitGuard) repair() (string, error) {
 	}
 	slices.Sort(changed)
 	return strings.Join(changed, ", "), nil
+}
+
+// lastRepair is the repair when the run ends: no bash call follows to
+// carry its result, so it goes to log — what a command changed and was
+// put back as a warning, what could not be put back (the owner's next git
+// may run what the task planted) as an error naming where to look.
+func (g *gitGuard) lastRepair(log *slog.Logger) {
+	changed, err := g.repair()
+	switch {
+	case err != nil:
+		log.Error("sandbox: the checkout's git control files are not as they were when the run ended", "git_dir", g.dotGit, "err", err)
+	case changed != "":
+		log.Warn("sandbox: put back git control files a command changed", "git_dir", g.dotGit, "changed", changed)
+	}
 }
 
 // repairTree restores one guarded root: extra entries go, changed or

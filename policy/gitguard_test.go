@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,5 +199,50 @@ func TestGitGuardRefusesWhenItCannotRepair(t *testing.T) {
 		if _, err := g.repair(); err == nil || !strings.Contains(err.Error(), "could not be put back") {
 			t.Fatalf("repair = %v; want a refusal naming what could not be put back", err)
 		}
+	}
+}
+
+// The repair when a run ends has no bash call to report to: what it put
+// back is logged as a warning, and a checkout it could not put back (here
+// the .git directory itself replaced) as an error naming the repository.
+func TestGitGuardLastRepairIsLogged(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, ws string)
+		want  []string
+	}{
+		{"a hook put back", func(t *testing.T, ws string) {
+			if err := os.WriteFile(filepath.Join(ws, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"level=WARN", "put back", "pre-commit"}},
+		{".git replaced", func(t *testing.T, ws string) {
+			if err := os.Rename(filepath.Join(ws, ".git"), filepath.Join(ws, "old.git")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"level=ERROR", "not as they were", "replaced the workspace's .git directory"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			gitIn(t, ws, "init", "-q")
+			var logged strings.Builder
+			c, err := NewConfinement(SandboxConfig{WorkspaceRoot: ws, Bash: "off", Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.plant(t, ws)
+			c.Close()
+			for _, w := range tc.want {
+				if !strings.Contains(logged.String(), w) {
+					t.Errorf("the log after Close lacks %q: %s", w, logged.String())
+				}
+			}
+		})
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 )
 
-// landlockShell runs bash through the sandbox-exec helper: this very
-// executable, started with SandboxExecArg, restricts itself with Landlock
-// and then execs bash (see SandboxExecMain). Writable: the workspace, the
+// landlockShell runs bash from an OS thread of this process that
+// restricted itself with Landlock (StartShell), under the seccomp
+// supervisor. Writable: the workspace, the
 // allow_write roots, the worktree's own git state and a private TMPDIR;
 // readable: everything but forbid_read; TCP connect and bind denied unless
 // the network is allowed; signals and abstract UNIX sockets scoped to the
@@ -20,29 +20,30 @@ import (
 type landlockShell struct {
 	conf    *Confinement
 	network bool
-	exe     string // this executable
 	bash    string
 }
 
 func newLandlockShell(conf *Confinement, network bool) *landlockShell {
-	exe, _ := os.Executable() // landlockUsable checked it
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		bash = "/bin/bash"
 	}
-	return &landlockShell{conf: conf, network: network, exe: exe, bash: bash}
+	return &landlockShell{conf: conf, network: network, bash: bash}
 }
 
-// WrapShell returns the helper's argv running script in workdir.
-func (l *landlockShell) WrapShell(workdir, script string) ([]string, error) {
-	tmp, err := l.conf.tmp.path()
-	if err != nil {
-		return nil, fmt.Errorf("policy: bash is refused: the sandbox's private tmp: %w", err)
-	}
-	return l.spec(workdir, tmp, []string{l.bash, "-c", script}).args(l.exe), nil
+// errNoHelper: Landlock-sandboxed bash starts only from the restricted,
+// supervised thread.
+var errNoHelper = errors.New("policy: a Landlock-sandboxed command starts only from the sandbox's own thread (StartShell), where the supervisor watches it; there is no argv that runs it sandboxed")
+
+// WrapShell refuses: an argv would have to name a helper that restricts
+// itself and execs bash, outside the supervisor's watch (exec deny rules,
+// sockets, metadata). Every caller in this repository prefers StartShell
+// (agent.ShellStarter), which the Landlock shell always has.
+func (l *landlockShell) WrapShell(string, string) ([]string, error) {
+	return nil, errNoHelper
 }
 
-// spec is the sandbox the helper (or StartShell's thread) applies.
+// spec is the sandbox StartShell's thread applies.
 func (l *landlockShell) spec(workdir, tmp string, argv []string) execSpec {
 	return execSpec{
 		dir:     workdir,
@@ -74,9 +75,10 @@ func (c *Confinement) takeRefusals(pid int) []string {
 	return c.sup.log.take(pid)
 }
 
-// helperWired records that this executable dispatches SandboxExecArg to
-// SandboxExecMain; without it a re-exec would start the program anew
-// (a test binary would run its tests again), so Landlock is not offered.
+// helperWired records that this executable calls SandboxExecMain first,
+// so it can act as the supervisor's proxy; without it a re-exec would
+// start the program anew (a test binary would run its tests again), so
+// Landlock is not offered.
 var helperWired atomic.Bool
 
 var executableOnce = sync.OnceValues(os.Executable)

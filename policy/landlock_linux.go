@@ -3,16 +3,11 @@
 package policy
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -32,51 +27,10 @@ func landlockABI() int {
 // gets no ioctl right, so nothing can push input into a terminal.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
 
-// restrictAndExec applies the spec to this thread and execs the command.
-// The thread is locked and never unlocked: Landlock binds the calling
-// thread, and exec keeps only that thread.
-func restrictAndExec(s execSpec) error {
-	cfg := landlock.V10 // every right the library knows; BestEffort trims to the kernel
-	if s.network {
-		cfg.HandledAccessNet = 0
-	}
-	fd, flags, err := cfg.BestEffort().NewRulesetFD(landlockRules(s)...)
-	if err != nil {
-		return fmt.Errorf("building the Landlock ruleset: %w", err)
-	}
-	if fd < 0 {
-		return fmt.Errorf("the kernel does not offer Landlock")
-	}
-	if s.dir != "" {
-		if err := os.Chdir(s.dir); err != nil {
-			return err
-		}
-	}
-	bin, err := exec.LookPath(s.argv[0])
-	if err != nil {
-		return err
-	}
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
-	if s.tmp != "" {
-		env = append(env, "TMPDIR="+s.tmp)
-	}
-	runtime.LockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	if err := dropTracing(); err != nil {
-		return err
-	}
-	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("applying Landlock: %w", err)
-	}
-	unix.Close(fd)
-	return syscall.Exec(bin, s.argv, env)
-}
-
 // landlockRules grants reading everywhere but the hidden paths, and
 // writing in the writable roots (minus hidden paths), the private tmp and
-// the devices: readRules and writeRules in one ruleset.
+// the devices: readRules and writeRules in one ruleset (the one-layer
+// form, which BenchmarkLandlockLayers compares the thread's two layers with).
 func landlockRules(s execSpec) []landlock.Rule {
 	return append(readRules(readCover(s.hide, tmpRoots(append(slices.Clip(s.rw), s.tmp)))), writeRules(s)...)
 }

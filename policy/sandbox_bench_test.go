@@ -1,9 +1,13 @@
 package policy
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -12,14 +16,17 @@ import (
 type benchVariant struct {
 	name string
 	run  func(script string) error
+	// proxyCPU is the CPU time the variant's supervisor proxy has used so
+	// far (a process of its own, reaped only when the sandbox closes);
+	// nil without one.
+	proxyCPU func() time.Duration
 }
 
 // sandboxVariants returns bare bash and each sandbox this host offers:
-// the Landlock helper (WrapShell), the Landlock thread (StartShell) and
-// bubblewrap, each thread-started one with and without the seccomp
+// the Landlock thread (StartShell) and bubblewrap, each thread-started one with and without the seccomp
 // supervisor (which here checks every exec against a deny rule).
 func sandboxVariants(b *testing.B, ws string) []benchVariant {
-	vs := []benchVariant{{"bare", func(script string) error {
+	vs := []benchVariant{{name: "bare", run: func(script string) error {
 		cmd := exec.Command("bash", "-c", script)
 		cmd.Dir = ws
 		return cmd.Run()
@@ -42,18 +49,6 @@ func sandboxVariants(b *testing.B, ws string) []benchVariant {
 			if !supervised {
 				c.sup = nil
 			}
-			if l, ok := c.shell.(*landlockShell); ok && !supervised {
-				if exe := os.Getenv("REASONIX_SANDBOX_HELPER"); exe != "" {
-					l.exe = exe
-				}
-				vs = append(vs, benchVariant{kind + "-helper", func(script string) error {
-					argv, err := c.Shell().WrapShell(ws, script)
-					if err != nil {
-						return err
-					}
-					return exec.Command(argv[0], argv[1:]...).Run()
-				}})
-			}
 			name := kind + "-thread"
 			if kind == SandboxBwrap {
 				name = kind
@@ -62,14 +57,25 @@ func sandboxVariants(b *testing.B, ws string) []benchVariant {
 				name += "-supervised"
 			}
 			starter := c.Shell().(interface{ StartShell(*exec.Cmd) error })
-			vs = append(vs, benchVariant{name, func(script string) error {
+			v := benchVariant{name: name, run: func(script string) error {
 				cmd := exec.Command("bash", "-c", script)
 				cmd.Dir = ws
 				if err := starter.StartShell(cmd); err != nil {
 					return err
 				}
 				return cmd.Wait()
-			}})
+			}}
+			if supervised {
+				v.proxyCPU = func() time.Duration {
+					c.sup.mu.Lock()
+					defer c.sup.mu.Unlock()
+					if c.sup.proxy == nil {
+						return 0
+					}
+					return processCPU(c.sup.proxy.Process.Pid)
+				}
+			}
+			vs = append(vs, v)
 		}
 	}
 	return vs
@@ -80,13 +86,18 @@ func sandboxVariants(b *testing.B, ws string) []benchVariant {
 // each and its extra cost over the first variant.
 func benchInterleaved(b *testing.B, vs []benchVariant, script, unit string) {
 	times := make([][]time.Duration, len(vs))
+	cpu := make([]time.Duration, len(vs))
+	calls := 0
 	for b.Loop() {
+		calls++
 		for i, v := range vs {
+			cpu0 := treeCPU() + proxyCPU(v)
 			start := time.Now()
 			if err := v.run(script); err != nil {
 				b.Fatalf("%s: %v", v.name, err)
 			}
 			times[i] = append(times[i], time.Since(start))
+			cpu[i] += treeCPU() + proxyCPU(v) - cpu0
 		}
 	}
 	median := func(d []time.Duration) float64 {
@@ -106,16 +117,54 @@ func benchInterleaved(b *testing.B, vs []benchVariant, script, unit string) {
 		b.ReportMetric(m-bare, v.name+"-extra-"+unit)
 		b.ReportMetric(least(times[i+1]), v.name+"-min-"+unit)
 	}
+	// CPU time per call (this process, the children it reaped, the
+	// proxy): on a machine loaded by others, the steadier figure.
+	perCall := func(i int) float64 { return float64(cpu[i]) / float64(calls) / float64(time.Millisecond) }
+	for i, v := range vs {
+		b.ReportMetric(perCall(i), v.name+"-cpu-"+unit)
+		if i > 0 {
+			b.ReportMetric(perCall(i)-perCall(0), v.name+"-extra-cpu-"+unit)
+		}
+	}
 	b.ReportMetric(0, "ns/op") // the per-variant medians are the result
+}
+
+// treeCPU is the CPU time this process and its reaped children used.
+func treeCPU() time.Duration {
+	var self, children syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	d := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return d(self.Utime) + d(self.Stime) + d(children.Utime) + d(children.Stime)
+}
+
+func proxyCPU(v benchVariant) time.Duration {
+	if v.proxyCPU == nil {
+		return 0
+	}
+	return v.proxyCPU()
+}
+
+// processCPU is the CPU time (utime and stime, 10 ms ticks) of process pid.
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 // BenchmarkSandboxedBash times a trivial writer (`echo x > f`) bare and
 // in each sandbox. Run it as
 //
 //	go test ./policy -run '^$' -bench SandboxedBash -benchtime 30x -count 6
-//
-// The Landlock helper is this test binary unless REASONIX_SANDBOX_HELPER
-// names a reasonix binary (whose start-up is the one that ships).
 func BenchmarkSandboxedBash(b *testing.B) {
 	benchInterleaved(b, sandboxVariants(b, b.TempDir()), "echo x > f", "ms")
 }
@@ -124,8 +173,7 @@ func BenchmarkSandboxedBash(b *testing.B) {
 // times: the supervisor's cost per exec is a hundredth of the
 // difference between the supervised variants and the others.
 func BenchmarkSandboxedExecs(b *testing.B) {
-	vs := slices.DeleteFunc(sandboxVariants(b, b.TempDir()), func(v benchVariant) bool { return v.name == SandboxLandlock+"-helper" })
-	benchInterleaved(b, vs, "for i in $(seq 100); do /bin/true; done", "ms")
+	benchInterleaved(b, sandboxVariants(b, b.TempDir()), "for i in $(seq 100); do /bin/true; done", "ms")
 }
 
 // denyRM is a matcher denying rm, as Bash(rm:*) would.

@@ -33,12 +33,14 @@ const taskRefDir = "refs/heads/reasonix"
 // nothing (commits then fail inside the sandbox, nothing else does).
 //
 // A runner's task worktree has an object directory of its own in its
-// private directory (GitEnv): the shared object store stays read-only, so
-// a task cannot replace an object other tasks or the owner read; the
-// runner imports the task's objects, re-hashed, when it finishes.
+// private directory (GitEnv) and a detached HEAD: the shared object store
+// and every shared ref stay read-only, so a task can neither replace an
+// object other tasks or the owner read nor move another task's branch;
+// the runner imports the task's objects, re-hashed, and moves its branch
+// when it finishes.
 //
-// Limits: a task can move the other task branches under
-// refs/heads/reasonix.
+// Limits: a user's own linked worktree on a reasonix/ branch (reasonix run
+// there) can move the other branches under refs/heads/reasonix.
 func gitShared(root string) []string {
 	b, err := os.ReadFile(filepath.Join(root, ".git"))
 	if err != nil {
@@ -68,11 +70,15 @@ func gitShared(root string) []string {
 	}
 	common := filepath.Dir(filepath.Dir(gitdir))
 	out := []string{gitdir}
-	if fi, err := os.Lstat(filepath.Join(gitdir, "objects")); err != nil || !fi.IsDir() {
-		// Not a runner's task worktree (which has an object directory of
-		// its own, see GitEnv): a user's worktree commits to the shared store.
-		out = append(out, filepath.Join(common, "objects"))
+	if fi, err := os.Lstat(filepath.Join(gitdir, "objects")); err == nil && fi.IsDir() {
+		// A runner's task worktree (an object directory of its own, see
+		// GitEnv): its HEAD is detached, and the runner moves the task
+		// branch when the task finishes (runner/workspace/taskref.go), so
+		// no shared ref is writable — no task can move another's branch.
+		return out
 	}
+	// A user's own worktree commits to the shared store.
+	out = append(out, filepath.Join(common, "objects"))
 	head, err := os.ReadFile(filepath.Join(gitdir, "HEAD"))
 	if err != nil {
 		return out

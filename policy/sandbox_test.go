@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"reasonix/agent"
 )
 
 // needLandlock skips where the kernel has no Landlock, except in CI.
@@ -21,12 +23,10 @@ func needLandlock(t *testing.T) {
 	}
 }
 
-// eachSandbox runs f once per OS sandbox this host offers, Landlock
-// twice: through the sandbox-exec helper (one ruleset) and from a
-// restricted thread of this process (StartShell: the shared read layer
-// and the call's write layer).
+// eachSandbox runs f once per OS sandbox this host offers: Landlock from
+// a restricted thread of this process (StartShell: the shared read layer
+// and the call's write layer) and bubblewrap.
 func eachSandbox(t *testing.T, f func(t *testing.T, kind string)) {
-	t.Run(SandboxLandlock, func(t *testing.T) { needLandlock(t); f(t, SandboxLandlock) })
 	t.Run(SandboxLandlock+"-thread", func(t *testing.T) {
 		needLandlock(t)
 		viaThread = true
@@ -264,11 +264,12 @@ func TestLandlockClaimedWritesOnlyTheClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(script string) error {
-		argv, err := shell.WrapShell(ws, script)
-		if err != nil {
-			t.Fatalf("WrapShell: %v", err)
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir = ws
+		if err := shell.(agent.ShellStarter).StartShell(cmd); err != nil {
+			t.Fatalf("StartShell: %v", err)
 		}
-		return exec.Command(argv[0], argv[1:]...).Run()
+		return cmd.Wait()
 	}
 	if err := run("echo ok > claimed/a.txt"); err != nil {
 		t.Fatalf("write inside the claim: %v", err)
@@ -417,5 +418,30 @@ func TestLandlockReadLayerShared(t *testing.T) {
 	}
 	if rebuilt := layer(); rebuilt == shared {
 		t.Error("the read layer was not rebuilt after its directory changed")
+	}
+}
+
+// The Landlock sandbox has no argv form: the old `__sandbox-exec` helper
+// ran bash outside the supervisor's watch (exec deny rules, sockets,
+// metadata), so WrapShell refuses and bash starts from the thread.
+func TestLandlockHasNoUnsupervisedHelper(t *testing.T) {
+	needLandlock(t)
+	ws, _ := hostDirs(t)
+	c := confined(t, SandboxConfig{WorkspaceRoot: ws, force: SandboxLandlock})
+	if argv, err := c.Shell().WrapShell(ws, "true"); err == nil {
+		t.Fatalf("WrapShell = %q: an argv that runs bash outside the supervisor", argv)
+	}
+	if err := os.Mkdir(filepath.Join(ws, "claimed"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := c.Claimed([]string{"claimed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if argv, err := claimed.WrapShell(ws, "true"); err == nil {
+		t.Fatalf("Claimed().WrapShell = %q", argv)
+	}
+	if _, ok := c.Shell().(agent.ShellStarter); !ok {
+		t.Fatal("the Landlock shell cannot start bash itself")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -51,6 +52,10 @@ type supervisor struct {
 	nextID    uint64
 	closed    bool
 	wg        sync.WaitGroup
+
+	// connects counts the connect notifications the proxy forwarded (a
+	// test sees which ones the proxy answered itself).
+	connects atomic.Int64
 }
 
 // listener is the supervisor's copy of one filter's listener.
@@ -242,6 +247,7 @@ func (s *supervisor) handle(rc syscall.RawConn, n *seccompNotif, v *sandboxView)
 	case unix.SYS_EXECVE, unix.SYS_EXECVEAT:
 		vd = s.onExec(rc, n)
 	case unix.SYS_CONNECT:
+		s.connects.Add(1)
 		vd = s.onConnect(rc, n, v)
 	case unix.SYS_SENDTO, unix.SYS_SENDMSG, unix.SYS_SENDMMSG:
 		vd = s.onSend(rc, n, v)

@@ -108,6 +108,11 @@ func relay(conn *net.UnixConn, id [8]byte, fd int, self *unix.Stat_t) {
 			_ = notifSend(uintptr(fd), &r)
 			continue
 		}
+		if r, ok := connectLocally(&n); ok {
+			// A stale id (the caller died) fails the send, harmlessly.
+			_ = notifSend(uintptr(fd), &r)
+			continue
+		}
 		copy(msg[8:], unsafe.Slice((*byte)(unsafe.Pointer(&n)), unsafe.Sizeof(n)))
 		if _, err := conn.Write(msg[:]); err != nil {
 			return
@@ -124,4 +129,47 @@ func spawnerExec(n *seccompNotif, self *unix.Stat_t) bool {
 	}
 	var st unix.Stat_t
 	return unix.Stat(procPath(int(n.Pid), "exe"), &st) == nil && st.Dev == self.Dev && st.Ino == self.Ino
+}
+
+// connectLocally answers, without the service, a connect(2) whose verdict
+// needs no decision of it — the verdicts onConnect gives, reached the same
+// way:
+//
+//   - an address of another family than AF_UNIX (or none) continues: the
+//     kernel, Landlock and the network namespace decide it, as onConnect
+//     leaves them to;
+//   - a pathname UNIX socket that does not exist, resolved in the caller's
+//     view exactly as the service resolves it, fails with ENOENT. Every
+//     bash start-up makes two such calls (glibc asking nscd for the user
+//     name), each of which cost a round trip to the service.
+//
+// Nothing is widened: the first case is the rule the service applies, and
+// the second refuses the call, so the kernel never runs it. Whatever else
+// — an abstract address (the sandbox's view decides), a socket that
+// exists, any error reading the caller — goes to the service.
+func connectLocally(n *seccompNotif) (seccompNotifResp, bool) {
+	if n.Data.Nr != unix.SYS_CONNECT {
+		return seccompNotifResp{}, false
+	}
+	pid, a := int(n.Pid), n.Data.Args
+	p, abstract, ok, err := sockaddrPath(pid, a[1], a[2])
+	switch {
+	case err != nil || abstract:
+		return seccompNotifResp{}, false
+	case !ok:
+		return seccompNotifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}, true
+	}
+	abs, err := absIn(pid, unix.AT_FDCWD, p)
+	if err != nil {
+		return seccompNotifResp{}, false
+	}
+	f, err := resolveIn(pid, abs, true)
+	if err == nil {
+		f.close()
+		return seccompNotifResp{}, false
+	}
+	if !errors.Is(err, unix.ENOENT) {
+		return seccompNotifResp{}, false
+	}
+	return seccompNotifResp{ID: n.ID, Error: -int32(unix.ENOENT)}, true
 }

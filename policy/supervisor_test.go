@@ -384,3 +384,34 @@ func TestCheckoutShellReportsExecRefusals(t *testing.T) {
 		}
 	})
 }
+
+// A connect to a UNIX socket that does not exist is answered ENOENT by the
+// supervisor's proxy itself (every bash start-up asks glibc's nscd socket
+// twice); the service sees only the connects it has to decide, and those
+// are decided as before.
+func TestProxyAnswersMissingSocketsItself(t *testing.T) {
+	eachSupervised(t, func(t *testing.T, kind string) {
+		ws, outside := hostDirs(t)
+		sock := filepath.Join(outside, "d.sock")
+		unixHTTP(t, sock)
+		c := confined(t, SandboxConfig{WorkspaceRoot: ws, force: kind})
+		connect := func(p string) string {
+			return `perl -e 'use Socket; socket(S, PF_UNIX, SOCK_STREAM, 0) or die; connect(S, pack_sockaddr_un("` + p + `")) ? print "ok " : print $!+0, " "'`
+		}
+		before := c.sup.connects.Load()
+		out, err, _ := runStarted(t, c, connect(filepath.Join(outside, "missing.sock"))+"; "+connect("no/such.sock"))
+		if err != nil || out != "2 2 " {
+			t.Fatalf("%s: connects to missing sockets: %v: %q, want ENOENT (2) twice", kind, err, out)
+		}
+		if n := c.sup.connects.Load() - before; n != 0 {
+			t.Errorf("%s: the service was asked about %d connects to missing sockets; the proxy answers them", kind, n)
+		}
+		out, _, refusals := runStarted(t, c, connect(sock))
+		if out != "13 " || len(refusals) != 1 {
+			t.Errorf("%s: an outside socket: %q, refusals %q; want EACCES (13) and one refusal", kind, out, refusals)
+		}
+		if c.sup.connects.Load() == before {
+			t.Errorf("%s: an existing outside socket was not decided by the service", kind)
+		}
+	})
+}

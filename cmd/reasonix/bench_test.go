@@ -48,65 +48,117 @@ func BenchmarkRunThirtyStepsPriced(b *testing.B) {
 	benchThirtySteps(b, `prices = { "fake-model" = { input = 1.0, output = 2.0, cached_input = 0.5 } }`)
 }
 
+// benchBinaries are the builds a benchmark of the real binary measures:
+// this tree's, or those REASONIX_BENCH_BINARIES names as a comma-separated
+// list of label=path, run in turn in every iteration (interleaved, so a
+// machine loaded by something else weighs on each alike). Each metric is
+// then reported once per label, as "metric-label".
+func benchBinaries(b *testing.B) (labels, paths []string) {
+	v := os.Getenv("REASONIX_BENCH_BINARIES")
+	if v == "" {
+		return []string{""}, []string{binary}
+	}
+	for item := range strings.SplitSeq(v, ",") {
+		label, path, ok := strings.Cut(item, "=")
+		if !ok || label == "" || path == "" {
+			b.Fatalf("REASONIX_BENCH_BINARIES: %q is not label=path", item)
+		}
+		labels, paths = append(labels, "-"+label), append(paths, path)
+	}
+	return labels, paths
+}
+
 func benchThirtySteps(b *testing.B, providerExtra string) {
-	var overheads, rss, selfRSS, firsts []float64
+	labels, paths := benchBinaries(b)
+	type series struct{ overheads, cpu, steady, rss, selfRSS, firsts []float64 }
+	runs := make([]series, len(paths))
 	for b.Loop() {
-		e := newE2E(b, thirtyStepScript()...)
-		e.configure(providerExtra)
-		cmd := exec.Command(binary, "run", "--auto", "--max-steps", "40", "benchmark task")
-		cmd.Dir = e.work
-		cmd.Env = baseEnv(e.home)
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		var peak, hwm atomic.Int64
-		stop := make(chan struct{})
-		sampled := make(chan struct{})
-		go func() {
-			defer close(sampled)
-			for {
-				if kb := treeRSS(cmd.Process.Pid); kb > peak.Load() {
-					peak.Store(kb)
-				}
-				if kb := statusKB(cmd.Process.Pid, "VmHWM:"); kb > hwm.Load() {
-					hwm.Store(kb)
-				}
-				select {
-				case <-stop:
-					return
-				case <-time.After(time.Millisecond):
-				}
-			}
-		}()
-		err := cmd.Wait()
-		close(stop)
-		<-sampled
-		if err != nil {
-			b.Fatalf("run failed: %v", err)
-		}
-		reqs := e.srv.Requests()
-		if len(reqs) != 31 {
-			b.Fatalf("requests = %d", len(reqs))
-		}
-		var gaps []float64
-		for i := 1; i < len(reqs); i++ {
-			gaps = append(gaps, float64(reqs[i].Received.Sub(reqs[i-1].Responded).Microseconds())/1000)
-		}
-		overheads = append(overheads, median(gaps))
-		// Not the rusage of the child: Linux carries the pre-exec high-water
-		// mark over exec, which for a vfork child is the test binary's.
-		rss = append(rss, float64(max(peak.Load(), hwm.Load()))/1024)
-		selfRSS = append(selfRSS, float64(hwm.Load())/1024)
-		firsts = append(firsts, float64(reqs[0].Received.Sub(start).Microseconds())/1000)
-		if data, _ := os.ReadFile(filepath.Join(e.work, "log.txt")); strings.Count(string(data), "\n") != 24 {
-			b.Fatalf("log.txt has %q", data)
+		for i, bin := range paths {
+			r := &runs[i]
+			overhead, cpu, steady, peak, hwm, first := runThirtySteps(b, bin, providerExtra)
+			r.overheads = append(r.overheads, overhead)
+			r.cpu = append(r.cpu, cpu)
+			r.steady = append(r.steady, steady)
+			r.rss = append(r.rss, peak)
+			r.selfRSS = append(r.selfRSS, hwm)
+			r.firsts = append(r.firsts, first)
 		}
 	}
-	b.ReportMetric(median(overheads), "ms-overhead/step")
-	b.ReportMetric(median(rss), "MB-peak-rss")
-	b.ReportMetric(median(selfRSS), "MB-reasonix-rss")
-	b.ReportMetric(median(firsts), "ms-to-first-request")
+	for i, l := range labels {
+		r := runs[i]
+		b.ReportMetric(median(r.overheads), "ms-overhead/step"+l)
+		b.ReportMetric(median(r.cpu), "ms-cpu/step"+l)
+		b.ReportMetric(median(r.steady), "ms-cpu-after-start/step"+l)
+		b.ReportMetric(median(r.rss), "MB-peak-rss"+l)
+		b.ReportMetric(median(r.selfRSS), "MB-reasonix-rss"+l)
+		b.ReportMetric(median(r.firsts), "ms-to-first-request"+l)
+	}
+}
+
+// runThirtySteps runs bin once through the 30-step task and returns the
+// median harness overhead per step, the CPU time (user and system) of the
+// process tree per step — reasonix and every child it waited for, bash and
+// the sandbox's helpers alike: on a loaded machine the steadier figure —,
+// the same from the first request on (without start-up; what the main
+// process and the children it reaped until then used is left out), the
+// peak memory of the tree and reasonix's own (MB), and the time to the
+// first request.
+func runThirtySteps(b *testing.B, bin, providerExtra string) (overhead, cpu, steady, peakMB, selfMB, first float64) {
+	e := newE2E(b, thirtyStepScript()...)
+	e.configure(providerExtra)
+	cmd := exec.Command(bin, "run", "--auto", "--max-steps", "40", "benchmark task")
+	cmd.Dir = e.work
+	cmd.Env = baseEnv(e.home)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	var peak, hwm, startCPU atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if kb := treeRSS(cmd.Process.Pid); kb > peak.Load() {
+				peak.Store(kb)
+			}
+			if kb := statusKB(cmd.Process.Pid, "VmHWM:"); kb > hwm.Load() {
+				hwm.Store(kb)
+			}
+			if startCPU.Load() == 0 && len(e.srv.Requests()) > 0 {
+				startCPU.Store(procCPU(cmd.Process.Pid).Microseconds())
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(stop)
+	<-sampled
+	if err != nil {
+		b.Fatalf("run failed: %v", err)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 31 {
+		b.Fatalf("requests = %d", len(reqs))
+	}
+	var gaps []float64
+	for i := 1; i < len(reqs); i++ {
+		gaps = append(gaps, float64(reqs[i].Received.Sub(reqs[i-1].Responded).Microseconds())/1000)
+	}
+	if data, _ := os.ReadFile(filepath.Join(e.work, "log.txt")); strings.Count(string(data), "\n") != 24 {
+		b.Fatalf("log.txt has %q", data)
+	}
+	cpuTime := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	// Not the rusage's peak: Linux carries the pre-exec high-water mark
+	// over exec, which for a vfork child is the test binary's.
+	return median(gaps), float64(cpuTime.Microseconds()) / 1000 / 30,
+		float64(cpuTime.Microseconds()-startCPU.Load()) / 1000 / 30,
+		float64(max(peak.Load(), hwm.Load())) / 1024, float64(hwm.Load()) / 1024,
+		float64(reqs[0].Received.Sub(start).Microseconds()) / 1000
 }
 
 // statusKB reads one "Name: N kB" field of /proc/<pid>/status; 0 when gone.

@@ -158,6 +158,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 		Network:       set.Sandbox.Network,
 		ExecDenied:    execDenied(cfg.Policy),
 		ExecDenyNames: cfg.Policy.DeniedCommands(),
+		Logger:        cfg.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("[sandbox]: %w", err)

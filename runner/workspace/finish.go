@@ -97,7 +97,7 @@ func (m *Manager) Finish(ctx context.Context, ws *Workspace, message string) (Re
 }
 
 // commit stages everything in the worktree and commits it on the task
-// branch, unless nothing is staged. The caller holds the lock. A worktree
+// branch, unless nothing is staged, and moves the branch to it. The caller holds the lock. A worktree
 // whose git links changed is refused (*TamperedError) before any git runs
 // in it.
 func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID string, rec *record, message string) error {
@@ -106,13 +106,11 @@ func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID string, rec 
 		m.log.Error("workspace: refusing a tampered worktree", "task", taskID, "err", err)
 		return err
 	}
-	head, err := m.gitIn(ctx, t, nil, "symbolic-ref", "--quiet", "HEAD")
-	if err != nil && ctx.Err() != nil {
-		return err
-	}
-	if head != "refs/heads/"+ws.Branch {
+	if _, err := m.taskHead(ctx, t, ws.Branch); errors.Is(err, errLeftBranch) {
 		return fmt.Errorf("workspace: task %s's worktree %s is not on branch %s any more (the task switched branches); its changes were left uncommitted there",
 			taskID, ws.Dir, ws.Branch)
+	} else if err != nil {
+		return err
 	}
 	if err := m.stage(ctx, t); err != nil {
 		return err
@@ -130,15 +128,19 @@ func (m *Manager) commit(ctx context.Context, ws *Workspace, taskID string, rec 
 			return err
 		}
 	}
-	// What the task committed itself joins the shared store now, checked.
-	// The shared object store takes one import at a time (and nothing
-	// else of the repository's shared state moves meanwhile).
+	// What the task committed itself joins the shared store now, checked;
+	// then the branch names it (taskref.go). The shared object store takes
+	// one import at a time (and nothing else of the repository's shared
+	// state moves meanwhile).
 	unlock, err := m.lock(ctx, t.common)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	return m.importObjects(ctx, t.common, t.private)
+	if err := m.importObjects(ctx, t.common, t.private); err != nil {
+		return err
+	}
+	return m.publishHead(ctx, t, taskID, ws.Branch)
 }
 
 // stage does what `git add --all` does — every change to a tracked path,

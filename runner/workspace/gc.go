@@ -113,11 +113,16 @@ func (m *Manager) Inspect(ctx context.Context, taskID, published string) (Holdin
 	}
 	defer unlock()
 	var h Holding
+	// A task's worktree has a detached HEAD that only Finish names on the
+	// branch (taskref.go): commits the task made itself and no Finish
+	// published are counted from there.
+	var t *tree
 	if fi, err := os.Lstat(m.worktreeDir(taskID)); err == nil && fi.IsDir() {
 		h.Worktree = true
-		t, err := m.verify(taskID, rec)
+		var err error
+		t, err = m.verify(taskID, rec)
 		if te, ok := errors.AsType[*TamperedError](err); ok {
-			h.Tampered = te.What
+			h.Tampered, t = te.What, nil
 		} else if err != nil {
 			return Holding{}, err
 		} else {
@@ -130,28 +135,56 @@ func (m *Manager) Inspect(ctx context.Context, taskID, published string) (Holdin
 	}
 	ref := "refs/heads/" + BranchFor(taskID)
 	head, err := m.git(ctx, rec.GitDir, "rev-parse", "--verify", "--quiet", ref)
-	if err != nil {
-		if exitCode(err) == 1 { // no such branch
-			return h, nil
+	if err != nil && exitCode(err) != 1 { // 1: no such branch
+		return Holding{}, err
+	}
+	if err == nil {
+		h.Branch, h.Head = true, head
+	}
+	var not []string
+	for _, c := range []string{rec.Base, published} {
+		if c != "" {
+			not = append(not, "^"+c)
 		}
-		return Holding{}, err
 	}
-	h.Branch, h.Head = true, head
-	args := []string{"rev-list", "--count", head}
-	if rec.Base != "" {
-		args = append(args, "^"+rec.Base)
+	if h.Branch {
+		if h.Unpublished, err = m.countCommits(taskID, func(args ...string) (string, error) {
+			return m.git(ctx, rec.GitDir, args...)
+		}, head, not); err != nil {
+			return Holding{}, err
+		}
+		not = append(not, "^"+head)
 	}
-	if published != "" {
-		args = append(args, "^"+published)
-	}
-	n, err := m.git(ctx, rec.GitDir, args...)
-	if err != nil {
-		return Holding{}, err
-	}
-	if h.Unpublished, err = strconv.Atoi(n); err != nil {
-		return Holding{}, fmt.Errorf("workspace: count the unpublished commits of task %s: %q", taskID, n)
+	if t != nil {
+		// Through the worktree's layout, which sees its own objects.
+		wt, err := m.gitIn(ctx, t, nil, "rev-parse", "--verify", "--quiet", "HEAD")
+		if err != nil && exitCode(err) != 1 {
+			return Holding{}, err
+		}
+		if err == nil && wt != head {
+			n, err := m.countCommits(taskID, func(args ...string) (string, error) {
+				return m.gitIn(ctx, t, nil, args...)
+			}, wt, not)
+			if err != nil {
+				return Holding{}, err
+			}
+			h.Unpublished += n
+		}
 	}
 	return h, nil
+}
+
+// countCommits counts the commits of tip not reachable from not, by git.
+func (m *Manager) countCommits(taskID string, git func(args ...string) (string, error), tip string, not []string) (int, error) {
+	out, err := git(append([]string{"rev-list", "--count", tip}, not...)...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(out)
+	if err != nil {
+		return 0, fmt.Errorf("workspace: count the unpublished commits of task %s: %q", taskID, out)
+	}
+	return n, nil
 }
 
 // Collection is what Collect removes of a task.

@@ -14,6 +14,29 @@ import (
 // commits neither the base nor the published commit holds, and Collect
 // removes the worktree, the branch (only while it is where it was seen)
 // and the record, and a scratch directory.
+// A task's own commit sits on its worktree's detached HEAD until Finish
+// names it on the branch: a task that ended without Finish still holds
+// unpublished work there, and gc must keep it.
+func TestInspectCountsCommitsOnTheWorktreesHead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	ctx := testCtx(t)
+	repo := f.repo(map[string]string{"a.txt": "a\n"})
+	ws, err := f.m.Prepare(ctx, "self", &workspace.Spec{Name: "app", Repo: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws.Dir, "a.txt"), "mine\n")
+	f.git(ws.Dir, "commit", "-q", "-am", "the task's own commit")
+	h, err := f.m.Inspect(ctx, "self", "")
+	if err != nil || h.Dirty || !h.Branch || h.Unpublished != 1 {
+		t.Fatalf("inspect = %+v, %v; want 1 unpublished commit on the worktree's HEAD", h, err)
+	}
+	if h.Head == f.git(ws.Dir, "rev-parse", "HEAD") {
+		t.Fatal("the branch moved with the task's own commit")
+	}
+}
+
 func TestInspectAndCollect(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, true) // Keep: the worktrees stay after Finish, as with keep_workspaces

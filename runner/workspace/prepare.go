@@ -30,13 +30,17 @@ type Workspace struct {
 // Setup commands run in the new worktree (not again when reopening); a failing one is a
 // *SetupError quoting the command and the tail of its output.
 //
+// The worktree's HEAD is detached at the task branch's commit: the task's
+// own commits move only that HEAD, and the service moves the branch when it
+// finishes or hands the task over (taskref.go).
+//
 // Reopening: a worktree whose setup completed and that is still a healthy
-// worktree on the task branch is returned as it is, uncommitted changes
-// included. A broken one (setup interrupted, git metadata gone, another
-// branch checked out) is deleted and made again. When the task branch
-// already exists (a finished task being continued), the new worktree checks
-// it out instead of starting from the base again, and Base stays the commit
-// the task first started from.
+// worktree (detached, or on the task branch) is returned as it is,
+// uncommitted changes included. A broken one (setup interrupted, git
+// metadata gone, another branch checked out) is deleted and made again.
+// When the task branch already exists (a finished task being continued),
+// the new worktree starts at its commit instead of the base, and Base stays
+// the commit the task first started from.
 //
 // The taskID must match [A-Za-z0-9_-]+ (else ErrInvalid); a missing base is
 // ErrBaseNotFound. Prepare is safe to call concurrently for different tasks;
@@ -148,7 +152,7 @@ func (m *Manager) checkout(ctx context.Context, taskID string, s Spec, gitDir st
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("workspace: worktree directory: %w", err)
 	}
-	if err := m.addWorktree(ctx, dir, gitDir, branch, base); err != nil {
+	if err := m.addWorktree(ctx, dir, gitDir, taskID, branch, base); err != nil {
 		return nil, nil, err
 	}
 	l, err := snapshot(dir, gitDir)
@@ -203,24 +207,27 @@ func (m *Manager) leftovers(dir, gitDir string) bool {
 	return false
 }
 
-// addWorktree registers dir as a worktree on branch, without its files
-// (checkout fills them in), under the repository's lock. A registration
+// addWorktree registers dir as a worktree at the task's branch, without
+// its files (checkout fills them in), under the repository's lock. Its
+// HEAD is detached: the service moves the branch (taskref.go), the task
+// never does. --force: a node that died running the task may still have
+// the branch checked out in its worktree (before HEADs were detached); the
+// task runs on one node at a time, so this one owns it. A registration
 // left by a worktree that disappeared is pruned and the add tried again.
-func (m *Manager) addWorktree(ctx context.Context, dir, gitDir, branch string, base start) error {
+func (m *Manager) addWorktree(ctx context.Context, dir, gitDir, taskID, branch string, base start) error {
 	unlock, err := m.lock(ctx, gitDir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	args := []string{"worktree", "add", "--quiet", "--no-checkout"}
-	if base.branchExists {
-		// --force: a node that died running the task may still have the
-		// branch checked out in its worktree; the task runs on one node at
-		// a time, so this one owns the branch now.
-		args = append(args, "--force", dir, branch)
-	} else {
-		args = append(args, "--no-track", "-b", branch, dir, base.commit)
+	at := "refs/heads/" + branch
+	if !base.branchExists {
+		if _, err := m.git(ctx, gitDir, "update-ref", "-m", "reasonix: task "+taskID, at, base.commit, ""); err != nil {
+			return err
+		}
+		at = base.commit
 	}
+	args := []string{"worktree", "add", "--quiet", "--no-checkout", "--force", "--detach", dir, at}
 	if _, err = m.git(ctx, gitDir, args...); err == nil {
 		return nil
 	}
@@ -258,7 +265,7 @@ func (m *Manager) startingPoint(ctx context.Context, s Spec, gitDir, branch stri
 }
 
 // healthy reports whether the task's worktree is there, linked to its
-// repository as git linked it, with the task branch checked out. A
+// repository as git linked it, at a commit and on no other branch. A
 // worktree whose links changed is a *TamperedError, not "unhealthy": it
 // is not silently replaced. Otherwise only ctx ending is an error.
 func (m *Manager) healthy(ctx context.Context, taskID string, rec *record, branch string) (bool, error) {
@@ -281,11 +288,13 @@ func (m *Manager) healthy(ctx context.Context, taskID string, rec *record, branc
 	if err != nil {
 		return false, err
 	}
-	head, err := m.gitIn(ctx, t, nil, "symbolic-ref", "--quiet", "HEAD")
-	if err != nil {
+	// Detached (or, prepared before HEADs were detached, on the task
+	// branch, which is detached now): the sandbox no longer grants the
+	// shared refs, so an attached HEAD could not commit.
+	if err := m.detachHead(ctx, t, branch); err != nil {
 		return false, ctx.Err()
 	}
-	return head == "refs/heads/"+branch, nil
+	return true, nil
 }
 
 // dropWorktree removes whatever is at dir and the repository's metadata of

@@ -110,8 +110,9 @@ func TestPrepareRecreatesABrokenWorktree(t *testing.T) {
 			if exists(filepath.Join(again.Dir, "stale.txt")) {
 				t.Error("the broken worktree's files survived: it was not recreated")
 			}
-			if head := f.git(again.Dir, "symbolic-ref", "HEAD"); head != "refs/heads/reasonix/broken" {
-				t.Errorf("recreated worktree is on %s", head)
+			// Detached at the task branch: the service moves the branch.
+			if head, tip := f.git(again.Dir, "rev-parse", "HEAD"), f.git(repo, "rev-parse", "reasonix/broken"); head != tip {
+				t.Errorf("recreated worktree is at %s, the task branch at %s", head, tip)
 			}
 			if n := runs(); n != 2 {
 				t.Errorf("setup ran %d times, want 2 (again for the new worktree)", n)

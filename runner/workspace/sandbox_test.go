@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/agent"
 	"reasonix/policy"
 	"reasonix/runner/workspace"
 )
@@ -41,14 +42,14 @@ func TestSandboxedTaskCannotPlantHooksInTheSource(t *testing.T) {
 		"GIT_AUTHOR_NAME=Task", "GIT_AUTHOR_EMAIL=task@example.com",
 		"GIT_COMMITTER_NAME=Task", "GIT_COMMITTER_EMAIL=task@example.com")
 	run := func(script string) (string, error) {
-		argv, err := conf.Shell().WrapShell(ws.Dir, script)
-		if err != nil {
+		var out strings.Builder
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = ws.Dir, env, &out, &out
+		if err := conf.Shell().(agent.ShellStarter).StartShell(cmd); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env = ws.Dir, env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
+		err := cmd.Wait()
+		return out.String(), err
 	}
 	config := read(t, filepath.Join(repo, ".git", "config"))
 	main := f.git(repo, "rev-parse", "main")
