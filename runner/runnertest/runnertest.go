@@ -69,13 +69,18 @@ func Start(t testing.TB, o Options) *runner.Service {
 			}
 			return session.Model{Provider: p, ContextWindow: o.ContextWindow, Vision: o.Vision}, nil
 		},
-		ScratchDir:      t.TempDir(),
-		Logger:          storetest.Quiet(),
-		Now:             o.Now,
-		ShellEnv:        []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()},
-		PollInterval:    20 * time.Millisecond,
-		ControlInterval: 20 * time.Millisecond,
-		SweepInterval:   20 * time.Millisecond,
+		ScratchDir: t.TempDir(),
+		Logger:     storetest.Quiet(),
+		Now:        o.Now,
+		ShellEnv:   []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()},
+		// Inserts and wakes reach the queue in process, so its poll is only
+		// the fallback; the cancel/steer check and the approval sweep are
+		// what a test waits on, so they stay brisk. Each of these polls is
+		// a store query that costs a few milliseconds under -race: at 20ms
+		// apiece an idle service took about a third of a core.
+		PollInterval:    250 * time.Millisecond,
+		ControlInterval: 100 * time.Millisecond,
+		SweepInterval:   100 * time.Millisecond,
 		// Tests stop services with tasks still running: hand them over at
 		// once instead of waiting the production drain.
 		DrainTimeout: -1,
