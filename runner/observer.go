@@ -34,6 +34,9 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 				r.mu.Lock()
 				r.lastAsst = seq
 				r.mu.Unlock()
+			} else if m.Role == agent.RoleTool && r.events != nil {
+				// Written with the next step (step.go).
+				r.holdResult(pctx, m, r.takeOutcome(m))
 			} else {
 				var done []store.CallOutcome
 				if m.Role == agent.RoleTool {

@@ -46,14 +46,23 @@ type run struct {
 	// lostNote is the note naming calls whose changes the workspace lost
 	// (lostchanges.go), until the conversation holds it.
 	lostNote string
+	// controlSeen is when a step write last read the task's control state
+	// (cancel, inbox) and found nothing to do: the control loop need not
+	// poll within ControlInterval of it.
+	controlSeen time.Time
 	// deliverables are the files the model last declared with present.
 	deliverables []agent.Deliverable
 
 	events *execute.EventQueue // the step events, written behind the run
 
-	stepMu sync.Mutex      // one step write at a time, in order (step.go)
-	held   []agent.Message // assistant messages waiting for their first call's journal start
-	stored int64           // messages in the stored conversation
+	stepMu sync.Mutex // one step write at a time, in order (step.go)
+	// held are messages waiting for the next step write: assistant
+	// messages for their first call's journal start, tool messages (with
+	// their calls' outcomes, heldDone) for the next call or answer.
+	held     []agent.Message
+	heldDone []store.CallOutcome
+	linger   *time.Timer // writes held tool results StepLinger after the first
+	stored   int64       // messages in the stored conversation
 }
 
 func (r *run) poke() {
@@ -257,11 +266,28 @@ func (r *run) control(ctx context.Context) {
 	tick := time.NewTicker(s.cfg.ControlInterval)
 	defer tick.Stop()
 	lastBeat := s.now()
+	beat := func() {
+		if s.now().Sub(lastBeat) >= s.cfg.HeartbeatInterval {
+			lastBeat = s.now()
+			if err := s.st.Heartbeat(ctx, r.task.ID); err != nil && ctx.Err() == nil {
+				s.log.Warn("runner: heartbeat", "task", r.task.ID, "err", err)
+			}
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			// A step write read the control state lately (writeStep): no
+			// poll, only the heartbeat.
+			r.mu.Lock()
+			fresh := time.Since(r.controlSeen) < s.cfg.ControlInterval
+			r.mu.Unlock()
+			if fresh {
+				beat()
+				continue
+			}
 		case <-r.pokeCh:
 		}
 		cancelled, inbox, err := s.st.ControlState(ctx, r.task.ID)
@@ -284,12 +310,7 @@ func (r *run) control(ctx context.Context) {
 				ag.Steer(m.Text)
 			}
 		}
-		if s.now().Sub(lastBeat) >= s.cfg.HeartbeatInterval {
-			lastBeat = s.now()
-			if err := s.st.Heartbeat(ctx, r.task.ID); err != nil && ctx.Err() == nil {
-				s.log.Warn("runner: heartbeat", "task", r.task.ID, "err", err)
-			}
-		}
+		beat()
 	}
 }
 
