@@ -43,10 +43,24 @@ func (r *run) holdAssistant(m agent.Message) int64 {
 	return r.stored + int64(len(r.held))
 }
 
-// holdResult keeps m, a tool message, and done, its call's journal
-// outcome, to be written with the run's next step write, at most
+// holdable reports whether m may wait for the run's next step write
+// (holdMessage): a tool message (see above), or the opening message of a
+// conversation that has nothing stored — a crash before the next write
+// leaves nothing stored, and the resumed run opens the conversation again
+// from the task, as this one did.
+func (r *run) holdable(m agent.Message) bool {
+	if r.events == nil {
+		return false // no queue to hold the events with it
+	}
+	r.stepMu.Lock()
+	defer r.stepMu.Unlock()
+	return m.Role == agent.RoleTool || (m.Role == agent.RoleUser && r.stored == 0 && len(r.held) == 0)
+}
+
+// holdMessage keeps m and done, the journal outcome of the call a tool
+// message answers, to be written with the run's next step write, at most
 // StepLinger from now (see above).
-func (r *run) holdResult(ctx context.Context, m agent.Message, done []store.CallOutcome) {
+func (r *run) holdMessage(ctx context.Context, m agent.Message, done []store.CallOutcome) {
 	r.stepMu.Lock()
 	defer r.stepMu.Unlock()
 	r.held = append(r.held, m)

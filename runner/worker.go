@@ -108,11 +108,11 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 		if err := s.awaitCI(ctx, task); err != nil { // holds no workspace and runs no agent
 			return err
 		}
-		return s.followUpIssue(ctx, task.ID)
+		return s.followUpIssue(ctx, task)
 	default:
 		// Finished, cancelled or interrupted without a resume; a job that
 		// ends its task comes here again when its follow-up failed.
-		return s.followUpIssue(ctx, task.ID)
+		return s.followUpIssue(ctx, task)
 	}
 	if err := s.awaitScratch(ctx, task); err != nil {
 		return err
@@ -138,7 +138,7 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	if err := s.execute(ctx, claimed); err != nil {
 		return err
 	}
-	return s.followUpIssue(ctx, task.ID)
+	return s.followUpIssue(ctx, task)
 }
 
 // claim makes task running on this node. The claim of a scratch task
@@ -176,7 +176,7 @@ func (s *Service) adoptRunning(ctx context.Context, task store.Task) error {
 	if err := s.execute(ctx, claimed); err != nil {
 		return err
 	}
-	return s.followUpIssue(ctx, task.ID)
+	return s.followUpIssue(ctx, task)
 }
 
 // execute runs a claimed task and records how it ended. It returns a snooze
@@ -620,16 +620,26 @@ func cmpStr(a, b string) string {
 // its usage events cannot be read, it is this run's tokens and priced
 // calls on top of what the earlier runs recorded in the task's result.
 // The budgets still count each run on its own.
+//
+// A task's first run (attempt 1) is all of its spend, and the run tallied
+// every usage event it wrote as it went: it reads nothing back.
 func (r *run) spendSoFar(ctx context.Context) store.Result {
+	own := func() store.Result {
+		r.mu.Lock()
+		res := store.Result{Tokens: r.usage}
+		r.mu.Unlock()
+		r.tally.Fill(&res)
+		return res
+	}
+	if r.task.Attempt == 1 {
+		return own()
+	}
 	res, err := r.s.spent(ctx, r.task.ID)
 	if err == nil {
 		return res
 	}
 	r.s.log.Error("runner: the task's spend is summed from this run and the last recorded result", "task", r.task.ID, "err", err)
-	r.mu.Lock()
-	res = store.Result{Tokens: r.usage}
-	r.mu.Unlock()
-	r.tally.Fill(&res)
+	res = own()
 	prev := r.task.Result
 	if prev == nil {
 		return res
