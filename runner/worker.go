@@ -78,7 +78,12 @@ const workspaceWait = 2 * time.Second
 
 // runJob is the queue's Handler: it claims the task and runs it.
 func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
-	task, err := s.st.Task(ctx, job.TaskID)
+	var task store.Task
+	if job.Task != nil {
+		task = *job.Task // read as the job started
+	} else {
+		task, err = s.st.Task(ctx, job.TaskID)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // deleted; nothing to run
 	}
