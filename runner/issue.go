@@ -92,8 +92,14 @@ func issueEnded(state store.State) bool {
 // without an origin issue, one still going, or one whose comment is
 // recorded — or found on the issue, posted before a crash kept it from
 // being recorded. It runs where a task's job ends; an error leaves the job to be
-// retried, which comes back here.
-func (s *Service) followUpIssue(ctx context.Context, id string) error {
+// retried, which comes back here. task is the task as its job read it:
+// its source, which never changes, spares a task from elsewhere (most of
+// them) reading it again.
+func (s *Service) followUpIssue(ctx context.Context, task store.Task) error {
+	if task.Source != store.SourceWebhook {
+		return nil
+	}
+	id := task.ID
 	t, err := s.st.Task(ctx, id)
 	if err != nil || !issueEnded(t.State) || t.Source != store.SourceWebhook {
 		return nil

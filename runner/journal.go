@@ -106,9 +106,9 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 	outcome := store.CallOutcome{CallID: key, Result: agent.BoundResult(content, agent.MaxToolResult), IsError: runErr != nil}
 	if j.key == nil {
 		// The run's own conversation: the outcome is written with the tool
-		// message that reports it, the observer's next write, in one
-		// commit. A crash in between leaves the call unfinished, as a
-		// crash just before JournalFinish would; once the message is
+		// message that reports it, in the run's next step write (step.go),
+		// in one commit. A crash in between leaves the call unfinished, as
+		// a crash just before JournalFinish would; once the message is
 		// written the transcript answers the call anyway.
 		r.mu.Lock()
 		if r.outcomes == nil {
@@ -145,10 +145,12 @@ func (r *run) takeOutcome(m agent.Message) []store.CallOutcome {
 	return []store.CallOutcome{o}
 }
 
-// settleOutcomes writes the outcomes no tool message took, when the
-// conversation stops: one whose message could not be saved, say.
+// settleOutcomes writes what the run holds and the outcomes no tool
+// message took, when the conversation stops: one whose message could not
+// be saved, say.
 func (r *run) settleOutcomes(ctx context.Context) {
 	r.flushHeld(ctx)
+	r.finishCalls(ctx, r.takeHeld()...) // their messages could not be written
 	r.mu.Lock()
 	left := r.outcomes
 	r.outcomes = nil

@@ -15,10 +15,13 @@ import (
 )
 
 // TestJournalFinishedWithToolMessages: every call of a run — a writer
-// alone, two readers in parallel, then another writer — is finished in the
-// journal, with the result its tool message reports, before the model is
-// asked for the next step, on both stores (the outcome is written with
-// the message, not on its own, nor when the run ends).
+// alone, three calls in one batch, then another writer — is finished in
+// the journal with the result its tool message reports, in the same
+// commit as that message, on both stores: the outcome is written with the
+// message, not on its own, nor when the run ends. The results of a step
+// ride with the next step's write (one commit per step), so while the
+// model is asked for the next step the previous step's calls are still
+// open, and the stored tool messages always match the finished entries.
 func TestJournalFinishedWithToolMessages(t *testing.T) {
 	for name, open := range storetest.Openers {
 		t.Run(name, func(t *testing.T) {
@@ -40,6 +43,23 @@ func TestJournalFinishedWithToolMessages(t *testing.T) {
 					t.Error(err)
 				}
 				unfinished = append(unfinished, len(un))
+				all, err := st.Journal(ctx, id)
+				if err != nil {
+					t.Error(err)
+				}
+				msgs, err := st.Messages(ctx, id)
+				if err != nil {
+					t.Error(err)
+				}
+				answered := 0
+				for _, m := range msgs {
+					if m.Role == agent.RoleTool {
+						answered++
+					}
+				}
+				if finished := len(all) - len(un); answered != finished {
+					t.Errorf("stored: %d tool messages, %d finished journal entries; want them written together", answered, finished)
+				}
 			}
 			svc := runnertest.Start(t, runnertest.Options{Provider: checking{rt, check}, Store: st})
 			task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Prompt: "journal each call", Posture: "yolo"})
@@ -50,8 +70,14 @@ func TestJournalFinishedWithToolMessages(t *testing.T) {
 			if done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed); done.State != store.StateSucceeded {
 				t.Fatalf("state = %s, result %+v", done.State, done.Result)
 			}
-			if !slices.Equal(unfinished, []int{0, 0, 0}) {
-				t.Errorf("unfinished calls at each model request = %v; want none at all three", unfinished)
+			// The first request has no call before it; the second and
+			// third find the previous step's three calls and one call
+			// open, their results held for the next step's write — or
+			// none, on a machine slow enough that the hold (StepLinger)
+			// ran out first and wrote them on their own.
+			if want := []int{0, 3, 1}; len(unfinished) != len(want) ||
+				slices.ContainsFunc([]int{0, 1, 2}, func(i int) bool { return unfinished[i] != want[i] && unfinished[i] != 0 }) {
+				t.Errorf("unfinished calls at each model request = %v; want %v", unfinished, want)
 			}
 			msgs, err := st.Messages(ctx, task.ID)
 			if err != nil {

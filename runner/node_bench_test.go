@@ -203,6 +203,9 @@ func BenchmarkStepCost(b *testing.B) {
 			// reading the tasks, which would count as the service's.
 			waitFinished(b, svc, ids)
 			stmts := countStatements(b)
+			if os.Getenv("REASONIX_BENCH_STATEMENTS") != "" {
+				logStatements(b, prompt, n)
+			}
 			var extra []float64
 			for _, id := range ids {
 				done, err := svc.Task(ctx, id)
@@ -275,6 +278,33 @@ func countStatements(b *testing.B) int64 {
 		return 0
 	}
 	return n
+}
+
+// logStatements logs the statements countStatements counts, most called
+// first, as calls per task of the burst (REASONIX_BENCH_STATEMENTS=1).
+func logStatements(b *testing.B, burst string, tasks int) {
+	conn, err := pgx.Connect(context.Background(), storetest.PostgresDSN(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(context.Background(), `SELECT calls, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+		FROM public.pg_stat_statements
+		WHERE query NOT ILIKE '%pg_stat_statements%' AND query NOT ILIKE '%SCHEMA%'
+		AND query NOT ILIKE 'SELECT seq, type, payload, created_at FROM task_events%' ORDER BY calls DESC`)
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	var sb strings.Builder
+	for rows.Next() {
+		var calls int64
+		var q string
+		if rows.Scan(&calls, &q) == nil {
+			fmt.Fprintf(&sb, "\n%7.2f  %s", float64(calls)/float64(tasks), q)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "statements per %s task:%s\n", burst, sb.String())
 }
 
 // waitFinished waits until every task of ids has its final_report event,

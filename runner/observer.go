@@ -34,6 +34,13 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 				r.mu.Lock()
 				r.lastAsst = seq
 				r.mu.Unlock()
+			} else if r.holdable(m) {
+				// Written with the next step (step.go).
+				var done []store.CallOutcome
+				if m.Role == agent.RoleTool {
+					done = r.takeOutcome(m)
+				}
+				r.holdMessage(pctx, m, done)
 			} else {
 				var done []store.CallOutcome
 				if m.Role == agent.RoleTool {

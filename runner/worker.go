@@ -47,14 +47,23 @@ type run struct {
 	// lostNote is the note naming calls whose changes the workspace lost
 	// (lostchanges.go), until the conversation holds it.
 	lostNote string
+	// controlSeen is when a step write last read the task's control state
+	// (cancel, inbox) and found nothing to do: the control loop need not
+	// poll within ControlInterval of it.
+	controlSeen time.Time
 	// deliverables are the files the model last declared with present.
 	deliverables []agent.Deliverable
 
 	events *execute.EventQueue // the step events, written behind the run
 
-	stepMu sync.Mutex      // one step write at a time, in order (step.go)
-	held   []agent.Message // assistant messages waiting for their first call's journal start
-	stored int64           // messages in the stored conversation
+	stepMu sync.Mutex // one step write at a time, in order (step.go)
+	// held are messages waiting for the next step write: assistant
+	// messages for their first call's journal start, tool messages (with
+	// their calls' outcomes, heldDone) for the next call or answer.
+	held     []agent.Message
+	heldDone []store.CallOutcome
+	linger   *time.Timer // writes held tool results StepLinger after the first
+	stored   int64       // messages in the stored conversation
 }
 
 func (r *run) poke() {
@@ -70,7 +79,12 @@ const workspaceWait = 2 * time.Second
 
 // runJob is the queue's Handler: it claims the task and runs it.
 func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
-	task, err := s.st.Task(ctx, job.TaskID)
+	var task store.Task
+	if job.Task != nil {
+		task = *job.Task // read as the job started
+	} else {
+		task, err = s.st.Task(ctx, job.TaskID)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // deleted; nothing to run
 	}
@@ -100,11 +114,11 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 		if err := s.awaitCI(ctx, task); err != nil { // holds no workspace and runs no agent
 			return err
 		}
-		return s.followUpIssue(ctx, task.ID)
+		return s.followUpIssue(ctx, task)
 	default:
 		// Finished, cancelled or interrupted without a resume; a job that
 		// ends its task comes here again when its follow-up failed.
-		return s.followUpIssue(ctx, task.ID)
+		return s.followUpIssue(ctx, task)
 	}
 	if err := s.awaitScratch(ctx, task); err != nil {
 		return err
@@ -130,7 +144,7 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	if err := s.execute(ctx, claimed); err != nil {
 		return err
 	}
-	return s.followUpIssue(ctx, task.ID)
+	return s.followUpIssue(ctx, task)
 }
 
 // claim makes task running on this node. The claim of a scratch task
@@ -179,7 +193,7 @@ func (s *Service) adoptRunning(ctx context.Context, task store.Task) error {
 	if err := s.execute(ctx, claimed); err != nil {
 		return err
 	}
-	return s.followUpIssue(ctx, task.ID)
+	return s.followUpIssue(ctx, task)
 }
 
 // execute runs a claimed task and records how it ended. It returns a snooze
@@ -269,11 +283,28 @@ func (r *run) control(ctx context.Context) {
 	tick := time.NewTicker(s.cfg.ControlInterval)
 	defer tick.Stop()
 	lastBeat := s.now()
+	beat := func() {
+		if s.now().Sub(lastBeat) >= s.cfg.HeartbeatInterval {
+			lastBeat = s.now()
+			if err := s.st.Heartbeat(ctx, r.task.ID); err != nil && ctx.Err() == nil {
+				s.log.Warn("runner: heartbeat", "task", r.task.ID, "err", err)
+			}
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			// A step write read the control state lately (writeStep): no
+			// poll, only the heartbeat.
+			r.mu.Lock()
+			fresh := time.Since(r.controlSeen) < s.cfg.ControlInterval
+			r.mu.Unlock()
+			if fresh {
+				beat()
+				continue
+			}
 		case <-r.pokeCh:
 		}
 		cancelled, inbox, err := s.st.ControlState(ctx, r.task.ID)
@@ -296,12 +327,7 @@ func (r *run) control(ctx context.Context) {
 				ag.Steer(m.Text)
 			}
 		}
-		if s.now().Sub(lastBeat) >= s.cfg.HeartbeatInterval {
-			lastBeat = s.now()
-			if err := s.st.Heartbeat(ctx, r.task.ID); err != nil && ctx.Err() == nil {
-				s.log.Warn("runner: heartbeat", "task", r.task.ID, "err", err)
-			}
-		}
+		beat()
 	}
 }
 
@@ -611,16 +637,26 @@ func cmpStr(a, b string) string {
 // its usage events cannot be read, it is this run's tokens and priced
 // calls on top of what the earlier runs recorded in the task's result.
 // The budgets still count each run on its own.
+//
+// A task's first run (attempt 1) is all of its spend, and the run tallied
+// every usage event it wrote as it went: it reads nothing back.
 func (r *run) spendSoFar(ctx context.Context) store.Result {
+	own := func() store.Result {
+		r.mu.Lock()
+		res := store.Result{Tokens: r.usage}
+		r.mu.Unlock()
+		r.tally.Fill(&res)
+		return res
+	}
+	if r.task.Attempt == 1 {
+		return own()
+	}
 	res, err := r.s.spent(ctx, r.task.ID)
 	if err == nil {
 		return res
 	}
 	r.s.log.Error("runner: the task's spend is summed from this run and the last recorded result", "task", r.task.ID, "err", err)
-	r.mu.Lock()
-	res = store.Result{Tokens: r.usage}
-	r.mu.Unlock()
-	r.tally.Fill(&res)
+	res = own()
 	prev := r.task.Result
 	if prev == nil {
 		return res

@@ -36,6 +36,7 @@ func runConformance(t *testing.T, open storetest.Opener) {
 	t.Run("Checkpointed", func(t *testing.T) { testCheckpointed(t, open) })
 	t.Run("AppendFinishing", func(t *testing.T) { testAppendFinishing(t, open) })
 	t.Run("WriteStep", func(t *testing.T) { testWriteStep(t, open) })
+	t.Run("WriteStepCarried", func(t *testing.T) { testWriteStepCarried(t, open) })
 	t.Run("StateCAS", func(t *testing.T) { testStateCAS(t, open) })
 	t.Run("StateEvents", func(t *testing.T) { testStateEvents(t, open) })
 	t.Run("ClaimWorkspaceOneAtATime", func(t *testing.T) { testClaimWorkspace(t, open, 1) })

@@ -52,36 +52,8 @@ func (s *Store) AppendEvents(ctx context.Context, taskID string, in ...EventInpu
 		return nil, err
 	}
 	if s.dialect == dialectPostgres {
-		values, vargs := eventValues(evs)
-		n := int64(len(evs))
-		args := append(append(counterArgs(taskID, n), taskID, n), vargs...)
-		rs, err := s.db.query(ctx, `WITH c AS (`+counterSQL+`)
-			INSERT INTO task_events (task_id, seq, type, payload, created_at)
-			SELECT ?, c.n - ? + v.i, v.t, v.p, v.at FROM c, `+values+`
-			RETURNING seq`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("store: append events: %w", err)
-		}
-		defer rs.Close()
-		var seqs []int64
-		for rs.Next() {
-			var seq int64
-			if err := rs.Scan(&seq); err != nil {
-				return nil, fmt.Errorf("store: append events: %w", err)
-			}
-			seqs = append(seqs, seq)
-		}
-		if err := rs.Err(); err != nil {
-			return nil, fmt.Errorf("store: append events: %w", err)
-		}
-		if len(seqs) == 0 {
-			return nil, fmt.Errorf("store: task %s: %w", taskID, ErrNotFound)
-		}
-		// RETURNING does not promise the VALUES order; the numbers are
-		// consecutive, so the smallest is the first event's.
-		first := slices.Min(seqs)
-		for i := range evs {
-			evs[i].Seq = first + int64(i)
+		if err := appendEventsStatement(ctx, s.db, evs); err != nil {
+			return nil, err
 		}
 		return evs, nil
 	}
@@ -127,11 +99,54 @@ func eventValues(evs []Event) (string, []any) {
 	return "(VALUES " + strings.Join(rows, ", ") + ") AS v (i, t, p, at)", args
 }
 
+// appendEventsStatement appends evs (of one task) to its log in one
+// Postgres statement, numbering them: the counter moves (counterSQL) and
+// the events are inserted from its new value.
+func appendEventsStatement(ctx context.Context, q querier, evs []Event) error {
+	taskID := evs[0].TaskID
+	values, vargs := eventValues(evs)
+	n := int64(len(evs))
+	args := append(append(counterArgs(taskID, n), taskID, n), vargs...)
+	rs, err := q.query(ctx, `WITH c AS (`+counterSQL+`)
+		INSERT INTO task_events (task_id, seq, type, payload, created_at)
+		SELECT ?, c.n - ? + v.i, v.t, v.p, v.at FROM c, `+values+`
+		RETURNING seq`, args...)
+	if err != nil {
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	defer rs.Close()
+	var seqs []int64
+	for rs.Next() {
+		var seq int64
+		if err := rs.Scan(&seq); err != nil {
+			return fmt.Errorf("store: append events: %w", err)
+		}
+		seqs = append(seqs, seq)
+	}
+	if err := rs.Err(); err != nil {
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	if len(seqs) == 0 {
+		return fmt.Errorf("store: task %s: %w", taskID, ErrNotFound)
+	}
+	// RETURNING does not promise the VALUES order; the numbers are
+	// consecutive, so the smallest is the first event's.
+	first := slices.Min(seqs)
+	for i := range evs {
+		evs[i].Seq = first + int64(i)
+	}
+	return nil
+}
+
 // appendEventsTx appends evs (of one task) to its log inside tx, numbering
-// them.
+// them: one statement on Postgres (appendEventsStatement), the counter and
+// a row per event on SQLite, where statements cost no round trip.
 func appendEventsTx(ctx context.Context, tx txn, evs []Event) error {
 	if len(evs) == 0 {
 		return nil
+	}
+	if _, pg := tx.(*postgresTx); pg {
+		return appendEventsStatement(ctx, tx, evs)
 	}
 	end, err := bumpEvents(ctx, tx, evs[0].TaskID, int64(len(evs)))
 	if err != nil {
@@ -142,11 +157,21 @@ func appendEventsTx(ctx context.Context, tx txn, evs []Event) error {
 
 // insertEvents writes evs numbered up to end, the task's event counter
 // already moved past them in the same transaction.
+// They take one statement per 100 (a row each would be a round trip each
+// on Postgres).
 func insertEvents(ctx context.Context, q querier, evs []Event, end int64) error {
 	for i := range evs {
 		evs[i].Seq = end - int64(len(evs)) + int64(i) + 1
-		if _, err := q.exec(ctx, "INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)",
-			evs[i].TaskID, evs[i].Seq, evs[i].Type, string(evs[i].Payload), micros(evs[i].Time)); err != nil {
+	}
+	for rest := evs; len(rest) > 0; {
+		batch := rest[:min(len(rest), 100)]
+		rest = rest[len(batch):]
+		args := make([]any, 0, 5*len(batch))
+		for _, e := range batch {
+			args = append(args, e.TaskID, e.Seq, e.Type, string(e.Payload), micros(e.Time))
+		}
+		if _, err := q.exec(ctx, "INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)"+
+			strings.Repeat(", (?, ?, ?, ?, ?)", len(batch)-1), args...); err != nil {
 			return fmt.Errorf("store: append event: %w", err)
 		}
 	}

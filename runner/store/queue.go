@@ -18,6 +18,10 @@ type Job struct {
 	ID      int64  // River job id
 	TaskID  string // the task to run
 	Attempt int    // 1 for the first run; snoozes do not count
+	// Task is the task as the job started, read with clearing its wake
+	// (one statement on Postgres); nil when it was not read (SQLite) or
+	// does not exist.
+	Task *Task
 }
 
 // Handler runs task jobs. Return nil when the task reached an end (its state
@@ -101,15 +105,39 @@ func (w *taskWorker) Timeout(job *river.Job[TaskArgs]) time.Duration {
 func (w *taskWorker) Work(ctx context.Context, job *river.Job[TaskArgs]) error {
 	// A wake that arrives from here on is seen by this run (it reads fresh
 	// state); one that arrived earlier is consumed by starting the run.
-	if _, err := w.q.s.db.exec(ctx, "UPDATE tasks SET wake_pending = 0 WHERE id = ? AND wake_pending = 1", job.Args.TaskID); err != nil {
-		return fmt.Errorf("store: clear wake: %w", err)
+	task, err := w.q.s.clearWake(ctx, job.Args.TaskID)
+	if err != nil {
+		return err
 	}
-	err := w.q.handler.RunTask(ctx, Job{ID: job.ID, TaskID: job.Args.TaskID, Attempt: job.Attempt})
+	err = w.q.handler.RunTask(ctx, Job{ID: job.ID, TaskID: job.Args.TaskID, Attempt: job.Attempt, Task: task})
 	select { // see Queue.sweep
 	case w.q.freed <- struct{}{}:
 	default:
 	}
 	return err
+}
+
+// clearWake clears the wake of task id as its job starts. On Postgres
+// the same statement reads the task for the job (nil when there is none),
+// which the handler would read next anyway: the read sees the task as it
+// was just before the clear, and a wake that lands later is seen by the
+// run's own later reads, as before.
+func (s *Store) clearWake(ctx context.Context, id string) (*Task, error) {
+	const clear = "UPDATE tasks SET wake_pending = 0 WHERE id = ? AND wake_pending = 1"
+	if s.dialect != dialectPostgres {
+		if _, err := s.db.exec(ctx, clear, id); err != nil {
+			return nil, fmt.Errorf("store: clear wake: %w", err)
+		}
+		return nil, nil
+	}
+	t, err := scanTask(s.db.queryRow(ctx, "WITH w AS ("+clear+") SELECT "+taskCols+" FROM tasks WHERE id = ?", id, id))
+	if isNoRows(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: clear wake: %w", err)
+	}
+	return &t, nil
 }
 
 // NewQueue builds the workers of this node. Nothing runs until Start.

@@ -37,10 +37,16 @@ type JournalCall struct {
 // after it, Missed the call ids of Finish that found no unfinished entry
 // (they change nothing), and Started whether Start was recorded (false:
 // the call was started before, see ErrAlreadyStarted).
+//
+// Cancel and Inbox are the task's control state as the step found it
+// (see ControlState), read in the same statement: a run that writes a
+// step need not poll for them separately.
 type StepResult struct {
 	Seq     int64
 	Missed  []string
 	Started bool
+	Cancel  bool
+	Inbox   bool
 }
 
 // ErrConversationMoved is returned by WriteStep when the conversation does
@@ -93,8 +99,11 @@ func (s *Store) WriteStep(ctx context.Context, taskID string, step Step) (StepRe
 var errNoStep = errors.New("no step base")
 
 // stepBaseSQL selects the task's conversation length as base, only when
-// it is the writer's (args: task id, task id, after, after).
-const stepBaseSQL = `SELECT tasks.id, m.base FROM tasks,
+// it is the writer's, with its control state (args: task id, task id,
+// after, after).
+const stepBaseSQL = `SELECT tasks.id, m.base, tasks.cancel_requested AS cancel,
+	CASE WHEN EXISTS (SELECT 1 FROM task_inbox i WHERE i.task_id = tasks.id AND i.consumed_at IS NULL) THEN 1 ELSE 0 END AS inbox
+	FROM tasks,
 	(SELECT COALESCE(max(seq), 0) AS base FROM task_messages WHERE task_id = ?) AS m
 	WHERE tasks.id = ? AND (? = -1 OR m.base = ?)`
 
@@ -147,9 +156,9 @@ func (s *Store) writeStepStatement(ctx context.Context, taskID string, step Step
 	}
 	var res StepResult
 	var missedOf string
-	var nStarted int64
+	var nStarted, cancel, inbox int64
 	err := s.db.queryRow(ctx, "WITH "+strings.Join(ctes, ",\n")+
-		"\nSELECT t.base, "+finished+", "+started+" FROM t", args...).Scan(&res.Seq, &missedOf, &nStarted)
+		"\nSELECT t.base, "+finished+", "+started+", t.cancel, t.inbox FROM t", args...).Scan(&res.Seq, &missedOf, &nStarted, &cancel, &inbox)
 	if isNoRows(err) {
 		return StepResult{}, errNoStep
 	}
@@ -158,6 +167,7 @@ func (s *Store) writeStepStatement(ctx context.Context, taskID string, step Step
 	}
 	res.Seq += int64(len(bodies))
 	res.Started = nStarted == 1
+	res.Cancel, res.Inbox = cancel != 0, inbox != 0
 	res.Missed = missedCalls(step.Finish, strings.Split(missedOf, "\n"))
 	return res, nil
 }
@@ -181,12 +191,14 @@ func missedCalls(done []CallOutcome, finished []string) []string {
 func writeStepTx(ctx context.Context, tx txn, taskID string, step Step, bodies []string, evs []Event, now int64) (StepResult, error) {
 	var res StepResult
 	var id string
-	if err := tx.queryRow(ctx, stepBaseSQL, taskID, taskID, step.After, step.After).Scan(&id, &res.Seq); err != nil {
+	var cancel, inbox int64
+	if err := tx.queryRow(ctx, stepBaseSQL, taskID, taskID, step.After, step.After).Scan(&id, &res.Seq, &cancel, &inbox); err != nil {
 		if isNoRows(err) {
 			return res, errNoStep
 		}
 		return res, err
 	}
+	res.Cancel, res.Inbox = cancel != 0, inbox != 0
 	for _, b := range bodies {
 		res.Seq++
 		if _, err := tx.exec(ctx, "INSERT INTO task_messages (task_id, seq, body, created_at) VALUES (?, ?, ?, ?)",

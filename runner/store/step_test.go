@@ -79,3 +79,57 @@ func testWriteStep(t *testing.T, open storetest.Opener) {
 		t.Fatalf("Events after a state change = %+v, %v", evs, err)
 	}
 }
+
+// testWriteStepCarried: one step write carries the previous call's tool
+// message and outcome with the next assistant message and its call's
+// start (a run's steady state: one commit per step), and reports the
+// task's control state — a message waiting in its inbox, a cancel
+// request — as it found it.
+func testWriteStepCarried(t *testing.T, open storetest.Opener) {
+	ctx := context.Background()
+	s := open(t, store.Config{})
+	task := mustCreate(t, s, newTask("carried step"), "")
+	call := func(id string) agent.Message {
+		return agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: id, Name: "bash", Arguments: `{}`}}}
+	}
+	res, err := s.WriteStep(ctx, task.ID, store.Step{After: 0,
+		Messages: []agent.Message{{Role: agent.RoleUser, Content: "go"}, call("c1")},
+		Start:    &store.JournalCall{CallID: "2/c1", Tool: "bash"}})
+	if err != nil || res.Seq != 2 || !res.Started || res.Cancel || res.Inbox {
+		t.Fatalf("first step = %+v, %v; want seq 2, started, no control state", res, err)
+	}
+	if _, err := s.PostMessage(ctx, task.ID, "alice", "also this"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.WriteStep(ctx, task.ID, store.Step{After: 2,
+		Messages: []agent.Message{{Role: agent.RoleTool, ToolCallID: "c1", Content: "one"}, call("c2")},
+		Finish:   []store.CallOutcome{{CallID: "2/c1", Result: "one"}},
+		Start:    &store.JournalCall{CallID: "4/c2", Tool: "bash"},
+		Events:   []store.EventInput{{Type: "tool_finished"}, {Type: "usage"}, {Type: "tool_started"}}})
+	if err != nil || res.Seq != 4 || !res.Started || len(res.Missed) != 0 || !res.Inbox || res.Cancel {
+		t.Fatalf("carried step = %+v, %v; want seq 4, started, none missed, the inbox seen", res, err)
+	}
+	j, err := s.Journal(ctx, task.ID)
+	if err != nil || len(j) != 2 || j[0].FinishedAt.IsZero() || j[0].Result != "one" || !j[1].FinishedAt.IsZero() {
+		t.Fatalf("Journal = %+v, %v; want 2/c1 finished with its result, 4/c2 open", j, err)
+	}
+	msgs, err := s.Messages(ctx, task.ID)
+	if err != nil || len(msgs) != 4 || msgs[2].Content != "one" || len(msgs[3].ToolCalls) != 1 {
+		t.Fatalf("Messages = %+v, %v", msgs, err)
+	}
+	if _, err := s.TakeInbox(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RequestCancel(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.WriteStep(ctx, task.ID, store.Step{After: 4,
+		Messages: []agent.Message{{Role: agent.RoleTool, ToolCallID: "c2", Content: "two"}, {Role: agent.RoleAssistant, Content: "done"}},
+		Finish:   []store.CallOutcome{{CallID: "4/c2", Result: "two"}}})
+	if err != nil || res.Seq != 6 || !res.Cancel || res.Inbox {
+		t.Fatalf("last step = %+v, %v; want seq 6, the cancel seen, the inbox empty", res, err)
+	}
+	if un, err := s.UnfinishedCalls(ctx, task.ID); err != nil || len(un) != 0 {
+		t.Fatalf("UnfinishedCalls = %+v, %v; want none", un, err)
+	}
+}

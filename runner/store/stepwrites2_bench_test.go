@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"reasonix/agent"
@@ -40,5 +41,56 @@ func BenchmarkStepWrites(b *testing.B) {
 				stored = res.Seq
 			}
 		})
+	}
+}
+
+// BenchmarkStepWriteCarried stores a step as a run does since results
+// ride the next step: one WriteStep with the previous call's tool message
+// and outcome, the assistant message, the call's journal start and the
+// step's events. The process sub-benchmark adds the record of a process
+// the call started (JournalProcess), which a sandbox that contains its
+// commands (bubblewrap) does not write. Compare BenchmarkStepWrites.
+func BenchmarkStepWriteCarried(b *testing.B) {
+	for name, open := range storetest.Openers {
+		for _, process := range []bool{false, true} {
+			sub := name
+			if process {
+				sub += "/process"
+			}
+			b.Run(sub, func(b *testing.B) {
+				ctx := context.Background()
+				s := open(b, store.Config{})
+				task := benchTask(b, s)
+				i, stored := 0, int64(0)
+				var prev *stepRecords
+				for b.Loop() {
+					r := newStepRecords(i)
+					i++
+					step := store.Step{After: stored, Messages: []agent.Message{r.asst},
+						Start:  &store.JournalCall{CallID: r.key, Tool: "bash", ArgsHash: "h", Args: r.asst.ToolCalls[0].Arguments},
+						Events: r.events}
+					if prev != nil {
+						step.Messages = []agent.Message{prev.tool, r.asst}
+						step.Finish = []store.CallOutcome{{CallID: prev.key, Result: "ok"}}
+						// The key counts the messages as a run numbers them.
+						step.Start.CallID = fmt.Sprintf("%d/%s", stored+2, r.asst.ToolCalls[0].ID)
+						r.key = step.Start.CallID
+					} else {
+						step.Start.CallID = fmt.Sprintf("%d/%s", stored+1, r.asst.ToolCalls[0].ID)
+						r.key = step.Start.CallID
+					}
+					res, err := s.WriteStep(ctx, task.ID, step)
+					if err != nil || !res.Started || len(res.Missed) != 0 {
+						b.Fatal(res, err)
+					}
+					if process {
+						if err := s.JournalProcess(ctx, task.ID, r.key, `{"pgid":1}`); err != nil {
+							b.Fatal(err)
+						}
+					}
+					stored, prev = res.Seq, &r
+				}
+			})
+		}
 	}
 }

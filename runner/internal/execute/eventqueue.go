@@ -55,6 +55,10 @@ type EventQueue struct {
 	idle    *sync.Cond // broadcast when pending is empty and nothing is being written
 	closed  bool
 	waiting int // flush calls waiting: the writer must not linger
+	// holdUntil: the run holds a step write that will take the queued
+	// events (Hold); the writer lingers until then rather than write them
+	// in a commit of their own.
+	holdUntil time.Time
 
 	kick  chan struct{} // capacity 1: there is something to write
 	hurry chan struct{} // capacity 1: write now, do not linger
@@ -128,6 +132,16 @@ func (q *EventQueue) Take() []store.EventInput {
 	return batch
 }
 
+// Hold tells the writer that a step write of the run will take what is
+// queued within d (the run holds a tool result for its next step): it
+// lingers up to d, not EventLinger, so the step's events share the step's
+// commit. Flush, Close and the step write's Take end the hold.
+func (q *EventQueue) Hold(d time.Duration) {
+	q.mu.Lock()
+	q.holdUntil = time.Now().Add(d) // the wall clock: a test's frozen clock must not hold it for ever
+	q.mu.Unlock()
+}
+
 // Taken ends a Take: the step write that took batch succeeded (ok), or
 // batch is written on its own now, still before anything queued later.
 func (q *EventQueue) Taken(batch []store.EventInput, ok bool) {
@@ -136,6 +150,7 @@ func (q *EventQueue) Taken(batch []store.EventInput, ok bool) {
 	}
 	q.mu.Lock()
 	q.writing = false
+	q.holdUntil = time.Time{}
 	q.idle.Broadcast()
 	q.mu.Unlock()
 }
@@ -161,7 +176,8 @@ func (q *EventQueue) hasten() {
 	}
 }
 
-// linger waits EventLinger for more events, or not at all when a flush is
+// linger waits EventLinger for more events — longer while the run holds
+// a step write that will take them (Hold) — or not at all when a flush is
 // waiting or the queue is closing. A hurry left over from a flush that
 // found nothing to wait for is dropped first; one sent after the check
 // below ends the wait.
@@ -170,17 +186,27 @@ func (q *EventQueue) linger() {
 	case <-q.hurry:
 	default:
 	}
-	q.mu.Lock()
-	urgent := q.waiting > 0 || q.closed
-	q.mu.Unlock()
-	if urgent {
-		return
-	}
-	t := time.NewTimer(EventLinger)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-q.hurry:
+	wait := EventLinger
+	for {
+		q.mu.Lock()
+		urgent := q.waiting > 0 || q.closed
+		q.mu.Unlock()
+		if urgent {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-q.hurry:
+			t.Stop()
+			return
+		}
+		q.mu.Lock()
+		wait = time.Until(q.holdUntil)
+		q.mu.Unlock()
+		if wait <= 0 {
+			return
+		}
 	}
 }
 

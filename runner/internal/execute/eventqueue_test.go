@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"reasonix/runner/store"
@@ -64,4 +65,41 @@ func TestTakenWritten(t *testing.T) {
 	if !slices.Equal(sink.types, want) {
 		t.Fatalf("written %v (step took %d); want %v", sink.types, len(taken), want)
 	}
+}
+
+// TestHoldLingers: while the run holds a step write (Hold), the queue's
+// writer leaves the events for it past EventLinger, so they share the
+// step's commit; a Take within the hold gets them, and once a hold ends
+// unclaimed the writer writes them itself.
+func TestHoldLingers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sink := &recordSink{}
+		q := NewEventQueue(sink, slog.New(slog.DiscardHandler), time.Now, "t1")
+		defer q.Close()
+		q.Hold(time.Second)
+		q.Add("finished", nil)
+		time.Sleep(5 * EventLinger) // the bubble's clock
+		synctest.Wait()
+		if got := sink.written(); len(got) != 0 {
+			t.Fatalf("written during the hold: %v", got)
+		}
+		if taken := q.Take(); len(taken) != 1 || taken[0].Type != "finished" {
+			t.Fatalf("Take = %v; want the held event", taken)
+		} else {
+			q.Taken(taken, true)
+		}
+		q.Hold(time.Second)
+		q.Add("late", nil)
+		time.Sleep(2 * time.Second) // no step write came
+		synctest.Wait()
+		if got, want := sink.written(), []string{"late"}; !slices.Equal(got, want) {
+			t.Fatalf("written after the hold = %v; want %v", got, want)
+		}
+	})
+}
+
+func (k *recordSink) written() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.types)
 }
