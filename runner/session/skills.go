@@ -76,10 +76,16 @@ func (k *sessionSkills) RunSubagent(ctx context.Context, name, task string) (str
 	return "", fmt.Errorf("the sub-agent ended %s without an answer", res.Outcome)
 }
 
+// diskSkills remembers the skill roots on this machine's disk: every task
+// start reads them again, and mostly only stats them (recipe.DirCache).
+var diskSkills = new(recipe.DirCache)
+
 // DiskSkillLayers reads the skill roots on this machine's disk: the
 // Reasonix home's skills/, then each [skills] paths root, less the
 // excluded ones (sk may be nil). A link is followed only to a file inside
 // the home, or inside its own paths root. An unreadable root is a Warning.
+// A file whose path, size and modification time are unchanged since the
+// last call is not read again.
 func DiskSkillLayers(home string, sk *config.Skills) ([]recipe.Layer, []recipe.Warning) {
 	if sk == nil {
 		sk = &config.Skills{}
@@ -87,7 +93,7 @@ func DiskSkillLayers(home string, sk *config.Skills) ([]recipe.Layer, []recipe.W
 	var layers []recipe.Layer
 	var warns []recipe.Warning
 	read := func(scope recipe.Scope, root, boundary string) {
-		files, err := recipe.ReadDir(root, boundary)
+		files, err := diskSkills.ReadDir(root, boundary)
 		if err != nil {
 			warns = append(warns, recipe.Warning{Scope: scope, Path: root, Problem: err.Error()})
 		}
