@@ -144,3 +144,25 @@ func TestRunSkillChildCountsInGoal(t *testing.T) {
 	}
 	checkSkillChildCounted(t, svc, done)
 }
+
+// TestGoalSliceBudgetWarning: a goal's slice crossing [runner]
+// budget_warn of its turn budget leaves one budget_warning event (scope
+// goal_slice) in the task's log, which the chat relay posts.
+func TestGoalSliceBudgetWarning(t *testing.T) {
+	t.Parallel()
+	rt := newSubRouter()
+	rt.script("Objective: count slowly", answer("one"), answer("two"))
+	set := settings(2)
+	set.Agent.GoalMaxTurns = 2
+	set.Runner.BudgetWarn = 0.5
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set})
+	task := submitGoal(t, svc, runner.TaskRequest{Prompt: "count slowly", Goal: true, Posture: "auto"})
+	runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked, store.StateBudgetExhausted)
+	evs := runnertest.Events(t, svc, task.ID, "budget_warning")
+	if len(evs) != 1 {
+		t.Fatalf("%d budget_warning events", len(evs))
+	}
+	if p := payload(t, evs[0]); p["budget"] != "turns" || p["scope"] != "goal_slice" || p["spent"] != float64(1) || p["limit"] != float64(2) {
+		t.Fatalf("budget_warning = %v", p)
+	}
+}

@@ -92,6 +92,7 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 			Turns:     set.Agent.GoalMaxTurns,
 			WallClock: set.Agent.GoalWallClock,
 			USD:       cmp.Or(gc.BudgetUSD, set.Agent.GoalBudgetUSD),
+			Warn:      set.Runner.BudgetWarn,
 		},
 		Price:        s.cfg.Prices.Cost,
 		Approver:     gc.PlanApprover,
