@@ -23,6 +23,10 @@ type Budget struct {
 	// sub-agents', priced with Config.Price (`[agent] goal_budget_usd`).
 	// Calls on unpriced models do not count.
 	USD float64
+	// Warn, between 0 and 1 exclusive, is the share of the cost, token or
+	// turn budget at which a slice posts one EventBudgetWarning per budget
+	// (`[runner] budget_warn`); 0 never warns.
+	Warn float64
 }
 
 // Config assembles a Controller.

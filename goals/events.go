@@ -24,7 +24,21 @@ const (
 	EventSubagentFinished agent.EventType = "subagent_finished"
 	// EventRedirect: Redirect, when a stalled goal changes strategy.
 	EventRedirect agent.EventType = "goal_redirected"
+	// EventBudgetWarning: a BudgetWarning, once per slice and budget, when
+	// the slice's spending crosses Budget.Warn of a budget it has not
+	// reached.
+	EventBudgetWarning agent.EventType = "budget_warning"
 )
+
+// BudgetWarning is the payload of EventBudgetWarning, the same fields as
+// a run's budget_warning (Scope tells them apart).
+type BudgetWarning struct {
+	Budget string  `json:"budget"` // cost, tokens or turns
+	Limit  float64 `json:"limit"`
+	Spent  float64 `json:"spent"`
+	Share  float64 `json:"share"`
+	Scope  string  `json:"scope"` // "goal_slice"
+}
 
 // Redirect is the payload of EventRedirect.
 type Redirect struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"reasonix/agent"
@@ -56,6 +57,9 @@ func (s *session) execute(ctx context.Context, message string) (Result, error) {
 			}
 			message = ""
 			s.judge(ctx, res)
+			if st.Status == StatusActive {
+				s.warnBudget()
+			}
 		}
 		if err := s.save(ctx); err != nil {
 			return s.result(), err
@@ -118,6 +122,30 @@ func (s *session) judge(ctx context.Context, res agent.Result) {
 		return
 	}
 	s.checkStall(ctx)
+}
+
+// warnBudget emits one EventBudgetWarning per budget and slice whose
+// spending crossed Budget.Warn of it; a spent budget stops the goal
+// instead (budgetSpent).
+func (s *session) warnBudget() {
+	b, sl := s.cfg.Budget, &s.st.Slice
+	if b.Warn <= 0 || b.Warn >= 1 {
+		return
+	}
+	for _, c := range []struct {
+		budget       string
+		limit, spent float64
+	}{
+		{"cost", b.USD, sl.Cost},
+		{"tokens", float64(b.Tokens), float64(sl.Tokens)},
+		{"turns", float64(b.Turns), float64(sl.Turns)},
+	} {
+		if c.limit <= 0 || c.spent < b.Warn*c.limit || c.spent >= c.limit || slices.Contains(sl.Warned, c.budget) {
+			continue
+		}
+		sl.Warned = append(sl.Warned, c.budget)
+		s.emit(agent.Event{Type: EventBudgetWarning, Data: BudgetWarning{Budget: c.budget, Limit: c.limit, Spent: c.spent, Share: b.Warn, Scope: "goal_slice"}})
+	}
 }
 
 // auditBlocked records a turn that ended with a refused call and stops the

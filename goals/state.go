@@ -51,6 +51,9 @@ type Slice struct {
 	Tokens int           `json:"tokens"`
 	Active time.Duration `json:"active"`
 	Cost   float64       `json:"cost,omitempty"` // USD of the priced calls
+	// Warned names the budgets ("cost", "tokens", "turns") this slice has
+	// warned about, so each warns once per slice across runs.
+	Warned []string `json:"warned,omitempty"`
 }
 
 // BlockedReport is one entry of a goal's blocked history.

@@ -250,3 +250,24 @@ func (t listSubagentsTool) Execute(context.Context, json.RawMessage) (string, er
 	}
 	return b.String(), nil
 }
+
+// RunTask runs one sub-agent of profile on prompt exactly as the task tool
+// does (the same child construction, receipts, claim adjudication, cost,
+// counters and events), for a caller other than the model's task tool: the
+// run_skill tool's sub-agent skills. id names the item in the fleet
+// events. The record's Answer is the child's answer; a failed child is a
+// record, not an error.
+func (h *Host) RunTask(ctx context.Context, id, prompt, profile string) (ChildRecord, error) {
+	g, err := preflight(FleetSpec{Items: []FleetItem{{ID: id, Prompt: prompt, Profile: profile}}})
+	if err != nil {
+		return ChildRecord{}, fmt.Errorf("goals: %w", err)
+	}
+	res, err := h.runGraph(ctx, g, nil)
+	if err != nil {
+		return ChildRecord{}, fmt.Errorf("goals: %w", err)
+	}
+	n := res.Nodes[0]
+	rec, _ := h.lookup(n.Ref)
+	rec.Ref, rec.State, rec.Reason = n.Ref, n.State, n.Reason
+	return rec, nil
+}

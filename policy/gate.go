@@ -42,7 +42,9 @@ type GateConfig struct {
 	AllowWrite []string
 	// HumanOnly are tools every call of which needs a person, under every
 	// posture, whatever grant stands (a memory write of a task a webhook
-	// started); a deny rule still refuses them first. Optional.
+	// started), or "tool(key=value)" for the calls whose string argument
+	// key is value (a user-scope remember); a deny rule still refuses them
+	// first. Optional.
 	HumanOnly []string
 	// AllowRead are further absolute directories read-only file tools may
 	// read under the ask posture without a person (the workspace always);
@@ -135,7 +137,7 @@ func (g *Gate) Grants() []string {
 func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, error) {
 	q := Query{Tool: call.Tool, ReadOnly: call.ReadOnly, Args: call.Args, Workdir: g.workdir}
 	ev, f := g.policy.evaluate(q)
-	humanOnly := ev.Decision != Deny && slices.Contains(g.humanOnly, call.Tool)
+	humanOnly := ev.Decision != Deny && humanOnlyCall(g.humanOnly, call)
 	if humanOnly {
 		// As an explicit ask rule (no grant answers it) that no posture
 		// answers either.

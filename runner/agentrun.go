@@ -107,6 +107,15 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if task.Goal || task.PlanFirst {
 		return s.runGoal(ctx, r, sess, history, inbox)
 	}
+	if len(skills.Profiles().Names()) > 0 {
+		// A sub-agent skill's child counts as a goal's task child does:
+		// its spend and tokens are the task's, its steps the task's events.
+		host, err := sess.SkillHost(session.GoalConfig{FleetObserver: sess.Agent.Observer, Child: r.child(ctx)})
+		if err != nil {
+			return outcome{}, err
+		}
+		defer func() { s.metrics.addDelegation(host.Counters()) }()
+	}
 	base := sess.Agent
 	base.History = history
 	ag, err := agent.New(base)

@@ -1,12 +1,14 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"reasonix/agent"
 	"reasonix/internal/bm25"
@@ -38,13 +40,16 @@ func memoryScopes(task store.Task) []store.MemoryScope {
 
 // memoryHumanOnly are the memory tools only a person may allow in task's
 // session. Forgetting always needs one (a fact the team relies on is not
-// the agent's to drop); a task a webhook started may not remember without
-// one either, since its prompt is a payload anyone who can sign may write.
+// the agent's to drop), and so does remembering for the user (seed §3.6:
+// global facts need a fresh human approval even under auto or yolo; a
+// workspace fact is the one an agent may save on its own); a task a
+// webhook started may not remember without one at all, since its prompt
+// is a payload anyone who can sign may write.
 func memoryHumanOnly(task store.Task) []string {
 	if task.Source == store.SourceWebhook {
 		return []string{"forget", "remember"}
 	}
-	return []string{"forget"}
+	return []string{"forget", "remember(scope=user)"}
 }
 
 // taskMemory is the agent.Memory of one task.
@@ -106,7 +111,7 @@ func (m *taskMemory) Search(ctx context.Context, query string, limit int) ([]age
 	if err != nil {
 		return nil, err
 	}
-	return ix.search(query, bm25.Opts{Limit: limit, Floor: recallFloor}), nil
+	return ix.search(query, bm25.Opts{Limit: limit, Floor: recallFloor}, m.s.now()), nil
 }
 
 // recall is the task's agent.Config.Recall: the remembered facts that bear
@@ -122,7 +127,7 @@ func (m *taskMemory) recall(ctx context.Context, text string) string {
 		m.s.log.Warn("runner: memory recall", "task", m.task.ID, "err", err)
 		return ""
 	}
-	hits := ix.search(text, bm25.Opts{Limit: recallMaxHits, Floor: recallFloor})
+	hits := ix.search(text, bm25.Opts{Limit: recallMaxHits, Floor: recallFloor}, m.s.now())
 	if len(hits) == 0 {
 		return ""
 	}
@@ -197,9 +202,23 @@ func (c *memoryCache) index(ctx context.Context, st *store.Store, scopes []store
 	return ix, nil
 }
 
+// Ranking rules of the seed's recall (§3.6): a fact not renewed for
+// staleAfter is stale and its score weighs staleWeight of a fresh one's; a
+// user fact whose terms are mostly a workspace fact's (Jaccard similarity
+// at least sameSubject) is the same subject, and the workspace's wins.
+const (
+	staleAfter  = 90 * 24 * time.Hour
+	staleWeight = 0.5
+	sameSubject = 0.5
+	// rankPool is how many BM25 hits per returned one are reranked.
+	rankPool = 4
+)
+
 // search ranks the index's facts against query (newest first for an empty
-// query), at most o.Limit.
-func (ix *memoryIndex) search(query string, o bm25.Opts) []agent.MemoryEntry {
+// query), at most o.Limit: BM25, stale facts down-weighted, the floor
+// applied to the reweighted scores, then user facts a workspace fact
+// among the hits overrides left out.
+func (ix *memoryIndex) search(query string, o bm25.Opts, now time.Time) []agent.MemoryEntry {
 	var out []agent.MemoryEntry
 	if strings.TrimSpace(query) == "" {
 		for _, m := range ix.entries[:min(o.Limit, len(ix.entries))] {
@@ -207,8 +226,64 @@ func (ix *memoryIndex) search(query string, o bm25.Opts) []agent.MemoryEntry {
 		}
 		return out
 	}
-	for _, h := range ix.bm.Search(query, o) {
-		out = append(out, memoryEntry(ix.entries[len(ix.entries)-1-h.Doc]))
+	type cand struct {
+		m     store.Memory
+		score float64
+	}
+	hits := ix.bm.Search(query, bm25.Opts{Limit: max(o.Limit, 1) * rankPool})
+	cands := make([]cand, 0, len(hits))
+	for _, h := range hits {
+		m := ix.entries[len(ix.entries)-1-h.Doc]
+		score := h.Score
+		if now.Sub(m.CreatedAt) > staleAfter {
+			score *= staleWeight
+		}
+		cands = append(cands, cand{m, score})
+	}
+	// Stable: of equal scores the newer (BM25's order) stays first.
+	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
+	var workspaceTerms []map[string]bool
+	for _, c := range cands {
+		if len(cands) > 0 && c.score < o.Floor*cands[0].score {
+			break
+		}
+		if c.m.Scope.Kind == store.MemoryWorkspace {
+			workspaceTerms = append(workspaceTerms, termSet(c.m.Text))
+		}
+	}
+	for _, c := range cands {
+		if len(out) == o.Limit || c.score < o.Floor*cands[0].score {
+			break
+		}
+		if c.m.Scope.Kind == store.MemoryUser {
+			ts := termSet(c.m.Text)
+			if slices.ContainsFunc(workspaceTerms, func(w map[string]bool) bool { return jaccard(ts, w) >= sameSubject }) {
+				continue
+			}
+		}
+		out = append(out, memoryEntry(c.m))
 	}
 	return out
+}
+
+func termSet(text string) map[string]bool {
+	set := map[string]bool{}
+	for _, t := range bm25.Terms(text) {
+		set[t] = true
+	}
+	return set
+}
+
+// jaccard is |a ∩ b| / |a ∪ b|, 0 for two empty sets.
+func jaccard(a, b map[string]bool) float64 {
+	both := 0
+	for t := range a {
+		if b[t] {
+			both++
+		}
+	}
+	if union := len(a) + len(b) - both; union > 0 {
+		return float64(both) / float64(union)
+	}
+	return 0
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"reasonix/internal/redact"
 	"reasonix/runner/store"
@@ -28,7 +29,7 @@ func BenchmarkRecall10k(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			s := &Service{st: st, redact: redact.New("sk-unused-secret"), log: storetest.Quiet()}
+			s := &Service{st: st, redact: redact.New("sk-unused-secret"), log: storetest.Quiet(), now: time.Now}
 			m := &taskMemory{s: s, task: task}
 			if note := m.recall(ctx, "how does the staging deploy use the database of module m42?"); !strings.Contains(note, "m42") {
 				b.Fatalf("recall = %q", note)

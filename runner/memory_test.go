@@ -8,10 +8,12 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
+	"reasonix/config"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
+	"reasonix/runner/workspace"
 )
 
 // firstUser is the first user message of the i-th request p got.
@@ -56,7 +58,7 @@ func TestMemoryRememberedThenRecalled(t *testing.T) {
 		answer("noted"),
 		answer("at 02:00"),
 		answer("no idea"),
-		calls(call("c2", "remember", map[string]string{"text": "the deploy key is " + secret, "scope": "user"})),
+		calls(call("c2", "remember", map[string]string{"text": "the deploy key is " + secret})),
 		answer("refused"),
 	)
 	svc := runnertest.Start(t, runnertest.Options{Provider: p, Settings: settings(1), Configure: func(c *runner.Config) { c.Secrets = []string{secret} }})
@@ -64,7 +66,17 @@ func TestMemoryRememberedThenRecalled(t *testing.T) {
 
 	req := alice
 	req.Prompt = "remember when staging resets"
-	if got := submit(t, svc, req); got.State != store.StateSucceeded {
+	// A user fact needs a person's approval (TestMemoryUserScopeWriteNeedsAPerson).
+	first, _, err := svc.Submit(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := waitPending(t, svc, first.ID)
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", CallHash: ap.CallHash,
+		Approver: "token:ops", Role: store.RoleApprove}); err != nil {
+		t.Fatal(err)
+	}
+	if got := finished(t, svc, first.ID); got.State != store.StateSucceeded {
 		t.Fatalf("remembering task = %s", got.State)
 	}
 	if res := toolResult(p, "c1"); !strings.Contains(res, "Remembered as mem_") {
@@ -206,5 +218,47 @@ func TestMemoryAuthority(t *testing.T) {
 	}
 	if got, _ := svc.Memories(ctx, admin, runner.MemoryFilter{All: true}); len(got) != 2 {
 		t.Errorf("All for an admin = %+v", got)
+	}
+}
+
+// TestMemoryUserScopeWriteNeedsAPerson: under yolo an API task saves a
+// workspace fact on its own, but a fact for its requester (user scope)
+// waits for a person, as the seed's global facts do, and is saved once
+// allowed.
+func TestMemoryUserScopeWriteNeedsAPerson(t *testing.T) {
+	ctx := context.Background()
+	rt := newRouter()
+	rt.script("remember both",
+		calls(call("c1", "remember", map[string]string{"text": "the build needs go 1.25"})),
+		calls(call("c2", "remember", map[string]string{"text": "alice reviews in the morning", "scope": "user"})),
+		answer("done"))
+	wm, err := workspace.New(workspace.Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := settings(1)
+	set.Workspaces = []config.Workspace{{Name: "w", Repo: commandRepo(t, map[string]string{"README.md": "hi"}), Base: "main"}}
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: set,
+		Configure: func(c *runner.Config) { c.Workspaces = runner.NewWorkspaces(wm) }})
+	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Requester: "api:alice", Prompt: "remember both", Posture: "yolo", Workspace: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := waitPending(t, svc, task.ID)
+	if ap.Tool != "remember" || !strings.Contains(ap.Preview, "alice reviews") {
+		t.Fatalf("asked about %+v", ap)
+	}
+	if mems, _ := svc.Memories(ctx, admin, runner.MemoryFilter{}); len(mems) != 1 || mems[0].Text != "the build needs go 1.25" || mems[0].Scope.Kind != store.MemoryWorkspace {
+		t.Fatalf("before the decision: memories = %+v", mems)
+	}
+	if _, err := svc.Decide(ctx, runner.Decision{ApprovalID: ap.ID, Decision: "allow_once", CallHash: ap.CallHash,
+		Approver: "token:ops", Role: store.RoleApprove}); err != nil {
+		t.Fatal(err)
+	}
+	if got := finished(t, svc, task.ID); got.State != store.StateSucceeded {
+		t.Fatalf("task = %s", got.State)
+	}
+	if mems, _ := svc.Memories(ctx, admin, runner.MemoryFilter{}); len(mems) != 2 {
+		t.Fatalf("after allowing: memories = %+v", mems)
 	}
 }

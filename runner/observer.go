@@ -105,7 +105,7 @@ func (r *run) observer(ctx context.Context) agent.Observer {
 		case agent.EventRunFinished:
 			r.emit("run_finished", map[string]any{"step": e.Step, "outcome": e.Outcome})
 		case goals.EventGoalUpdated, goals.EventQuestion, goals.EventPlanApproval, goals.EventFleetUpdated,
-			goals.EventSubagentStarted, goals.EventSubagentFinished, goals.EventRedirect, session.EventInstructions,
+			goals.EventSubagentStarted, goals.EventSubagentFinished, goals.EventRedirect, goals.EventBudgetWarning, session.EventInstructions,
 			session.EventPhaseDetail:
 			// The goals package's payloads are the events: a chat relay
 			// reads the question, the plan or the fleet graph directly.

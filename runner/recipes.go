@@ -95,6 +95,27 @@ func LoadRecipes(ctx context.Context, home string, sk *config.Skills, ws Workspa
 	return cs, ps, nil
 }
 
+// LoadSkills reads the skills of a workspace as a task of it sees them
+// (`reasonix skills list`): the service's disk roots, then the
+// repository's .reasonix/skills at spec's base, read like LoadRecipes'.
+// Skipped files are the set's Warnings.
+func LoadSkills(ctx context.Context, home string, sk *config.Skills, ws Workspaces, spec *WorkspaceSpec) (*recipe.Skills, error) {
+	if sk == nil {
+		sk = &config.Skills{}
+	}
+	layers, warns := session.DiskSkillLayers(home, sk)
+	if br, ok := ws.(BaseReader); ok && spec != nil && !sk.Excluded(config.ProjectSkillsDir) {
+		got, err := br.ReadBase(ctx, spec, recipe.ProjectSkillsDir)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, recipe.Layer{Scope: recipe.ScopeProject, Files: got[recipe.ProjectSkillsDir]})
+	}
+	skills := recipe.LoadSkills(recipe.SkillOptions{Disabled: sk.DisabledSkills}, layers...)
+	skills.Warnings = append(warns, skills.Warnings...)
+	return skills, nil
+}
+
 // maxArgs bounds a command's arguments.
 const maxArgs = 64
 

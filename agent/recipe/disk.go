@@ -2,7 +2,6 @@ package recipe
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -20,61 +19,14 @@ const MaxFiles = 4096
 // user directory); any other link is passed back Refused. Directories
 // reached through links are not walked.
 func ReadDir(root, boundary string) ([]File, error) {
-	realRoot, err := filepath.EvalSymlinks(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("recipe: %w", err)
-	}
-	realBoundary, err := filepath.EvalSymlinks(boundary)
-	if err != nil {
-		return nil, fmt.Errorf("recipe: %w", err)
-	}
-	if !inside(realRoot, realBoundary) {
-		return nil, fmt.Errorf("recipe: %s resolves outside %s", root, boundary)
-	}
-	var files []File
-	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // an unreadable subdirectory: skip it, keep the rest
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, _ := filepath.Rel(realRoot, p)
-		rel = filepath.ToSlash(rel)
-		if len(files) >= MaxFiles {
-			return fs.SkipAll
-		}
+	return walkDir(root, boundary, func(rel, target string, _ fs.FileInfo) File {
 		f := File{Path: rel}
-		target := p
-		if d.Type()&fs.ModeSymlink != 0 {
-			if target, err = filepath.EvalSymlinks(p); err != nil || !inside(target, realBoundary) {
-				f.Refused = "a symbolic link that leaves the repository is not followed"
-				files = append(files, f)
-				return nil
-			}
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			if info, err := os.Stat(target); err != nil || !info.Mode().IsRegular() {
-				f.Refused = "a symbolic link to something other than a file is not followed"
-				files = append(files, f)
-				return nil
-			}
-		} else if !d.Type().IsRegular() {
-			return nil // a socket or device is no recipe
-		}
+		var err error
 		if f.Data, err = readLimited(target); err != nil {
 			f.Refused = err.Error()
 		}
-		files = append(files, f)
-		return nil
+		return f
 	})
-	if err != nil {
-		return files, fmt.Errorf("recipe: %w", err)
-	}
-	return files, nil
 }
 
 // readLimited reads a file, refusing one over MaxFileBytes without reading

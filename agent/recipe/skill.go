@@ -106,6 +106,16 @@ func (ss *Skills) Names() []string {
 	return out
 }
 
+// List is every enabled skill, sorted by name.
+func (ss *Skills) List() []*Skill {
+	names := ss.Names()
+	out := make([]*Skill, len(names))
+	for i, n := range names {
+		out[i] = ss.byName[n]
+	}
+	return out
+}
+
 // Len is how many skills the set holds.
 func (ss *Skills) Len() int {
 	if ss == nil {

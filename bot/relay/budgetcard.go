@@ -67,17 +67,24 @@ func budgetWarning(f bot.Format, payload json.RawMessage) (string, bool) {
 		Budget       string
 		Limit, Spent float64
 		Share        float64
+		Scope        string // "goal_slice" for a goal's budget slice
 	}
 	if json.Unmarshal(payload, &p) != nil || p.Limit <= 0 {
 		return "", false
 	}
 	pct := int(math.Round(100 * p.Spent / p.Limit))
+	whose := "the"
+	if p.Scope == "goal_slice" {
+		whose = "the goal's"
+	}
 	var used string
 	switch p.Budget {
 	case "cost":
-		used = fmt.Sprintf("%d%% of the cost budget used: $%.4f of $%s", pct, p.Spent, trimFloat(p.Limit))
+		used = fmt.Sprintf("%d%% of %s cost budget used: $%.4f of $%s", pct, whose, p.Spent, trimFloat(p.Limit))
 	case "tokens":
-		used = fmt.Sprintf("%d%% of the token budget used: %.0f of %.0f tokens", pct, p.Spent, p.Limit)
+		used = fmt.Sprintf("%d%% of %s token budget used: %.0f of %.0f tokens", pct, whose, p.Spent, p.Limit)
+	case "turns":
+		used = fmt.Sprintf("%d%% of %s turn budget used: %.0f of %.0f turns", pct, whose, p.Spent, p.Limit)
 	default:
 		return "", false
 	}

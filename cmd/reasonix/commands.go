@@ -53,6 +53,11 @@ reasonix acp --server https://reasonix.example.com`,
 			subs:    commandsCommands(),
 		},
 		{
+			name: "skills", summary: "list the skills of a workspace: source, invocation, run as",
+			example: "reasonix skills list --workspace app",
+			subs:    skillsCommands(),
+		},
+		{
 			name: "subagent", summary: "run a sub-agent profile on a task: try (read-only) or run",
 			example: "reasonix subagent try reviewer \"review run.go\"",
 			subs:    subagentCommands(),

@@ -36,7 +36,7 @@ func TestServeMemoryRecalledOnAnotherNode(t *testing.T) {
 			if res != "" {
 				return answer("result: " + res)
 			}
-			return toolTurn(call("m2", "remember", `{"text":"the deploy key is sk-secret-test-key","scope":"user"}`))
+			return toolTurn(call("m2", "remember", `{"text":"the deploy key is sk-secret-test-key"}`))
 		}
 		return answer("prompt was: " + prompt)
 	})
@@ -50,6 +50,15 @@ func TestServeMemoryRecalledOnAnotherNode(t *testing.T) {
 	nb.token = na.token // the same principal on both nodes, so its user memories are the same
 
 	first := na.submit("remember when staging resets", map[string]any{"posture": "auto"})
+	// A user fact waits for a person even under auto (seed §3.6).
+	na.waitState(first, "waiting_approval")
+	aps := na.pending(first)
+	if len(aps) != 1 || aps[0].Tool != "remember" {
+		t.Fatalf("approvals of the remembering task = %+v", aps)
+	}
+	if code := na.call("POST", "/api/v1/approvals/"+aps[0].ID, map[string]string{"decision": "allow_once"}, nil); code != 200 {
+		t.Fatalf("allowing the user fact: %d", code)
+	}
 	if got := na.waitState(first, "succeeded", "failed", "blocked"); got.State != "succeeded" || !strings.Contains(got.Result.FinalAnswer, "Remembered as mem_") {
 		t.Fatalf("remembering task = %+v", got)
 	}

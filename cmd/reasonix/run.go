@@ -116,6 +116,16 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 	if o.goal {
 		return goalCommand(ctx, setup, pristine, task, o, progress, stdout, stderr)
 	}
+	if len(setup.session.Skills().Profiles().Names()) > 0 {
+		// A sub-agent skill's child costs, prints and is recorded as a goal's
+		// task child is.
+		childObserver := agent.Observers(progress.childObserve, setup.transcript.Observe, setup.cost.observe)
+		if _, err := setup.session.SkillHost(session.GoalConfig{Child: func(_ goals.ChildSpec, tools *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
+			return tools, childObserver, nil
+		}}); err != nil {
+			return reportError(stderr, &commandError{"run", err})
+		}
+	}
 	a, err := agent.New(setup.session.Agent)
 	if err != nil {
 		return reportError(stderr, err)

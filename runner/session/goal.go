@@ -68,20 +68,7 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 		return nil, err
 	}
 	g := &Goal{childGate: childGate}
-	host, err := goals.NewHost(goals.HostConfig{
-		Factory: goals.ChildFactoryFunc(func(_ context.Context, spec goals.ChildSpec) (agent.Config, error) {
-			return s.child(spec, gc, childGate, g.planApproved.Load())
-		}),
-		Workdir:            s.cfg.Workdir,
-		Paths:              s.Confinement,
-		MaxConcurrency:     set.Agent.MaxSubagentConcurrency,
-		MaxParallelWriters: set.Agent.MaxParallelWriters,
-		MaxDepth:           set.Agent.MaxSubagentDepth,
-		ShellBound:         true, // child binds bash through goals.ClaimedShell
-		Price:              s.cfg.Prices.Cost,
-		ReadOnlyProfile:    s.readOnlyProfile,
-		Observer:           cmpObserver(gc.FleetObserver, s.Agent.Observer),
-	})
+	host, err := s.newHost(gc, childGate, g.planApproved.Load)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +92,7 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 			Turns:     set.Agent.GoalMaxTurns,
 			WallClock: set.Agent.GoalWallClock,
 			USD:       cmp.Or(gc.BudgetUSD, set.Agent.GoalBudgetUSD),
+			Warn:      set.Runner.BudgetWarn,
 		},
 		Price:        s.cfg.Prices.Cost,
 		Approver:     gc.PlanApprover,
@@ -118,7 +106,53 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 		return nil, err
 	}
 	g.Controller, g.Host = ctl, host
+	// The goal's run_skill sub-agents are its host's children, so they
+	// count against the goal's slice budget like a task tool's.
+	s.skillHost.Store(host)
 	return g, nil
+}
+
+// newHost builds a sub-agent host: children built like the parent
+// (provider, model, workspace, confinement) with their own prompt, a fresh
+// set of built-ins and gate, adapted by gc.Child and observed by
+// gc.FleetObserver (the session's Observer when nil).
+func (s *Session) newHost(gc GoalConfig, childGate agent.Gate, planApproved func() bool) (*goals.Host, error) {
+	set := s.cfg.Settings
+	return goals.NewHost(goals.HostConfig{
+		Factory: goals.ChildFactoryFunc(func(_ context.Context, spec goals.ChildSpec) (agent.Config, error) {
+			return s.child(spec, gc, childGate, planApproved())
+		}),
+		Workdir:            s.cfg.Workdir,
+		Paths:              s.Confinement,
+		MaxConcurrency:     set.Agent.MaxSubagentConcurrency,
+		MaxParallelWriters: set.Agent.MaxParallelWriters,
+		MaxDepth:           set.Agent.MaxSubagentDepth,
+		ShellBound:         true, // child binds bash through goals.ClaimedShell
+		Price:              s.cfg.Prices.Cost,
+		ReadOnlyProfile:    s.readOnlyProfile,
+		Observer:           cmpObserver(gc.FleetObserver, s.Agent.Observer),
+	})
+}
+
+// SkillHost gives a run outside a goal a host for its run_skill sub-agent
+// skills, so each runs, costs, counts and reports exactly as a goal's task
+// tool child does: gc.Child adapts and observes every child (its usage
+// events are where the run counts the child's spend), gc.FleetObserver
+// receives the subagent_started/finished and fleet events. Only Child and
+// FleetObserver of gc are used. A later Goal replaces the host with its
+// own. Without either, run_skill builds its sub-agent directly and its
+// events stay its own.
+func (s *Session) SkillHost(gc GoalConfig) (*goals.Host, error) {
+	childGate, err := s.newChildGate()
+	if err != nil {
+		return nil, err
+	}
+	host, err := s.newHost(GoalConfig{Child: gc.Child, FleetObserver: gc.FleetObserver}, childGate, func() bool { return false })
+	if err != nil {
+		return nil, err
+	}
+	s.skillHost.Store(host)
+	return host, nil
 }
 
 // child builds one sub-agent's configuration.

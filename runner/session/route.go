@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Route is how the two-model Coordinator (seed §3.5) handles one user
@@ -87,14 +88,35 @@ var (
 )
 
 var (
-	mutationVerbs = words("add", "change", "edit", "fix", "implement", "write", "create", "remove", "delete", "rename",
-		"refactor", "update", "replace", "move", "bump", "upgrade", "migrate", "build", "make", "set", "port", "rewrite", "patch")
-	readOnlyLeads = words("what", "why", "how", "where", "which", "who", "when", "explain", "show", "list", "find", "read",
-		"look", "check", "describe", "summarize", "summarise", "review", "is", "are", "does", "do", "can", "tell")
-	riskWords = words("migration", "migrate", "schema", "security", "auth", "authentication", "authorization", "production",
+	mutationVerbs = []string{"add", "change", "edit", "fix", "implement", "write", "create", "remove", "delete", "rename",
+		"refactor", "update", "replace", "move", "bump", "upgrade", "migrate", "build", "make", "set", "port", "rewrite", "patch"}
+	readOnlyLeads = []string{"what", "why", "how", "where", "which", "who", "when", "explain", "show", "list", "find", "read",
+		"look", "check", "describe", "summarize", "summarise", "review", "is", "are", "does", "do", "can", "tell"}
+	riskWords = []string{"migration", "migrate", "schema", "security", "auth", "authentication", "authorization", "production",
 		"deploy", "deployment", "delete", "drop", "concurrency", "race", "rewrite", "refactor", "secrets", "credentials",
-		"payment", "billing", "backwards", "compatibility", "database")
+		"payment", "billing", "backwards", "compatibility", "database"}
 )
+
+// The word classes, one lookup per word.
+const (
+	wordMutation uint8 = 1 << iota
+	wordRisk
+	wordReadOnlyLead
+)
+
+// wordClass maps each listed word to its classes; wordMin and wordMax
+// bound their lengths, so most words need no lookup at all.
+var wordClass, wordMin, wordMax = func() (map[string]uint8, int, int) {
+	m := map[string]uint8{}
+	lo, hi := 1<<30, 0
+	for class, list := range map[uint8][]string{wordMutation: mutationVerbs, wordRisk: riskWords, wordReadOnlyLead: readOnlyLeads} {
+		for _, w := range list {
+			m[w] |= class
+			lo, hi = min(lo, len(w)), max(hi, len(w))
+		}
+	}
+	return m, lo, hi
+}()
 
 func words(ws ...string) map[string]bool {
 	m := make(map[string]bool, len(ws))
@@ -105,7 +127,10 @@ func words(ws ...string) map[string]bool {
 }
 
 // Decide chooses the route of one turn. It is deterministic and calls no
-// model: the same input always takes the same route.
+// model: the same input always takes the same route. One pass normalizes
+// the text (its only allocation), one more walks its tokens and their
+// words without allocating; the directive phrases are searched only when
+// one of their stems occurs.
 func Decide(in RouteInput) RouteDecision {
 	text := in.Text
 	if len(text) > maxRouteText {
@@ -113,27 +138,61 @@ func Decide(in RouteInput) RouteDecision {
 	}
 	d := RouteDecision{Goal: in.Goal, Synthetic: in.Synthetic}
 	bare := normalize(text)
-	paths := map[string]bool{}
+	var paths [16]string
+	npaths := 0
 	first := true
-	for _, tok := range strings.Fields(bare) {
-		if isPath(tok) && len(paths) < 16 {
-			paths[tok] = true
+	tokStart, wordStart := -1, -1
+	// One pass over the tokens (split at white space, as strings.Fields
+	// splits) and their words (runs of letters, digits, ' and -).
+	for i := 0; i <= len(bare); {
+		n, class := 1, byteSpace // the end of the text ends both
+		if i < len(bare) {
+			if c := bare[i]; c < utf8.RuneSelf {
+				class = asciiClass[c]
+			} else {
+				var r rune
+				r, n = utf8.DecodeRuneInString(bare[i:])
+				switch {
+				case unicode.IsSpace(r):
+					class = byteSpace
+				case notWordRune(r):
+					class = 0
+				default:
+					class = byteWord
+				}
+			}
 		}
-		for w := range wordsOf(tok) {
+		if class == byteWord {
+			if wordStart < 0 {
+				wordStart = i
+			}
+		} else if wordStart >= 0 {
+			w := bare[wordStart:i]
+			wordStart = -1
 			d.Words++
-			if mutationVerbs[w] {
-				d.Mutation = true
-			}
-			if riskWords[w] {
-				d.Risk = true
-			}
-			if first && readOnlyLeads[w] {
-				d.ReadOnly = true
+			if len(w) >= wordMin && len(w) <= wordMax {
+				c := wordClass[w]
+				d.Mutation = d.Mutation || c&wordMutation != 0
+				d.Risk = d.Risk || c&wordRisk != 0
+				d.ReadOnly = d.ReadOnly || first && c&wordReadOnlyLead != 0
 			}
 			first = false
 		}
+		if class == byteSpace {
+			if tokStart >= 0 {
+				tok := bare[tokStart:i]
+				tokStart = -1
+				if npaths < len(paths) && isPath(tok) && !slices.Contains(paths[:npaths], tok) {
+					paths[npaths] = tok
+					npaths++
+				}
+			}
+		} else if tokStart < 0 {
+			tokStart = i
+		}
+		i += n
 	}
-	d.Paths = len(paths)
+	d.Paths = npaths
 	d.Structured = listLines(text) >= 2
 	d.ReadOnly = d.ReadOnly && !d.Mutation
 	switch {
@@ -162,6 +221,25 @@ func Decide(in RouteInput) RouteDecision {
 	}
 	return d
 }
+
+// The classes of an ASCII byte in Decide's pass: white space (as
+// strings.Fields has it), a word byte, or neither.
+const (
+	byteSpace uint8 = 1 + iota
+	byteWord
+)
+
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for _, c := range "\t\n\v\f\r " {
+		t[c] = byteSpace
+	}
+	for c := range utf8.RuneSelf {
+		if !notWordRune(rune(c)) {
+			t[c] = byteWord
+		}
+	}
+	return t
+}()
 
 // normalize lowercases text, drops its quoted spans (code fences, inline
 // code, double quotes: examples, not directives) and collapses whitespace
@@ -216,27 +294,6 @@ func normalize(text string) string {
 
 func notWordRune(r rune) bool {
 	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '-'
-}
-
-// wordsOf yields the words of tok (runs of letters, digits, ' and -)
-// without allocating.
-func wordsOf(tok string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		start := -1
-		for i, r := range tok {
-			if notWordRune(r) {
-				if start >= 0 && !yield(tok[start:i]) {
-					return
-				}
-				start = -1
-			} else if start < 0 {
-				start = i
-			}
-		}
-		if start >= 0 {
-			yield(tok[start:])
-		}
-	}
 }
 
 // isPath reports whether a token names a file or directory: it has a

@@ -57,7 +57,9 @@ func TestRouteDecisionIsPrivacySafe(t *testing.T) {
 	}
 }
 
-// BenchmarkDecide: the route decision must stay well under 100 µs: for
+// BenchmarkDecide: the route decision must stay well under 100 µs (CPU:
+// BenchmarkDecideCPU; 4.4 µs typical, 62 µs for 4 KiB after the single
+// pass, from 8.2 and 133 µs on the same loaded machine): for
 // a typical request, and for the longest text it judges (4 KiB of a
 // structured request).
 func BenchmarkDecide(b *testing.B) {

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reasonix/agent/recipe"
 	"slices"
+	"sync/atomic"
 	"time"
+
+	"reasonix/agent/recipe"
 
 	"reasonix/agent"
 	"reasonix/config"
+	"reasonix/goals"
 	"reasonix/internal/redact"
 	"reasonix/mcp"
 	"reasonix/policy"
@@ -110,6 +113,9 @@ type Session struct {
 
 	cfg     Config
 	plugins *mcp.Manager
+	// skillHost runs run_skill's sub-agent skills (Goal, SkillHost); nil
+	// builds them directly.
+	skillHost atomic.Pointer[goals.Host]
 }
 
 // New assembles a session. An error names the part of the configuration

@@ -9,6 +9,7 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/recipe"
 	"reasonix/config"
+	"reasonix/goals"
 )
 
 // sessionSkills is the session's agent.Skills: the skills it was given
@@ -33,10 +34,28 @@ func (k *sessionSkills) Skill(name string) (agent.SkillText, error) {
 	return agent.SkillText{Name: sk.Name, Description: sk.Description(), Subagent: sk.Subagent(), Body: sk.Body, Render: sk.Render}, nil
 }
 
-// RunSubagent runs the profile name on task as `reasonix subagent run`
-// does: a child built like a fleet's, with the sub-agent gate (nobody to
-// ask), whose events stay its own. Only its answer comes back.
+// RunSubagent runs the profile name on task. With a host (a goal's, or
+// SkillHost's) it is that host's child exactly as the task tool's: its
+// spend, tokens, events and delegation counters are the run's. Without
+// one it runs as `reasonix subagent run` does: a child built like a
+// fleet's, with the sub-agent gate (nobody to ask), whose events stay its
+// own. Only its answer comes back.
 func (k *sessionSkills) RunSubagent(ctx context.Context, name, task string) (string, error) {
+	if h := k.s.skillHost.Load(); h != nil {
+		rec, err := h.RunTask(ctx, "skill:"+name, task, name)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case rec.State == goals.NodeDone:
+			return rec.Answer, nil
+		case rec.Answer != "":
+			return fmt.Sprintf("(the sub-agent ended %s)\n\n%s", rec.State, rec.Answer), nil
+		case rec.Reason != "":
+			return "", fmt.Errorf("the sub-agent ended %s: %s", rec.State, rec.Reason)
+		}
+		return "", fmt.Errorf("the sub-agent ended %s without an answer", rec.State)
+	}
 	cfg, err := k.s.Subagent(name, false)
 	if err != nil {
 		return "", err
@@ -57,10 +76,16 @@ func (k *sessionSkills) RunSubagent(ctx context.Context, name, task string) (str
 	return "", fmt.Errorf("the sub-agent ended %s without an answer", res.Outcome)
 }
 
+// diskSkills remembers the skill roots on this machine's disk: every task
+// start reads them again, and mostly only stats them (recipe.DirCache).
+var diskSkills = new(recipe.DirCache)
+
 // DiskSkillLayers reads the skill roots on this machine's disk: the
 // Reasonix home's skills/, then each [skills] paths root, less the
 // excluded ones (sk may be nil). A link is followed only to a file inside
 // the home, or inside its own paths root. An unreadable root is a Warning.
+// A file whose path, size and modification time are unchanged since the
+// last call is not read again.
 func DiskSkillLayers(home string, sk *config.Skills) ([]recipe.Layer, []recipe.Warning) {
 	if sk == nil {
 		sk = &config.Skills{}
@@ -68,7 +93,7 @@ func DiskSkillLayers(home string, sk *config.Skills) ([]recipe.Layer, []recipe.W
 	var layers []recipe.Layer
 	var warns []recipe.Warning
 	read := func(scope recipe.Scope, root, boundary string) {
-		files, err := recipe.ReadDir(root, boundary)
+		files, err := diskSkills.ReadDir(root, boundary)
 		if err != nil {
 			warns = append(warns, recipe.Warning{Scope: scope, Path: root, Problem: err.Error()})
 		}

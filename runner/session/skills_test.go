@@ -1,9 +1,6 @@
 package session
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +8,6 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
 	"reasonix/agent/recipe"
-	"reasonix/config"
 	"reasonix/goals"
 	"reasonix/policy"
 )
@@ -104,33 +100,5 @@ func TestChildrenHaveNoSkillTools(t *testing.T) {
 	}
 	if strings.Contains(child.SystemPrompt, "## Skills") {
 		t.Fatal("the index reached a child's prompt")
-	}
-}
-
-// BenchmarkCheckoutSkills50 reads and loads 50 skills from disk (20 in
-// the home, 30 in a [skills] paths root), the disk part of a task's
-// start; the repository's part is workspace.BenchmarkReadBaseAt50.
-func BenchmarkCheckoutSkills50(b *testing.B) {
-	home, team := b.TempDir(), b.TempDir()
-	for i := range 50 {
-		root := filepath.Join(home, "skills")
-		if i >= 20 {
-			root = team
-		}
-		p := filepath.Join(root, fmt.Sprintf("s%d", i), "SKILL.md")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, fmt.Appendf(nil, "---\ndescription: skill %d\n---\n%s\n", i, strings.Repeat("Step. ", 300)), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	sk := &config.Skills{Paths: []string{team}}
-	b.ReportAllocs()
-	for b.Loop() {
-		ss := CheckoutSkills(home, sk, "")
-		if ss.Len() != 50 || ss.Index() == "" {
-			b.Fatalf("%d skills: %v", ss.Len(), ss.Warnings)
-		}
 	}
 }
