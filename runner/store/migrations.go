@@ -504,4 +504,10 @@ ALTER TABLE tasks ADD COLUMN ablate TEXT NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN pruned_at BIGINT;
 CREATE INDEX tasks_finished ON tasks (finished_at, id);
 `},
+	// 27: a review delivery names a pull request, not a task; the
+	// service finds the task it steers by its workspace and PR number
+	// (PublishOfPR), which otherwise scans every publish record.
+	{version: 27, sql: `
+CREATE INDEX publishes_pr ON publishes (workspace, pr_number);
+`},
 }
