@@ -366,26 +366,33 @@ func TestIssueToPullRequest(t *testing.T) {
 	})
 }
 
-// A comment posted just before a crash kept it from being recorded is
-// found on the issue by its task's marker, and not posted again.
-// TestIssueCommentMarkerOfAStrangerIsIgnored: anyone who can comment on an
-// issue can paste a task's hidden marker; only the bot's own comment
-// stands for one posted before a crash, so the outcome is still posted.
+// heldIssueTask delivers an issue whose task waits, before its first
+// step, until the returned channel is closed: time to put a comment on
+// the issue first. It returns the task's id.
+func heldIssueTask(t *testing.T, kind forge.Kind) (*forgeFixture, string, chan struct{}) {
+	t.Helper()
+	posted := make(chan struct{})
+	first := agenttest.Respond(func(agenttest.Request) agenttest.Turn {
+		<-posted
+		return writeTurn("c1", "# fixed\n")
+	})
+	f := newForgeFixture(t, kind, nil, first, doneTurn("Fixed the readme."))
+	ev, p := f.issue(9, "README is wrong", "It says nothing.")
+	r := f.deliver(t, ev, p)
+	id, _ := r.body["task_id"].(string)
+	if r.status != http.StatusAccepted || id == "" {
+		close(posted)
+		t.Fatalf("issue delivery: %d %v", r.status, r.body)
+	}
+	return f, id, posted
+}
+
+// Anyone who can comment on an issue can paste a task's hidden marker;
+// only the bot's own comment stands for one posted before a crash, so the
+// outcome is still posted.
 func TestIssueCommentMarkerOfAStrangerIsIgnored(t *testing.T) {
 	forEachForge(t, func(t *testing.T, kind forge.Kind) {
-		posted := make(chan struct{})
-		first := agenttest.Respond(func(agenttest.Request) agenttest.Turn {
-			<-posted
-			return writeTurn("c1", "# fixed\n")
-		})
-		f := newForgeFixture(t, kind, nil, first, doneTurn("Fixed the readme."))
-		ev, p := f.issue(9, "README is wrong", "It says nothing.")
-		r := f.deliver(t, ev, p)
-		id, _ := r.body["task_id"].(string)
-		if r.status != http.StatusAccepted || id == "" {
-			close(posted)
-			t.Fatalf("issue delivery: %d %v", r.status, r.body)
-		}
+		f, id, posted := heldIssueTask(t, kind)
 		f.srv.AddComment(forgetest.Comment{On: forge.IssueItem(9), Author: "mallory",
 			Body: "nothing to see\n<!-- reasonix -->\n<!-- reasonix-task: " + id + " -->"})
 		close(posted)
@@ -401,21 +408,11 @@ func TestIssueCommentMarkerOfAStrangerIsIgnored(t *testing.T) {
 	})
 }
 
+// A comment posted just before a crash kept it from being recorded is
+// found on the issue by its task's marker, and not posted again.
 func TestIssueCommentPostedBeforeACrash(t *testing.T) {
 	forEachForge(t, func(t *testing.T, kind forge.Kind) {
-		posted := make(chan struct{})
-		first := agenttest.Respond(func(agenttest.Request) agenttest.Turn {
-			<-posted
-			return writeTurn("c1", "# fixed\n")
-		})
-		f := newForgeFixture(t, kind, nil, first, doneTurn("Fixed the readme."))
-		ev, p := f.issue(9, "README is wrong", "It says nothing.")
-		r := f.deliver(t, ev, p)
-		id, _ := r.body["task_id"].(string)
-		if r.status != http.StatusAccepted || id == "" {
-			close(posted)
-			t.Fatalf("issue delivery: %d %v", r.status, r.body)
-		}
+		f, id, posted := heldIssueTask(t, kind)
 		// What an earlier attempt at the follow-up left on the issue.
 		client, err := forge.New(f.srv.Config())
 		if err != nil {
