@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,8 +99,10 @@ func benchCIWake(b *testing.B, parked bool) {
 // REASONIX_BENCH_WAITING) and measures again: jobs running, goroutines,
 // live heap after a collection and the process's RSS. The fake forge and
 // its git server live in the same process and grow with the PRs they
-// keep, so the heap and RSS deltas are an upper bound. Run with
-// -benchtime=1x.
+// keep (the fake model's request log is dropped first), so the heap and
+// RSS deltas are an upper bound; REASONIX_BENCH_HEAPPROFILE=FILE writes
+// the live heap at the second measurement, to tell the two apart. Run
+// with -benchtime=1x.
 func BenchmarkCIWaitingHoldsNothing(b *testing.B) {
 	n := 500
 	if v, err := strconv.Atoi(os.Getenv("REASONIX_BENCH_WAITING")); err == nil && v > 0 {
@@ -145,7 +148,16 @@ func BenchmarkCIWaitingHoldsNothing(b *testing.B) {
 		runtime.ReadMemStats(&m)
 		return m.HeapAlloc, vmRSS(b), runtime.NumGoroutine()
 	}
+	// The fake model keeps every request it got (tool schemas included)
+	// for tests to read; parked tasks ask it nothing more, so its scripts
+	// are dropped before each measurement, leaving the service's share.
+	forget := func() {
+		rt.mu.Lock()
+		clear(rt.scripts)
+		rt.mu.Unlock()
+	}
 	settled([]string{park(-1)})
+	forget()
 	heap0, rss0, g0 := measure()
 	b.ResetTimer()
 	ids := make([]string, 0, n)
@@ -154,7 +166,22 @@ func BenchmarkCIWaitingHoldsNothing(b *testing.B) {
 	}
 	settled(ids)
 	b.StopTimer()
+	forget()
 	heap1, rss1, g1 := measure()
+	if path := os.Getenv("REASONIX_BENCH_HEAPPROFILE"); path != "" {
+		// What the waiting tasks hold, by allocation site: the service's
+		// share against the fakes' share of the deltas above.
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 	running := 0
 	for _, id := range ids {
 		if r, _ := bench.st.JobRunning(context.Background(), id); r {
