@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Runs every native fuzz target in the module for FUZZTIME each (default 2s).
 #
-# Each package's fuzz-instrumented test binary is built once and then run
-# for each of its targets, instead of `go test -fuzz` per target, which
-# relinks the binary every time. The binary runs in its package directory
+# The fuzz-instrumented test binaries of all packages are built by one
+# `go test -c` (the go command builds them side by side), and each binary is
+# then run once per target, instead of `go test -fuzz` per target, which
+# relinks the binary every time. A binary runs in its package directory
 # (where testdata/fuzz holds the seed corpus and any failing input) with the
 # cache directory `go test -fuzz` uses, so the two share what they learned.
+#
+# FUZZJOBS targets run at once (default: the number of CPUs), each with one
+# fuzz worker. A short run is bounded by its time, not by the work it can do,
+# so running them side by side divides the step's wall time without fuzzing
+# any target for less time.
 #
 # FUZZINSTRUMENT says which packages get coverage instrumentation:
 #   module (the default): only this module's. The code under test is ours,
@@ -23,6 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime="${FUZZTIME:-2s}"
+jobs="${FUZZJOBS:-$(nproc)}"
 case "${FUZZINSTRUMENT:-module}" in
 module) instrument=(-gcflags="$(go list -m)/...=-d=libfuzzer") ;;
 all) instrument=(-fuzz=.) ;;
@@ -35,27 +42,67 @@ export CGO_ENABLED=0
 fuzzcache="$(go env GOCACHE)/fuzz"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-log="$work/log"
 
-# Packages with fuzz targets, found without loading the whole module twice.
-while read -r pkg dir; do
-	targets=$(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u || true)
-	[ -n "$targets" ] || continue
-	bin="$work/$(echo "$pkg" | tr / _).test"
-	echo "fuzz $pkg: building"
-	go test -c "${instrument[@]}" -o "$bin" "$pkg"
-	for target in $targets; do
-		echo "fuzz $pkg $target ($fuzztime)"
-		if (cd "$dir" && "$bin" -test.run='^$' -test.fuzz="^${target}\$" -test.fuzztime="$fuzztime" \
-			-test.fuzzcachedir="$fuzzcache/$pkg" -test.timeout=10m) >"$log" 2>&1; then
-			continue
-		fi
-		if grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written' "$log" &&
-			[ "$(grep -c -e '--- FAIL' "$log")" = 1 ] && ! grep -q -e 'panic:' -e '_test.go:[0-9]*:' "$log"; then
-			echo "fuzz $pkg $target: the fuzzer stopped with the Go 1.26 deadline race (no failing input); tolerated"
-			continue
-		fi
-		cat "$log"
-		exit 1
-	done
-done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)
+# Packages with fuzz targets, found without loading the whole module twice:
+# "<import path> <package name> <dir>" per line.
+go list -f '{{.ImportPath}} {{.Name}} {{.Dir}}' ./... | while read -r pkg name dir; do
+	if grep -qs '^func Fuzz' "$dir"/*_test.go; then
+		echo "$pkg $name $dir"
+	fi
+done >"$work/pkgs"
+
+# `go test -c -o DIR/` names each binary after its package, so packages that
+# share a name are built in separate rounds.
+awk '{ round[$2]++; print round[$2], $0 }' "$work/pkgs" >"$work/rounds"
+for round in $(cut -d' ' -f1 "$work/rounds" | sort -un); do
+	mkdir -p "$work/bin/$round"
+	pkgs=$(awk -v r="$round" '$1 == r { print $2 }' "$work/rounds")
+	echo "fuzz: building $(echo "$pkgs" | wc -l) packages"
+	# shellcheck disable=SC2086 # one argument per package
+	go test -c "${instrument[@]}" -o "$work/bin/$round/" $pkgs
+done
+
+# fuzz_one ROUND PKG NAME DIR TARGET: runs one target, prints its outcome,
+# and fails only on a finding.
+fuzz_one() {
+	local round=$1 pkg=$2 name=$3 dir=$4 target=$5
+	local log="$work/log.$name.$target"
+	if (cd "$dir" && "$work/bin/$round/$name.test" -test.run='^$' -test.fuzz="^${target}\$" \
+		-test.fuzztime="$fuzztime" -test.parallel=1 -test.fuzzcachedir="$fuzzcache/$pkg" \
+		-test.timeout=10m) >"$log" 2>&1; then
+		echo "fuzz $pkg $target ($fuzztime): ok"
+		return 0
+	fi
+	if grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written' "$log" &&
+		[ "$(grep -c -e '--- FAIL' "$log")" = 1 ] && ! grep -q -e 'panic:' -e '_test.go:[0-9]*:' "$log"; then
+		echo "fuzz $pkg $target: the fuzzer stopped with the Go 1.26 deadline race (no failing input); tolerated"
+		return 0
+	fi
+	echo "fuzz $pkg $target: FAILED"
+	cat "$log"
+	return 1
+}
+
+# One line per target, then at most $jobs at a time; the first failure stops
+# new starts and fails the step once the running ones end.
+while read -r round pkg name dir; do
+	grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go | sed 's/^func //' | sort -u |
+		while read -r target; do echo "$round $pkg $name $dir $target"; done
+done <"$work/rounds" >"$work/targets"
+echo "fuzz: $(wc -l <"$work/targets") targets, $jobs at a time"
+failed=0
+running=0
+while read -r round pkg name dir target; do
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n || failed=1
+		running=$((running - 1))
+	fi
+	[ "$failed" = 0 ] || break
+	fuzz_one "$round" "$pkg" "$name" "$dir" "$target" </dev/null &
+	running=$((running + 1))
+done <"$work/targets"
+while [ "$running" -gt 0 ]; do
+	wait -n || failed=1
+	running=$((running - 1))
+done
+exit "$failed"
