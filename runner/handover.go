@@ -6,6 +6,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/runner/internal/cluster"
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/store"
 )
 
@@ -40,8 +41,8 @@ func (s *Service) drain(ctx context.Context, done <-chan struct{}) {
 // is requeued, so whichever node claims it next rebuilds the session from
 // the store (transcript and tool journal) and continues from its last
 // completed step. Nobody has to resume it.
-func (s *Service) release(ctx context.Context, r *run, ws *Workdir, reason string) error {
-	id := r.task.ID
+func (s *Service) release(ctx context.Context, r *taskrun.Run, ws *Workdir, reason string) error {
+	id := r.Task().ID
 	if isScratch(ws) {
 		s.moveScratch(ctx, id, ws)
 	} else if ws != nil {
@@ -135,16 +136,13 @@ func (s *Service) awaitScratch(ctx context.Context, task store.Task) error {
 // names are still missing and the next continuation must hear of them.
 // A failure, like that case, only costs precision: a later continuation in
 // a fresh worktree names calls as lost although the branch holds them.
-func (s *Service) checkpointed(ctx context.Context, r *run) {
-	r.mu.Lock()
-	untold := r.lostNote != ""
-	r.mu.Unlock()
-	if untold {
-		s.log.Info("runner: checkpoint not recorded: the note on lost changes was not delivered", "task", r.task.ID)
+func (s *Service) checkpointed(ctx context.Context, r *taskrun.Run) {
+	if r.LostNoteUntold() {
+		s.log.Info("runner: checkpoint not recorded: the note on lost changes was not delivered", "task", r.Task().ID)
 		return
 	}
-	if err := s.st.MarkCheckpointed(ctx, r.task.ID); err != nil {
-		s.log.Warn("runner: record the workspace checkpoint", "task", r.task.ID, "err", err)
+	if err := s.st.MarkCheckpointed(ctx, r.Task().ID); err != nil {
+		s.log.Warn("runner: record the workspace checkpoint", "task", r.Task().ID, "err", err)
 	}
 }
 
@@ -157,12 +155,11 @@ func (s *Service) checkpointed(ctx context.Context, r *run) {
 // calls' effects are missing (cluster.LostNote) and redoes what it still
 // needs. Read-only calls changed nothing and are not named. It returns ""
 // when nothing is lost.
-func (r *run) lostChanges(ctx context.Context, ws *Workdir, tools *agent.ToolRegistry) (string, error) {
+func (s *Service) lostChanges(ctx context.Context, r *taskrun.Run, ws *Workdir, tools *agent.ToolRegistry) (string, error) {
 	if ws == nil || !ws.Fresh || ws.Branch == "" {
 		return "", nil
 	}
-	s := r.s
-	entries, err := s.st.UncheckpointedCalls(ctx, r.task.ID)
+	entries, err := s.st.UncheckpointedCalls(ctx, r.Task().ID)
 	if err != nil {
 		return "", err
 	}
@@ -175,8 +172,8 @@ func (r *run) lostChanges(ctx context.Context, ws *Workdir, tools *agent.ToolReg
 	if len(lost) == 0 {
 		return "", nil
 	}
-	s.emitLogged(ctx, r.task.ID, "workspace_changes_lost", map[string]any{"node": s.node, "branch": ws.Branch,
+	s.emitLogged(ctx, r.Task().ID, "workspace_changes_lost", map[string]any{"node": s.node, "branch": ws.Branch,
 		"calls": len(lost), "lost": lost[:min(len(lost), cluster.MaxLostListed)]})
-	s.log.Warn("runner: the workspace lacks changes of earlier calls", "task", r.task.ID, "calls", len(lost))
+	s.log.Warn("runner: the workspace lacks changes of earlier calls", "task", r.Task().ID, "calls", len(lost))
 	return s.redact.String(cluster.LostNote(ws.Branch, lost)), nil
 }

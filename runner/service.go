@@ -16,6 +16,7 @@ import (
 	"reasonix/runner/internal/cluster"
 	"reasonix/runner/internal/maintenance"
 	"reasonix/runner/internal/publish"
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
@@ -134,7 +135,7 @@ type Service struct {
 
 	// runsMu guards runs apart from mu, which Stop holds while it waits.
 	runsMu sync.Mutex
-	runs   map[string]*run // tasks running on this node
+	runs   map[string]*taskrun.Run // tasks running on this node
 
 	// The maintenance loops (see startMaintenance): bgStop ends them all,
 	// each one's Stop waits for it.
@@ -178,7 +179,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		cfg: cfg, st: cfg.Store, set: cfg.Settings, pol: pol, log: cfg.Logger, now: cfg.Now,
-		node: cfg.Node, hub: cluster.NewHub(), runs: map[string]*run{},
+		node: cfg.Node, hub: cluster.NewHub(), runs: map[string]*taskrun.Run{},
 		redact: redact.New(append(session.Secrets(cfg.Settings), cfg.Secrets...)...),
 		prices: session.NewPrices(cfg.Settings),
 	}
@@ -367,27 +368,27 @@ func (s *Service) cancelRuns(cause error) {
 	s.runsMu.Lock()
 	defer s.runsMu.Unlock()
 	for _, r := range s.runs {
-		r.cancel(cause)
+		r.Cancel(cause)
 	}
 }
 
-func (s *Service) runFor(taskID string) *run {
+func (s *Service) runFor(taskID string) *taskrun.Run {
 	s.runsMu.Lock()
 	defer s.runsMu.Unlock()
 	return s.runs[taskID]
 }
 
-func (s *Service) addRun(r *run) {
+func (s *Service) addRun(r *taskrun.Run) {
 	s.runsMu.Lock()
 	defer s.runsMu.Unlock()
-	s.runs[r.task.ID] = r
+	s.runs[r.Task().ID] = r
 }
 
-func (s *Service) removeRun(r *run) {
+func (s *Service) removeRun(r *taskrun.Run) {
 	s.runsMu.Lock()
 	defer s.runsMu.Unlock()
-	if s.runs[r.task.ID] == r {
-		delete(s.runs, r.task.ID)
+	if s.runs[r.Task().ID] == r {
+		delete(s.runs, r.Task().ID)
 	}
 }
 
