@@ -155,7 +155,7 @@ type Service struct {
 	// this node claims its task (cluster.Scratch, claim).
 	scratchMu sync.Mutex
 
-	pub *publish.Publisher // nil when no workspace publishes (publish.go)
+	pub *publish.Publisher // nil when no workspace publishes (handoff.go)
 	// forgeUsers caches, by workspace, the forge account its token is
 	// (review.go): the bot whose own comments never steer.
 	forgeUsers sync.Map
