@@ -14,9 +14,6 @@ import (
 // a run, a workspace or the service's books (the spend, the metrics)
 // stays here; the rest is package cluster's (see nodeLife).
 
-// errDrained is the cancellation cause of runs a stopping node hands over.
-var errDrained = cluster.ErrDrained
-
 // defaultScratchMoveLimit bounds a packed scratch directory.
 const defaultScratchMoveLimit = cluster.DefaultScratchMoveLimit
 
@@ -30,10 +27,10 @@ type WorkspaceReleaser interface {
 }
 
 // drain lets running steps finish until the drain timeout passes (see
-// cluster.Drain), then cancels the runs still going with errDrained. It
+// cluster.Drain), then cancels the runs still going with cluster.ErrDrained. It
 // returns early when done is closed.
 func (s *Service) drain(ctx context.Context, done <-chan struct{}) {
-	cluster.Drain(ctx, s.cfg.DrainTimeout, done, func() { s.cancelRuns(errDrained) })
+	cluster.Drain(ctx, s.cfg.DrainTimeout, done, func() { s.cancelRuns(cluster.ErrDrained) })
 }
 
 // release hands a run that the drain cut short to the queue again: its
@@ -69,13 +66,6 @@ func (s *Service) release(ctx context.Context, r *taskrun.Run, ws *Workdir, reas
 func (s *Service) takeOverStale(ctx context.Context, t store.RunningTask) error {
 	return s.life.hand.TakeOverStale(ctx, t)
 }
-
-// recoverCrashed marks interrupted every running task that this node owned
-// and queues again those whose node stopped sending heartbeats (see
-// cluster.HandOver.Recover).
-func (s *Service) recoverCrashed(ctx context.Context) error { return s.life.hand.Recover(ctx) }
-
-func (s *Service) staleSince(t store.RunningTask) bool { return s.life.hand.Stale(t) }
 
 // staleTask returns running task id when its node stopped proving alive.
 func (s *Service) staleTask(ctx context.Context, id string) (store.RunningTask, bool) {

@@ -232,10 +232,16 @@ func (s *Service) Start(ctx context.Context) error {
 	if s.started {
 		return errors.New("runner: already started")
 	}
-	if err := s.recoverCrashed(ctx); err != nil {
+	// Tasks this node owned when it died are interrupted, and those of
+	// nodes that stopped sending heartbeats queued again
+	// (cluster.HandOver.Recover).
+	if err := s.life.hand.Recover(ctx); err != nil {
 		return err
 	}
-	if err := s.startNode(ctx); err != nil {
+	// This node runs, and keeps its heartbeat; scratch directories are
+	// handed over for as long as it lives, draining included: other nodes
+	// may wait for them.
+	if err := s.life.beat.Start(ctx); err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}
 	if err := s.queue.Start(ctx); err != nil {
@@ -281,7 +287,7 @@ func (s *Service) startMaintenance(ctx context.Context) {
 		maintenance.NewStaleReclaimer(maintenance.StaleReclaimerConfig{
 			Interval: s.cfg.SweepInterval, Every: s.cfg.StaleAfter / 4, Now: s.now,
 			Running:  s.st.RunningTasks,
-			Dead:     func(t store.RunningTask) bool { return s.staleSince(t) && s.runFor(t.ID) == nil },
+			Dead:     func(t store.RunningTask) bool { return s.life.hand.Stale(t) && s.runFor(t.ID) == nil },
 			TakeOver: s.takeOverStale, Log: s.log,
 		}),
 	}
@@ -292,7 +298,7 @@ func (s *Service) startMaintenance(ctx context.Context) {
 	s.maint = append(s.maint, s.newGC())
 	if len(s.sched.list) > 0 {
 		s.maint = append(s.maint, maintenance.NewScheduleTicker(maintenance.ScheduleTickerConfig{
-			Interval: s.cfg.ScheduleInterval, Leads: s.leads, Tick: s.tickSchedules, Log: s.log,
+			Interval: s.cfg.ScheduleInterval, Leads: s.leads, Tick: s.sched.firer.Tick, Log: s.log,
 		}))
 	}
 	bgCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

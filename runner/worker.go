@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/runner/internal/cluster"
 	"reasonix/runner/internal/execute"
 	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/session"
@@ -175,7 +176,7 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 	defer s.removeRun(r)
 	defer r.CloseEvents()  // before removeRun: until then other events wait for the queue
 	if s.stopping.Load() { // Stop ran between the claim and addRun: hand it over
-		cancel(errDrained)
+		cancel(cluster.ErrDrained)
 	}
 	start := s.now()
 
@@ -269,7 +270,7 @@ func (s *Service) stopped(ctx context.Context) outcome {
 		return outcome{state: store.StateBudgetExhausted, code: "timeout"}
 	case errors.Is(cause, taskrun.ErrPersist):
 		return outcome{state: store.StateFailed, code: "store"}
-	case errors.Is(cause, errDrained):
+	case errors.Is(cause, cluster.ErrDrained):
 		return outcome{state: store.StateInterrupted, code: "interrupted", release: true,
 			reason: "the node stopped; the task continues on another node"}
 	default: // shutdown, or the queue cancelled the job
