@@ -6,6 +6,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/agent/recipe"
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
@@ -14,8 +15,8 @@ import (
 // goal task (Goal or PlanFirst) through the goal controller, any other task
 // as one agent run. An error means the session could not be assembled; how
 // the run itself ended is in the outcome.
-func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome, error) {
-	task := r.task
+func (s *Service) runSession(ctx context.Context, r *taskrun.Run, ws *Workdir) (outcome, error) {
+	task := r.Task()
 	model, err := s.cfg.Providers("")
 	if err != nil {
 		return outcome{}, fmt.Errorf("provider: %w", err)
@@ -53,10 +54,10 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		DirInstructions: func(ctx context.Context, dirs []string) ([]recipe.File, error) {
 			return s.baseInstructionFiles(ctx, ws, dirs...)
 		},
-		Observer:   r.observer(ctx),
+		Observer:   r.Observer(ctx),
 		Logger:     s.log.With("task", task.ID),
 		Redactor:   s.redact,
-		WrapTools:  r.journaled,
+		WrapTools:  r.Journaled,
 		Skills:     skills,
 		CacheScope: task.Requester,
 		Memory:     mem,
@@ -74,17 +75,17 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
-	r.setStored(len(history))
+	r.SetStored(len(history))
 	if len(history) == 0 && (len(instr.Files) > 0 || ierr != nil) {
 		payload := map[string]any{"commit": ws.Base, "files": instr.Files}
 		if ierr != nil {
 			payload["error"] = "the repository's instruction files could not be read; see the service log"
 		}
-		r.emit(instructionsEvent, payload)
+		r.Emit(instructionsEvent, payload)
 	}
 	// What the stored conversation read counts as read (agent.Observed).
 	agent.Reobserve(sess.Env, history)
-	history, err = r.recoverJournal(ctx, history, tools)
+	history, err = r.RecoverJournal(ctx, history, tools)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -92,14 +93,12 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
-	lost, err := r.lostChanges(ctx, ws, tools)
+	lost, err := s.lostChanges(ctx, r, ws, tools)
 	if err != nil {
 		return outcome{}, err
 	}
 	if lost != "" {
-		r.mu.Lock()
-		r.lostNote = lost
-		r.mu.Unlock()
+		r.SetLostNote(lost)
 		// First in line: a conversation that had ended is continued by the
 		// note; one that goes on reads it before its next request.
 		inbox = append([]store.InboxMessage{{TaskID: task.ID, Text: lost}}, inbox...)
@@ -110,7 +109,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if len(skills.Profiles().Names()) > 0 {
 		// A sub-agent skill's child counts as a goal's task child does:
 		// its spend and tokens are the task's, its steps the task's events.
-		host, err := sess.SkillHost(session.GoalConfig{FleetObserver: sess.Agent.Observer, Child: r.child(ctx)})
+		host, err := sess.SkillHost(session.GoalConfig{FleetObserver: sess.Agent.Observer, Child: r.Child(ctx)})
 		if err != nil {
 			return outcome{}, err
 		}
@@ -122,9 +121,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
-	r.mu.Lock()
-	r.ag = ag
-	r.mu.Unlock()
+	r.SetAgent(ag)
 	switch {
 	case len(history) == 0:
 		return s.userTurn(ctx, r, sess, ag, task.Prompt, false, inbox), nil

@@ -10,6 +10,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/policy"
+	"reasonix/runner/internal/execute"
 	"reasonix/runner/store"
 )
 
@@ -43,7 +44,7 @@ func callHash(c agent.Call) string {
 	h := sha256.New()
 	h.Write([]byte(c.Tool))
 	h.Write([]byte{0})
-	h.Write(canonicalJSON(c.Args))
+	h.Write(execute.CanonicalJSON(c.Args))
 	return hex.EncodeToString(h.Sum(nil))
 }
 

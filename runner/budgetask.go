@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
@@ -177,12 +178,12 @@ func firstLineOf(s string) string {
 // o, when its task has a notify target; ok is false when the task ends as
 // before (no target, a budget that does not ask, or the card could not be
 // recorded: then it ends rather than waits for a card nobody sees).
-func (s *Service) parkOnBudget(ctx context.Context, r *run, o outcome) (store.Approval, bool) {
-	t := r.task
+func (s *Service) parkOnBudget(ctx context.Context, r *taskrun.Run, o outcome) (store.Approval, bool) {
+	t := r.Task()
 	if o.state != store.StateBudgetExhausted || o.budgetStopped || !budgetAsks(o.code) || len(t.Notify) == 0 {
 		return store.Approval{}, false
 	}
-	spent := r.spendSoFar(ctx)
+	spent := r.SpendSoFar(ctx)
 	card := s.budgetCardOf(ctx, t, o.code, spent)
 	instructors, err := s.instructors(ctx, t)
 	if err != nil {
@@ -236,8 +237,8 @@ func (s *Service) budgetWait(ctx context.Context, t store.Task) (time.Duration, 
 // newest budget card not acted on yet, and acts on it once: more budget
 // lets the run go on (ok false); a stop, a stop-and-publish or expiry is
 // the outcome that ends the task without a run (ok true).
-func (s *Service) budgetAnswer(ctx context.Context, r *run) (outcome, bool, error) {
-	id := r.task.ID
+func (s *Service) budgetAnswer(ctx context.Context, r *taskrun.Run) (outcome, bool, error) {
+	id := r.Task().ID
 	list, err := s.st.ApprovalsForCall(ctx, id, budgetHash(id))
 	if err != nil {
 		return outcome{}, false, err

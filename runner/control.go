@@ -5,11 +5,9 @@ import (
 	"errors"
 	"strings"
 
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/store"
 )
-
-// errCancelled is the cancellation cause of a run stopped by Cancel.
-var errCancelled = errors.New("runner: the task was cancelled")
 
 // Cancel stops task id. A queued or waiting task becomes cancelled at once;
 // a running one is interrupted at its next safe point (on this node through
@@ -52,7 +50,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (store.Task, error) {
 				return store.Task{}, mapStoreErr(err, "task "+id)
 			}
 			if r := s.runFor(id); r != nil {
-				r.cancel(errCancelled)
+				r.Cancel(taskrun.ErrCancelled)
 			}
 			s.emitLogged(ctx, id, "cancel_requested", nil)
 			return t, nil
@@ -161,7 +159,7 @@ func (s *Service) deliver(ctx context.Context, t store.Task, requester, text, ke
 	// is new work, and its run publishes and waits again.
 	if !t.State.Terminal() && t.State != store.StateWaitingCI {
 		if r := s.runFor(id); r != nil {
-			r.poke()
+			r.Poke()
 		}
 		return t, nil
 	}

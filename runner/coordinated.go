@@ -6,6 +6,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/goals"
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
@@ -23,8 +24,8 @@ const approvedPlanTurn = "The plan above is approved. Carry it out now; check it
 //
 // more are the messages that arrived with the turn: they steer the
 // executor's run, or join a held turn so they are kept with it.
-func (s *Service) userTurn(ctx context.Context, r *run, sess *session.Session, ag *agent.Agent, text string, synthetic bool, more []store.InboxMessage) outcome {
-	c := sess.Coordinate(ctx, session.Turn{Text: text, Input: expandReferences(ctx, sess, r.task, text), Synthetic: synthetic})
+func (s *Service) userTurn(ctx context.Context, r *taskrun.Run, sess *session.Session, ag *agent.Agent, text string, synthetic bool, more []store.InboxMessage) outcome {
+	c := sess.Coordinate(ctx, session.Turn{Text: text, Input: expandReferences(ctx, sess, r.Task(), text), Synthetic: synthetic})
 	if c.Execute {
 		for _, m := range more {
 			ag.Steer(m.Text)
@@ -38,7 +39,7 @@ func (s *Service) userTurn(ctx context.Context, r *run, sess *session.Session, a
 		return s.classify(ctx, r, sess.Hold(c))
 	}
 	sess.Keep(c)
-	d, err := (&planBroker{s: s, task: r.task}).ReviewPlan(ctx, heldProposal(c.Plan))
+	d, err := (&planBroker{s: s, task: r.Task()}).ReviewPlan(ctx, heldProposal(c.Plan))
 	if err == nil && d.Approved {
 		// An identical plan was approved before and never used.
 		return s.classify(ctx, r, ag.Run(ctx, c.Input+"\n\n<plan>\n"+c.Plan+"\n</plan>\n"+approvedPlanTurn))
@@ -58,12 +59,12 @@ func heldProposal(plan string) goals.PlanProposal {
 // out; declined or expired, the task ends blocked with the plan as its
 // answer. ok is false when the conversation's last answer is no held plan
 // with a decision (the task goes on as before).
-func (s *Service) heldPlanDecided(ctx context.Context, r *run, ag *agent.Agent, history []agent.Message) (outcome, bool, error) {
+func (s *Service) heldPlanDecided(ctx context.Context, r *taskrun.Run, ag *agent.Agent, history []agent.Message) (outcome, bool, error) {
 	plan := lastAnswer(history) // the caller checked that it closes the conversation
 	if plan == "" {
 		return outcome{}, false, nil
 	}
-	a, ok, err := s.decided(ctx, r.task.ID, planHash(heldProposal(plan)))
+	a, ok, err := s.decided(ctx, r.Task().ID, planHash(heldProposal(plan)))
 	var se *suspendError
 	switch {
 	case errors.As(err, &se):
@@ -84,7 +85,7 @@ func (s *Service) heldPlanDecided(ctx context.Context, r *run, ag *agent.Agent, 
 // heldPlanOutcome is how a held plan's turn ends while it is not
 // approved: waiting for the approval, blocked (nobody can approve it, it
 // expired, a person declined it), or failed.
-func (s *Service) heldPlanOutcome(ctx context.Context, r *run, plan string, err error) outcome {
+func (s *Service) heldPlanOutcome(ctx context.Context, r *taskrun.Run, plan string, err error) outcome {
 	res := agent.Result{FinalAnswer: plan}
 	var pr *planRefusal
 	switch {

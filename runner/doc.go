@@ -26,8 +26,14 @@
 // clock and callbacks rather than the Service, and never importing this
 // package (internal/layering holds them to it):
 //
-//   - internal/execute: pieces of one task's execution (the run's event
-//     queue).
+//   - internal/taskrun: one task's execution on this node (Run): its
+//     control loop (cancel, steering, heartbeat), the observer that
+//     persists each step, one store write per step, the tools behind the
+//     write-ahead journal, a sub-agent's journal and steps, the budgets
+//     it counts and its spend.
+//   - internal/execute: the pieces a run is built of that need neither
+//     the run nor the session (the run's event queue, the journal's keys
+//     and the settling of calls a crash left unanswered).
 //   - internal/maintenance: the upkeep loops (approval expiry, chat event
 //     pruning, the take-over sweep of dead nodes' tasks, publish retries)
 //     and the schedules' firing (ScheduleFirer, woken by ScheduleTicker).
@@ -41,13 +47,14 @@
 //
 // Here, by stage: intake (submit.go, chat.go, principal.go, authority.go,
 // schedules.go and schedulesubmit.go for the schedules' runs); a run
-// (worker.go claims and finishes, agentrun.go and goal.go run it,
-// journal.go, observer.go, step.go, spend.go record it, control.go steers
-// and cancels it, workspaces.go prepares its directory); what a session
-// is given (instructions.go, memory.go, history.go, recipes.go,
-// mcpprompts.go, plugins.go, standing.go); waiting for people (broker.go,
-// approvals.go, approvalttl.go, planapproval.go, prapproval.go,
-// budgetask.go); after the run (publish.go, ci.go); the node's life (service.go starts and
-// stops it, nodes.go and handover.go are the service's side of package
-// cluster, events.go writes and streams events).
+// (worker.go claims it, hands it to a taskrun.Run and records how it
+// ended, agentrun.go and goal.go assemble the session and run it,
+// spend.go reads its spend, control.go steers and cancels it, workdir.go
+// and workdir_git.go prepare its directory); what a session is given
+// (instructions.go, memory.go, history.go, recipes.go, mcpprompts.go,
+// plugins.go, standing.go); waiting for people (broker.go, approvals.go,
+// approvalttl.go, planapproval.go, prapproval.go, budgetask.go); after
+// the run (handoff.go publishes, ci.go); the node's life (service.go
+// starts and stops it, nodes.go and handover.go are the service's side of
+// package cluster, events.go writes and streams events).
 package runner

@@ -12,6 +12,7 @@ import (
 
 	"reasonix/internal/redact"
 	"reasonix/runner/internal/cluster"
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/store"
 	"reasonix/runner/store/storetest"
 )
@@ -25,7 +26,7 @@ func queueService(t *testing.T, open storetest.Opener) (*Service, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{st: st, log: slog.New(slog.DiscardHandler), now: time.Now, hub: cluster.NewHub(), runs: map[string]*run{},
+	s := &Service{st: st, log: slog.New(slog.DiscardHandler), now: time.Now, hub: cluster.NewHub(), runs: map[string]*taskrun.Run{},
 		redact: redact.New("sekrit-value-123")}
 	return s, task.ID
 }
@@ -37,7 +38,7 @@ func queueService(t *testing.T, open storetest.Opener) (*Service, string) {
 func TestEventQueueKeepsOrder(t *testing.T) {
 	eachStore(t, func(t *testing.T, open storetest.Opener) {
 		s, id := queueService(t, open)
-		r := &run{s: s, task: store.Task{ID: id}, events: newEventQueue(s, id)}
+		r := s.newRun(store.Task{ID: id}, nil, newEventQueue(s, id))
 		s.addRun(r)
 		signal, unsubscribe := s.hub.Subscribe(id)
 		defer unsubscribe()
@@ -50,13 +51,13 @@ func TestEventQueueKeepsOrder(t *testing.T) {
 				s.emitLogged(context.Background(), id, "direct", map[string]string{"n": name})
 			} else {
 				queuedAt = append(queuedAt, time.Now())
-				r.emit("queued", map[string]string{"n": name, "secret": "sekrit-value-123"})
+				r.Emit("queued", map[string]string{"n": name, "secret": "sekrit-value-123"})
 			}
 			want = append(want, name)
 		}
-		r.events.Close()
+		r.CloseEvents()
 		s.removeRun(r)
-		r.emit("queued", map[string]string{"n": "after-close"}) // written directly
+		r.Emit("queued", map[string]string{"n": "after-close"}) // written directly
 		want = append(want, "after-close")
 
 		evs, err := s.st.Events(context.Background(), id, 0, 0)

@@ -20,8 +20,8 @@ func (s *Service) emitLogged(ctx context.Context, taskID, typ string, payload an
 		s.log.Error("runner: event lost", "task", taskID, "type", typ, "err", err)
 		return
 	}
-	if r := s.runFor(taskID); r != nil && r.events != nil {
-		r.events.Flush()
+	if r := s.runFor(taskID); r != nil {
+		r.FlushEvents()
 	}
 	s.write(context.WithoutCancel(ctx), taskID, store.EventInput{Type: typ, Payload: raw})
 }
@@ -39,8 +39,8 @@ type event struct {
 // cannot be encoded is logged and left out; the change is still made.
 // Tell subscribers with s.hub.Notify once it is.
 func (s *Service) announce(id string, evs ...event) []store.EventInput {
-	if r := s.runFor(id); r != nil && r.events != nil {
-		r.events.Flush()
+	if r := s.runFor(id); r != nil {
+		r.FlushEvents()
 	}
 	return s.encodeAll(id, evs...)
 }

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"reasonix/agent"
 	"reasonix/goals"
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
@@ -20,8 +20,8 @@ import (
 // question, a restart) resumes the saved state with the messages that
 // arrived meanwhile. history is the transcript with the journal's rules
 // applied; inbox holds the messages taken for this run.
-func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, history []agent.Message, inbox []store.InboxMessage) (outcome, error) {
-	task := r.task
+func (s *Service) runGoal(ctx context.Context, r *taskrun.Run, sess *session.Session, history []agent.Message, inbox []store.InboxMessage) (outcome, error) {
+	task := r.Task()
 	doc, err := s.loadGoalDoc(ctx, task.ID)
 	if err != nil {
 		return outcome{}, err
@@ -35,9 +35,7 @@ func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, hi
 		// The control loop steers the turn in progress with messages that
 		// arrive meanwhile; between turns they wait in the inbox.
 		OnTurn: func(ag *agent.Agent) {
-			r.mu.Lock()
-			r.ag = ag
-			r.mu.Unlock()
+			r.SetAgent(ag)
 		},
 		FleetObserver: func(e agent.Event) {
 			obs(e)
@@ -45,7 +43,7 @@ func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, hi
 				gstore.childrenChanged(ctx)
 			}
 		},
-		Child:        r.child(ctx),
+		Child:        r.Child(ctx),
 		NoDelegation: task.Ablate == store.AblateSubagent,
 	})
 	if err != nil {
@@ -135,22 +133,6 @@ func lastAnswer(h []agent.Message) string {
 	return ""
 }
 
-// child journals each sub-agent's tools under the child's ref (so its
-// writes follow the journal's rules too) and records its steps in the
-// task's log.
-func (r *run) child(ctx context.Context) func(goals.ChildSpec, *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
-	return func(spec goals.ChildSpec, inner *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
-		var turns atomic.Int64 // the child's assistant messages, numbering its calls like the parent's
-		tools, err := r.journaledAs(inner, func(callID string) string {
-			return fmt.Sprintf("%s/%d/%s", spec.Ref, turns.Load(), callID)
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		return tools, r.childObserver(spec.Ref, func() { turns.Add(1) }), nil
-	}
-}
-
 // goalEnd is how a goal stands when its run ends: the final report's
 // "goal" entry.
 type goalEnd struct {
@@ -194,7 +176,7 @@ func (g *goalEnd) blockedReason() string {
 }
 
 // classifyGoal maps how a goal ended onto the task's state and result.
-func (s *Service) classifyGoal(ctx context.Context, r *run, res goals.Result, err error, gstore *goalStore) outcome {
+func (s *Service) classifyGoal(ctx context.Context, r *taskrun.Run, res goals.Result, err error, gstore *goalStore) outcome {
 	o := outcome{result: agent.Result{FinalAnswer: res.FinalAnswer, Err: res.Err}}
 	if st := res.State; st != nil {
 		o.goal = &goalEnd{ID: st.Goal.ID, Status: st.Status, Reason: st.Reason, Question: st.Question, Summary: st.Summary,
@@ -214,7 +196,7 @@ func (s *Service) classifyGoal(ctx context.Context, r *run, res goals.Result, er
 			return so
 		default:
 			o.state, o.code, o.ref = store.StateFailed, "goal", newRef()
-			s.log.Error("runner: goal failed", "task", r.task.ID, "ref", o.ref, "err", err)
+			s.log.Error("runner: goal failed", "task", r.Task().ID, "ref", o.ref, "err", err)
 		}
 		return o
 	}
@@ -229,7 +211,7 @@ func (s *Service) classifyGoal(ctx context.Context, r *run, res goals.Result, er
 		return so
 	case store.StateFailed:
 		o.code, o.ref = agent.Reason(res.Err), newRef()
-		s.log.Error("runner: goal failed", "task", r.task.ID, "ref", o.ref, "err", res.Err)
+		s.log.Error("runner: goal failed", "task", r.Task().ID, "ref", o.ref, "err", res.Err)
 	}
 	return o
 }

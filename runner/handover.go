@@ -6,15 +6,13 @@ import (
 
 	"reasonix/agent"
 	"reasonix/runner/internal/cluster"
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/store"
 )
 
 // The service's side of the hand-over of tasks between nodes: what needs
 // a run, a workspace or the service's books (the spend, the metrics)
 // stays here; the rest is package cluster's (see nodeLife).
-
-// errDrained is the cancellation cause of runs a stopping node hands over.
-var errDrained = cluster.ErrDrained
 
 // defaultScratchMoveLimit bounds a packed scratch directory.
 const defaultScratchMoveLimit = cluster.DefaultScratchMoveLimit
@@ -29,10 +27,10 @@ type WorkspaceReleaser interface {
 }
 
 // drain lets running steps finish until the drain timeout passes (see
-// cluster.Drain), then cancels the runs still going with errDrained. It
+// cluster.Drain), then cancels the runs still going with cluster.ErrDrained. It
 // returns early when done is closed.
 func (s *Service) drain(ctx context.Context, done <-chan struct{}) {
-	cluster.Drain(ctx, s.cfg.DrainTimeout, done, func() { s.cancelRuns(errDrained) })
+	cluster.Drain(ctx, s.cfg.DrainTimeout, done, func() { s.cancelRuns(cluster.ErrDrained) })
 }
 
 // release hands a run that the drain cut short to the queue again: its
@@ -40,8 +38,8 @@ func (s *Service) drain(ctx context.Context, done <-chan struct{}) {
 // is requeued, so whichever node claims it next rebuilds the session from
 // the store (transcript and tool journal) and continues from its last
 // completed step. Nobody has to resume it.
-func (s *Service) release(ctx context.Context, r *run, ws *Workdir, reason string) error {
-	id := r.task.ID
+func (s *Service) release(ctx context.Context, r *taskrun.Run, ws *Workdir, reason string) error {
+	id := r.Task().ID
 	if isScratch(ws) {
 		s.moveScratch(ctx, id, ws)
 	} else if ws != nil {
@@ -68,13 +66,6 @@ func (s *Service) release(ctx context.Context, r *run, ws *Workdir, reason strin
 func (s *Service) takeOverStale(ctx context.Context, t store.RunningTask) error {
 	return s.life.hand.TakeOverStale(ctx, t)
 }
-
-// recoverCrashed marks interrupted every running task that this node owned
-// and queues again those whose node stopped sending heartbeats (see
-// cluster.HandOver.Recover).
-func (s *Service) recoverCrashed(ctx context.Context) error { return s.life.hand.Recover(ctx) }
-
-func (s *Service) staleSince(t store.RunningTask) bool { return s.life.hand.Stale(t) }
 
 // staleTask returns running task id when its node stopped proving alive.
 func (s *Service) staleTask(ctx context.Context, id string) (store.RunningTask, bool) {
@@ -135,16 +126,13 @@ func (s *Service) awaitScratch(ctx context.Context, task store.Task) error {
 // names are still missing and the next continuation must hear of them.
 // A failure, like that case, only costs precision: a later continuation in
 // a fresh worktree names calls as lost although the branch holds them.
-func (s *Service) checkpointed(ctx context.Context, r *run) {
-	r.mu.Lock()
-	untold := r.lostNote != ""
-	r.mu.Unlock()
-	if untold {
-		s.log.Info("runner: checkpoint not recorded: the note on lost changes was not delivered", "task", r.task.ID)
+func (s *Service) checkpointed(ctx context.Context, r *taskrun.Run) {
+	if r.LostNoteUntold() {
+		s.log.Info("runner: checkpoint not recorded: the note on lost changes was not delivered", "task", r.Task().ID)
 		return
 	}
-	if err := s.st.MarkCheckpointed(ctx, r.task.ID); err != nil {
-		s.log.Warn("runner: record the workspace checkpoint", "task", r.task.ID, "err", err)
+	if err := s.st.MarkCheckpointed(ctx, r.Task().ID); err != nil {
+		s.log.Warn("runner: record the workspace checkpoint", "task", r.Task().ID, "err", err)
 	}
 }
 
@@ -157,12 +145,11 @@ func (s *Service) checkpointed(ctx context.Context, r *run) {
 // calls' effects are missing (cluster.LostNote) and redoes what it still
 // needs. Read-only calls changed nothing and are not named. It returns ""
 // when nothing is lost.
-func (r *run) lostChanges(ctx context.Context, ws *Workdir, tools *agent.ToolRegistry) (string, error) {
+func (s *Service) lostChanges(ctx context.Context, r *taskrun.Run, ws *Workdir, tools *agent.ToolRegistry) (string, error) {
 	if ws == nil || !ws.Fresh || ws.Branch == "" {
 		return "", nil
 	}
-	s := r.s
-	entries, err := s.st.UncheckpointedCalls(ctx, r.task.ID)
+	entries, err := s.st.UncheckpointedCalls(ctx, r.Task().ID)
 	if err != nil {
 		return "", err
 	}
@@ -175,8 +162,8 @@ func (r *run) lostChanges(ctx context.Context, ws *Workdir, tools *agent.ToolReg
 	if len(lost) == 0 {
 		return "", nil
 	}
-	s.emitLogged(ctx, r.task.ID, "workspace_changes_lost", map[string]any{"node": s.node, "branch": ws.Branch,
+	s.emitLogged(ctx, r.Task().ID, "workspace_changes_lost", map[string]any{"node": s.node, "branch": ws.Branch,
 		"calls": len(lost), "lost": lost[:min(len(lost), cluster.MaxLostListed)]})
-	s.log.Warn("runner: the workspace lacks changes of earlier calls", "task", r.task.ID, "calls", len(lost))
+	s.log.Warn("runner: the workspace lacks changes of earlier calls", "task", r.Task().ID, "calls", len(lost))
 	return s.redact.String(cluster.LostNote(ws.Branch, lost)), nil
 }

@@ -73,7 +73,7 @@ func TestJournalFinishedWithToolMessages(t *testing.T) {
 			// The first request has no call before it; the second and
 			// third find the previous step's three calls and one call
 			// open, their results held for the next step's write — or
-			// none, on a machine slow enough that the hold (StepLinger)
+			// none, on a machine slow enough that the hold (taskrun.StepLinger)
 			// ran out first and wrote them on their own.
 			if want := []int{0, 3, 1}; len(unfinished) != len(want) ||
 				slices.ContainsFunc([]int{0, 1, 2}, func(i int) bool { return unfinished[i] != want[i] && unfinished[i] != 0 }) {

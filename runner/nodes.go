@@ -87,11 +87,6 @@ func (e clusterEvents) Announce(id string, evs ...cluster.Event) []store.EventIn
 	return e.s.announce(id, out...)
 }
 
-// startNode records this node as running and keeps its heartbeat; scratch
-// directories are handed over for as long as the node lives, draining
-// included: other nodes may wait for them.
-func (s *Service) startNode(ctx context.Context) error { return s.life.beat.Start(ctx) }
-
 // stopNode ends the heartbeat and records the node stopped.
 func (s *Service) stopNode(ctx context.Context) { s.life.beat.Stop(ctx) }
 

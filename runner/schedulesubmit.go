@@ -103,10 +103,6 @@ func (s *Service) ensureSchedules(ctx context.Context) error {
 	return nil
 }
 
-// tickSchedules settles finished runs and fires, skips or misses what is
-// due, once for every configured schedule (see maintenance.ScheduleFirer).
-func (s *Service) tickSchedules(ctx context.Context) error { return s.sched.firer.Tick(ctx) }
-
 // newScheduleFirer hands the schedules' firing (package maintenance) the
 // schedules, the store, and the service's intake to submit their runs.
 func (s *Service) newScheduleFirer(list []*scheduled, occ *prometheus.CounterVec) *maintenance.ScheduleFirer {

@@ -16,6 +16,7 @@ import (
 	"reasonix/runner/internal/cluster"
 	"reasonix/runner/internal/maintenance"
 	"reasonix/runner/internal/publish"
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
@@ -134,7 +135,7 @@ type Service struct {
 
 	// runsMu guards runs apart from mu, which Stop holds while it waits.
 	runsMu sync.Mutex
-	runs   map[string]*run // tasks running on this node
+	runs   map[string]*taskrun.Run // tasks running on this node
 
 	// The maintenance loops (see startMaintenance): bgStop ends them all,
 	// each one's Stop waits for it.
@@ -154,7 +155,7 @@ type Service struct {
 	// this node claims its task (cluster.Scratch, claim).
 	scratchMu sync.Mutex
 
-	pub *publish.Publisher // nil when no workspace publishes (publish.go)
+	pub *publish.Publisher // nil when no workspace publishes (handoff.go)
 	// forgeUsers caches, by workspace, the forge account its token is
 	// (review.go): the bot whose own comments never steer.
 	forgeUsers sync.Map
@@ -178,7 +179,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		cfg: cfg, st: cfg.Store, set: cfg.Settings, pol: pol, log: cfg.Logger, now: cfg.Now,
-		node: cfg.Node, hub: cluster.NewHub(), runs: map[string]*run{},
+		node: cfg.Node, hub: cluster.NewHub(), runs: map[string]*taskrun.Run{},
 		redact: redact.New(append(session.Secrets(cfg.Settings), cfg.Secrets...)...),
 		prices: session.NewPrices(cfg.Settings),
 	}
@@ -231,10 +232,16 @@ func (s *Service) Start(ctx context.Context) error {
 	if s.started {
 		return errors.New("runner: already started")
 	}
-	if err := s.recoverCrashed(ctx); err != nil {
+	// Tasks this node owned when it died are interrupted, and those of
+	// nodes that stopped sending heartbeats queued again
+	// (cluster.HandOver.Recover).
+	if err := s.life.hand.Recover(ctx); err != nil {
 		return err
 	}
-	if err := s.startNode(ctx); err != nil {
+	// This node runs, and keeps its heartbeat; scratch directories are
+	// handed over for as long as it lives, draining included: other nodes
+	// may wait for them.
+	if err := s.life.beat.Start(ctx); err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}
 	if err := s.queue.Start(ctx); err != nil {
@@ -280,7 +287,7 @@ func (s *Service) startMaintenance(ctx context.Context) {
 		maintenance.NewStaleReclaimer(maintenance.StaleReclaimerConfig{
 			Interval: s.cfg.SweepInterval, Every: s.cfg.StaleAfter / 4, Now: s.now,
 			Running:  s.st.RunningTasks,
-			Dead:     func(t store.RunningTask) bool { return s.staleSince(t) && s.runFor(t.ID) == nil },
+			Dead:     func(t store.RunningTask) bool { return s.life.hand.Stale(t) && s.runFor(t.ID) == nil },
 			TakeOver: s.takeOverStale, Log: s.log,
 		}),
 	}
@@ -291,7 +298,7 @@ func (s *Service) startMaintenance(ctx context.Context) {
 	s.maint = append(s.maint, s.newGC())
 	if len(s.sched.list) > 0 {
 		s.maint = append(s.maint, maintenance.NewScheduleTicker(maintenance.ScheduleTickerConfig{
-			Interval: s.cfg.ScheduleInterval, Leads: s.leads, Tick: s.tickSchedules, Log: s.log,
+			Interval: s.cfg.ScheduleInterval, Leads: s.leads, Tick: s.sched.firer.Tick, Log: s.log,
 		}))
 	}
 	bgCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -367,27 +374,27 @@ func (s *Service) cancelRuns(cause error) {
 	s.runsMu.Lock()
 	defer s.runsMu.Unlock()
 	for _, r := range s.runs {
-		r.cancel(cause)
+		r.Cancel(cause)
 	}
 }
 
-func (s *Service) runFor(taskID string) *run {
+func (s *Service) runFor(taskID string) *taskrun.Run {
 	s.runsMu.Lock()
 	defer s.runsMu.Unlock()
 	return s.runs[taskID]
 }
 
-func (s *Service) addRun(r *run) {
+func (s *Service) addRun(r *taskrun.Run) {
 	s.runsMu.Lock()
 	defer s.runsMu.Unlock()
-	s.runs[r.task.ID] = r
+	s.runs[r.Task().ID] = r
 }
 
-func (s *Service) removeRun(r *run) {
+func (s *Service) removeRun(r *taskrun.Run) {
 	s.runsMu.Lock()
 	defer s.runsMu.Unlock()
-	if s.runs[r.task.ID] == r {
-		delete(s.runs, r.task.ID)
+	if s.runs[r.Task().ID] == r {
+		delete(s.runs, r.Task().ID)
 	}
 }
 

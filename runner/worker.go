@@ -12,66 +12,16 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/runner/internal/cluster"
 	"reasonix/runner/internal/execute"
+	"reasonix/runner/internal/taskrun"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
 )
 
-// Causes that stop a run early; each maps to a task state.
-var (
-	errToolBudget  = errors.New("runner: the task's tool-call budget is exhausted")
-	errTokenBudget = errors.New("runner: the task's token budget is exhausted")
-	errCostBudget  = errors.New("runner: the task's cost budget is exhausted")
-	errTimeout     = errors.New("runner: the task's time budget is exhausted")
-	errPersist     = errors.New("runner: the run's progress could not be saved")
-)
-
-// run is one execution of a task on this node.
-type run struct {
-	s      *Service
-	task   store.Task
-	cancel context.CancelCauseFunc
-	pokeCh chan struct{}
-
-	mu        sync.Mutex
-	ag        *agent.Agent
-	steered   []store.InboxMessage // taken from the inbox, not yet seen in the conversation
-	usage     agent.Usage
-	tally     *session.Tally // cost by model
-	toolCalls int
-	warned    map[string]bool // budgets whose budget_warn share this run crossed (warnBudget)
-	lastAsst  int64           // message seq of the latest assistant message
-	// outcomes are the conversation's finished calls whose journal entry
-	// waits for their tool message, to be written with it (journaledTool).
-	outcomes map[string]store.CallOutcome
-	// lostNote is the note naming calls whose changes the workspace lost
-	// (lostchanges.go), until the conversation holds it.
-	lostNote string
-	// controlSeen is when a step write last read the task's control state
-	// (cancel, inbox) and found nothing to do: the control loop need not
-	// poll within ControlInterval of it.
-	controlSeen time.Time
-	// deliverables are the files the model last declared with present.
-	deliverables []agent.Deliverable
-
-	events *execute.EventQueue // the step events, written behind the run
-
-	stepMu sync.Mutex // one step write at a time, in order (step.go)
-	// held are messages waiting for the next step write: assistant
-	// messages for their first call's journal start, tool messages (with
-	// their calls' outcomes, heldDone) for the next call or answer.
-	held     []agent.Message
-	heldDone []store.CallOutcome
-	linger   *time.Timer // writes held tool results StepLinger after the first
-	stored   int64       // messages in the stored conversation
-}
-
-func (r *run) poke() {
-	select {
-	case r.pokeCh <- struct{}{}:
-	default:
-	}
-}
+// errTimeout stops a run whose time budget is spent; the other causes that
+// stop a run early are taskrun's. Each maps to a task state (stopped).
+var errTimeout = errors.New("runner: the task's time budget is exhausted")
 
 // workspaceWait is how long a task waits before trying again while its
 // workspace runs as many tasks as it may (max_parallel).
@@ -196,6 +146,19 @@ func (s *Service) adoptRunning(ctx context.Context, task store.Task) error {
 	return s.followUpIssue(ctx, task)
 }
 
+// newRun is a run of task on this node, stopped with cancel, its step
+// events going through events. It is handed what it needs of the service
+// (taskrun.Host), never the service.
+func (s *Service) newRun(task store.Task, cancel context.CancelCauseFunc, events *execute.EventQueue) *taskrun.Run {
+	h := &taskrun.Host{Store: s.st, Log: s.log, Redact: s.redact, Settings: s.set, Prices: s.prices,
+		ControlInterval: s.cfg.ControlInterval, HeartbeatInterval: s.cfg.HeartbeatInterval, Now: s.now,
+		Notify: s.hub.Notify, EmitLogged: s.emitLogged, Spent: s.spent}
+	if m := s.metrics; m != nil {
+		h.Metrics = taskrun.Metrics{ToolCalls: m.toolCalls, Tokens: m.tokens, Cost: m.cost, Unpriced: m.unpriced}
+	}
+	return taskrun.New(h, task, cancel, events)
+}
+
 // execute runs a claimed task and records how it ended. It returns a snooze
 // when the run waits for an approval, nil otherwise.
 func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
@@ -208,13 +171,12 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		ctx, stopTimer = context.WithTimeoutCause(ctx, s.taskTimeout(), errTimeout)
 		defer stopTimer()
 	}
-	r := &run{s: s, task: task, cancel: cancel, pokeCh: make(chan struct{}, 1), tally: session.NewTally(s.prices),
-		events: newEventQueue(s, task.ID)}
+	r := s.newRun(task, cancel, newEventQueue(s, task.ID))
 	s.addRun(r)
 	defer s.removeRun(r)
-	defer r.events.Close() // before removeRun: until then other events wait for the queue
+	defer r.CloseEvents()  // before removeRun: until then other events wait for the queue
 	if s.stopping.Load() { // Stop ran between the claim and addRun: hand it over
-		cancel(errDrained)
+		cancel(cluster.ErrDrained)
 	}
 	start := s.now()
 
@@ -223,12 +185,12 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		r.control(ctlCtx)
+		r.Control(ctlCtx)
 	}()
 	stopControl := sync.OnceFunc(func() {
 		stopCtl()
 		wg.Wait()
-		r.returnUnsteered(context.WithoutCancel(ctx))
+		r.ReturnUnsteered(context.WithoutCancel(ctx))
 	})
 	defer stopControl()
 
@@ -263,7 +225,7 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		return s.finish(context.WithoutCancel(ctx), r, ws, o, start)
 	}
 	o, err := s.runSession(ctx, r, ws)
-	r.settleOutcomes(context.WithoutCancel(ctx))
+	r.SettleOutcomes(context.WithoutCancel(ctx))
 	stopControl() // before finish, which continues the task if messages remain
 	if err != nil {
 		ref := newRef()
@@ -274,91 +236,6 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 		return s.finish(context.WithoutCancel(ctx), r, ws, outcome{state: store.StateFailed, code: "setup", ref: ref}, start)
 	}
 	return s.finish(context.WithoutCancel(ctx), r, ws, o, start)
-}
-
-// control watches, while a task runs, for a cancel request or steering
-// messages (possibly posted on another node) and keeps the heartbeat.
-func (r *run) control(ctx context.Context) {
-	s := r.s
-	tick := time.NewTicker(s.cfg.ControlInterval)
-	defer tick.Stop()
-	lastBeat := s.now()
-	beat := func() {
-		if s.now().Sub(lastBeat) >= s.cfg.HeartbeatInterval {
-			lastBeat = s.now()
-			if err := s.st.Heartbeat(ctx, r.task.ID); err != nil && ctx.Err() == nil {
-				s.log.Warn("runner: heartbeat", "task", r.task.ID, "err", err)
-			}
-		}
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			// A step write read the control state lately (writeStep): no
-			// poll, only the heartbeat.
-			r.mu.Lock()
-			fresh := time.Since(r.controlSeen) < s.cfg.ControlInterval
-			r.mu.Unlock()
-			if fresh {
-				beat()
-				continue
-			}
-		case <-r.pokeCh:
-		}
-		cancelled, inbox, err := s.st.ControlState(ctx, r.task.ID)
-		if err == nil && cancelled {
-			r.cancel(errCancelled)
-			return
-		}
-		r.mu.Lock()
-		ag := r.ag
-		r.mu.Unlock()
-		if ag != nil && (inbox || err != nil) { // on an error, look anyway (TakeInbox logs)
-			msgs, err := s.st.TakeInbox(ctx, r.task.ID)
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("runner: read inbox", "task", r.task.ID, "err", err)
-			}
-			for _, m := range msgs {
-				r.mu.Lock()
-				r.steered = append(r.steered, m)
-				r.mu.Unlock()
-				ag.Steer(m.Text)
-			}
-		}
-		beat()
-	}
-}
-
-// sawUserMessage notes that a steered message joined the conversation.
-func (r *run) sawUserMessage(text string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.lostNote != "" && strings.Contains(text, r.lostNote) {
-		r.lostNote = ""
-	}
-	for i, m := range r.steered {
-		if m.Text == text {
-			r.steered = append(r.steered[:i], r.steered[i+1:]...)
-			return
-		}
-	}
-}
-
-// returnUnsteered puts messages that were steered into the agent but never
-// reached the conversation (the run ended first) back into the inbox, so
-// they continue the task instead of being lost.
-func (r *run) returnUnsteered(ctx context.Context) {
-	r.mu.Lock()
-	left := r.steered
-	r.steered = nil
-	r.mu.Unlock()
-	for _, m := range left {
-		if _, err := r.s.st.PostMessage(ctx, r.task.ID, m.Requester, m.Text); err != nil {
-			r.s.log.Error("runner: a steering message could not be returned to the inbox", "task", r.task.ID, "err", err)
-		}
-	}
 }
 
 // outcome is how a run ended, in the terms of the task.
@@ -381,19 +258,19 @@ type outcome struct {
 // stopped classifies a run whose context ended.
 func (s *Service) stopped(ctx context.Context) outcome {
 	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, errCancelled):
+	case errors.Is(cause, taskrun.ErrCancelled):
 		return outcome{state: store.StateCancelled, code: "cancelled"}
-	case errors.Is(cause, errToolBudget):
+	case errors.Is(cause, taskrun.ErrToolBudget):
 		return outcome{state: store.StateBudgetExhausted, code: "tool_budget"}
-	case errors.Is(cause, errTokenBudget):
+	case errors.Is(cause, taskrun.ErrTokenBudget):
 		return outcome{state: store.StateBudgetExhausted, code: "token_budget"}
-	case errors.Is(cause, errCostBudget):
+	case errors.Is(cause, taskrun.ErrCostBudget):
 		return outcome{state: store.StateBudgetExhausted, code: "cost_budget"}
 	case errors.Is(cause, errTimeout):
 		return outcome{state: store.StateBudgetExhausted, code: "timeout"}
-	case errors.Is(cause, errPersist):
+	case errors.Is(cause, taskrun.ErrPersist):
 		return outcome{state: store.StateFailed, code: "store"}
-	case errors.Is(cause, errDrained):
+	case errors.Is(cause, cluster.ErrDrained):
 		return outcome{state: store.StateInterrupted, code: "interrupted", release: true,
 			reason: "the node stopped; the task continues on another node"}
 	default: // shutdown, or the queue cancelled the job
@@ -401,7 +278,7 @@ func (s *Service) stopped(ctx context.Context) outcome {
 	}
 }
 
-func (s *Service) classify(ctx context.Context, r *run, res agent.Result) outcome {
+func (s *Service) classify(ctx context.Context, r *taskrun.Run, res agent.Result) outcome {
 	end := session.AgentEnd(res.Outcome)
 	o := outcome{result: res, state: end.State, code: end.Code}
 	switch end.State {
@@ -413,7 +290,7 @@ func (s *Service) classify(ctx context.Context, r *run, res agent.Result) outcom
 		return so
 	case store.StateFailed:
 		o.code, o.ref = agent.Reason(res.Err), newRef()
-		s.log.Error("runner: run failed", "task", r.task.ID, "ref", o.ref, "err", res.Err)
+		s.log.Error("runner: run failed", "task", r.Task().ID, "ref", o.ref, "err", res.Err)
 	}
 	return o
 }
@@ -431,10 +308,10 @@ func (s *Service) approvalDeadline(err error) time.Time {
 // finish records the end of a run: the waiting state and a snooze, the
 // interrupted state, or a terminal state with the workspace committed, the
 // result, a final_report event and the metrics.
-func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, start time.Time) error {
+func (s *Service) finish(ctx context.Context, r *taskrun.Run, ws *Workdir, o outcome, start time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	id := r.task.ID
+	id := r.Task().ID
 	if a, ok := s.parkOnBudget(ctx, r, o); ok {
 		o = outcome{state: store.StateWaitingApproval, approve: a.ExpiresAt}
 	}
@@ -442,7 +319,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	case store.StateWaitingApproval:
 		// The spend so far is kept, so the run that continues after the
 		// decision adds to it.
-		spent := r.spendSoFar(ctx)
+		spent := r.SpendSoFar(ctx)
 		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateWaitingApproval,
 			&store.StateOpts{Result: &spent, Events: s.announce(id, event{"task_state", map[string]any{"state": store.StateWaitingApproval}})}); err != nil {
 			return s.lostState(ctx, id, err)
@@ -453,7 +330,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		if o.release {
 			return s.release(ctx, r, ws, o.reason)
 		}
-		spent := r.spendSoFar(ctx)
+		spent := r.SpendSoFar(ctx)
 		spent.Error = "interrupted"
 		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateInterrupted,
 			&store.StateOpts{Result: &spent, Events: s.announce(id,
@@ -462,25 +339,23 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			return s.lostState(ctx, id, err)
 		}
 		s.hub.Notify(id)
-		s.metrics.finished.WithLabelValues(string(store.StateInterrupted), string(r.task.Source)).Inc()
+		s.metrics.finished.WithLabelValues(string(store.StateInterrupted), string(r.Task().Source)).Inc()
 		return nil
 	}
 
 	result := new(store.Result)
-	*result = r.spendSoFar(ctx)
+	*result = r.SpendSoFar(ctx)
 	result.FinalAnswer = s.redact.String(o.result.FinalAnswer)
 	result.Summary = s.redact.String(cmpStr(o.goal.summary(), summary(o.result.FinalAnswer)))
 	result.DurationMS = s.now().Sub(start).Milliseconds()
-	r.mu.Lock()
-	result.Deliverables = r.deliverables
-	r.mu.Unlock()
-	if result.Deliverables == nil && r.task.Result != nil { // a continuation that declared none keeps the last
-		result.Deliverables = r.task.Result.Deliverables
+	result.Deliverables = r.Deliverables()
+	if result.Deliverables == nil && r.Task().Result != nil { // a continuation that declared none keeps the last
+		result.Deliverables = r.Task().Result.Deliverables
 	}
 	if o.code != "" {
 		result.Reason = cmpStr(o.goal.blockedReason(), session.Reason(o.code))
 		if o.code == "cost_budget" {
-			result.Reason = s.costBudgetReason(r.tally.Cost())
+			result.Reason = s.costBudgetReason(r.Cost())
 			if o.budgetStopped { // no run: the card's spend is the task's
 				result.Reason = s.costBudgetReason(result.Cost)
 			}
@@ -493,7 +368,7 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 	var published []event
 	waitCI := false
 	if ws != nil { // commit even a cancelled task's work: its branch keeps it
-		wr, err := s.cfg.Workspaces.Finish(ctx, ws, commitMessage(r.task.Prompt))
+		wr, err := s.cfg.Workspaces.Finish(ctx, ws, commitMessage(r.Task().Prompt))
 		if err != nil {
 			ref := newRef()
 			s.log.Error("runner: finishing the workspace", "task", id, "ref", ref, "err", err)
@@ -509,9 +384,9 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 		}
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
 		if err == nil {
-			published = s.publishAtEnd(ctx, r.task, o.state, o.publish, wr, result)
-			if waitCI = s.waitsForCI(r.task, o.state, result); waitCI {
-				s.startCIWait(result, r.task.Result, wr.Commit)
+			published = s.publishAtEnd(ctx, r.Task(), o.state, o.publish, wr, result)
+			if waitCI = s.waitsForCI(r.Task(), o.state, result); waitCI {
+				s.startCIWait(result, r.Task().Result, wr.Commit)
 			}
 		}
 	}
@@ -524,12 +399,12 @@ func (s *Service) finish(ctx context.Context, r *run, ws *Workdir, o outcome, st
 			return s.lostState(ctx, id, err)
 		}
 		s.hub.Notify(id)
-		p := s.publishSettings(r.task.Workspace)
+		p := s.publishSettings(r.Task().Workspace)
 		return s.ciSnooze(result.PR.CI, p)
 	}
 	// The report goes just before the terminal state, with it, so whoever
 	// sees that state finds the report.
-	report := s.reportPayload(ctx, r.task, o.state, result)
+	report := s.reportPayload(ctx, r.Task(), o.state, result)
 	if o.goal != nil {
 		report["goal"] = o.goal
 		report["counters"] = o.goal.Counters
@@ -615,68 +490,15 @@ func commitMessage(prompt string) string {
 	return "reasonix: " + truncate(strings.TrimSpace(line), 72)
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// truncate bounds s to n bytes on a rune boundary (taskrun.Truncate, which
+// the run's events use too).
+var truncate = taskrun.Truncate
 
 func cmpStr(a, b string) string {
 	if a != "" {
 		return a
 	}
 	return b
-}
-
-// spendSoFar is what the task has used over all its runs (see spent). If
-// its usage events cannot be read, it is this run's tokens and priced
-// calls on top of what the earlier runs recorded in the task's result.
-// The budgets still count each run on its own.
-//
-// A task's first run (attempt 1) is all of its spend, and the run tallied
-// every usage event it wrote as it went: it reads nothing back.
-func (r *run) spendSoFar(ctx context.Context) store.Result {
-	own := func() store.Result {
-		r.mu.Lock()
-		res := store.Result{Tokens: r.usage}
-		r.mu.Unlock()
-		r.tally.Fill(&res)
-		return res
-	}
-	if r.task.Attempt == 1 {
-		return own()
-	}
-	res, err := r.s.spent(ctx, r.task.ID)
-	if err == nil {
-		return res
-	}
-	r.s.log.Error("runner: the task's spend is summed from this run and the last recorded result", "task", r.task.ID, "err", err)
-	res = own()
-	prev := r.task.Result
-	if prev == nil {
-		return res
-	}
-	res.Tokens = res.Tokens.Add(prev.Tokens)
-	res.Cost += prev.Cost
-	res.UnpricedTokens += prev.UnpricedTokens
-	res.CostComplete = res.UnpricedTokens == 0
-	for name, m := range prev.Models {
-		if res.Models == nil {
-			res.Models = map[string]store.ModelCost{}
-		}
-		cur, ok := res.Models[name]
-		cur.Calls += m.Calls
-		cur.Tokens = cur.Tokens.Add(m.Tokens)
-		cur.Cost += m.Cost
-		cur.Priced = m.Priced && (!ok || cur.Priced)
-		res.Models[name] = cur
-	}
-	return res
 }
 
 // costBudgetReason says which cost budget ended the task and how to go on.

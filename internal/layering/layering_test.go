@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"runner/internal/execute":     {"agent", "runner/store"},                 // handed what it needs, never runner
 	"runner/internal/maintenance": {"runner/store", "runner/cron", "config"}, // the upkeep loops and the schedules' firing: handed what they need, never runner
 	"runner/internal/publish":     {"runner/store", "runner/forge"},          // the publish outbox: handed a forge and a target, never runner
+	"runner/internal/taskrun":     {"agent", "goals", "config", "runner/session", "runner/store", "runner/internal/execute"},
 	"runner/...":                  {"agent", "agent/recipe", "policy", "goals", "mcp", "config", "runner", "runner/..."},
 	"runner/apitype":              {}, // the wire types: for programs outside the service too
 	"runner/client":               {"runner/apitype"},

@@ -1,4 +1,4 @@
-package runner
+package taskrun
 
 import (
 	"context"
@@ -36,7 +36,7 @@ const StepLinger = time.Second
 // holdAssistant keeps m, an assistant message that asks for calls, to be
 // written with the first of them (writeStep), and returns the number it
 // will have in the conversation.
-func (r *run) holdAssistant(m agent.Message) int64 {
+func (r *Run) holdAssistant(m agent.Message) int64 {
 	r.stepMu.Lock()
 	defer r.stepMu.Unlock()
 	r.held = append(r.held, m)
@@ -48,7 +48,7 @@ func (r *run) holdAssistant(m agent.Message) int64 {
 // conversation that has nothing stored — a crash before the next write
 // leaves nothing stored, and the resumed run opens the conversation again
 // from the task, as this one did.
-func (r *run) holdable(m agent.Message) bool {
+func (r *Run) holdable(m agent.Message) bool {
 	if r.events == nil {
 		return false // no queue to hold the events with it
 	}
@@ -60,7 +60,7 @@ func (r *run) holdable(m agent.Message) bool {
 // holdMessage keeps m and done, the journal outcome of the call a tool
 // message answers, to be written with the run's next step write, at most
 // StepLinger from now (see above).
-func (r *run) holdMessage(ctx context.Context, m agent.Message, done []store.CallOutcome) {
+func (r *Run) holdMessage(ctx context.Context, m agent.Message, done []store.CallOutcome) {
 	r.stepMu.Lock()
 	defer r.stepMu.Unlock()
 	r.held = append(r.held, m)
@@ -76,11 +76,11 @@ func (r *run) holdMessage(ctx context.Context, m agent.Message, done []store.Cal
 // writeStep writes msgs (after any held message), the journal outcomes
 // done (after any held outcome) and the journal start of start, with the
 // run's queued events, in one transaction. A failure leaves held messages
-// and outcomes held, so the run's end (settleOutcomes) tries them again;
+// and outcomes held, so the run's end (SettleOutcomes) tries them again;
 // the events go on their own. The task's control state the write read
 // spares the control loop its next poll (control), or wakes it when there
 // is something to do.
-func (r *run) writeStep(ctx context.Context, msgs []agent.Message, done []store.CallOutcome, start *store.JournalCall) (store.StepResult, error) {
+func (r *Run) writeStep(ctx context.Context, msgs []agent.Message, done []store.CallOutcome, start *store.JournalCall) (store.StepResult, error) {
 	r.stepMu.Lock()
 	defer r.stepMu.Unlock()
 	all := append(r.held[:len(r.held):len(r.held)], msgs...)
@@ -89,7 +89,7 @@ func (r *run) writeStep(ctx context.Context, msgs []agent.Message, done []store.
 	if r.events != nil {
 		evs = r.events.Take()
 	}
-	res, err := r.s.st.WriteStep(ctx, r.task.ID, store.Step{After: r.stored, Messages: all, Finish: finish, Start: start, Events: evs})
+	res, err := r.s.Store.WriteStep(ctx, r.task.ID, store.Step{After: r.stored, Messages: all, Finish: finish, Start: start, Events: evs})
 	if r.events != nil {
 		r.events.Taken(evs, err == nil)
 	}
@@ -102,21 +102,21 @@ func (r *run) writeStep(ctx context.Context, msgs []agent.Message, done []store.
 		r.linger = nil
 	}
 	if res.Cancel || res.Inbox {
-		r.poke()
+		r.Poke()
 	} else {
 		r.mu.Lock()
 		r.controlSeen = time.Now() // the ticker's clock, not a test's frozen one
 		r.mu.Unlock()
 	}
 	if len(evs) > 0 {
-		r.s.hub.Notify(r.task.ID)
+		r.s.Notify(r.task.ID)
 	}
 	return res, nil
 }
 
-// setStored sets how many messages the stored conversation has, when the
+// SetStored sets how many messages the stored conversation has, when the
 // run reads it.
-func (r *run) setStored(n int) {
+func (r *Run) SetStored(n int) {
 	r.stepMu.Lock()
 	defer r.stepMu.Unlock()
 	r.stored = int64(n)
@@ -128,7 +128,7 @@ func (r *run) setStored(n int) {
 // the run stopped, or it waits for an approval): the transcript keeps the
 // question, and a resumed run finds its calls without journal entries and
 // runs them.
-func (r *run) flushHeld(ctx context.Context) {
+func (r *Run) flushHeld(ctx context.Context) {
 	r.stepMu.Lock()
 	n := len(r.held) + len(r.heldDone)
 	r.stepMu.Unlock()
@@ -137,18 +137,18 @@ func (r *run) flushHeld(ctx context.Context) {
 	}
 	res, err := r.writeStep(ctx, nil, nil, nil)
 	if err != nil {
-		r.s.log.Error("runner: saving a message failed", "task", r.task.ID, "err", err)
+		r.s.Log.Error("runner: saving a message failed", "task", r.task.ID, "err", err)
 		return
 	}
 	for _, key := range res.Missed {
-		r.s.log.Error("runner: journal finish: no unfinished entry", "task", r.task.ID, "call", key)
+		r.s.Log.Error("runner: journal finish: no unfinished entry", "task", r.task.ID, "call", key)
 	}
 }
 
 // takeHeld removes and returns the held outcomes, for the run's end to
 // record on their own when their messages could not be written; it stops
 // the linger.
-func (r *run) takeHeld() []store.CallOutcome {
+func (r *Run) takeHeld() []store.CallOutcome {
 	r.stepMu.Lock()
 	defer r.stepMu.Unlock()
 	if r.linger != nil {

@@ -1,4 +1,4 @@
-package runner
+package taskrun
 
 import (
 	"context"
@@ -6,29 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"reasonix/agent"
+	"reasonix/goals"
 	"reasonix/internal/procgroup"
 	"reasonix/runner/internal/execute"
 	"reasonix/runner/store"
 )
-
-// journalKey names a call in the journal (see execute.JournalKey).
-func journalKey(asstSeq int64, callID string) string { return execute.JournalKey(asstSeq, callID) }
-
-// canonicalJSON re-encodes a JSON value with sorted keys and no spaces
-// (see execute.CanonicalJSON).
-func canonicalJSON(raw []byte) []byte { return execute.CanonicalJSON(raw) }
 
 // journaledTool runs its tool behind the write-ahead journal: the call is
 // recorded as started before it runs and finished after, so after a crash
 // the runner knows which calls may have had an effect.
 type journaledTool struct {
 	agent.Tool
-	r *run
+	r *Run
 	// key names the call in the journal; nil means the parent run's
-	// journalKey. Sub-agents have their own conversations, whose call ids
-	// and message numbers would collide with the parent's.
+	// execute.JournalKey. Sub-agents have their own conversations, whose
+	// call ids and message numbers would collide with the parent's.
 	key func(callID string) string
 }
 
@@ -47,12 +42,12 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 	r.toolCalls++
 	n, asst := r.toolCalls, r.lastAsst
 	r.mu.Unlock()
-	key := journalKey(asst, call.ID)
+	key := execute.JournalKey(asst, call.ID)
 	if j.key != nil {
 		key = j.key(call.ID)
 	}
-	if limit := s.set.Runner.MaxToolCalls; limit > 0 && n > limit {
-		r.cancel(errToolBudget)
+	if limit := s.Settings.Runner.MaxToolCalls; limit > 0 && n > limit {
+		r.cancel(ErrToolBudget)
 		return "", fmt.Errorf("the call was not run: the task's budget of %d tool calls is spent", limit)
 	}
 	if ctx.Err() != nil {
@@ -64,15 +59,15 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 	// the run unsure what the conversation holds.
 	res, err := r.writeStep(context.WithoutCancel(ctx), nil, nil, &store.JournalCall{CallID: key, Tool: j.Name(), ArgsHash: execute.ArgsHash(args), Args: string(args)})
 	if err != nil {
-		s.log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", err)
+		s.Log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", err)
 		if errors.Is(err, store.ErrConversationMoved) {
-			r.cancel(errPersist)
+			r.cancel(ErrPersist)
 		}
 		return "", errNotJournaled
 	}
 	if !res.Started && !j.ReadOnly() {
 		// A read-only call may be re-run after a crash; a writer may not.
-		s.log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", store.ErrAlreadyStarted)
+		s.Log.Error("runner: journal start", "task", r.task.ID, "call", key, "err", store.ErrAlreadyStarted)
 		return "", errNotJournaled
 	}
 	// A process the call starts is journaled with it: after a crash the
@@ -89,8 +84,8 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 	ctx = agent.ContextWithProcessReporter(ctx, func(pid int) {
 		b, _ := json.Marshal(procgroup.Identify(pid))
 		reported.Go(func() {
-			if err := s.st.JournalProcess(context.WithoutCancel(ctx), r.task.ID, key, string(b)); err != nil {
-				s.log.Error("runner: journal process", "task", r.task.ID, "call", key, "err", err)
+			if err := s.Store.JournalProcess(context.WithoutCancel(ctx), r.task.ID, key, string(b)); err != nil {
+				s.Log.Error("runner: journal process", "task", r.task.ID, "call", key, "err", err)
 			}
 		})
 	})
@@ -123,20 +118,20 @@ func (j journaledTool) Execute(ctx context.Context, args json.RawMessage) (strin
 }
 
 // finishCalls records outcomes in the journal on their own.
-func (r *run) finishCalls(ctx context.Context, outcomes ...store.CallOutcome) {
+func (r *Run) finishCalls(ctx context.Context, outcomes ...store.CallOutcome) {
 	for _, o := range outcomes {
-		if err := r.s.st.JournalFinish(ctx, r.task.ID, o.CallID, o.Result, o.IsError); err != nil {
-			r.s.log.Error("runner: journal finish", "task", r.task.ID, "call", o.CallID, "err", err)
+		if err := r.s.Store.JournalFinish(ctx, r.task.ID, o.CallID, o.Result, o.IsError); err != nil {
+			r.s.Log.Error("runner: journal finish", "task", r.task.ID, "call", o.CallID, "err", err)
 		}
 	}
 }
 
 // takeOutcome removes and returns the waiting outcome of the call the
 // tool message answers, if any.
-func (r *run) takeOutcome(m agent.Message) []store.CallOutcome {
+func (r *Run) takeOutcome(m agent.Message) []store.CallOutcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	key := journalKey(r.lastAsst, m.ToolCallID)
+	key := execute.JournalKey(r.lastAsst, m.ToolCallID)
 	o, ok := r.outcomes[key]
 	if !ok {
 		return nil
@@ -145,10 +140,10 @@ func (r *run) takeOutcome(m agent.Message) []store.CallOutcome {
 	return []store.CallOutcome{o}
 }
 
-// settleOutcomes writes what the run holds and the outcomes no tool
+// SettleOutcomes writes what the run holds and the outcomes no tool
 // message took, when the conversation stops: one whose message could not
 // be saved, say.
-func (r *run) settleOutcomes(ctx context.Context) {
+func (r *Run) SettleOutcomes(ctx context.Context) {
 	r.flushHeld(ctx)
 	r.finishCalls(ctx, r.takeHeld()...) // their messages could not be written
 	r.mu.Lock()
@@ -160,14 +155,14 @@ func (r *run) settleOutcomes(ctx context.Context) {
 	}
 }
 
-// journaled wraps every tool of inner in the journal.
-func (r *run) journaled(inner *agent.ToolRegistry) (*agent.ToolRegistry, error) {
+// Journaled wraps every tool of inner in the journal.
+func (r *Run) Journaled(inner *agent.ToolRegistry) (*agent.ToolRegistry, error) {
 	return r.journaledAs(inner, nil)
 }
 
 // journaledAs wraps every tool of inner in the journal under key (nil: the
 // parent run's keys).
-func (r *run) journaledAs(inner *agent.ToolRegistry, key func(callID string) string) (*agent.ToolRegistry, error) {
+func (r *Run) journaledAs(inner *agent.ToolRegistry, key func(callID string) string) (*agent.ToolRegistry, error) {
 	out := agent.NewToolRegistry()
 	for _, name := range inner.Names() {
 		t, _ := inner.Get(name)
@@ -178,14 +173,30 @@ func (r *run) journaledAs(inner *agent.ToolRegistry, key func(callID string) str
 	return out, nil
 }
 
-// recoverJournal settles the calls of the conversation's last assistant
+// Child journals each sub-agent's tools under the child's ref (so its
+// writes follow the journal's rules too) and records its steps in the
+// task's log (goals.Config's Child, session.GoalConfig's).
+func (r *Run) Child(ctx context.Context) func(goals.ChildSpec, *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
+	return func(spec goals.ChildSpec, inner *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
+		var turns atomic.Int64 // the child's assistant messages, numbering its calls like the parent's
+		tools, err := r.journaledAs(inner, func(callID string) string {
+			return fmt.Sprintf("%s/%d/%s", spec.Ref, turns.Load(), callID)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return tools, r.childObserver(spec.Ref, func() { turns.Add(1) }), nil
+	}
+}
+
+// RecoverJournal settles the calls of the conversation's last assistant
 // message that have no result yet, using the journal (execute.Settle): a
 // finished call gets its recorded result; a writer that started but never
 // finished is reported to the model as having an unknown outcome (never
 // silently re-run); a read-only call that never finished, and a call that
 // never started, stay pending so Continue runs them. The synthesized tool
 // messages are persisted.
-func (r *run) recoverJournal(ctx context.Context, history []agent.Message, tools *agent.ToolRegistry) ([]agent.Message, error) {
+func (r *Run) RecoverJournal(ctx context.Context, history []agent.Message, tools *agent.ToolRegistry) ([]agent.Message, error) {
 	asstSeq, pending := execute.PendingCalls(history)
 	if asstSeq == 0 {
 		return history, nil
@@ -196,7 +207,7 @@ func (r *run) recoverJournal(ctx context.Context, history []agent.Message, tools
 	if len(pending) == 0 {
 		return history, nil
 	}
-	entries, err := r.s.st.Journal(ctx, r.task.ID)
+	entries, err := r.s.Store.Journal(ctx, r.task.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -207,10 +218,10 @@ func (r *run) recoverJournal(ctx context.Context, history []agent.Message, tools
 	var synth []agent.Message
 	for _, c := range execute.Settle(asstSeq, pending, entries, readOnly) {
 		if c.Unknown {
-			if err := r.s.st.JournalFinish(ctx, r.task.ID, c.Key, c.Content, true); err != nil {
+			if err := r.s.Store.JournalFinish(ctx, r.task.ID, c.Key, c.Content, true); err != nil {
 				return nil, err
 			}
-			r.s.emitLogged(ctx, r.task.ID, "tool_finished", map[string]any{"call_id": c.Call.ID, "tool": c.Call.Name,
+			r.s.EmitLogged(ctx, r.task.ID, "tool_finished", map[string]any{"call_id": c.Call.ID, "tool": c.Call.Name,
 				"result": c.Content, "is_error": true, "recovered": true})
 		}
 		synth = append(synth, agent.Message{Role: agent.RoleTool, ToolCallID: c.Call.ID, Name: c.Call.Name, Content: c.Content})
@@ -218,10 +229,10 @@ func (r *run) recoverJournal(ctx context.Context, history []agent.Message, tools
 	if len(synth) == 0 {
 		return history, nil
 	}
-	if _, err := r.s.st.AppendMessages(ctx, r.task.ID, synth...); err != nil {
+	if _, err := r.s.Store.AppendMessages(ctx, r.task.ID, synth...); err != nil {
 		return nil, err
 	}
 	history = append(history, synth...)
-	r.setStored(len(history))
+	r.SetStored(len(history))
 	return history, nil
 }
