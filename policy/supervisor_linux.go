@@ -105,6 +105,7 @@ func (s *supervisor) attach(v *sandboxView, network bool) error {
 	if err := s.startProxy(); err != nil {
 		return err
 	}
+	v.network, v.self = network, unix.Gettid()
 	fd, err := installFilter(filterOpts{exec: s.cfg.execDenied != nil, metadata: v.metadata, network: network})
 	if err != nil {
 		return err
