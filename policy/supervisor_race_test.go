@@ -1,0 +1,186 @@
+//go:build linux && (amd64 || arm64)
+
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// buildConnectRace compiles testdata/connectrace.c into dir.
+func buildConnectRace(t *testing.T, dir string) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler to build the racing helper")
+	}
+	src, err := filepath.Abs("testdata/connectrace.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "connectrace")
+	if out, err := exec.Command(cc, "-O1", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Skipf("building the racing helper: %v: %s", err, out)
+	}
+	return bin
+}
+
+// countStream accepts on a stream socket at p and counts the connections
+// until one that says "S" (the sentinel, which the test sends last: the
+// listener's queue is in order, so every connection counted came first).
+func countStream(t *testing.T, p string) (sentinel func() int) {
+	t.Helper()
+	l, err := net.Listen("unix", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	n := make(chan int, 1)
+	go func() {
+		count := 0
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				n <- -1
+				return
+			}
+			var b [1]byte
+			_, err = io.ReadFull(c, b[:])
+			c.Close()
+			if err == nil && b[0] == 'S' {
+				n <- count
+				return
+			}
+			count++
+		}
+	}()
+	t.Cleanup(func() { l.Close() })
+	return func() int {
+		c, err := net.Dial("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("S"))
+		c.Close()
+		return <-n
+	}
+}
+
+// countDatagrams counts the datagrams received on a socket at p until
+// "S", the sentinel the test sends last.
+func countDatagrams(t *testing.T, p string) (sentinel func() int) {
+	t.Helper()
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: p, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	n := make(chan int, 1)
+	go func() {
+		count := 0
+		var b [16]byte
+		for {
+			k, err := c.Read(b[:])
+			if err != nil {
+				n <- -1
+				return
+			}
+			if k == 1 && b[0] == 'S' {
+				n <- count
+				return
+			}
+			count++
+		}
+	}()
+	t.Cleanup(func() { c.Close() })
+	return func() int {
+		s, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: p, Net: "unixgram"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Write([]byte("S"))
+		s.Close()
+		return <-n
+	}
+}
+
+// acceptAll accepts and closes connections on a stream socket at p: the
+// socket the sandbox may reach.
+func acceptAll(t *testing.T, p string) {
+	t.Helper()
+	l, err := net.Listen("unix", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { l.Close() })
+}
+
+// The supervisor acts on the address it checked: a second thread of the
+// caller that flips the address between a checked one — an internet
+// address, an abstract one, a pathname socket inside the workspace — and
+// a pathname socket outside the sandbox (the docker.sock route) while the
+// first thread connects (or sends a datagram) over and over never reaches
+// the outside socket. Before the supervisor performed every connect
+// itself, it let the kernel continue after the check, and the kernel read
+// the flipped address.
+func TestSupervisorActsOnTheCheckedAddress(t *testing.T) {
+	const attempts = 1500
+	eachSupervised(t, func(t *testing.T, kind string) {
+		ws, outside := hostDirs(t)
+		bin := buildConnectRace(t, ws)
+		c := confined(t, SandboxConfig{WorkspaceRoot: ws, force: kind})
+
+		inside := filepath.Join(ws, "in.sock")
+		acceptAll(t, inside)
+		insideDgram := filepath.Join(ws, "in.dgram")
+		countDatagrams(t, insideDgram)
+
+		for _, mode := range []struct{ name, benign string }{
+			{"inet", "9"},
+			{"abstract", "reasonix-race-test"},
+			{"path", inside},
+			{"dgram", insideDgram},
+		} {
+			target := filepath.Join(outside, mode.name+".sock")
+			var sentinel func() int
+			if mode.name == "dgram" {
+				sentinel = countDatagrams(t, target)
+			} else {
+				sentinel = countStream(t, target)
+			}
+			probe := fmt.Sprintf("%s %s %s %s %d", bin, mode.name, target, mode.benign, attempts)
+			out, err, _ := runStarted(t, c, probe)
+			if err != nil {
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) {
+					t.Fatalf("%s %s: %v: %s", kind, mode.name, err, out)
+				}
+				t.Errorf("%s %s: the helper failed: %v: %s", kind, mode.name, err, out)
+			}
+			if n := sentinel(); n != 0 {
+				t.Errorf("%s %s: the outside socket was reached %d times (helper: %s)", kind, mode.name, n, strings.TrimSpace(out))
+			}
+			t.Logf("%s %s: %s", kind, mode.name, strings.TrimSpace(out))
+		}
+	})
+}
