@@ -184,3 +184,30 @@ func TestSupervisorActsOnTheCheckedAddress(t *testing.T) {
 		}
 	})
 }
+
+// Abstract sockets keep their scope now that the supervisor connects
+// them: the sandbox's own server is reached, one of the host is not —
+// under Landlock the supervisor connects from the sandbox's own thread,
+// whose domain the kernel checks; under bubblewrap the caller's socket
+// belongs to the sandbox's network namespace.
+func TestSupervisorKeepsTheAbstractScope(t *testing.T) {
+	outside := fmt.Sprintf("reasonix-outside-%d", os.Getpid())
+	l, err := net.Listen("unix", "@"+outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	probe := `perl -e 'use Socket; socket(L, PF_UNIX, SOCK_STREAM, 0) or die; bind(L, pack_sockaddr_un("\0own-$$")) or die "bind: $!"; listen(L, 5) or die;
+socket(C, PF_UNIX, SOCK_STREAM, 0) or die; print connect(C, pack_sockaddr_un("\0own-$$")) ? "own ok, " : "own " . ($!+0) . ", ";
+socket(D, PF_UNIX, SOCK_STREAM, 0) or die; print connect(D, pack_sockaddr_un("\0` + outside + `")) ? "outside ok" : "outside refused"'`
+	eachSupervised(t, func(t *testing.T, kind string) {
+		if kind == SandboxLandlock && landlockABI() < 6 {
+			t.Skip("Landlock before ABI 6 has no abstract-socket scope (the supervisor refuses them all)")
+		}
+		ws, _ := hostDirs(t)
+		c := confined(t, SandboxConfig{WorkspaceRoot: ws, force: kind})
+		if out, err, _ := runStarted(t, c, probe); err != nil || out != "own ok, outside refused" {
+			t.Errorf("%s: %v: %q, want the sandbox's own abstract socket reached and the host's refused", kind, err, out)
+		}
+	})
+}
