@@ -165,6 +165,10 @@ func (s *supervisor) send(rc syscall.RawConn, n *seccompNotif, v *sandboxView) v
 			if err == nil {
 				sent, e = s.sendOne(rc, n, v, sock, m, int(int32(a[3])))
 			}
+			if e == errChecked {
+				count++
+				continue
+			}
 			if e != 0 {
 				if count == 0 {
 					return refuse(e)
