@@ -27,7 +27,8 @@ import (
 // the thread exits with it. The rest of the process is not restricted.
 type spawner struct {
 	reqs chan spawnReq
-	err  error // why the thread could not restrict itself
+	err  error         // why the thread could not restrict itself
+	quit chan struct{} // closed by stop (never reqs: do may send at any time)
 	done chan struct{}
 }
 
@@ -40,7 +41,7 @@ type spawnReq struct {
 // startSpawner starts the thread, which restricts itself with restrict
 // (the rules the helper would apply, the supervisor's filter).
 func startSpawner(restrict func(*spawner) error) *spawner {
-	sp := &spawner{reqs: make(chan spawnReq), done: make(chan struct{})}
+	sp := &spawner{reqs: make(chan spawnReq), quit: make(chan struct{}), done: make(chan struct{})}
 	ready := make(chan struct{})
 	go sp.run(restrict, ready)
 	<-ready
@@ -55,7 +56,13 @@ func (sp *spawner) run(restrict func(*spawner) error, ready chan struct{}) {
 	if sp.err != nil {
 		return
 	}
-	for r := range sp.reqs {
+	for {
+		var r spawnReq
+		select {
+		case r = <-sp.reqs:
+		case <-sp.quit:
+			return
+		}
 		if r.fn != nil {
 			r.fn()
 			r.reply <- nil
@@ -112,7 +119,7 @@ func (sp *spawner) do(fn func()) error {
 
 func (sp *spawner) stop() {
 	if sp.err == nil {
-		close(sp.reqs)
+		close(sp.quit)
 	}
 	<-sp.done
 }

@@ -36,11 +36,11 @@ func (s *supervisor) onConnect(rc syscall.RawConn, n *seccompNotif, v *sandboxVi
 	sockfd := int(int32(a[0]))
 	return verdict{async: func() verdict {
 		defer d.close()
-		sock, vd, ok := takeSocket(rc, n, sockfd)
+		sock, vd, ok := s.takeSocket(rc, n, sockfd)
 		if !ok {
 			return vd
 		}
-		defer unix.Close(sock)
+		defer s.dropSocket(sock)
 		if e := sockConnect(sock, &d); e != 0 {
 			return refuse(e)
 		}
@@ -65,7 +65,7 @@ func (s *supervisor) refuseCall(rc syscall.RawConn, n *seccompNotif, why string,
 // refused altogether (a container's seccomp profile), the call continues
 // after the check: there the race the supervisor closes elsewhere remains
 // (SPEC §7.1).
-func takeSocket(rc syscall.RawConn, n *seccompNotif, sockfd int) (sock int, vd verdict, ok bool) {
+func (s *supervisor) takeSocket(rc syscall.RawConn, n *seccompNotif, sockfd int) (sock int, vd verdict, ok bool) {
 	if !getfdWorks() {
 		return -1, allowCall, false
 	}
@@ -79,7 +79,22 @@ func takeSocket(rc syscall.RawConn, n *seccompNotif, sockfd int) (sock int, vd v
 	if err != nil {
 		return -1, refuse(errnoOf(err, unix.EBADF)), false
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		unix.Close(sock)
+		return -1, refuse(unix.ENOSYS), false // as once the listener is gone
+	}
+	s.inflight[sock] = struct{}{}
 	return sock, verdict{}, true
+}
+
+// dropSocket closes a socket takeSocket returned.
+func (s *supervisor) dropSocket(sock int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inflight, sock)
+	unix.Close(sock)
 }
 
 // socketTarget resolves the socket path p of pid. why is set when the
@@ -117,7 +132,7 @@ func (s *supervisor) onSend(rc syscall.RawConn, n *seccompNotif, v *sandboxView)
 
 func (s *supervisor) send(rc syscall.RawConn, n *seccompNotif, v *sandboxView) verdict {
 	pid, a := int(n.Pid), n.Data.Args
-	sock, vd, ok := takeSocket(rc, n, int(int32(a[0])))
+	sock, vd, ok := s.takeSocket(rc, n, int(int32(a[0])))
 	if !ok && !vd.cont {
 		return vd
 	}
@@ -125,7 +140,7 @@ func (s *supervisor) send(rc syscall.RawConn, n *seccompNotif, v *sandboxView) v
 	// checked (sock < 0), then the kernel sends them.
 	stream := true
 	if ok {
-		defer unix.Close(sock)
+		defer s.dropSocket(sock)
 		stream = isStream(sock)
 	}
 	switch n.Data.Nr {
