@@ -327,27 +327,39 @@ func takeRights(tid int, control []byte) ([]byte, func(), error) {
 		}
 	}
 	out := bytes.Clone(control)
-	for off := 0; off+unix.SizeofCmsghdr <= len(out); {
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&out[off]))
-		n := int(h.Len)
-		if n < unix.SizeofCmsghdr || off+n > len(out) {
-			break // malformed: the kernel refuses it with EINVAL
+	for _, at := range rightsSlots(out) {
+		fd, err := callerFD(tid, int(int32(binary.NativeEndian.Uint32(out[at:]))))
+		if err != nil {
+			release()
+			return nil, nil, err
 		}
-		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_RIGHTS {
-			fds := out[off+unix.SizeofCmsghdr : off+n]
-			for i := 0; i+4 <= len(fds); i += 4 {
-				fd, err := callerFD(tid, int(int32(binary.NativeEndian.Uint32(fds[i:]))))
-				if err != nil {
-					release()
-					return nil, nil, err
-				}
-				taken = append(taken, fd)
-				binary.NativeEndian.PutUint32(fds[i:], uint32(fd))
-			}
-		}
-		off += unix.CmsgSpace(n - unix.SizeofCmsghdr)
+		taken = append(taken, fd)
+		binary.NativeEndian.PutUint32(out[at:], uint32(fd))
 	}
 	return out, release, nil
+}
+
+// rightsSlots returns where, in the control messages b (struct cmsghdr
+// each, 8-byte aligned), the descriptors of SCM_RIGHTS messages are: the
+// offsets of their 4-byte slots, in order. It stops at the first
+// malformed header (the kernel refuses such a message with EINVAL).
+func rightsSlots(b []byte) []int {
+	var slots []int
+	for off := 0; off+unix.SizeofCmsghdr <= len(b); {
+		n := binary.NativeEndian.Uint64(b[off:])
+		if n < unix.SizeofCmsghdr || n > uint64(len(b)-off) {
+			break
+		}
+		level := int32(binary.NativeEndian.Uint32(b[off+8:]))
+		typ := int32(binary.NativeEndian.Uint32(b[off+12:]))
+		if level == unix.SOL_SOCKET && typ == unix.SCM_RIGHTS {
+			for at := off + unix.SizeofCmsghdr; at+4 <= off+int(n); at += 4 {
+				slots = append(slots, at)
+			}
+		}
+		off += unix.CmsgSpace(int(n) - unix.SizeofCmsghdr)
+	}
+	return slots
 }
 
 // sockSend sends m on sock to d with the caller's flags, never raising
