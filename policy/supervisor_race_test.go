@@ -211,3 +211,46 @@ socket(D, PF_UNIX, SOCK_STREAM, 0) or die; print connect(D, pack_sockaddr_un("\0
 		}
 	})
 }
+
+// What the supervisor now sends for the caller still works: a sendmsg on
+// a connected socket passing a descriptor (SCM_RIGHTS, taken from the
+// caller), which the receiver reads through.
+func TestSupervisorSendsForTheCaller(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	probe := `python3 -c '
+import array, os, socket
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+r, w = os.pipe()
+os.write(w, b"through")
+a.sendmsg([b"passed"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [r]))])
+msg, anc, _, _ = b.recvmsg(16, socket.CMSG_LEN(4))
+fd = array.array("i", anc[0][2])[0]
+print(msg.decode(), os.read(fd, 16).decode())
+'`
+	eachSupervised(t, func(t *testing.T, kind string) {
+		ws, _ := hostDirs(t)
+		c := confined(t, SandboxConfig{WorkspaceRoot: ws, force: kind})
+		if out, err, _ := runStarted(t, c, probe); err != nil || strings.TrimSpace(out) != "passed through" {
+			t.Errorf("%s: %v: %q, want the message and the descriptor passed", kind, err, out)
+		}
+	})
+}
+
+// Without the network, a TCP connect under Landlock is refused by the
+// supervisor (Landlock does not bind it), and the refusal names the
+// address in the bash call's result.
+func TestSupervisorRefusesTCPWithoutNetwork(t *testing.T) {
+	eachSupervised(t, func(t *testing.T, kind string) {
+		if kind != SandboxLandlock {
+			t.Skip("bubblewrap's own network namespace has only its own loopback")
+		}
+		ws, _ := hostDirs(t)
+		c := confined(t, SandboxConfig{WorkspaceRoot: ws, force: kind})
+		out, err, refusals := runStarted(t, c, "exec 3<>/dev/tcp/127.0.0.1/9")
+		if err == nil || len(refusals) != 1 || !strings.Contains(refusals[0], "127.0.0.1:9") {
+			t.Errorf("%s: %v: %q, refusals %q; want one refusal naming 127.0.0.1:9", kind, err, out, refusals)
+		}
+	})
+}
