@@ -25,7 +25,7 @@ func (b *bwrapShell) StartShell(cmd *exec.Cmd) error {
 	if b.conf.sup == nil {
 		return cmd.Start()
 	}
-	sp := b.conf.spawn.get(func() error {
+	sp := b.conf.spawn.get(func(*spawner) error {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("no_new_privs: %w", err)
 		}
@@ -41,10 +41,12 @@ func (b *bwrapShell) StartShell(cmd *exec.Cmd) error {
 // sandbox's own paths: the bound writable roots and its private /tmp.
 // Metadata calls are left to the read-only mounts; abstract sockets are
 // refused when the sandbox shares the host's network namespace (they are
-// the host's then).
+// the host's then). Without the network the sandbox's internet addresses
+// are its own namespace's loopback, which the supervisor may connect
+// (on the caller's socket, so in that namespace).
 func (b *bwrapShell) view() *sandboxView {
 	roots := append(append(slices.Clone(b.conf.writable), b.conf.gitShared...), "/tmp")
-	return &sandboxView{roots: roots, denyAbstract: b.network}
+	return &sandboxView{roots: roots, denyAbstract: b.network, ownNet: !b.network}
 }
 
 // TakeRefusals returns what the supervisor refused process pid and its

@@ -58,7 +58,8 @@ func (l *landlockShell) spec(workdir, tmp string, argv []string) execSpec {
 // view is what the supervisor lets the sandbox reach: its writable roots
 // and private tmp (Landlock sees the host's paths), with chmod, chown and
 // utimes decided there, since Landlock does not confine them. Abstract
-// sockets are left to Landlock's scope where the kernel has it (ABI 6).
+// sockets are connected from the sandbox's own thread (inDomain, set by
+// StartShell), under Landlock's scope where the kernel has it (ABI 6).
 func (l *landlockShell) view(tmp string) *sandboxView {
 	roots := append(append(slices.Clone(l.conf.writable), l.conf.gitShared...), tmp)
 	return &sandboxView{roots: roots, metadata: true, denyAbstract: landlockABI() < 6}

@@ -27,34 +27,47 @@ import (
 // the thread exits with it. The rest of the process is not restricted.
 type spawner struct {
 	reqs chan spawnReq
-	err  error // why the thread could not restrict itself
+	err  error         // why the thread could not restrict itself
+	quit chan struct{} // closed by stop (never reqs: do may send at any time)
 	done chan struct{}
 }
 
 type spawnReq struct {
 	cmd   *exec.Cmd
+	fn    func() // instead of cmd: run fn on the thread
 	reply chan error
 }
 
 // startSpawner starts the thread, which restricts itself with restrict
 // (the rules the helper would apply, the supervisor's filter).
-func startSpawner(restrict func() error) *spawner {
-	sp := &spawner{reqs: make(chan spawnReq), done: make(chan struct{})}
+func startSpawner(restrict func(*spawner) error) *spawner {
+	sp := &spawner{reqs: make(chan spawnReq), quit: make(chan struct{}), done: make(chan struct{})}
 	ready := make(chan struct{})
 	go sp.run(restrict, ready)
 	<-ready
 	return sp
 }
 
-func (sp *spawner) run(restrict func() error, ready chan struct{}) {
+func (sp *spawner) run(restrict func(*spawner) error, ready chan struct{}) {
 	defer close(sp.done)
 	runtime.LockOSThread() // never unlocked: the restricted thread dies with the goroutine
-	sp.err = restrict()
+	sp.err = restrict(sp)
 	close(ready)
 	if sp.err != nil {
 		return
 	}
-	for r := range sp.reqs {
+	for {
+		var r spawnReq
+		select {
+		case r = <-sp.reqs:
+		case <-sp.quit:
+			return
+		}
+		if r.fn != nil {
+			r.fn()
+			r.reply <- nil
+			continue
+		}
 		r.reply <- r.cmd.Start()
 	}
 }
@@ -81,7 +94,23 @@ func (sp *spawner) start(cmd *exec.Cmd) error {
 	}
 	reply := make(chan error, 1)
 	select {
-	case sp.reqs <- spawnReq{cmd, reply}:
+	case sp.reqs <- spawnReq{cmd: cmd, reply: reply}:
+	case <-sp.done:
+		return errors.New("the sandbox was closed")
+	}
+	return <-reply
+}
+
+// do runs fn on the restricted thread: what fn asks of the kernel, the
+// kernel decides with the sandbox's own Landlock domain (the supervisor
+// connects abstract sockets from there).
+func (sp *spawner) do(fn func()) error {
+	// No look at sp.err: do is called by the supervisor, which this
+	// thread's filter reaches only once restrict succeeded (a path the
+	// race detector does not see); a failed thread has closed done.
+	reply := make(chan error, 1)
+	select {
+	case sp.reqs <- spawnReq{fn: fn, reply: reply}:
 	case <-sp.done:
 		return errors.New("the sandbox was closed")
 	}
@@ -90,7 +119,7 @@ func (sp *spawner) start(cmd *exec.Cmd) error {
 
 func (sp *spawner) stop() {
 	if sp.err == nil {
-		close(sp.reqs)
+		close(sp.quit)
 	}
 	<-sp.done
 }
@@ -102,7 +131,7 @@ type spawners struct {
 }
 
 // get returns the spawner, starting it with restrict on first use.
-func (s *spawners) get(restrict func() error) *spawner {
+func (s *spawners) get(restrict func(*spawner) error) *spawner {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sp == nil {
@@ -134,11 +163,13 @@ func (l *landlockShell) StartShell(cmd *exec.Cmd) error {
 		return fmt.Errorf("policy: bash is refused: the sandbox's private tmp: %w", err)
 	}
 	spec := l.spec(l.conf.root, tmp, nil)
-	sp := l.conf.spawn.get(func() error {
+	sp := l.conf.spawn.get(func(sp *spawner) error {
 		if err := restrictThread(spec); err != nil {
 			return err
 		}
-		return l.conf.supervise(l.view(tmp), l.network)
+		v := l.view(tmp)
+		v.inDomain = sp.do
+		return l.conf.supervise(v, l.network)
 	})
 	env := cmd.Env
 	if env == nil {

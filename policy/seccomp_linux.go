@@ -54,9 +54,11 @@ const (
 
 // Socket families and types the filter inspects.
 const (
-	afInet   = 2
-	afInet6  = 10
-	afPacket = 17
+	afUnspec  = 0
+	afInet    = 2
+	afInet6   = 10
+	afNetlink = 16
+	afPacket  = 17
 )
 
 // bpfAsm assembles a classic BPF program with symbolic jump targets.
@@ -193,8 +195,16 @@ func installFilter(o filterOpts) (int, error) {
 		return -1, err
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	// Once the supervisor has received a call, only a fatal signal ends
+	// the caller's wait (Linux 5.19): the supervisor performs connects and
+	// sends itself, and a call interrupted and restarted after it acted
+	// would send the data twice. Older kernels refuse the flag (EINVAL).
+	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
+	if errno == unix.EINVAL {
+		fd, _, errno = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+			unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	}
 	if errno != 0 {
 		return -1, fmt.Errorf("installing the seccomp filter: %w", errno)
 	}

@@ -15,8 +15,16 @@ import (
 //     name it resolves to, and its content: a copy of a denied binary is
 //     that binary) and its argv are matched against the deny rules
 //     (SandboxConfig.ExecDenied); a refused exec fails with EPERM;
-//   - connect/sendto/sendmsg to a pathname UNIX socket outside the writable
-//     roots fails with EACCES unless [sandbox] allow_sockets names it;
+//   - connect, sendto, sendmsg and sendmmsg are performed by the supervisor
+//     itself, on the caller's own socket (pidfd_getfd), with the address
+//     and data it copied once from the caller's memory: another thread of
+//     the caller cannot rewrite what was checked before the kernel reads
+//     it. A pathname UNIX socket outside the writable roots fails with
+//     EACCES unless [sandbox] allow_sockets names it; an internet address
+//     fails with EACCES without the network (unless the sandbox has its
+//     own network namespace); an abstract address is reached only where
+//     Landlock's scope or the sandbox's own network namespace let the
+//     caller reach it;
 //   - chmod, chown and utimes outside the writable roots fail with EPERM
 //     (Landlock only: bubblewrap's read-only mounts refuse them already).
 //
@@ -37,6 +45,21 @@ type sandboxView struct {
 	roots        []string // writable: sockets there may be connected to, metadata changed
 	metadata     bool     // decide chmod/chown/utimes (Landlock)
 	denyAbstract bool     // refuse abstract sockets (bubblewrap sharing the host's network)
+
+	// network: the sandbox may use the network (every address family);
+	// ownNet: without it, the sandbox still has a network namespace of
+	// its own (bubblewrap), whose loopback its internet addresses reach.
+	network, ownNet bool
+
+	// self is the filtered thread that starts the sandbox (set by
+	// attach). Its own connects and sends are the supervisor's, made on
+	// the sandbox's behalf with memory only the service writes.
+	self int
+	// inDomain runs f on that thread, inside the sandbox's Landlock
+	// domain, so the kernel applies the domain's abstract-socket scope to
+	// what f connects (nil under bubblewrap, whose network namespace
+	// scopes abstract sockets instead).
+	inDomain func(f func()) error
 }
 
 func (v *sandboxView) writable(p string) bool {

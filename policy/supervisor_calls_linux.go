@@ -4,79 +4,97 @@ package policy
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// onConnect decides connect(2) to a UNIX socket. Another family passes
-// (Landlock and the network namespace decide TCP; the filter refuses the
-// rest without the network). A pathname socket inside the writable roots
-// or named by allow_sockets is connected by the supervisor itself, on the
-// caller's own socket (pidfd_getfd) through the descriptor of the very
-// file it checked: the kernel never resolves the caller's path again, so
-// swapping a link after the check reaches nothing else.
+// onConnect performs connect(2) for the caller (see supervisor_sock_linux.go):
+// the address is copied once and decided — a pathname UNIX socket inside
+// the writable roots or named by allow_sockets, reached through the
+// descriptor of the very file checked; an abstract one where the sandbox
+// may reach it; an internet one with the network (or the sandbox's own
+// network namespace) — and the supervisor connects the caller's own
+// socket (pidfd_getfd) to that copy. A non-blocking socket stays
+// non-blocking (the descriptor is the caller's): EINPROGRESS is answered
+// and the caller polls its socket as usual.
 func (s *supervisor) onConnect(rc syscall.RawConn, n *seccompNotif, v *sandboxView) verdict {
 	pid, a := int(n.Pid), n.Data.Args
-	p, abstract, ok, err := sockaddrPath(pid, a[1], a[2])
-	switch {
-	case err != nil:
-		return refuse(errnoOf(err, unix.EFAULT))
-	case !ok:
-		return allowCall
-	case abstract && v.denyAbstract:
-		s.record(pid, "connect to an abstract UNIX socket: refused by the sandbox")
-		return refuse(unix.EACCES)
-	case abstract:
-		return allowCall // Landlock's scope, or the sandbox's own network namespace
+	if pid == v.self {
+		return allowCall // the supervisor's own, from the sandbox's thread (inDomain)
 	}
-	f, why, err := s.socketTarget(pid, p, v)
+	name, err := readSockaddr(pid, a[1], a[2])
 	if err != nil {
-		return refuse(errnoOf(err, unix.EACCES))
+		return refuse(errnoOf(err, unix.EFAULT))
 	}
+	d, why, errno := s.checkDest(pid, name, v, "connect")
+	if errno != 0 {
+		return s.refuseCall(rc, n, why, errno)
+	}
+	sockfd := int(int32(a[0]))
+	return verdict{async: func() verdict {
+		defer d.close()
+		sock, vd, ok := s.takeSocket(rc, n, sockfd)
+		if !ok {
+			return vd
+		}
+		defer s.dropSocket(sock)
+		if e := sockConnect(sock, &d); e != 0 {
+			return refuse(e)
+		}
+		return verdict{}
+	}}
+}
+
+// refuseCall fails notification n with errno, recording why (if set) for
+// the bash call's result.
+func (s *supervisor) refuseCall(rc syscall.RawConn, n *seccompNotif, why string, errno unix.Errno) verdict {
 	if why != "" {
 		if !valid(rc, n.ID) {
 			return verdict{drop: true}
 		}
-		f.close()
-		s.record(pid, why)
-		return refuse(unix.EACCES)
+		s.record(int(n.Pid), why)
 	}
-	sockfd := int(int32(a[0]))
-	return verdict{async: func() verdict {
-		defer f.close()
-		pidfd, err := unix.PidfdOpen(pid, 0)
-		if err != nil {
-			return verdict{drop: true}
+	return refuse(errno)
+}
+
+// takeSocket duplicates the caller's descriptor sockfd into this process.
+// When ok is false, vd answers the call instead. Where pidfd_getfd is
+// refused altogether (a container's seccomp profile), the call continues
+// after the check: there the race the supervisor closes elsewhere remains
+// (SPEC §7.1).
+func (s *supervisor) takeSocket(rc syscall.RawConn, n *seccompNotif, sockfd int) (sock int, vd verdict, ok bool) {
+	if !getfdWorks() {
+		return -1, allowCall, false
+	}
+	sock, err := callerFD(int(n.Pid), sockfd)
+	if !valid(rc, n.ID) {
+		if err == nil {
+			unix.Close(sock)
 		}
-		defer unix.Close(pidfd)
-		sock, err := unix.PidfdGetfd(pidfd, sockfd, 0)
-		if !valid(rc, n.ID) {
-			if err == nil {
-				unix.Close(sock)
-			}
-			return verdict{drop: true}
-		}
-		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
-			// Where pidfd_getfd is not allowed (a container's seccomp
-			// profile), the kernel connects after the check: a link
-			// swapped in between is then a residual, as for datagrams.
-			return allowCall
-		}
-		if err != nil {
-			return refuse(errnoOf(err, unix.EBADF))
-		}
-		defer unix.Close(sock)
-		err = unix.Connect(sock, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(f.fd)})
-		if err != nil {
-			return refuse(errnoOf(err, unix.ECONNREFUSED))
-		}
-		return verdict{}
-	}}
+		return -1, verdict{drop: true}, false
+	}
+	if err != nil {
+		return -1, refuse(errnoOf(err, unix.EBADF)), false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		unix.Close(sock)
+		return -1, refuse(unix.ENOSYS), false // as once the listener is gone
+	}
+	s.inflight[sock] = struct{}{}
+	return sock, verdict{}, true
+}
+
+// dropSocket closes a socket takeSocket returned.
+func (s *supervisor) dropSocket(sock int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inflight, sock)
+	unix.Close(sock)
 }
 
 // socketTarget resolves the socket path p of pid. why is set when the
@@ -96,58 +114,148 @@ func (s *supervisor) socketTarget(pid int, p string, v *sandboxView) (resolvedFi
 	return f, fmt.Sprintf("connect to the UNIX socket %s: refused by the sandbox (outside the writable directories; [sandbox] allow_sockets can name it)", f.path), nil
 }
 
-// onSend decides sendto/sendmsg/sendmmsg with a UNIX destination: refused
-// outside the roots and allow_sockets, else passed on. Unlike connect, the
-// kernel resolves the path again after the check (a datagram cannot be
-// sent on the caller's behalf without copying it), so a link swapped in
-// between can still reach a datagram socket elsewhere: a residual.
+// onSend performs sendto (with an address: the filter passes the others),
+// sendmsg and sendmmsg for the caller, like onConnect: each message's
+// address, data and control messages are copied once, the address is
+// decided, and the message is sent on the caller's own socket. A message
+// without an address is sent too: the caller could add one after a check.
+// Descriptors an SCM_RIGHTS message passes are taken from the caller;
+// explicit SCM_CREDENTIALS fail EPERM (they name the caller, not the
+// sender). sendmmsg stops at the first message that fails, as the kernel
+// does.
 func (s *supervisor) onSend(rc syscall.RawConn, n *seccompNotif, v *sandboxView) verdict {
+	if int(n.Pid) == v.self {
+		return allowCall // the supervisor's own, from the sandbox's thread (inDomain)
+	}
+	return verdict{async: func() verdict { return s.send(rc, n, v) }}
+}
+
+func (s *supervisor) send(rc syscall.RawConn, n *seccompNotif, v *sandboxView) verdict {
 	pid, a := int(n.Pid), n.Data.Args
-	type dest struct{ addr, len uint64 }
-	var dests []dest
+	sock, vd, ok := s.takeSocket(rc, n, int(int32(a[0])))
+	if !ok && !vd.cont {
+		return vd
+	}
+	// !ok with cont: pidfd_getfd is refused here; the messages are only
+	// checked (sock < 0), then the kernel sends them.
+	stream := true
+	if ok {
+		defer s.dropSocket(sock)
+		stream = isStream(sock)
+	}
 	switch n.Data.Nr {
 	case unix.SYS_SENDTO:
-		dests = append(dests, dest{a[4], a[5]})
-	case unix.SYS_SENDMSG:
-		var h [16]byte
-		if err := readFull(pid, a[1], h[:]); err != nil {
+		name, err := readSockaddr(pid, a[4], a[5])
+		if err != nil {
+			return refuse(errnoOf(err, unix.EFAULT))
+		}
+		size := a[2]
+		if size > maxSendData {
+			if !stream {
+				return refuse(unix.EMSGSIZE)
+			}
+			size = maxSendData
+		}
+		data, err := appendMem(pid, nil, a[1], size)
+		if err != nil {
 			return refuse(unix.EFAULT)
 		}
-		dests = append(dests, dest{binary.NativeEndian.Uint64(h[:8]), uint64(binary.NativeEndian.Uint32(h[8:12]))})
-	case unix.SYS_SENDMMSG:
-		// struct mmsghdr: a 56-byte msghdr and an unsigned int, padded to 64.
-		for i := range min(a[2], 1024) {
-			var h [16]byte
-			if err := readFull(pid, a[1]+i*64, h[:]); err != nil {
-				return refuse(unix.EFAULT)
-			}
-			dests = append(dests, dest{binary.NativeEndian.Uint64(h[:8]), uint64(binary.NativeEndian.Uint32(h[8:12]))})
-		}
-	}
-	for _, d := range dests {
-		p, abstract, ok, err := sockaddrPath(pid, d.addr, d.len)
-		switch {
-		case err != nil:
-			return refuse(errnoOf(err, unix.EFAULT))
-		case !ok:
-			continue
-		case abstract && v.denyAbstract:
-			s.record(pid, "send to an abstract UNIX socket: refused by the sandbox")
-			return refuse(unix.EACCES)
-		case abstract:
-			continue
-		}
-		f, why, err := s.socketTarget(pid, p, v)
+		sent, e := s.sendOne(rc, n, v, sock, outMsg{name: name, data: data}, int(int32(a[3])))
+		return sendVerdict(sent, e)
+	case unix.SYS_SENDMSG:
+		m, err := readMsghdr(pid, a[1], stream)
 		if err != nil {
-			return refuse(errnoOf(err, unix.EACCES))
+			return refuse(errnoOf(err, unix.EFAULT))
 		}
-		f.close()
-		if why != "" {
-			s.record(pid, why)
-			return refuse(unix.EACCES)
+		sent, e := s.sendOne(rc, n, v, sock, m, int(int32(a[2])))
+		return sendVerdict(sent, e)
+	default: // SYS_SENDMMSG
+		// struct mmsghdr: a 56-byte msghdr and its msg_len, padded to 64.
+		count := 0
+		for i := range min(uint64(uint32(a[2])), maxIovecs) {
+			at := a[1] + i*64
+			m, err := readMsghdr(pid, at, stream)
+			var sent int
+			e := errnoOf(err, unix.EFAULT)
+			if err == nil {
+				sent, e = s.sendOne(rc, n, v, sock, m, int(int32(a[3])))
+			}
+			if e == errChecked {
+				count++
+				continue
+			}
+			if e != 0 {
+				if count == 0 {
+					return refuse(e)
+				}
+				break
+			}
+			if sock >= 0 {
+				writeUint32(pid, at+56, uint32(sent))
+			}
+			count++
+		}
+		if sock < 0 {
+			return allowCall
+		}
+		return verdict{val: int64(count)}
+	}
+}
+
+// sendVerdict answers a send of one message.
+func sendVerdict(sent int, e unix.Errno) verdict {
+	switch {
+	case e == errChecked:
+		return allowCall
+	case e != 0:
+		return refuse(e)
+	}
+	return verdict{val: int64(sent)}
+}
+
+// errChecked is sendOne's answer where it only checks (no socket): the
+// kernel sends.
+const errChecked = unix.Errno(^uintptr(0))
+
+// sendOne decides m's address and sends m on sock (sock < 0: checks only).
+func (s *supervisor) sendOne(rc syscall.RawConn, n *seccompNotif, v *sandboxView, sock int, m outMsg, flags int) (int, unix.Errno) {
+	pid := int(n.Pid)
+	d, why, errno := s.checkDest(pid, m.name, v, "send")
+	if errno != 0 {
+		if vd := s.refuseCall(rc, n, why, errno); vd.drop {
+			return 0, unix.ESRCH // nobody waits for the answer
+		}
+		return 0, errno
+	}
+	defer d.close()
+	if sock < 0 {
+		return 0, errChecked
+	}
+	control, release, err := takeRights(pid, m.control)
+	if err != nil {
+		return 0, errnoOf(err, unix.EBADF)
+	}
+	defer release()
+	m.control = control
+	sent, e := sockSend(sock, &d, m, flags)
+	if e == unix.EPIPE && flags&unix.MSG_NOSIGNAL == 0 {
+		// The kernel would have raised SIGPIPE in the caller.
+		if tgid, err := tgidOf(pid); err == nil {
+			_ = unix.Tgkill(tgid, pid, unix.SIGPIPE)
 		}
 	}
-	return allowCall
+	return sent, e
+}
+
+// writeUint32 writes v to the caller's memory at addr (sendmmsg's
+// msg_len); a failure is the caller's own doing and ignored.
+func writeUint32(pid int, addr uint64, v uint32) {
+	var b [4]byte
+	binary.NativeEndian.PutUint32(b[:], v)
+	local := []unix.Iovec{{Base: &b[0]}}
+	local[0].SetLen(len(b))
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
+	_, _ = unix.ProcessVMWritev(pid, local, remote, 0)
 }
 
 // onMetadata decides chmod, chown and utimes: passed on inside the

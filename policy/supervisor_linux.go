@@ -52,6 +52,10 @@ type supervisor struct {
 	nextID    uint64
 	closed    bool
 	wg        sync.WaitGroup
+	// inflight are the callers' sockets the supervisor is connecting or
+	// sending on: close shuts them down, so that a connect to an address
+	// that never answers does not hold it for minutes.
+	inflight map[int]struct{}
 
 	// connects counts the connect notifications the proxy forwarded (a
 	// test sees which ones the proxy answered itself).
@@ -94,7 +98,7 @@ var filterWorks = sync.OnceValue(func() error {
 })
 
 func newSupervisor(cfg supervisorConfig) *supervisor {
-	return &supervisor{cfg: cfg, ids: newExecIndex(cfg.denyNames), listeners: map[uint64]*listener{}}
+	return &supervisor{cfg: cfg, ids: newExecIndex(cfg.denyNames), listeners: map[uint64]*listener{}, inflight: map[int]struct{}{}}
 }
 
 // attach installs the sandbox's filter on the calling thread, which has
@@ -105,6 +109,7 @@ func (s *supervisor) attach(v *sandboxView, network bool) error {
 	if err := s.startProxy(); err != nil {
 		return err
 	}
+	v.network, v.self = network, unix.Gettid()
 	fd, err := installFilter(filterOpts{exec: s.cfg.execDenied != nil, metadata: v.metadata, network: network})
 	if err != nil {
 		return err
@@ -215,6 +220,9 @@ func (s *supervisor) close() {
 	s.closed = true
 	conn, proxy, ls := s.conn, s.proxy, s.listeners
 	s.conn, s.proxy, s.listeners = nil, nil, map[uint64]*listener{}
+	for sock := range s.inflight {
+		_ = unix.Shutdown(sock, unix.SHUT_RDWR) // ends a blocked connect or send
+	}
 	s.mu.Unlock()
 	if conn != nil {
 		conn.Close() // the proxy reads EOF and exits

@@ -132,20 +132,13 @@ func spawnerExec(n *seccompNotif, self *unix.Stat_t) bool {
 }
 
 // connectLocally answers, without the service, a connect(2) whose verdict
-// needs no decision of it — the verdicts onConnect gives, reached the same
-// way:
-//
-//   - an address of another family than AF_UNIX (or none) continues: the
-//     kernel, Landlock and the network namespace decide it, as onConnect
-//     leaves them to;
-//   - a pathname UNIX socket that does not exist, resolved in the caller's
-//     view exactly as the service resolves it, fails with ENOENT. Every
-//     bash start-up makes two such calls (glibc asking nscd for the user
-//     name), each of which cost a round trip to the service.
-//
-// Nothing is widened: the first case is the rule the service applies, and
-// the second refuses the call, so the kernel never runs it. Whatever else
-// — an abstract address (the sandbox's view decides), a socket that
+// needs no decision of it: a pathname UNIX socket that does not exist,
+// resolved in the caller's view exactly as the service resolves it, fails
+// with ENOENT. Every bash start-up makes two such calls (glibc asking
+// nscd for the user name), each of which cost a round trip to the
+// service. Nothing is widened: the call is refused, so the kernel never
+// runs it. Whatever else — another family (the supervisor performs every
+// connect itself, see onConnect), an abstract address, a socket that
 // exists, any error reading the caller — goes to the service.
 func connectLocally(n *seccompNotif) (seccompNotifResp, bool) {
 	if n.Data.Nr != unix.SYS_CONNECT {
@@ -153,11 +146,8 @@ func connectLocally(n *seccompNotif) (seccompNotifResp, bool) {
 	}
 	pid, a := int(n.Pid), n.Data.Args
 	p, abstract, ok, err := sockaddrPath(pid, a[1], a[2])
-	switch {
-	case err != nil || abstract:
+	if err != nil || abstract || !ok {
 		return seccompNotifResp{}, false
-	case !ok:
-		return seccompNotifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}, true
 	}
 	abs, err := absIn(pid, unix.AT_FDCWD, p)
 	if err != nil {
