@@ -629,10 +629,15 @@ func (s *rsession) take(ev apitype.Event) {
 	}
 	reason := stopReason(ev)
 	s.mu.Lock()
-	if reason != "" && s.ownBlock {
+	if ev.Type == apitype.EventTaskState && s.ownBlock {
 		// The task blocked on the question just asked: the person's
-		// choice decides whether the prompt ends.
-		s.ownBlock, reason = false, ""
+		// choice decides whether the prompt ends. Any other state (a
+		// question the goal went on past) ends it as usual.
+		var st apitype.TaskStatePayload
+		if reason != "" && json.Unmarshal(ev.Payload, &st) == nil && st.State == apitype.StateBlocked {
+			reason = ""
+		}
+		s.ownBlock = false
 	}
 	w := s.waiting
 	if w != nil && !w.armed && ev.Type == "message" {
