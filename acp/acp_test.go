@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -282,7 +283,7 @@ func TestSteerReachesTheNextModelCall(t *testing.T) {
 	if last.Role != agent.RoleUser || last.Content != "use email instead of username" {
 		t.Errorf("the next model request ends with %+v, want the steer as a user message", last)
 	}
-	if reqs[0].Messages[0].Content != reqs[1].Messages[0].Content || len(reqs[0].Tools) != len(reqs[1].Tools) {
+	if reqs[0].Messages[0].Content != reqs[1].Messages[0].Content || !reflect.DeepEqual(reqs[0].Tools, reqs[1].Tools) {
 		t.Error("the steer changed the stable prefix")
 	}
 }
@@ -442,8 +443,8 @@ func TestModesAndConfigOptions(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cwd, "out.txt")); !os.IsNotExist(err) {
 		t.Fatalf("plan mode let a write run: %v", err)
 	}
-	if !slices.Contains(kinds(c.seen(id)), "current_mode_update") {
-		t.Error("no current_mode_update after set_mode")
+	if ks := kinds(c.seen(id)); !slices.Contains(ks, "current_mode_update") || !slices.Contains(ks, "config_option_update") {
+		t.Errorf("after set_mode: %v, want current_mode_update and config_option_update", ks)
 	}
 	// The legacy "auto" is Normal + yolo: the write runs unasked, and the
 	// conversation survived the rebuild.

@@ -33,8 +33,25 @@ type controls struct {
 	workMode string
 	posture  policy.Posture
 	// effort is the reasoning effort of the session's requests, one of
-	// config.Efforts; "" is the model's provider setting.
+	// config.Efforts; "" is the work mode's (see requestEffort).
 	effort string
+}
+
+// requestEffort is the effort the session's requests carry: the effort
+// option when it is set, else the work mode's — economy thinks little
+// (low), delivery thinks hard (high), balanced keeps the provider's own
+// setting ("").
+func (c controls) requestEffort() string {
+	if c.effort != "" {
+		return c.effort
+	}
+	switch c.workMode {
+	case "economy":
+		return agent.EffortLow
+	case "delivery":
+		return agent.EffortHigh
+	}
+	return ""
 }
 
 // planGate refuses every writer before the session's gate is asked: plan
@@ -122,7 +139,7 @@ func (l *live) configOptions() []configOption {
 		{ID: "effort", Name: "Effort", Type: "select", CurrentValue: cmp.Or(l.ctl.effort, effortDefault), Options: efforts,
 			Description: "Reasoning effort of the model's requests"},
 		{ID: "work_mode", Name: "Work mode", Type: "select", CurrentValue: l.ctl.workMode, Options: work,
-			Description: "Recorded for the session; it does not change the agent yet"},
+			Description: "With the effort option at its default: economy asks for low reasoning effort, delivery for high, balanced keeps the provider's"},
 		{ID: "tool_approval", Name: "Tool approval", Type: "select", CurrentValue: string(l.ctl.posture), Options: []configValue{
 			{"ask", "Ask for writes and commands"}, {"auto", "Allow ordinary writes in the workspace"}, {"yolo", "Allow everything but deny rules"},
 		}},
@@ -136,10 +153,10 @@ func (l *live) state() map[string]any {
 	return map[string]any{"modes": l.ctl.modes(), "configOptions": l.configOptions()}
 }
 
-// apply changes the session's controls. A new model, effort, posture or mode
-// rebuilds the controller through runner/session, keeping the
-// conversation and the grants made so far; the work mode is only
-// recorded. Not while a prompt runs.
+// apply changes the session's controls. A new model, request effort (the
+// effort option or the work mode's), posture or mode rebuilds the
+// controller through runner/session, keeping the conversation and the
+// grants made so far. Not while a prompt runs.
 func (l *live) apply(ctx context.Context, change func(*controls) error) *sdk.RequestError {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -153,7 +170,7 @@ func (l *live) apply(ctx context.Context, change func(*controls) error) *sdk.Req
 	if next == l.ctl {
 		return nil
 	}
-	if next.model == l.ctl.model && next.effort == l.ctl.effort && next.posture == l.ctl.posture && next.mode == l.ctl.mode {
+	if next.model == l.ctl.model && next.requestEffort() == l.ctl.requestEffort() && next.posture == l.ctl.posture && next.mode == l.ctl.mode {
 		l.ctl = next
 		return nil
 	}

@@ -89,3 +89,37 @@ func TestEffortOptionReachesTheWire(t *testing.T) {
 		t.Errorf("an unknown effort: %d, want -32602", code)
 	}
 }
+
+// TestWorkModeSetsTheDefaultEffort: with the effort option at its
+// default, economy asks for low effort and delivery for high, and a
+// work-mode change rebuilds the controller keeping the conversation;
+// balanced and an explicit effort keep theirs.
+func TestWorkModeSetsTheDefaultEffort(t *testing.T) {
+	c := newClient(t, agenttest.Turn{Text: "a"}, agenttest.Turn{Text: "b"}, agenttest.Turn{Text: "c"}, agenttest.Turn{Text: "d"})
+	c.initialize()
+	id := c.newSession(t.TempDir())
+	set := func(option, value string) {
+		c.call("session/set_config_option", map[string]string{"sessionId": id, "configId": option, "value": value}, nil)
+	}
+	var got []string
+	for _, step := range []func(){
+		func() {}, // balanced: the provider's own
+		func() { set("work_mode", "economy") },
+		func() { set("effort", "medium") }, // an explicit effort wins
+		func() { set("effort", "default"); set("work_mode", "delivery") },
+	} {
+		step()
+		if stop := c.prompt(id, "go"); stop != "end_turn" {
+			t.Fatal(stop)
+		}
+		reqs := c.prov.Requests()
+		got = append(got, reqs[len(reqs)-1].Effort)
+	}
+	if strings.Join(got, ",") != ",low,medium,high" {
+		t.Errorf("efforts %q, want balanced none, economy low, explicit medium, delivery high", got)
+	}
+	reqs := c.prov.Requests()
+	if n := len(reqs[len(reqs)-1].Messages); n != 8 { // system + 3 exchanges + the prompt
+		t.Errorf("the last request has %d messages: the rebuilds lost the conversation", n)
+	}
+}

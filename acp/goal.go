@@ -73,7 +73,9 @@ func (l *live) goalTurn(ctx context.Context, sess *session.Session, text, typed,
 	l.fold(sess, typed, answer)
 	switch res.Outcome {
 	case goals.StatusComplete, goals.StatusBlocked, goals.StatusQuestion, goals.StatusPaused:
-		return map[string]any{"stopReason": "end_turn"}, nil
+		// As for a plain turn: the last answer's finish reason says
+		// whether it hit the output limit or was refused.
+		return map[string]any{"stopReason": finishStop(res.FinishReason)}, nil
 	case goals.StatusBudget:
 		return map[string]any{"stopReason": "max_turn_requests"}, nil
 	case goals.StatusCancelled:

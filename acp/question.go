@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -56,40 +57,56 @@ const goOnMessage = "Nobody will answer that question now. Go on with your best 
 // person will answer later (or the client could not ask); answer is then
 // "". A person who let the goal go on gets goOnMessage as the answer.
 func (l *live) askGoal(ctx context.Context, question string) (answer string, ok bool) {
+	answer, goOn, ok := l.a.askQuestion(ctx, l.id, &l.questions, question)
+	if !ok {
+		return "", false
+	}
+	if goOn {
+		l.recordAnswer(question, "")
+	} else {
+		l.recordAnswer(question, answer)
+	}
+	return answer, true
+}
+
+// askQuestion puts a goal's question to the editor's user in session:
+// elicitation/create for a form-capable client, else a goal-question-<n>
+// card (n from seq) and session/request_permission. ok is false when the
+// person will answer later, declined the form, or the client could not
+// ask; goOn when they let the goal go on, answer then being goOnMessage.
+// Both backends use it: a local goal resumes with the answer, a service
+// task gets it as a message.
+func (a *Agent) askQuestion(ctx context.Context, session string, seq *atomic.Int64, question string) (answer string, goOn, ok bool) {
 	if ctx.Err() != nil {
-		return "", false
+		return "", false, false
 	}
-	if l.a.clientCaps().elicitForm {
-		if answer, ok := l.elicit(ctx, question); ok {
-			l.recordAnswer(question, answer)
-			return answer, true
-		}
-		return "", false
+	if a.clientCaps().elicitForm {
+		answer, ok := a.elicit(ctx, session, question)
+		return answer, false, ok
 	}
-	n := l.questions.Add(1)
+	n := seq.Add(1)
 	id := sdk.ToolCallId("goal-question-" + strconv.FormatInt(n, 10))
-	l.a.notify(l.id, sdk.StartToolCall(id, "The goal asks: "+firstLine(question),
+	a.notify(session, sdk.StartToolCall(id, "The goal asks: "+firstLine(question),
 		sdk.WithStartKind(sdk.ToolKindThink), sdk.WithStartStatus(sdk.ToolCallStatusPending),
 		sdk.WithStartContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(question))})))
-	resp, err := sdk.SendRequest[sdk.RequestPermissionResponse](l.a.conn, ctx, "session/request_permission", sdk.RequestPermissionRequest{
-		SessionId: sdk.SessionId(l.id),
+	resp, err := sdk.SendRequest[sdk.RequestPermissionResponse](a.conn, ctx, "session/request_permission", sdk.RequestPermissionRequest{
+		SessionId: sdk.SessionId(session),
 		ToolCall:  sdk.ToolCallUpdate{ToolCallId: id},
 		Options: []sdk.PermissionOption{
 			{OptionId: optAnswerLater, Kind: sdk.PermissionOptionKindRejectOnce, Name: "I'll answer in my next message"},
 			{OptionId: optGoOn, Kind: sdk.PermissionOptionKindAllowOnce, Name: "Go on with your best judgement"},
 		},
 	})
-	goOn := err == nil && resp.Outcome.Selected != nil && string(resp.Outcome.Selected.OptionId) == optGoOn && ctx.Err() == nil
+	goOn = err == nil && resp.Outcome.Selected != nil && string(resp.Outcome.Selected.OptionId) == optGoOn && ctx.Err() == nil
 	status := sdk.ToolCallStatusCompleted
 	if !goOn {
 		status = sdk.ToolCallStatusFailed
 	}
-	l.a.notify(l.id, sdk.UpdateToolCall(id, sdk.WithUpdateStatus(status)))
+	a.notify(session, sdk.UpdateToolCall(id, sdk.WithUpdateStatus(status)))
 	if !goOn {
-		return "", false
+		return "", false, false
 	}
-	l.recordAnswer(question, "")
-	return goOnMessage, true
+	return goOnMessage, true, true
 }
 
 // elicitRequest is elicitation/create in form mode, scoped to the session.
@@ -119,16 +136,16 @@ type elicitResponse struct {
 
 // elicit asks the question as a one-field form. Only an accepted form
 // with a non-empty text answer counts.
-func (l *live) elicit(ctx context.Context, question string) (string, bool) {
-	resp, err := sdk.SendRequest[elicitResponse](l.a.conn, ctx, "elicitation/create", elicitRequest{
-		SessionID: l.id, Mode: "form", Message: question,
+func (a *Agent) elicit(ctx context.Context, session, question string) (string, bool) {
+	resp, err := sdk.SendRequest[elicitResponse](a.conn, ctx, "elicitation/create", elicitRequest{
+		SessionID: session, Mode: "form", Message: question,
 		RequestedSchema: elicitSchema{Type: "object", Required: []string{"answer"}, Properties: map[string]elicitProperty{
 			"answer": {Type: "string", Title: "Your answer", Description: "The goal goes on with it."},
 		}},
 	})
 	if err != nil || ctx.Err() != nil || resp.Action != "accept" {
 		if err != nil {
-			l.a.cfg.Logger.Debug("acp: elicitation/create", "session", l.id, "err", err)
+			a.cfg.Logger.Debug("acp: elicitation/create", "session", session, "err", err)
 		}
 		return "", false
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -53,9 +54,20 @@ type rsession struct {
 	following bool
 	closed    bool
 	waiting   *waiter
-	// asked are the approvals asked of the editor, by id, with the cancel
-	// of the request while it is open.
+	// asked are the approvals (by id) and goal questions ("question:<seq>")
+	// asked of the editor, with the cancel of the request while it is open.
 	asked map[string]context.CancelFunc
+	// asking counts the goal questions being asked: the follower keeps
+	// following the blocked task meanwhile, for the continuation an
+	// answer brings.
+	asking int
+	// ownBlock is set when a live question is asked of the editor: the
+	// terminal state that follows (the task blocked on the question) does
+	// not end the running prompt, which the person's choice ends or
+	// continues.
+	ownBlock bool
+	// questions numbers the goal-question-<n> cards.
+	questions atomic.Int64
 }
 
 // waiter is a running session/prompt: armed once the task's log shows
@@ -255,15 +267,23 @@ func (r *remote) load(ctx context.Context, params json.RawMessage, replay bool) 
 	s := r.open(t.ID, cwd)
 	s.task = t.ID
 	ended := false
+	var unanswered openQuestion
 	for _, ev := range log {
 		if replay {
 			s.show(ev)
 		}
 		s.lastSeq = ev.Seq
 		ended = ev.EndsTask()
+		unanswered.see(ev)
 	}
 	if !ended && !t.State.Terminal() {
 		s.askPending(ctx)
+		s.follow()
+	} else if t.State == apitype.StateBlocked && unanswered.text != "" {
+		// Blocked on a goal's question nobody has answered yet: ask it,
+		// and follow the task for the continuation an answer (this
+		// editor's or anyone's) brings.
+		s.askQuestion(unanswered.seq, unanswered.text)
 		s.follow()
 	}
 	return map[string]any{"_meta": map[string]any{"reasonix.io": taskMeta(t)}}, nil
@@ -551,7 +571,7 @@ func (s *rsession) follow() {
 				s.take(ev)
 			}
 			s.mu.Lock()
-			again := ferr == nil && s.waiting != nil && s.ctx.Err() == nil
+			again := ferr == nil && (s.waiting != nil || s.asking > 0) && s.ctx.Err() == nil
 			if !again {
 				s.following = false
 			}
@@ -580,6 +600,17 @@ func (s *rsession) take(ev apitype.Event) {
 	s.mu.Unlock()
 	s.show(ev)
 	switch ev.Type {
+	case "question":
+		if q := questionOf(ev); q != "" {
+			s.mu.Lock()
+			s.ownBlock = true
+			s.mu.Unlock()
+			s.askQuestion(ev.Seq, q)
+		}
+	case "message":
+		if isUserMessage(ev) {
+			s.withdrawQuestions() // answered elsewhere (chat, the dashboard, another editor)
+		}
 	case "approval_requested":
 		if a, ok := approvalOf(ev.Payload); ok {
 			s.ask(a)
@@ -598,6 +629,16 @@ func (s *rsession) take(ev apitype.Event) {
 	}
 	reason := stopReason(ev)
 	s.mu.Lock()
+	if ev.Type == apitype.EventTaskState && s.ownBlock {
+		// The task blocked on the question just asked: the person's
+		// choice decides whether the prompt ends. Any other state (a
+		// question the goal went on past) ends it as usual.
+		var st apitype.TaskStatePayload
+		if reason != "" && json.Unmarshal(ev.Payload, &st) == nil && st.State == apitype.StateBlocked {
+			reason = ""
+		}
+		s.ownBlock = false
+	}
 	w := s.waiting
 	if w != nil && !w.armed && ev.Type == "message" {
 		var m struct {
@@ -619,11 +660,9 @@ func (s *rsession) take(ev apitype.Event) {
 }
 
 // stopReason is the stop reason a prompt ends with at ev: the task's
-// terminal state or a goal's question; "" for any other event.
+// terminal state; "" for any other event. (A goal's question is asked of
+// the editor, and the person's choice ends the prompt or not.)
 func stopReason(ev apitype.Event) string {
-	if ev.Type == "question" {
-		return "end_turn"
-	}
 	if !ev.EndsTask() {
 		return ""
 	}

@@ -269,8 +269,8 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 	if err != nil {
 		return nil, nil, &setupError{err}
 	}
-	if ctl.effort != "" {
-		model.Effort = ctl.effort
+	if e := ctl.requestEffort(); e != "" {
+		model.Effort = e
 	}
 	// The editor's MCP servers' env and header values are secrets like
 	// the configured plugins': masked in every tool's output.

@@ -49,3 +49,26 @@ func TestStopReasonsFromTheFinishReason(t *testing.T) {
 		}
 	}
 }
+
+// TestGoalStopReasonsFromTheFinishReason: a goal turn whose last answer
+// hit the output limit or was refused says so, as a plain turn does.
+func TestGoalStopReasonsFromTheFinishReason(t *testing.T) {
+	for finish, want := range map[string]string{"length": "max_tokens", "content_filter": "refusal", "stop": "end_turn"} {
+		t.Run(finish, func(t *testing.T) {
+			model := agenttest.Turn{Handler: func(r agenttest.Request) agenttest.Turn {
+				turn := goalModel(t).Handler(r)
+				if len(turn.ToolCalls) == 0 {
+					turn.FinishReason = finish
+				}
+				return turn
+			}}
+			c := newClient(t, model, model)
+			c.initialize()
+			id := c.newSession(t.TempDir())
+			c.call("session/set_mode", map[string]string{"sessionId": id, "modeId": "goal"}, nil)
+			if got := c.prompt(id, "make sure the tree is clean"); got != want {
+				t.Errorf("stop reason %q, want %q", got, want)
+			}
+		})
+	}
+}

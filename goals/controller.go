@@ -135,6 +135,11 @@ type Result struct {
 	State *State
 	// FinalAnswer is the model's last answer.
 	FinalAnswer string
+	// FinishReason is the provider's finish reason for FinalAnswer
+	// (agent.Result.FinishReason): whether the last answer hit the output
+	// limit ("length") or was refused ("content_filter"), which a front
+	// end reports as its stop reason.
+	FinishReason string
 	// Reason says why the goal stopped (see State.Reason).
 	Reason string
 	// Question is set for StatusQuestion and for a goal the blocked audit stopped.

@@ -36,6 +36,7 @@ type session struct {
 	turnCost float64 // the turn's own calls; its sub-agents' come from the Host
 
 	final        string
+	finish       string // the final answer's finish reason
 	lastTurnCost float64
 	err          error
 }
@@ -142,7 +143,7 @@ func (s *session) runTurn(ctx context.Context, input string, reg *agent.ToolRegi
 	s.lastTurnCost = s.turnCost + s.hostSpent() - hostSpent
 	st.Cost += s.lastTurnCost
 	st.Slice.Cost += s.lastTurnCost
-	s.final = res.FinalAnswer
+	s.final, s.finish = res.FinalAnswer, res.FinishReason
 	return res, nil
 }
 
@@ -271,7 +272,7 @@ func (s *session) emitUpdate() {
 }
 
 func (s *session) result() Result {
-	r := Result{Outcome: s.st.Status, State: s.st, FinalAnswer: s.final, Reason: s.st.Reason, Question: s.st.Question, Err: s.err}
+	r := Result{Outcome: s.st.Status, State: s.st, FinalAnswer: s.final, FinishReason: s.finish, Reason: s.st.Reason, Question: s.st.Question, Err: s.err}
 	if s.cfg.Host != nil {
 		r.Counters = s.cfg.Host.Counters()
 	}

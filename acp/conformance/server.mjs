@@ -2,14 +2,15 @@
 // TypeScript SDK: the editor as a window onto a task the service runs.
 // Run by the Go test TestACPConformanceServer (cmd/reasonix), which starts
 // `reasonix serve` with a scripted fake model and submits a task through
-// the API that waits for an approval; never on its own.
-// Usage: node server.mjs BINARY WORKDIR URL TASK_ID
+// the API that waits for an approval, and a goal task blocked on a
+// question; never on its own.
+// Usage: node server.mjs BINARY WORKDIR URL TASK_ID GOAL_TASK_ID
 // It prints one line per check and exits non-zero on the first failure.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
-const [binary, work, url, taskId] = process.argv.slice(2);
+const [binary, work, url, taskId, goalId] = process.argv.slice(2);
 
 function check(cond, what, detail) {
   if (!cond) {
@@ -42,7 +43,9 @@ const app = acp
   .onRequest("session/request_permission", async ({ params }) => {
     permissions.push(params);
     for (const w of waiters.splice(0)) w();
-    return { outcome: { outcome: "selected", optionId: "allow_once" } };
+    // A goal's question: let it go on with its best judgement.
+    const goOn = String(params.toolCall.toolCallId).startsWith("goal-question-");
+    return { outcome: { outcome: "selected", optionId: goOn ? "go_on" : "allow_once" } };
   });
 const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 const agent = app.connect(stream).agent;
@@ -90,6 +93,22 @@ const err = await rejects(agent.request("session/new", { cwd: work, mcpServers: 
 check(err?.code === -32602 && String(err?.message).includes("no workspace"), "new: a cwd no workspace holds is -32602", err);
 
 await agent.request("session/close", { sessionId: taskId });
+
+// A goal task blocked on its question: loading it asks the question as a
+// goal-question card; "go on" is answered on the service and the goal
+// resumes, followed live to its end.
+await agent.request("session/load", { sessionId: goalId, cwd: work, mcpServers: [] });
+await until(() => permissions.length > 1);
+const q = permissions[1];
+check(q.sessionId === goalId && q.toolCall.toolCallId.startsWith("goal-question-") &&
+  q.options.some((o) => o.optionId === "go_on") && q.options.some((o) => o.optionId === "answer_later"),
+  "the goal's question is a permission request", q);
+check(of(goalId).some((u) => u.sessionUpdate === "tool_call" && u.toolCallId === q.toolCall.toolCallId &&
+  JSON.stringify(u.content).includes("Which database")), "the question's card shows it", of(goalId));
+await until(() => said(goalId, "agent_thought_chunk").includes("Task succeeded"));
+check(said(goalId, "agent_message_chunk").includes("Goal done on my best judgement."), "the goal went on after go on",
+  said(goalId, "agent_message_chunk"));
+await agent.request("session/close", { sessionId: goalId });
 child.stdin.end();
 const code = await new Promise((resolve) => child.on("exit", resolve));
 check(code === 0, "the agent exits 0 when stdin closes", code);

@@ -104,6 +104,18 @@ func TestProviderFor(t *testing.T, kind string, mk func(t *testing.T, cfg agent.
 		}
 	})
 
+	t.Run("Thinking", func(t *testing.T) {
+		// Reasoning the wire shows (a thinking block, reasoning_content, a
+		// Responses reasoning item) streams as ChunkThinking before the
+		// text, and is no part of it.
+		srv := NewServer(t, Turn{Thinking: "The user wants the answer.", Text: "Forty-two."})
+		got := Collect(t, build(t, srv, nil), UserRequest("question"))
+		got.WantDone(t, "stop")
+		if got.Thinking != "The user wants the answer." || got.Text != "Forty-two." {
+			t.Errorf("thinking %q text %q", got.Thinking, got.Text)
+		}
+	})
+
 	t.Run("ToolCalls", func(t *testing.T) {
 		calls := []agent.ToolCall{
 			{ID: "call_abc123", Name: "read_file", Arguments: `{"path":"internal/sse/reader.go"}`},

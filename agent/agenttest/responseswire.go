@@ -36,7 +36,8 @@ type responsesRequest struct {
 	Temperature *float64 `json:"temperature"`
 	MaxOutput   int      `json:"max_output_tokens"`
 	Reasoning   *struct {
-		Effort string `json:"effort"`
+		Effort  string `json:"effort"`
+		Summary string `json:"summary"`
 	} `json:"reasoning"`
 	Stream bool `json:"stream"`
 }
@@ -118,7 +119,7 @@ func (responsesWire) decode(body []byte, rec *Request) error {
 	}
 	rec.Model, rec.Temperature, rec.MaxTokens, rec.Stream = req.Model, req.Temperature, req.MaxOutput, req.Stream
 	if req.Reasoning != nil {
-		rec.Effort = req.Reasoning.Effort
+		rec.Effort, rec.ReasoningSummary = req.Reasoning.Effort, req.Reasoning.Summary
 	}
 	rec.IncludeUsage = true // response.completed always carries usage
 	if req.Instructions != "" {
@@ -181,6 +182,34 @@ func (responsesWire) plan(turn Turn, rec Request) []sseEvent {
 	add("response.created", obj{"response": response("in_progress")})
 	add("response.in_progress", obj{"response": response("in_progress")})
 	out := 0
+	if turn.Thinking != "" {
+		// A reasoning item first. OpenAI's models stream a summary of
+		// their reasoning only when the request asked for one
+		// (reasoning.summary); open models behind a Responses endpoint
+		// stream the reasoning's text itself. Either way the finished item
+		// carries the opaque state that goes back on the next request.
+		add("response.output_item.added", obj{"output_index": out, "item": obj{"id": "rs_fake", "type": "reasoning", "summary": []any{}}})
+		done := obj{"id": "rs_fake", "type": "reasoning", "summary": []any{}, "encrypted_content": "gAAAA-fake-reasoning"}
+		if rec.ReasoningSummary != "" {
+			part := obj{"type": "summary_text", "text": ""}
+			add("response.reasoning_summary_part.added", obj{"item_id": "rs_fake", "output_index": out, "summary_index": 0, "part": part})
+			for _, piece := range splitN(turn.Thinking, 2) {
+				add("response.reasoning_summary_text.delta", obj{"item_id": "rs_fake", "output_index": out, "summary_index": 0, "delta": piece})
+			}
+			add("response.reasoning_summary_text.done", obj{"item_id": "rs_fake", "output_index": out, "summary_index": 0, "text": turn.Thinking})
+			full := obj{"type": "summary_text", "text": turn.Thinking}
+			add("response.reasoning_summary_part.done", obj{"item_id": "rs_fake", "output_index": out, "summary_index": 0, "part": full})
+			done["summary"] = []any{full}
+		} else {
+			for _, piece := range splitN(turn.Thinking, 2) {
+				add("response.reasoning_text.delta", obj{"item_id": "rs_fake", "output_index": out, "content_index": 0, "delta": piece})
+			}
+			add("response.reasoning_text.done", obj{"item_id": "rs_fake", "output_index": out, "content_index": 0, "text": turn.Thinking})
+			done["content"] = []any{obj{"type": "reasoning_text", "text": turn.Thinking}}
+		}
+		add("response.output_item.done", obj{"output_index": out, "item": done})
+		out++
+	}
 	if turn.Text != "" {
 		item := obj{"id": "msg_fake", "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}
 		add("response.output_item.added", obj{"output_index": out, "item": item})

@@ -29,7 +29,9 @@ type Turn struct {
 	FinishReason string // defaults to "tool_calls" when ToolCalls is set, else "stop"
 	// Thinking is reasoning streamed before Text: ChunkThinking from the
 	// scripted provider, reasoning_content on the chat completions wire,
-	// a thinking block on the Messages wire (the Responses wire has none).
+	// a thinking block on the Messages wire, a reasoning item on the
+	// Responses wire (its summary when the request asked for one, else its
+	// reasoning text).
 	Thinking string
 
 	// Status, when non-zero, answers with this HTTP status and a JSON error
@@ -148,7 +150,10 @@ type Request struct {
 	// ThinkingBudget is Anthropic's thinking.budget_tokens (0 = no thinking).
 	Effort         string
 	ThinkingBudget int
-	Body           []byte // the raw JSON body; nil for ScriptedProvider
+	// ReasoningSummary is the Responses API's reasoning.summary ("" when
+	// the request asked for none).
+	ReasoningSummary string
+	Body             []byte // the raw JSON body; nil for ScriptedProvider
 	// Received is when the request arrived (for the HTTP server: when its
 	// headers were read, before the body was).
 	Received time.Time

@@ -296,6 +296,42 @@ func TestResponsesFakeSpeaksTheResponsesStream(t *testing.T) {
 	}
 }
 
+// TestResponsesFakeStreamsReasoning: a turn's Thinking is a reasoning
+// item whose summary streams when the request asked for one, and whose
+// reasoning text streams otherwise; the finished item carries the opaque
+// state either way.
+func TestResponsesFakeStreamsReasoning(t *testing.T) {
+	for _, tc := range []struct {
+		reasoning, delta string
+	}{
+		{`"reasoning":{"effort":"low","summary":"auto"},`, "response.reasoning_summary_text.delta"},
+		{"", "response.reasoning_text.delta"},
+	} {
+		s := NewServerFor(t, "responses", Turn{Thinking: "weighing it", Text: "ok"})
+		body := strings.Replace(responsesBody, `"stream":true,`, `"stream":true,`+tc.reasoning, 1)
+		evs := readTyped(t, postAs(t, s.URL+"/responses", body, map[string]string{"Authorization": "Bearer sk-k"}).Body)
+		var thought string
+		state := false
+		for _, e := range evs {
+			switch {
+			case strings.HasPrefix(e.typ, "response.reasoning_") && strings.HasSuffix(e.typ, ".delta"):
+				if e.typ != tc.delta {
+					t.Errorf("%s in a stream that should carry %s", e.typ, tc.delta)
+				}
+				thought += str(e.data, "delta")
+			case e.typ == "response.output_item.done" && str(e.data, "item", "type") == "reasoning":
+				state = str(e.data, "item", "encrypted_content") != ""
+			}
+		}
+		if thought != "weighing it" || !state {
+			t.Errorf("reasoning %q (state %v) in %v", thought, state, names(evs))
+		}
+		if want := map[bool]string{true: "auto", false: ""}[tc.reasoning != ""]; s.Requests()[0].ReasoningSummary != want {
+			t.Errorf("recorded summary %q, want %q", s.Requests()[0].ReasoningSummary, want)
+		}
+	}
+}
+
 func TestResponsesFakeFaults(t *testing.T) {
 	s := NewServerFor(t, "responses",
 		Fail(429, "slow down", 2*time.Second),

@@ -24,13 +24,16 @@ const (
 
 // event is one decoded stream event; which fields are set depends on Type.
 type event struct {
-	Type        string          `json:"type"`
-	OutputIndex int             `json:"output_index"`
-	ItemID      string          `json:"item_id"`
-	Delta       string          `json:"delta"`     // *.delta
-	Arguments   *string         `json:"arguments"` // response.function_call_arguments.done
-	Item        json.RawMessage `json:"item"`      // response.output_item.added / .done
-	Response    *struct {
+	Type        string `json:"type"`
+	OutputIndex int    `json:"output_index"`
+	ItemID      string `json:"item_id"`
+	Delta       string `json:"delta"` // *.delta
+	// SummaryIndex is the part of a reasoning summary a
+	// response.reasoning_summary_part.added opens.
+	SummaryIndex int             `json:"summary_index"`
+	Arguments    *string         `json:"arguments"` // response.function_call_arguments.done
+	Item         json.RawMessage `json:"item"`      // response.output_item.added / .done
+	Response     *struct {
 		Status            string    `json:"status"`
 		Usage             *usage    `json:"usage"`
 		Error             *apiError `json:"error"`
@@ -77,7 +80,8 @@ type decoder struct {
 	calls     []*call
 	reasoning []json.RawMessage
 	bytes     int                              // text and function-call bytes so far, bounded by max_output_bytes
-	reasoned  int                              // bytes of reasoning items kept
+	reasoned  int                              // bytes of reasoning items kept and reasoning text streamed
+	thought   bool                             // reasoning text was streamed: a new summary part starts a paragraph
 	gone      bool                             // emit refused a chunk: the consumer left
 	readErr   func(error) *agent.ProviderError // classifies body read failures
 }
@@ -148,9 +152,19 @@ func (p *Provider) eventError(e apiError) *agent.ProviderError {
 }
 
 // apply folds one event into the decoder state. Events it does not know
-// (created, in_progress, content parts, summaries, later additions) pass.
+// (created, in_progress, content parts, later additions) pass.
 func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderError {
 	switch ev.Type {
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		// The reasoning's summary (OpenAI's models, when the request asks
+		// for one) or its full text (open models behind a Responses
+		// endpoint) streams as thinking: shown live, no part of the answer,
+		// so it counts toward the reasoning's bound, not max_output_bytes.
+		return d.think(ev.Delta, emit)
+	case "response.reasoning_summary_part.added":
+		if ev.SummaryIndex > 0 && d.thought {
+			return d.think("\n\n", emit) // the summary's parts are paragraphs
+		}
 	case "response.output_text.delta", "response.refusal.delta":
 		// A refusal is the model's answer too; the person should read it.
 		if pe := d.p.client.CountOutput(&d.bytes, len(ev.Delta)); pe != nil {
@@ -173,6 +187,21 @@ func (d *decoder) apply(ev event, emit func(agent.Chunk) bool) *agent.ProviderEr
 			return pe
 		}
 		c.args.WriteString(ev.Delta)
+	}
+	return nil
+}
+
+// think passes a piece of reasoning text on as ChunkThinking.
+func (d *decoder) think(text string, emit func(agent.Chunk) bool) *agent.ProviderError {
+	if text == "" {
+		return nil
+	}
+	if d.reasoned += len(text); d.reasoned > maxReasoningBytes {
+		return d.p.client.StreamError(fmt.Sprintf("reasoning exceeds %d bytes", maxReasoningBytes))
+	}
+	d.thought = true
+	if !emit(agent.Chunk{Type: agent.ChunkThinking, Text: text}) {
+		d.gone = true
 	}
 	return nil
 }

@@ -47,6 +47,9 @@ type Provider struct {
 	// plainReasoning is set once the endpoint refused encrypted reasoning
 	// (a model without reasoning): requests then stop asking for it.
 	plainReasoning atomic.Bool
+	// noSummary is set once the endpoint refused reasoning summaries:
+	// requests then stop asking for them.
+	noSummary atomic.Bool
 }
 
 var _ agent.Provider = (*Provider)(nil)

@@ -30,6 +30,9 @@ type createRequest struct {
 // reasoningOptions is the request's reasoning object.
 type reasoningOptions struct {
 	Effort string `json:"effort"`
+	// Summary asks for a summary of the reasoning ("auto"), which streams
+	// as thinking; the reasoning itself never leaves OpenAI's servers.
+	Summary string `json:"summary,omitempty"`
 }
 
 // inputItem is one message, function call or function call output.
@@ -77,6 +80,13 @@ func (p *Provider) encodeRequest(req agent.Request) ([]byte, error) {
 	}
 	if e := wireEffort(req.Effort); e != "" {
 		body.Reasoning = &reasoningOptions{Effort: e}
+		// A request that names an effort is to a reasoning model: ask it
+		// for the summary an editor shows while it thinks, unless this
+		// endpoint refused to give one (an organisation that is not
+		// verified for summaries) or has no reasoning at all.
+		if !p.noSummary.Load() && !p.plainReasoning.Load() {
+			body.Reasoning.Summary = "auto"
+		}
 	}
 	if !p.plainReasoning.Load() {
 		body.Include = []string{"reasoning.encrypted_content"}

@@ -35,11 +35,22 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request) (<-chan agent.
 		Failure: failureClass,
 		Decode:  p.decode,
 		Revise: func(pe *agent.ProviderError) ([]byte, bool) {
-			if !refusesEncryptedReasoning(pe) || p.plainReasoning.Swap(true) {
+			switch {
+			case refusesReasoningSummary(pe):
+				// An organisation not verified for summaries, or a model
+				// without them: ask again without, and never again here.
+				if p.noSummary.Swap(true) {
+					return nil, false
+				}
+			case refusesEncryptedReasoning(pe):
+				// Models without reasoning refuse the include; ask again
+				// without it, and from now on never send it to this endpoint.
+				if p.plainReasoning.Swap(true) {
+					return nil, false
+				}
+			default:
 				return nil, false
 			}
-			// Models without reasoning refuse the include; ask again
-			// without it, and from now on never send it to this endpoint.
 			plain, err := p.encodeRequest(req)
 			return plain, err == nil
 		},
@@ -57,6 +68,14 @@ func (p *Provider) header(h http.Header) {
 func (p *Provider) decode(body io.Reader, emit func(agent.Chunk) bool, readErr func(error) *agent.ProviderError) (agent.Chunk, bool) {
 	d := decoder{p: p, readErr: readErr}
 	return d.decode(body, emit)
+}
+
+// refusesReasoningSummary recognises a rejection of reasoning.summary:
+// OpenAI's "Your organization must be verified to generate reasoning
+// summaries", or a parameter the model does not take.
+func refusesReasoningSummary(pe *agent.ProviderError) bool {
+	return pe.Class == agent.ErrRejected && pe.Status == http.StatusBadRequest &&
+		strings.Contains(strings.ToLower(pe.Message), "summar")
 }
 
 // refusesEncryptedReasoning recognises the rejection a model without

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,11 +94,29 @@ func TestACPConformanceServer(t *testing.T) {
 			}
 			return toolTurn(call("a1", "bash", `{"command":"echo approved-run > proof.txt && cat proof.txt"}`))
 		},
+		// A goal that asks which database until told to go on.
+		"pick a database": func(req agenttest.Request) agenttest.Turn {
+			if res := lastToolResult(req); res != "" {
+				if strings.Contains(res, "marked complete") {
+					return answer("Goal done on my best judgement.")
+				}
+				return answer("Waiting for an answer.")
+			}
+			id, rev := goalRef(t, req)
+			for _, m := range req.Messages {
+				if m.Role == agent.RoleUser && strings.Contains(m.Content, "Nobody will answer that question now") {
+					return toolTurn(call("g2", "update_goal", fmt.Sprintf(`{"goal_id":%q,"revision":%s,"action":"complete","summary":"chose SQLite"}`, id, rev)))
+				}
+			}
+			return toolTurn(call("g1", "update_goal", fmt.Sprintf(`{"goal_id":%q,"revision":%s,"action":"blocked","reason":"no database chosen","question":"Which database should the service use?"}`, id, rev)))
+		},
 	})...)
 	s := e.serve(t)
 	id := s.submit("this task needs approval", nil)
 	s.waitState(id, "waiting_approval")
-	cmd := exec.Command(node, filepath.Join(dir, "server.mjs"), binary, e.work, s.url, id)
+	goal := s.submit("pick a database for the service", map[string]any{"goal": true})
+	s.waitState(goal, "blocked")
+	cmd := exec.Command(node, filepath.Join(dir, "server.mjs"), binary, e.work, s.url, id, goal)
 	cmd.Dir = dir
 	cmd.Env = baseEnv(e.home)
 	out, err := cmd.CombinedOutput()
@@ -113,5 +132,11 @@ func TestACPConformanceServer(t *testing.T) {
 	s.call("GET", "/api/v1/approvals?task="+id, nil, &list)
 	if len(list.Approvals) != 1 || list.Approvals[0].State != "allowed" || list.Approvals[0].DecidedBy != "token:admin" {
 		t.Fatalf("the approval on the service: %+v", list.Approvals)
+	}
+	// The goal's question, answered "go on" in the client, reached the
+	// task as the admin token's message, and the goal completed.
+	if got := s.waitState(goal, "succeeded", "failed", "blocked"); got.State != "succeeded" ||
+		!strings.Contains(s.events(goal), `"requester":"token:admin","role":"user","text":"Nobody will answer that question now`) {
+		t.Fatalf("the goal after the client's go-on: %+v\n%s", got, s.events(goal))
 	}
 }

@@ -130,6 +130,11 @@ func TestACPBinaryServesAnEditor(t *testing.T) {
 	if c := stop.Meta["reasonix.io"].CostUSD; c < 0.000279 || c > 0.000281 {
 		t.Errorf("cost %v, want 0.00028", c)
 	}
+	// --profile delivery is the session's work mode: its requests ask for
+	// high effort.
+	if reqs := e.srv.Requests(); len(reqs) == 0 || reqs[0].Effort != "high" {
+		t.Errorf("--profile delivery: requests %+v, want effort high", reqs)
+	}
 	if _, err := p.call("session/steer", map[string]any{"sessionId": s.SessionID}); err == nil || err.(*sdk.RequestError).Code != -32601 {
 		t.Errorf("session/steer: %v, want -32601", err)
 	}
