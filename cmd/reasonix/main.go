@@ -25,8 +25,11 @@ var version = "dev"
 
 func main() {
 	sandboxExec()
-	// In the image sealEnvironment exec'd, this takes the secrets back from
-	// the descriptor they were handed over on.
+	// In the image sealEnvironment's re-exec fallback started, this takes
+	// the secrets back from the descriptor they were handed over on; in
+	// any other it detaches the environment from the exec-time block
+	// sealEnvironment blanks, and marks the process not dumpable at once
+	// when that block holds a secret.
 	if err := secretenv.Receive(); err != nil {
 		fmt.Fprintf(os.Stderr, "reasonix: %v\n", err)
 		os.Exit(exitFailed)
