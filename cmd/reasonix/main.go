@@ -24,6 +24,7 @@ import (
 var version = "dev"
 
 func main() {
+	releaseStartPages()
 	sandboxExec()
 	// In the image sealEnvironment's re-exec fallback started, this takes
 	// the secrets back from the descriptor they were handed over on; in
