@@ -24,8 +24,10 @@ import (
 var version = "dev"
 
 func main() {
-	releaseStartPages()
+	// The sandbox's proxy keeps its pages: it lives as long as the run,
+	// shares them with it, and faulting them back would cost each step.
 	sandboxExec()
+	releaseStartPages()
 	// In the image sealEnvironment's re-exec fallback started, this takes
 	// the secrets back from the descriptor they were handed over on; in
 	// any other it detaches the environment from the exec-time block
