@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"reasonix/agent"
@@ -26,7 +27,7 @@ const (
 
 // sessionIDPattern is what a session id must look like before it becomes a
 // path: ids come from the client, and "../x" must never reach the disk.
-var sessionIDPattern = regexp.MustCompile(`^s_[0-9a-f]{20}$`)
+var sessionIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^s_[0-9a-f]{20}$`) })
 
 var errNoSession = errors.New("acp: no such session")
 
@@ -49,7 +50,7 @@ func newSessionID() string {
 }
 
 func (s store) path(id string) (string, error) {
-	if !sessionIDPattern.MatchString(id) {
+	if !sessionIDPattern().MatchString(id) {
 		return "", errNoSession
 	}
 	return filepath.Join(s.dir, id), nil
@@ -140,7 +141,7 @@ func (s store) list() []meta {
 	ents, _ := os.ReadDir(s.dir)
 	var out []meta
 	for _, e := range ents {
-		if !e.IsDir() || !sessionIDPattern.MatchString(e.Name()) {
+		if !e.IsDir() || !sessionIDPattern().MatchString(e.Name()) {
 			continue
 		}
 		if m, err := s.meta(e.Name()); err == nil {

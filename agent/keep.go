@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The keep policy (seed §3.6): what a fold must not summarize away.
@@ -75,7 +76,9 @@ func keepTurns(b budgets, task string, turns []string) (kept []string, dropped i
 }
 
 // failureLine matches the lines of a failed result that carry the failure.
-var failureLine = regexp.MustCompile(`(?i)(\berror\b|\bfail(ed|ure|s)?\b|--- FAIL|\bpanic\b|\bfatal\b|\bexception\b|\bundefined\b|\bcannot\b|\bdenied\b|\bnot found\b|^exit code: )`)
+var failureLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(\berror\b|\bfail(ed|ure|s)?\b|--- FAIL|\bpanic\b|\bfatal\b|\bexception\b|\bundefined\b|\bcannot\b|\bdenied\b|\bnot found\b|^exit code: )`)
+})
 
 // Bounds of what one failed result keeps.
 const (
@@ -122,7 +125,7 @@ func failureLines(m *Message) string {
 	}
 	var lines []string
 	for line := range strings.SplitSeq(text, "\n") {
-		if !failureLine.MatchString(line) {
+		if !failureLine().MatchString(line) {
 			continue
 		}
 		if len(line) > failureLineBytes {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"reasonix/internal/posture"
@@ -253,7 +254,7 @@ func (b *Bot) validate(c *Config, p *problems) {
 	checkIDs(p, src, "bot.slack.allow_users", s.AllowUsers, true)
 	checkIDs(p, src, "bot.slack.allow_channels", s.AllowChannels, false)
 	checkIDs(p, src, "bot.slack.approvers", s.Approvers, false)
-	if s.SlashCommand != "" && !slashCommand.MatchString(s.SlashCommand) {
+	if s.SlashCommand != "" && !slashCommand().MatchString(s.SlashCommand) {
 		p.add(src, "bot.slack.slash_command", "%q is not a slash command like /reasonix", s.SlashCommand)
 	}
 	if s.Enabled {
@@ -302,7 +303,7 @@ func (b *Bot) validate(c *Config, p *problems) {
 	}
 
 	for _, id := range b.GlobalApprovers {
-		if !chatPrincipal.MatchString(id) {
+		if !chatPrincipal().MatchString(id) {
 			p.add(c.origins["bot.global_approvers"], "bot.global_approvers", "%q is not a chat identity: use slack:<team id>/<user id> or telegram:<user id>", id)
 		}
 	}
@@ -343,11 +344,13 @@ func (b *Bot) validate(c *Config, p *problems) {
 }
 
 // slashCommand is the shape Slack accepts for a command name.
-var slashCommand = regexp.MustCompile(`^/[a-z0-9_-]{1,31}$`)
+var slashCommand = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/[a-z0-9_-]{1,31}$`) })
 
 // chatPrincipal is a chat identity's principal id, the same shape the
 // store grants roles to.
-var chatPrincipal = regexp.MustCompile(`^(slack:[A-Z0-9]{1,32}/[A-Z0-9]{1,32}|telegram:-?[0-9]{1,20})$`)
+var chatPrincipal = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(slack:[A-Z0-9]{1,32}/[A-Z0-9]{1,32}|telegram:-?[0-9]{1,20})$`)
+})
 
 func need(p *problems, src, field, v string) {
 	if v == "" {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -89,8 +90,10 @@ func markContextWindows(data []byte, providers []Provider) {
 // agentHeader and compactRatioLine find the [agent] table and its
 // compact_ratio key in a TOML file, for the line edit WriteCompactRatio makes.
 var (
-	tableHeader      = regexp.MustCompile(`^\s*\[\[?\s*([A-Za-z0-9_.\-" ]+?)\s*\]\]?\s*(#.*)?$`)
-	compactRatioLine = regexp.MustCompile(`^\s*compact_ratio\s*=`)
+	tableHeader = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*\[\[?\s*([A-Za-z0-9_.\-" ]+?)\s*\]\]?\s*(#.*)?$`)
+	})
+	compactRatioLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*compact_ratio\s*=`) })
 )
 
 // WriteCompactRatio sets [agent] compact_ratio = r in the user config file
@@ -163,7 +166,7 @@ func setCompactRatio(src string, r float64) (string, error) {
 	lines := strings.Split(src, "\n")
 	inAgent, header := false, -1
 	for i, l := range lines {
-		if m := tableHeader.FindStringSubmatch(l); m != nil && !strings.Contains(l, "=") {
+		if m := tableHeader().FindStringSubmatch(l); m != nil && !strings.Contains(l, "=") {
 			inAgent = strings.TrimSpace(m[1]) == "agent" && !strings.HasPrefix(strings.TrimSpace(l), "[[")
 			if inAgent {
 				header = i
@@ -174,7 +177,7 @@ func setCompactRatio(src string, r float64) (string, error) {
 		if header < 0 && (strings.HasPrefix(trimmed, "agent.") || strings.HasPrefix(trimmed, "agent =") || strings.HasPrefix(trimmed, "agent=")) {
 			return "", errors.New("[agent] is written with dotted keys or an inline table; set compact_ratio there by hand")
 		}
-		if inAgent && compactRatioLine.MatchString(l) {
+		if inAgent && compactRatioLine().MatchString(l) {
 			lines[i] = line
 			return strings.Join(lines, "\n"), nil
 		}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -58,7 +59,9 @@ func (e *FileError) Error() string {
 func (e *FileError) Unwrap() error { return e.Err }
 
 // typeErrorText is the decoder's text for a value of the wrong type.
-var typeErrorText = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
+var typeErrorText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
+})
 
 // decodeError turns a toml error into a *FileError carrying the file and,
 // when the decoder knows them, the line and key.
@@ -70,7 +73,7 @@ func decodeError(file string, err error) error {
 	// Type mismatches arrive as plain errors of the form
 	// `toml: line N (last key "k"): incompatible types: ...`: read the line
 	// and key out of the text, so they read like every other problem.
-	if m := typeErrorText.FindStringSubmatch(err.Error()); m != nil {
+	if m := typeErrorText().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return &FileError{File: file, Line: line, Key: m[2], Err: errors.New(m[3])}
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"reasonix/config"
@@ -254,7 +255,7 @@ func failingNames(checks []store.CICheck) string {
 // ciTag delimits the CI output, which is untrusted, in a fix message.
 const ciTag = "ci-report"
 
-var ciTagInData = regexp.MustCompile(`(?i)<(/?)\s*(` + ciTag + `)`)
+var ciTagInData = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<(/?)\s*(` + ciTag + `)`) })
 
 // ciFixMessage is what a failing CI tells the task: which checks failed,
 // their summaries and the end of their logs, as delimited data. It is
@@ -283,7 +284,7 @@ func (s *Service) ciFixMessage(ctx context.Context, p *config.Publish, ci *store
 			fmt.Fprintf(&b, "log (its last %d bytes at most):\n%s\n", maxFixLogBytes, strings.TrimRight(log, "\n"))
 		}
 	}
-	body := ciTagInData.ReplaceAllString(b.String(), "<$1ci_report")
+	body := ciTagInData().ReplaceAllString(b.String(), "<$1ci_report")
 	// The opening tag itself was escaped with the data: restore it.
 	body = strings.Replace(body, "<ci_report>", "<"+ciTag+">", 1)
 	return s.redact.String(truncate(body, maxFixMessage) + "\n</" + ciTag + ">")

@@ -6,6 +6,7 @@ import (
 	"html"
 	"regexp"
 	"strings"
+	"sync"
 
 	"reasonix/bot"
 )
@@ -36,7 +37,7 @@ type eventsAPIPayload struct {
 	} `json:"event"`
 }
 
-var mention = regexp.MustCompile(`<@[UW][A-Z0-9]+(\|[^>]*)?>`)
+var mention = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<@[UW][A-Z0-9]+(\|[^>]*)?>`) })
 
 // parseEvent reads an events_api payload. botUser is the bot's own user
 // id: its messages and its mentions are recognised by it.
@@ -86,7 +87,7 @@ func parseEvent(payload []byte, botUser string) (bot.Inbound, error) {
 // plainText removes the bot's mention and undoes Slack's escaping, so the
 // prompt reads as the person typed it.
 func plainText(s string) string {
-	s = mention.ReplaceAllStringFunc(s, func(m string) string { return "" })
+	s = mention().ReplaceAllStringFunc(s, func(m string) string { return "" })
 	return strings.TrimSpace(html.UnescapeString(s))
 }
 

@@ -554,7 +554,7 @@ func (t *Transport) messageParams(m bot.Message) tgbotapi.Params {
 	return params
 }
 
-var tags = regexp.MustCompile(`</?(b|pre)>`)
+var tags = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`</?(b|pre)>`) })
 
 // withPlainFallback retries a message Telegram could not parse (a split
 // that cut an HTML tag pair) as plain text: the words still arrive.
@@ -562,7 +562,7 @@ func (t *Transport) withPlainFallback(ctx context.Context, method string, params
 	resp, err := t.call(ctx, method, params)
 	var te *tgbotapi.Error
 	if errors.As(err, &te) && te.Code == http.StatusBadRequest && strings.Contains(te.Message, "can't parse entities") {
-		params["text"] = html.UnescapeString(tags.ReplaceAllString(params["text"], ""))
+		params["text"] = html.UnescapeString(tags().ReplaceAllString(params["text"], ""))
 		delete(params, "parse_mode")
 		return t.call(ctx, method, params)
 	}

@@ -70,18 +70,21 @@ func benchBinaries(b *testing.B) (labels, paths []string) {
 
 func benchThirtySteps(b *testing.B, providerExtra string) {
 	labels, paths := benchBinaries(b)
-	type series struct{ overheads, cpu, steady, rss, selfRSS, firsts []float64 }
+	type series struct{ overheads, cpu, steady, startCPU, rss, selfRSS, anon, file, firsts []float64 }
 	runs := make([]series, len(paths))
 	for b.Loop() {
 		for i, bin := range paths {
 			r := &runs[i]
-			overhead, cpu, steady, peak, hwm, first := runThirtySteps(b, bin, providerExtra)
-			r.overheads = append(r.overheads, overhead)
-			r.cpu = append(r.cpu, cpu)
-			r.steady = append(r.steady, steady)
-			r.rss = append(r.rss, peak)
-			r.selfRSS = append(r.selfRSS, hwm)
-			r.firsts = append(r.firsts, first)
+			m := runThirtySteps(b, bin, providerExtra)
+			r.overheads = append(r.overheads, m.overhead)
+			r.cpu = append(r.cpu, m.cpu)
+			r.steady = append(r.steady, m.steady)
+			r.startCPU = append(r.startCPU, m.startCPU)
+			r.rss = append(r.rss, m.peakMB)
+			r.selfRSS = append(r.selfRSS, m.selfMB)
+			r.anon = append(r.anon, m.anonMB)
+			r.file = append(r.file, m.fileMB)
+			r.firsts = append(r.firsts, m.first)
 		}
 	}
 	for i, l := range labels {
@@ -89,21 +92,34 @@ func benchThirtySteps(b *testing.B, providerExtra string) {
 		b.ReportMetric(median(r.overheads), "ms-overhead/step"+l)
 		b.ReportMetric(median(r.cpu), "ms-cpu/step"+l)
 		b.ReportMetric(median(r.steady), "ms-cpu-after-start/step"+l)
+		b.ReportMetric(median(r.startCPU), "ms-cpu-start-up"+l)
 		b.ReportMetric(median(r.rss), "MB-peak-rss"+l)
 		b.ReportMetric(median(r.selfRSS), "MB-reasonix-rss"+l)
+		b.ReportMetric(median(r.anon), "MB-reasonix-rss-anon"+l)
+		b.ReportMetric(median(r.file), "MB-reasonix-rss-file"+l)
 		b.ReportMetric(median(r.firsts), "ms-to-first-request"+l)
 	}
 }
 
-// runThirtySteps runs bin once through the 30-step task and returns the
-// median harness overhead per step, the CPU time (user and system) of the
-// process tree per step — reasonix and every child it waited for, bash and
-// the sandbox's helpers alike: on a loaded machine the steadier figure —,
-// the same from the first request on (without start-up; what the main
-// process and the children it reaped until then used is left out), the
-// peak memory of the tree and reasonix's own (MB), and the time to the
-// first request.
-func runThirtySteps(b *testing.B, bin, providerExtra string) (overhead, cpu, steady, peakMB, selfMB, first float64) {
+// thirtyStepRun is what one run of the 30-step task measured.
+type thirtyStepRun struct {
+	overhead float64 // median harness overhead per step, ms
+	// cpu is the CPU time (user and system) of the process tree per step,
+	// ms — reasonix and every child it waited for, bash and the sandbox's
+	// helpers alike: on a loaded machine the steadier figure.
+	cpu float64
+	// steady is the same from the first request on (without start-up;
+	// what the main process and the children it reaped until then used is
+	// left out); startCPU is that start-up, ms for the whole run.
+	steady, startCPU float64
+	// peakMB is the peak memory of the tree, selfMB reasonix's own (its
+	// VmHWM), anonMB and fileMB the peaks of its RssAnon and RssFile.
+	peakMB, selfMB, anonMB, fileMB float64
+	first                          float64 // ms from launch to the first request
+}
+
+// runThirtySteps runs bin once through the 30-step task.
+func runThirtySteps(b *testing.B, bin, providerExtra string) thirtyStepRun {
 	e := newE2E(b, thirtyStepScript()...)
 	e.configure(providerExtra)
 	cmd := exec.Command(bin, "run", "--auto", "--max-steps", "40", "benchmark task")
@@ -113,7 +129,7 @@ func runThirtySteps(b *testing.B, bin, providerExtra string) (overhead, cpu, ste
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	var peak, hwm, startCPU atomic.Int64
+	var peak, hwm, anon, file, startCPU atomic.Int64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
 	go func() {
@@ -124,6 +140,12 @@ func runThirtySteps(b *testing.B, bin, providerExtra string) (overhead, cpu, ste
 			}
 			if kb := statusKB(cmd.Process.Pid, "VmHWM:"); kb > hwm.Load() {
 				hwm.Store(kb)
+			}
+			if kb := statusKB(cmd.Process.Pid, "RssAnon:"); kb > anon.Load() {
+				anon.Store(kb)
+			}
+			if kb := statusKB(cmd.Process.Pid, "RssFile:"); kb > file.Load() {
+				file.Store(kb)
 			}
 			if startCPU.Load() == 0 && len(e.srv.Requests()) > 0 {
 				startCPU.Store(procCPU(cmd.Process.Pid).Microseconds())
@@ -155,10 +177,17 @@ func runThirtySteps(b *testing.B, bin, providerExtra string) (overhead, cpu, ste
 	cpuTime := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	// Not the rusage's peak: Linux carries the pre-exec high-water mark
 	// over exec, which for a vfork child is the test binary's.
-	return median(gaps), float64(cpuTime.Microseconds()) / 1000 / 30,
-		float64(cpuTime.Microseconds()-startCPU.Load()) / 1000 / 30,
-		float64(max(peak.Load(), hwm.Load())) / 1024, float64(hwm.Load()) / 1024,
-		float64(reqs[0].Received.Sub(start).Microseconds()) / 1000
+	return thirtyStepRun{
+		overhead: median(gaps),
+		cpu:      float64(cpuTime.Microseconds()) / 1000 / 30,
+		steady:   float64(cpuTime.Microseconds()-startCPU.Load()) / 1000 / 30,
+		startCPU: float64(startCPU.Load()) / 1000,
+		peakMB:   float64(max(peak.Load(), hwm.Load())) / 1024,
+		selfMB:   float64(hwm.Load()) / 1024,
+		anonMB:   float64(anon.Load()) / 1024,
+		fileMB:   float64(file.Load()) / 1024,
+		first:    float64(reqs[0].Received.Sub(start).Microseconds()) / 1000,
+	}
 }
 
 // statusKB reads one "Name: N kB" field of /proc/<pid>/status; 0 when gone.

@@ -24,9 +24,15 @@ import (
 var version = "dev"
 
 func main() {
+	// The sandbox's proxy keeps its pages: it lives as long as the run,
+	// shares them with it, and faulting them back would cost each step.
 	sandboxExec()
-	// In the image sealEnvironment exec'd, this takes the secrets back from
-	// the descriptor they were handed over on.
+	releaseStartPages()
+	// In the image sealEnvironment's re-exec fallback started, this takes
+	// the secrets back from the descriptor they were handed over on; in
+	// any other it detaches the environment from the exec-time block
+	// sealEnvironment blanks, and marks the process not dumpable at once
+	// when that block holds a secret.
 	if err := secretenv.Receive(); err != nil {
 		fmt.Fprintf(os.Stderr, "reasonix: %v\n", err)
 		os.Exit(exitFailed)

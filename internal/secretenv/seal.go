@@ -1,6 +1,7 @@
 package secretenv
 
 import (
+	"bytes"
 	"os"
 	"slices"
 	"strings"
@@ -23,16 +24,20 @@ type handover struct {
 // name looks like a secret's (Secretlike) are added. Every one is read now
 // (from the variable, its _FILE or the systemd credential) and kept in
 // memory for Lookup. When the process environment holds any of them or
-// their _FILE variables, Seal re-execs the running binary with the same
-// arguments and an environment without them, and does not return unless
-// that failed; the new image must call Receive first thing. Otherwise it
-// only marks the process not dumpable and returns.
+// their _FILE variables, Seal takes them out of the environment the
+// processes it starts inherit, and overwrites them with zero bytes in the
+// block the kernel shows as /proc/<pid>/environ (scrubInPlace). Where that
+// cannot be done, it re-execs the running binary with the same arguments
+// and an environment without them, and does not return unless that
+// failed; the new image must call Receive first thing. Either way the
+// process ends not dumpable.
 //
 // On systems without the means (not Linux), it returns nil after reading
 // the values: the environment keeps them there.
 //
 // Call it once, early, before the process starts goroutines of its own,
-// opens listeners or takes locks: whatever was done before is done twice.
+// opens listeners or takes locks: after a re-exec, whatever was done
+// before is done twice.
 func Seal(names []string) error {
 	p := newPlan(names, os.Environ())
 	var firstErr error
@@ -75,6 +80,23 @@ func Seal(names []string) error {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(p.scrub, name) || name == fdEnv
 	})
+	// First in place: blank the variables in the block the kernel shows
+	// and take them out of the copy the processes this one starts
+	// inherit. That spares a whole second start of the binary (its
+	// runtime and package initialisation: tens of milliseconds of CPU
+	// per `reasonix run`). Where that is not possible, re-exec.
+	if scrubInPlace != nil {
+		// Copies: a value must not share memory with the block blanked.
+		for name, v := range h.Values {
+			remember(name, strings.Clone(v), "")
+		}
+		if err := scrubInPlace(p.scrub); err == nil {
+			for _, name := range p.scrub {
+				os.Unsetenv(name)
+			}
+			return harden()
+		}
+	}
 	return reexec(h, env)
 }
 
@@ -122,4 +144,37 @@ func newPlan(names []string, environ []string) plan {
 	slices.Sort(p.secrets)
 	slices.Sort(p.scrub)
 	return p
+}
+
+// detach replaces the process's environment with copies, so no string
+// os.Getenv returns from now on shares memory with the exec-time block
+// Seal blanks in place: Go's own copy of the environment points into it.
+func detach() {
+	env := os.Environ()
+	os.Clearenv()
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			os.Setenv(k, v) // builds a new "k=v" string
+		}
+	}
+}
+
+// blank overwrites with zero bytes every entry of a NUL-separated
+// environment block whose name is in names, and reports whether it found
+// one.
+func blank(block []byte, names []string) bool {
+	found := false
+	for off := 0; off < len(block); {
+		n := bytes.IndexByte(block[off:], 0)
+		if n < 0 {
+			n = len(block) - off
+		}
+		entry := block[off : off+n]
+		if name, _, ok := bytes.Cut(entry, []byte("=")); ok && slices.Contains(names, string(name)) {
+			clear(entry)
+			found = true
+		}
+		off += n + 1
+	}
+	return found
 }

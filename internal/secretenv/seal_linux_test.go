@@ -16,7 +16,8 @@ import (
 
 // helperEnv makes the test binary act as a program that seals its
 // secrets: "seal" seals MODEL_CRED and reports, "plain" only exits, for
-// the benchmark's baseline, and "sealquiet" seals and exits.
+// the benchmark's baseline, and "sealquiet" seals and exits; the
+// "...reexec" variants seal through the re-exec fallback.
 const helperEnv = "SECRETENV_TEST_HELPER"
 
 func TestMain(m *testing.M) {
@@ -25,7 +26,10 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "plain":
 		os.Exit(0)
-	case "sealquiet":
+	case "sealquiet", "sealquietreexec":
+		if os.Getenv(helperEnv) == "sealquietreexec" {
+			scrubInPlace = nil
+		}
 		if err := Receive(); err != nil {
 			os.Exit(3)
 		}
@@ -33,7 +37,10 @@ func TestMain(m *testing.M) {
 			os.Exit(4)
 		}
 		os.Exit(0)
-	case "seal":
+	case "seal", "sealreexec":
+		if os.Getenv(helperEnv) == "sealreexec" {
+			scrubInPlace = nil
+		}
 		if err := Receive(); err != nil {
 			fmt.Println("receive:", err)
 			os.Exit(3)
@@ -56,21 +63,36 @@ func TestMain(m *testing.M) {
 			fmt.Printf("lookup %s %s\n", name, Getenv(name))
 		}
 		fmt.Printf("files %s\n", strings.Join(Files(), ","))
+		// What a process this one starts inherits.
+		child, err := exec.Command("cat", "/proc/self/environ").Output()
+		if err != nil {
+			fmt.Println("child:", err)
+			os.Exit(6)
+		}
+		fmt.Printf("child-env %q\n", child)
 		os.Exit(0)
 	}
 	os.Exit(2)
 }
 
-// After Seal, the kernel's view of the environment holds no secret, the
-// process (same pid) still finds every one, and it is not dumpable.
-func TestSealReexecsWithoutSecrets(t *testing.T) {
+// After Seal, the kernel's view of the environment holds no secret, nor
+// does a child's, the process still finds every one, and it is not
+// dumpable: in place (one start, the same process) and, where that is not
+// possible, through the re-exec (the same pid, a new image).
+func TestSealTakesSecretsOutOfTheEnvironment(t *testing.T) {
+	for _, mode := range []string{"seal", "sealreexec"} {
+		t.Run(mode, func(t *testing.T) { testSeal(t, mode) })
+	}
+}
+
+func testSeal(t *testing.T, mode string) {
 	dir := t.TempDir()
 	botFile := filepath.Join(dir, "bot")
 	if err := os.WriteFile(botFile, []byte("bot-secret-from-a-file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=seal",
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode,
 		"MODEL_CRED=model-secret-value-1", "GITHUB_TOKEN=ghp_secret_value_2", "BOT_TOKEN_FILE="+botFile)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -82,15 +104,16 @@ func TestSealReexecsWithoutSecrets(t *testing.T) {
 		lines[k] = append(lines[k], v)
 	}
 	pids := lines["pid"]
-	if len(pids) != 2 || pids[0] != pids[1] {
-		t.Errorf("want the same pid reported before and after the re-exec, got %v", pids)
+	wantStarts := map[string]int{"seal": 1, "sealreexec": 2}[mode]
+	if len(pids) != wantStarts || pids[0] != pids[len(pids)-1] {
+		t.Errorf("want the same pid reported %d time(s), got %v", wantStarts, pids)
 	}
-	for _, view := range []string{"environ", "go-env"} {
+	for _, view := range []string{"environ", "go-env", "child-env"} {
 		got := strings.Join(lines[view], "")
 		for _, secret := range []string{"model-secret-value-1", "ghp_secret_value_2", "MODEL_CRED", "BOT_TOKEN_FILE", botFile, fdEnv} {
 			// The descriptor's number stays in the exec-time block (it is
 			// no secret); the processes this one starts do not inherit it.
-			if strings.Contains(got, secret) && !(view == "environ" && secret == fdEnv) {
+			if strings.Contains(got, secret) && !(view == "environ" && secret == fdEnv && mode == "sealreexec") {
 				t.Errorf("%s still holds %q: %s", view, secret, got)
 			}
 		}
@@ -107,6 +130,23 @@ func TestSealReexecsWithoutSecrets(t *testing.T) {
 	}
 	if got := strings.Join(lines["files"], ""); !strings.Contains(got, botFile) {
 		t.Errorf("files = %q, want the bot token's file", got)
+	}
+}
+
+// blank zeroes exactly the named entries, duplicates included, and keeps
+// the block's length and every other entry where it was.
+func TestBlank(t *testing.T) {
+	block := []byte("PATH=/bin\x00A_TOKEN=s1\x00A_TOKENX=keep\x00=odd\x00A_TOKEN=s2\x00noequals\x00HOME=/h")
+	zeros := string(make([]byte, len("A_TOKEN=s1")))
+	want := []byte("PATH=/bin\x00" + zeros + "\x00A_TOKENX=keep\x00=odd\x00" + zeros + "\x00noequals\x00HOME=/h")
+	if !blank(block, []string{"A_TOKEN"}) {
+		t.Fatal("blank found nothing")
+	}
+	if !bytes.Equal(block, want) {
+		t.Fatalf("blank gave %q,\nwant %q", block, want)
+	}
+	if blank(block, []string{"A_TOKEN"}) {
+		t.Fatal("blank found an entry twice")
 	}
 }
 
@@ -128,8 +168,9 @@ func TestReceiveRefusesAForeignDescriptor(t *testing.T) {
 }
 
 // BenchmarkStartup measures what Seal adds to a start with one secret in
-// the environment: a plain exec of the binary against one that seals (and
-// so execs itself once more), interleaved in each iteration.
+// the environment: a plain exec of the binary against one that seals in
+// place and one that seals by execing itself once more (the fallback),
+// interleaved in each iteration.
 func BenchmarkStartup(b *testing.B) {
 	run := func(mode string) time.Duration {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -142,13 +183,15 @@ func BenchmarkStartup(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	var plain, sealed time.Duration
+	var plain, sealed, reexeced time.Duration
 	for b.Loop() {
 		plain += run("plain")
 		sealed += run("sealquiet")
+		reexeced += run("sealquietreexec")
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(plain.Microseconds())/n/1000, "plain-ms/op")
 	b.ReportMetric(float64(sealed.Microseconds())/n/1000, "sealed-ms/op")
 	b.ReportMetric(float64((sealed-plain).Microseconds())/n/1000, "added-ms/op")
+	b.ReportMetric(float64((reexeced-plain).Microseconds())/n/1000, "added-by-reexec-ms/op")
 }

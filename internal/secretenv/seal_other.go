@@ -15,3 +15,6 @@ func reexec(h handover, _ []string) error {
 func Receive() error { return nil }
 
 func harden() error { return nil }
+
+// scrubInPlace is not possible either.
+var scrubInPlace func([]string) error

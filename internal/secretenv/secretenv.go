@@ -15,12 +15,15 @@
 // os.Unsetenv does not change /proc/<pid>/environ: the kernel shows the
 // block the process was exec'd with, for its whole life, to every process
 // of the same user. So Seal, called once the configuration says which
-// variables are secrets, reads them into memory and re-execs the same
+// variables are secrets, reads them into memory, takes them out of the
+// environment the processes it starts inherit, and overwrites them with
+// zero bytes in that block itself (the process's own stack, written
+// through /proc/self/mem). Where that cannot be done it re-execs the same
 // binary with the same arguments and an environment without them, handing
 // the values over through an inherited memory file descriptor (never argv
-// or the environment). The new image reads them back (Receive) and marks
-// itself not dumpable, so /proc/<pid>/{mem,environ,maps,fd} of the service
-// are not readable by the processes it starts.
+// or the environment); the new image reads them back (Receive). Either
+// way the process ends marked not dumpable, so /proc/<pid>/{mem,environ,
+// maps,fd} of the service are not readable by the processes it starts.
 //
 // The state is process-wide, as the environment is; every function is safe
 // for concurrent use.
@@ -51,8 +54,9 @@ const maxFileSize = 64 << 10
 
 var state struct {
 	mu sync.Mutex
-	// values holds secrets handed over by the image before the re-exec
-	// and every secret read from a file so far.
+	// values holds every secret Seal took out of the environment (or the
+	// image before a re-exec handed over) and every one read from a file
+	// so far.
 	values map[string]string
 	// files lists the files secrets were read from, for forbid_read.
 	files []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -27,11 +28,13 @@ type PrincipalRole struct {
 // chatPrincipal is the shape of a chat identity: "slack:<team>/<user>" or
 // "telegram:<numeric id>", with the platforms' id alphabets. Anything
 // else (a token's "token:x", a display name) cannot be granted a role here.
-var chatPrincipal = regexp.MustCompile(`^(slack:[A-Z0-9]{1,32}/[A-Z0-9]{1,32}|telegram:-?[0-9]{1,20})$`)
+var chatPrincipal = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(slack:[A-Z0-9]{1,32}/[A-Z0-9]{1,32}|telegram:-?[0-9]{1,20})$`)
+})
 
 // ValidChatPrincipal reports whether id is a chat identity a role can be
 // granted to.
-func ValidChatPrincipal(id string) bool { return chatPrincipal.MatchString(id) }
+func ValidChatPrincipal(id string) bool { return chatPrincipal().MatchString(id) }
 
 // GrantRole gives principal role, replacing any role it had. A principal
 // that is no chat identity, or an unknown role, is an *InputError.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"reasonix/internal/ids"
@@ -108,7 +109,7 @@ type NewToken struct {
 	MaxPosture policy.Posture
 }
 
-var tokenName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+var tokenName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
 
 // NewSecret returns a fresh random token secret: SecretPrefix and 32 random
 // bytes in hex.
@@ -143,7 +144,7 @@ func scanToken(r interface{ Scan(...any) error }) (Token, string, error) {
 // CreateToken stores a new token and returns it with its secret, which is
 // shown this once: only its hash is kept. A taken name is an *InputError.
 func (s *Store) CreateToken(ctx context.Context, nt NewToken) (Token, string, error) {
-	if !tokenName.MatchString(nt.Name) {
+	if !tokenName().MatchString(nt.Name) {
 		return Token{}, "", invalid("token name %q: use 1-64 lower-case letters, digits, '.', '_' or '-', starting with a letter or digit", nt.Name)
 	}
 	if nt.Name == BootstrapName {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // DefaultBase is the base ref of a Spec that names none.
@@ -108,12 +109,12 @@ func allowedURL(repo string) bool {
 
 // userinfo matches the credentials part of a URL (scheme://user:secret@),
 // wherever it appears in a message or in git's output.
-var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@`)
+var userinfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@`) })
 
 // redact hides credentials embedded in URLs so errors and logs never carry
 // them.
 func redact(s string) string {
-	return userinfo.ReplaceAllString(s, "${1}***@")
+	return userinfo().ReplaceAllString(s, "${1}***@")
 }
 
 // invalid builds an error wrapping ErrInvalid.
