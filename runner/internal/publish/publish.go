@@ -205,7 +205,29 @@ func (p *Publisher) Drive(ctx context.Context, taskID string, t Target) (Outcome
 			return Outcome{Record: rec, Declined: true}, p.done(ctx, rec, t, nil, nil)
 		}
 	}
+	// The check against the base runs beside the forge's calls: it is
+	// git's work on this machine, they are mostly waiting for the forge.
+	var conflict <-chan *Conflict
+	if t.Base != "" {
+		ch := make(chan *Conflict, 1)
+		conflict = ch
+		go func() {
+			c, err := p.CheckBase(ctx, t, rec.TaskID, rec.Commit)
+			if err != nil {
+				// The request stands either way; a check that could not
+				// run says nothing about conflicts.
+				p.log.Warn("publish: checking the pull request against its base", "task", rec.TaskID, "err", scrub(err.Error(), t.Token))
+				ch <- nil
+				return
+			}
+			ch <- &c
+		}()
+	}
 	pr, err := p.pullRequest(ctx, t, rec)
+	var checked *Conflict
+	if conflict != nil {
+		checked = <-conflict
+	}
 	if err != nil {
 		return Outcome{Record: rec}, p.failed(ctx, rec, t, err)
 	}
@@ -214,14 +236,8 @@ func (p *Publisher) Drive(ctx context.Context, taskID string, t Target) (Outcome
 	}
 	rec.State, rec.PRNumber, rec.PRURL, rec.PRState, rec.Error = store.PublishDone, pr.Number, pr.URL, string(pr.State), ""
 	out := Outcome{Record: rec, PR: &pr}
-	if t.Base != "" && pr.State == forge.PROpen {
-		// The request stands either way; a check that could not run says
-		// nothing about conflicts.
-		if c, err := p.CheckBase(ctx, t, rec.TaskID, rec.Commit); err != nil {
-			p.log.Warn("publish: checking the pull request against its base", "task", rec.TaskID, "err", scrub(err.Error(), t.Token))
-		} else {
-			out.Conflict = &c
-		}
+	if pr.State == forge.PROpen {
+		out.Conflict = checked
 	}
 	return out, p.done(ctx, rec, t, &pr, out.Conflict)
 }

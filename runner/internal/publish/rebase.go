@@ -47,6 +47,13 @@ func (p *Publisher) CheckBase(ctx context.Context, t Target, taskID, commit stri
 	if t.Base == "" {
 		return Conflict{}, errors.New("publish: no base branch to check against")
 	}
+	// The usual case first, without a fetch: the base has not moved past
+	// what the task's commit is built on.
+	if head, err := p.remoteHead(ctx, t, t.Base); err == nil && head != "" {
+		if _, err := p.local(ctx, t, "merge-base", "--is-ancestor", head, commit); err == nil {
+			return Conflict{Base: head}, nil
+		}
+	}
 	base, err := p.fetchBase(ctx, t, taskID)
 	if err != nil {
 		return Conflict{}, err
