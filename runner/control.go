@@ -169,6 +169,7 @@ func (s *Service) deliver(ctx context.Context, t store.Task, requester, text, ke
 	if !m.TakenAt.IsZero() {
 		return t, nil // a repeat: a run took the message and has ended since
 	}
+	s.prepareRebase(ctx, t) // a pull request that conflicts with its base is continued to rebase
 	nt, err := s.st.Requeue(ctx, id, []store.State{t.State},
 		s.announce(id, event{"task_state", map[string]any{"state": store.StateQueued, "reason": "continued"}})...)
 	if err != nil {

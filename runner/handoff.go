@@ -84,6 +84,7 @@ func (s *Service) publishAtEnd(ctx context.Context, t store.Task, state store.St
 				return nil
 			}
 			publish.Fill(result, out.PR)
+			publish.FillConflict(result, out.Conflict)
 			return nil
 		}
 	}

@@ -190,3 +190,44 @@ func TestBudgetCardStopAndPublish(t *testing.T) {
 		t.Fatalf("diff = %q, %v", d, err)
 	}
 }
+
+// The forge token never reaches the task: a sandboxed command that prints
+// its environment and looks for the token's variable finds neither, and
+// neither does the model's transcript or any event, although the same task
+// pushes and opens its pull request with that token.
+func TestForgeTokenNeverReachesTheTask(t *testing.T) {
+	rt := newRouter()
+	p := rt.script("look around",
+		calls(call("e", "bash", map[string]string{"command": "env; printenv REASONIX_TEST_FORGE_TOKEN; echo probe-done"})),
+		calls(call("w", "write_file", map[string]string{"path": "NOTES.md", "content": "notes\n"})),
+		answer("Looked around."))
+	b := newPublishBench(t, forge.GitHub, rt)
+	task, _, err := b.svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Prompt: "look around", Workspace: "app", Posture: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, b.svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded || done.Result == nil || done.Result.Publish != "pr" {
+		t.Fatalf("task = %s %+v; want it published with the token", done.State, done.Result)
+	}
+	token := b.srv.Token()
+	out := toolResult(p, "e")
+	if !strings.Contains(out, "probe-done") || !strings.Contains(out, "PATH=") {
+		t.Fatalf("the probe did not run: %q", out)
+	}
+	if strings.Contains(out, token) || strings.Contains(out, "REASONIX_TEST_FORGE_TOKEN") {
+		t.Errorf("the sandboxed command saw the token or its variable:\n%s", out)
+	}
+	for _, req := range p.Requests() {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, token) {
+				t.Errorf("a %s message to the model holds the token", m.Role)
+			}
+		}
+	}
+	for _, e := range runnertest.Events(t, b.svc, task.ID) {
+		if strings.Contains(string(e.Payload), token) {
+			t.Errorf("event %s holds the token", e.Type)
+		}
+	}
+}

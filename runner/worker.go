@@ -24,8 +24,9 @@ import (
 var errTimeout = errors.New("runner: the task's time budget is exhausted")
 
 // workspaceWait is how long a task waits before trying again while its
-// workspace runs as many tasks as it may (max_parallel).
-const workspaceWait = 2 * time.Second
+// workspace runs as many tasks as it may (max_parallel), when no freed
+// slot woke it sooner (slotwake.go).
+const workspaceWait = 15 * time.Second
 
 // runJob is the queue's Handler: it claims the task and runs it.
 func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
@@ -91,7 +92,9 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 		s.metrics.queueWait.Observe(s.now().Sub(task.UpdatedAt).Seconds())
 	}
 	s.hub.Notify(task.ID)
-	if err := s.execute(ctx, claimed); err != nil {
+	err = s.execute(ctx, claimed)
+	s.wakeWorkspaceWaiters(ctx, task.Workspace, task.ID) // its slot is free now
+	if err != nil {
 		return err
 	}
 	return s.followUpIssue(ctx, task)

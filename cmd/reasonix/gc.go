@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"reasonix/runner/apitype"
 	"reasonix/runner/client"
@@ -19,8 +20,16 @@ import (
 func gcFlags(fs *flag.FlagSet) action {
 	dry := fs.Bool("dry-run", false, "list what would be removed and what is kept and why; remove nothing")
 	asJSON := fs.Bool("json", false, "print the service's JSON")
+	// Not the client's 30 s: a first prune of months of history takes
+	// minutes on a busy store.
+	timeout := fs.Duration("timeout", 30*time.Minute, "how long to wait for the service to finish")
 	return clientAction(fs, func(c *client.Client, _ []string, stdout, _ io.Writer) error {
-		rep, err := c.GC(context.Background(), *dry)
+		if *timeout <= 0 {
+			return usageErrorf("--timeout must be positive")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		defer cancel()
+		rep, err := c.GC(ctx, *dry)
 		if err != nil {
 			return err
 		}

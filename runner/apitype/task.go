@@ -133,6 +133,10 @@ type PullRequest struct {
 	// CI is the CI on the head commit when the workspace waits for it
 	// (wait_ci).
 	CI *CI `json:"ci,omitempty"`
+	// Conflicts names the files the branch conflicted with its base in
+	// (BaseCommit) when it was published; continuing the task rebases it.
+	Conflicts  []string `json:"conflicts,omitempty"`
+	BaseCommit string   `json:"base_commit,omitempty"`
 }
 
 // CI is the CI a task waits for or ended on: State is waiting, fixing,

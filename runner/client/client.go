@@ -459,9 +459,15 @@ func (c *Client) RunSchedule(ctx context.Context, name string) (apitype.Schedule
 // finished tasks' directories and branches past [runner] keep_worktrees
 // and the store's history past [runner] retain. With dryRun it removes
 // nothing and reports what it would.
+//
+// The client's per-request timeout (WithTimeout) does not apply: a first
+// prune of a long history takes minutes, and stopping the wait half-way
+// helps nobody (what was removed stays removed). ctx bounds the wait.
 func (c *Client) GC(ctx context.Context, dryRun bool) (apitype.GCReport, error) {
 	var rep apitype.GCReport
-	err := c.do(ctx, http.MethodPost, "/api/v1/gc", apitype.GCRequest{DryRun: dryRun}, &rep)
+	long := *c
+	long.timeout = 0
+	err := long.do(ctx, http.MethodPost, "/api/v1/gc", apitype.GCRequest{DryRun: dryRun}, &rep)
 	return rep, err
 }
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
 
 	"reasonix/runner/apitype"
 )
@@ -13,6 +14,9 @@ func (a *API) gc(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	// A first prune of a long history outlasts the server's WriteTimeout;
+	// the caller's context (its disconnect) still bounds the work.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	rep, err := a.svc.GC(r.Context(), principalOf(r), req.DryRun)
 	if err != nil {
 		a.fail(w, r, err)

@@ -15,7 +15,12 @@ func (s *Store) FillFinishedForTest(ctx context.Context, n, perTask int, finishe
 	// A short task's shape: 20 events, 6 messages, 4 tool calls (with
 	// their result), the events a third of the bytes, the messages a
 	// third, the journal a third.
-	const events, messages, calls = 20, 6, 4
+	return s.FillShapedForTest(ctx, n, 20, 6, 4, perTask, finished)
+}
+
+// FillShapedForTest is FillFinishedForTest with the task's shape given:
+// events, messages and tool calls per task, perTask bytes in all.
+func (s *Store) FillShapedForTest(ctx context.Context, n, events, messages, calls, perTask int, finished time.Time) error {
 	third := perTask / 3
 	ev := `{"text":"` + strings.Repeat("e", max(third/events-12, 1)) + `"}`
 	msg := `{"role":"assistant","content":"` + strings.Repeat("m", max(third/messages-34, 1)) + `"}`

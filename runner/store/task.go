@@ -119,6 +119,11 @@ type PullRequest struct {
 	// CI is the CI on the request's head commit, under wait_ci; nil
 	// without.
 	CI *CI `json:"ci,omitempty"`
+	// Conflicts names the files the published commit conflicts with the
+	// base in, as the base (BaseCommit) stood on the forge at publish
+	// time; none when it merges cleanly. Continuing the task rebases it.
+	Conflicts  []string `json:"conflicts,omitempty"`
+	BaseCommit string   `json:"base_commit,omitempty"`
 }
 
 // CI is what a task that waits for CI ([workspaces.publish] wait_ci)

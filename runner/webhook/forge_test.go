@@ -439,3 +439,58 @@ func TestIssueCommentPostedBeforeACrash(t *testing.T) {
 		}
 	})
 }
+
+// A GitHub review that requests changes continues the task although it
+// mentions nobody, when its author may steer; the same review by a
+// stranger, and an approving review without a mention, do nothing.
+func TestChangesRequestedReviewSteers(t *testing.T) {
+	f := newForgeFixture(t, forge.GitHub, nil,
+		writeTurn("c1", "# hello\n"), doneTurn("Added README.md."),
+		writeTurn("c2", "# hello\n\nwith a title\n"), doneTurn("Addressed the review."))
+	f.srv.SetPermission("alice", forge.PermWrite)
+	f.srv.AddUser("mallory")
+	task, _, err := f.svc.Submit(context.Background(), runner.TaskRequest{Source: store.SourceAPI, Prompt: "add a readme", Workspace: "app", Posture: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := f.succeeded(t, task.ID)
+	pr := f.srv.PRs()[0]
+	head1 := f.git.Ref(t, "refs/heads/"+pr.Head)
+	review := func(author, state, body string) map[string]any {
+		return map[string]any{"action": "submitted",
+			"repository":   map[string]any{"full_name": f.srv.Project()},
+			"pull_request": map[string]any{"number": done.Result.PR.Number},
+			"review": map[string]any{"id": 9, "state": state, "body": body,
+				"user": map[string]any{"login": author, "type": "User"}}}
+	}
+	steers := func() int { return len(runnertest.Events(t, f.svc, task.ID, "review_received")) }
+	for _, r := range []map[string]any{
+		review("mallory", "CHANGES_REQUESTED", "needs a title"),
+		review("alice", "APPROVED", "nice, but a title would help"),
+	} {
+		if got := f.deliver(t, "pull_request_review", r); got.status != http.StatusNoContent {
+			t.Fatalf("review %v: %d %v", r["review"], got.status, got.body)
+		}
+	}
+	if got, _ := f.svc.Task(context.Background(), task.ID); got.State != store.StateSucceeded || steers() != 0 {
+		t.Fatalf("after ignored reviews: state %s, %d review_received", got.State, steers())
+	}
+	if got := f.deliver(t, "pull_request_review", review("alice", "CHANGES_REQUESTED", "needs a title")); got.status != http.StatusAccepted || got.body["task_id"] != task.ID {
+		t.Fatalf("alice's review: %d %v", got.status, got.body)
+	}
+	eventually.True(t, slow, func() bool { return f.llm.Remaining() == 0 }, "the continued run")
+	f.succeeded(t, task.ID)
+	if head2, prs := f.git.Ref(t, "refs/heads/"+pr.Head), f.srv.PRs(); head2 == head1 || len(prs) != 1 || steers() != 1 {
+		t.Fatalf("after alice's review: head %s → %s, %d PRs, %d review_received", head1, head2, len(prs), steers())
+	}
+	reqs := f.llm.Requests()
+	var fed string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == agent.RoleUser && strings.Contains(m.Content, "<review-comment>") {
+			fed = m.Content
+		}
+	}
+	if !strings.Contains(fed, "github:alice") || !strings.Contains(fed, "needs a title") {
+		t.Fatalf("the review as the task read it:\n%s", fed)
+	}
+}

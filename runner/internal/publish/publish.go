@@ -150,6 +150,9 @@ type Outcome struct {
 	// Declined: with ModeAsk, the person said no (or nobody answered);
 	// the branch is pushed and no pull request was opened.
 	Declined bool
+	// Conflict is what checking the commit against the base on the forge
+	// found (CheckBase); nil when it was not checked.
+	Conflict *Conflict
 }
 
 // Drive publishes task's pending record with t: claim it, push its commit
@@ -166,7 +169,7 @@ func (p *Publisher) Drive(ctx context.Context, taskID string, t Target) (Outcome
 		return Outcome{Record: rec}, err
 	}
 	if rec.State == store.PublishPending {
-		if err := p.push(ctx, t, rec.Commit, rec.Branch); err != nil {
+		if err := p.push(ctx, t, rec.TaskID, rec.Commit, rec.Branch); err != nil {
 			return Outcome{Record: rec}, p.failed(ctx, rec, t, err)
 		}
 		if err := p.hook(PointPushed); err != nil {
@@ -184,7 +187,7 @@ func (p *Publisher) Drive(ctx context.Context, taskID string, t Target) (Outcome
 	}
 	if t.Mode == ModeBranch {
 		rec.State = store.PublishDone
-		return Outcome{Record: rec}, p.done(ctx, rec, t, nil)
+		return Outcome{Record: rec}, p.done(ctx, rec, t, nil, nil)
 	}
 	if t.Mode == ModeAsk {
 		if t.Approve == nil {
@@ -199,10 +202,32 @@ func (p *Publisher) Drive(ctx context.Context, taskID string, t Target) (Outcome
 			return Outcome{Record: rec, Awaiting: true}, p.cfg.Outbox.ReleasePublish(ctx, rec, p.cfg.Owner)
 		case answer == ApprovalDenied:
 			rec.State = store.PublishDone
-			return Outcome{Record: rec, Declined: true}, p.done(ctx, rec, t, nil)
+			return Outcome{Record: rec, Declined: true}, p.done(ctx, rec, t, nil, nil)
 		}
 	}
+	// The check against the base runs beside the forge's calls: it is
+	// git's work on this machine, they are mostly waiting for the forge.
+	var conflict <-chan *Conflict
+	if t.Base != "" {
+		ch := make(chan *Conflict, 1)
+		conflict = ch
+		go func() {
+			c, err := p.CheckBase(ctx, t, rec.TaskID, rec.Commit)
+			if err != nil {
+				// The request stands either way; a check that could not
+				// run says nothing about conflicts.
+				p.log.Warn("publish: checking the pull request against its base", "task", rec.TaskID, "err", scrub(err.Error(), t.Token))
+				ch <- nil
+				return
+			}
+			ch <- &c
+		}()
+	}
 	pr, err := p.pullRequest(ctx, t, rec)
+	var checked *Conflict
+	if conflict != nil {
+		checked = <-conflict
+	}
 	if err != nil {
 		return Outcome{Record: rec}, p.failed(ctx, rec, t, err)
 	}
@@ -210,7 +235,11 @@ func (p *Publisher) Drive(ctx context.Context, taskID string, t Target) (Outcome
 		return Outcome{Record: rec, PR: &pr}, err
 	}
 	rec.State, rec.PRNumber, rec.PRURL, rec.PRState, rec.Error = store.PublishDone, pr.Number, pr.URL, string(pr.State), ""
-	return Outcome{Record: rec, PR: &pr}, p.done(ctx, rec, t, &pr)
+	out := Outcome{Record: rec, PR: &pr}
+	if pr.State == forge.PROpen {
+		out.Conflict = checked
+	}
+	return out, p.done(ctx, rec, t, &pr, out.Conflict)
 }
 
 // pullRequest finds the pull request of the record's branch or opens one.
@@ -245,12 +274,16 @@ func (p *Publisher) pullRequest(ctx context.Context, t Target, rec store.Publish
 
 // done records the end: the record, the task's result and the published
 // event, together.
-func (p *Publisher) done(ctx context.Context, rec store.PublishRecord, t Target, pr *forge.PullRequest) error {
+func (p *Publisher) done(ctx context.Context, rec store.PublishRecord, t Target, pr *forge.PullRequest, c *Conflict) error {
 	var res store.Result
 	Fill(&res, pr)
+	FillConflict(&res, c)
 	payload := map[string]any{"state": res.Publish, "branch": rec.Branch, "commit": rec.Commit}
 	if res.PR != nil {
 		payload["pr"] = res.PR
+	}
+	if c != nil && len(c.Files) > 0 {
+		payload["conflicts"], payload["base_commit"] = c.Files, c.Base
 	}
 	ev, err := p.event(t, payload)
 	if err != nil {
@@ -260,8 +293,21 @@ func (p *Publisher) done(ctx context.Context, rec store.PublishRecord, t Target,
 	if t.Result != nil {
 		patch = t.Result
 		Fill(patch, pr)
+		FillConflict(patch, c)
 	}
 	return p.cfg.Outbox.AdvancePublish(ctx, rec, p.cfg.Owner, patch, ev)
+}
+
+// FillConflict records in res.PR what checking against the base found:
+// the conflicting files and the base's commit, or none once it merges.
+func FillConflict(res *store.Result, c *Conflict) {
+	if res.PR == nil || c == nil {
+		return
+	}
+	res.PR.Conflicts, res.PR.BaseCommit = nil, ""
+	if len(c.Files) > 0 {
+		res.PR.Conflicts, res.PR.BaseCommit = c.Files, c.Base
+	}
 }
 
 // Fill sets res.Publish and res.PR for a finished publish: "pr" with the

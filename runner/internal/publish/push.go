@@ -30,34 +30,60 @@ var noExec = []string{
 // push puts commit on branch at t.PushURL. Pushing a commit the branch
 // already points to is a no-op, which is what makes a repeat after a crash
 // harmless. The push is a fast-forward: a branch someone moved elsewhere
-// is refused, not overwritten.
-func (p *Publisher) push(ctx context.Context, t Target, commit, branch string) error {
+// is refused, not overwritten — unless the task was continued to rebase
+// (Rebase left a lease): then it may replace exactly the commit the lease
+// names (--force-with-lease), and nothing anyone pushed since.
+func (p *Publisher) push(ctx context.Context, t Target, taskID, commit, branch string) error {
 	if t.GitDir == "" || t.PushURL == "" {
 		return errors.New("publish: no repository or push URL")
 	}
 	args := append([]string{"-C", t.GitDir}, noExec...)
-	env := gitEnv(environ())
-	if header, ok := authHeader(t); ok {
-		// Only for this push, in the environment (which, unlike argv, no
-		// other user and no sandboxed task can read), scoped to the push
-		// URL; credential helpers of the machine are not asked.
-		env = append(env, "GIT_CONFIG_COUNT=2",
-			"GIT_CONFIG_KEY_0=http."+t.PushURL+".extraHeader", "GIT_CONFIG_VALUE_0="+header,
-			"GIT_CONFIG_KEY_1=credential.helper", "GIT_CONFIG_VALUE_1=")
+	args = append(args, "push", "--porcelain", "--no-verify", "--quiet")
+	lease := ""
+	if taskID != "" {
+		lease = p.lease(ctx, t, taskID)
 	}
-	args = append(args, "push", "--porcelain", "--no-verify", "--quiet", t.PushURL, commit+":refs/heads/"+branch)
+	if lease != "" && lease != commit {
+		args = append(args, "--force-with-lease=refs/heads/"+branch+":"+lease)
+	}
+	args = append(args, t.PushURL, commit+":refs/heads/"+branch)
 	cmd := exec.CommandContext(ctx, p.cfg.Git, args...)
-	cmd.Env = env
+	cmd.Env = authEnv(t)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
+		// A forced push repeated after a crash finds the branch at commit
+		// already, not at the lease: that is success.
+		if lease != "" {
+			if head, herr := p.remoteHead(ctx, t, branch); herr == nil && head == commit {
+				p.dropLease(ctx, t, taskID)
+				return nil
+			}
+		}
 		text := strings.TrimSpace(out.String())
 		if len(text) > 1000 {
 			text = "…" + text[len(text)-1000:]
 		}
 		return fmt.Errorf("publish: push %s to %s: %v: %s", branch, redactURL(t.PushURL), err, scrub(text, t.Token))
 	}
+	if lease != "" {
+		p.dropLease(ctx, t, taskID)
+	}
 	return nil
+}
+
+// authEnv is the environment of a git command that reaches t.PushURL:
+// the token only for it, in the environment (which, unlike argv, no
+// other user and no sandboxed task can read), scoped to the push URL;
+// credential helpers of the machine are not asked.
+func authEnv(t Target) []string {
+	env := gitEnv(environ())
+	if header, ok := authHeader(t); ok {
+		env = append(env, "GIT_CONFIG_COUNT=2",
+			"GIT_CONFIG_KEY_0=http."+t.PushURL+".extraHeader", "GIT_CONFIG_VALUE_0="+header,
+			"GIT_CONFIG_KEY_1=credential.helper", "GIT_CONFIG_VALUE_1=")
+	}
+	return env
 }
 
 // authHeader is the Authorization header for an http(s) push with a token.
