@@ -78,7 +78,8 @@ try {
   check(new URL(page.url()).search === "", "the link's code is gone from the URL: " + page.url());
   await page.goto(base + "/tasks/" + taskID);
   check((await page.locator("h1 [data-state]").textContent()) === "waiting_approval", "task waits");
-  check(await page.getByText("requested this task and may not approve").isVisible(), "the requester is told she cannot decide");
+  check(await page.getByText("You cannot decide this: you asked for this task; another approver must decide.").isVisible(),
+    "the requester is told, in her own words, that she cannot decide");
   check(await page.locator("button[value=allow_once]").count() === 0, "no Allow button for the requester");
   check(await page.getByRole("button", { name: "Cancel" }).isVisible(), "the requester may cancel her waiting task");
   check(!(await page.getByRole("button", { name: "Resume" }).isVisible()), "no Resume for a task still going");
