@@ -44,8 +44,8 @@ ARGS ?= serve
 # Built without -trimpath, unlike `build`: the compiled packages are then the
 # ones the end-to-end tests build too, so `make run` and `make test` share them.
 run:
-	@echo "building $(BIN)/reasonix (the first build compiles every dependency and takes a few minutes)..."
-	@CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/reasonix ./cmd/reasonix
+	@echo "building $(BIN)/reasonix (the first build compiles every dependency and takes a few minutes; -v names each package as it compiles)..."
+	@CGO_ENABLED=0 $(GO) build -v -ldflags "$(LDFLAGS)" -o $(BIN)/reasonix ./cmd/reasonix
 	$(BIN)/reasonix $(ARGS)
 
 ## fuzz: long fuzz runs (FUZZTIME per target), separate from CI

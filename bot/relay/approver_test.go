@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reasonix/bot/bottest"
+	"reasonix/config"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -162,4 +163,24 @@ func TestDecideFromADirectMessage(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// With [bot.slack] mention_approvers = false, a request still names the
+// approvers who can decide, by name, but mentions (and so notifies) no
+// one; with the default it mentions them.
+func TestMentionApproversOff(t *testing.T) {
+	off := false
+	b := config.Bot{Slack: config.SlackBot{Enabled: true, AllowUsers: []string{alice, bob, mallory},
+		AllowChannels: []string{channel}, Approvers: []string{alice, bob}, MentionApprovers: &off}}
+	r := newRigOpts(t, rigOpts{model: approvalScript, editInterval: 50 * time.Millisecond, bot: &b})
+	m := r.slack.Mention(alice, channel, "", "touch a file, quietly")
+	ap := r.approvalMessage(t, m.TS)
+	if strings.Contains(ap.Text, "<@") {
+		t.Errorf("the request mentions someone with mention_approvers off:\n%s", ap.Text)
+	}
+	if !strings.Contains(ap.Text, bottest.SlackRealName(bob)) || strings.Contains(ap.Text, "Asking: "+bottest.SlackRealName(alice)) {
+		t.Errorf("the request does not name bob (only), the approver who can decide:\n%s", ap.Text)
+	}
+	r.slack.Click(bob, channel, ap.TS, ap.Buttons[0].Value)
+	runnertest.WaitState(t, r.svc, r.taskOf(t, m.TS), 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked)
 }

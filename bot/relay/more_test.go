@@ -351,3 +351,34 @@ func TestAReplyAfterTheEndContinuesTheTask(t *testing.T) {
 		t.Errorf("%d approval messages after the continuation, want 1", approvals)
 	}
 }
+
+// A task a webhook started, naming a channel, posts one message there
+// saying which webhook, on what event and delivery, started it; its status
+// and report follow in that message's thread.
+func TestWebhookTaskPostsOneParentMessage(t *testing.T) {
+	r := newRig(t, func(agenttest.Request) agenttest.Turn { return agenttest.Turn{Text: "triaged"} })
+	task, _, err := r.svc.Submit(context.Background(), runner.TaskRequest{
+		Source: store.SourceWebhook, Requester: "webhook:issues", Prompt: "triage issue 42",
+		Origin: map[string]string{"webhook": "issues", "event": "issues.opened", "delivery": "d-42"},
+		Notify: []store.NotifyTarget{{Transport: "slack", Channel: channel}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitState(t, r.svc, task.ID, 20*time.Second, store.StateSucceeded)
+	var roots []bottest.SlackMessage
+	eventually(t, "the report in the parent's thread", func() bool {
+		roots = roots[:0]
+		for _, m := range r.slack.Messages() {
+			if m.Channel == channel && m.ThreadTS == "" {
+				roots = append(roots, m)
+			}
+		}
+		return len(roots) == 1 && strings.Contains(r.threadText(roots[0].TS), "triaged")
+	})
+	want := "*Webhook issues* started task " + task.ID + " on an issues.opened event (delivery d-42)"
+	if !strings.Contains(roots[0].Text, want) || !strings.Contains(roots[0].Text, "triage issue 42") {
+		t.Fatalf("the parent message reads %q, want %q and the prompt", roots[0].Text, want)
+	}
+	plainWords(t, "the webhook's thread", r.threadText(roots[0].TS))
+}

@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"cmp"
 	"context"
 	"regexp"
 	"strings"
@@ -62,6 +63,7 @@ type rigOpts struct {
 	limits       bottest.SlackLimits
 	tune         func(*relay.Config)
 	bot          *config.Bot // default: alice, bob and mallory in channel and C0OTHER; alice and bob approve
+	turns        int         // model turns scripted; default 50
 }
 
 // withBot is set (nil: the test default) with [bot] table b: the service
@@ -78,7 +80,7 @@ func withBot(set *config.Config, b config.Bot) *config.Config {
 func newRigOpts(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	st := storetest.SQLite(t, store.Config{})
-	turns := make([]agenttest.Turn, 50)
+	turns := make([]agenttest.Turn, cmp.Or(o.turns, 50))
 	for i := range turns {
 		turns[i] = agenttest.Respond(o.model)
 	}

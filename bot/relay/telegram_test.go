@@ -133,6 +133,29 @@ func TestTelegramGroupMentionApprovalReport(t *testing.T) {
 		}
 		return false
 	})
+	// One status message, edited in place from start to end, as on Slack
+	// (the report beside it is the answer): no separate "queued",
+	// "running" or "done" messages.
+	var statuses []bottest.TelegramMessage
+	for _, m := range fake.Messages(tgGroup) {
+		if strings.Contains(m.Text, "<b>Task ") && strings.Contains(m.Text, "</b> — ") { // the report is "<b>Task … done</b>"
+			statuses = append(statuses, m)
+		}
+		if low := strings.ToLower(m.Text); strings.HasPrefix(low, "queued") || strings.HasPrefix(low, "running") {
+			t.Errorf("a separate state message: %q", m.Text)
+		}
+	}
+	if len(statuses) != 1 {
+		t.Fatalf("%d status messages, want one edited in place: %+v", len(statuses), statuses)
+	}
+	eventually(t, "the status message edited to done", func() bool {
+		for _, m := range fake.Messages(tgGroup) {
+			if m.ID == status.ID {
+				return m.Edits > 0 && strings.Contains(m.Text, "— done")
+			}
+		}
+		return false
+	})
 	// The request asks Bob by name, linked so Telegram notifies him (his
 	// name from one getChat: he had said nothing yet); the decision names
 	// him again, without asking twice, and never by principal id.

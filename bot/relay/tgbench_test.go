@@ -26,14 +26,30 @@ import (
 // (a status message saying done, where there is one). Each iteration is another person's private
 // chat, so iterations share no pacing slot.
 //
+// Two cases: "quick", the model answering at once, so that the answer is
+// the one message; and "after-status", the model taking longer than the
+// relay's status delay, so that the status message is up (edited in
+// place, typing shown) when the answer comes and must be edited to done
+// beside it.
+//
 //	go test -run '^$' -bench TelegramQuickAnswer -benchtime 10x -count 3 ./bot/relay
 func BenchmarkTelegramQuickAnswer(b *testing.B) {
+	b.Run("quick", func(b *testing.B) { benchTelegramAnswer(b, 0) })
+	b.Run("after-status", func(b *testing.B) { benchTelegramAnswer(b, 3500*time.Millisecond) })
+}
+
+// benchTelegramAnswer is BenchmarkTelegramQuickAnswer with a model that
+// thinks for think before it answers.
+func benchTelegramAnswer(b *testing.B, think time.Duration) {
 	var mu sync.Mutex
 	answered := map[string]time.Time{} // by answer text
 	st := storetest.SQLite(b, store.Config{})
 	turns := make([]agenttest.Turn, b.N+5)
 	for i := range turns {
 		turns[i] = agenttest.Respond(func(req agenttest.Request) agenttest.Turn {
+			if think > 0 {
+				<-time.After(think) // a model at work, not a wait for the code under test
+			}
 			q := req.Messages[len(req.Messages)-1].Content
 			ans := "answer-" + strings.TrimSpace(q[strings.LastIndex(q, "q")+1:])
 			mu.Lock()

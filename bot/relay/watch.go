@@ -326,7 +326,11 @@ func parentText(f bot.Format, task runner.Task, origin map[string]string, link s
 	case "webhook":
 		head = "🪝 " + f.Bold(f.Escape("Webhook "+name)) + f.Escape(" started task "+task.ID)
 		if e := origin["event"]; e != "" {
-			head += f.Escape(" on a " + e + " event")
+			article := "a"
+			if strings.ContainsRune("aeiouAEIOU", rune(e[0])) {
+				article = "an"
+			}
+			head += f.Escape(" on " + article + " " + e + " event")
 		}
 		if d := origin["delivery"]; d != "" {
 			head += f.Escape(" (delivery " + d + ")")

@@ -26,7 +26,10 @@ import (
 // TestBrowser drives the dashboard in Debian's Chromium with playwright-core
 // (e2e/browser.mjs): a link preview fetching the requester's one-time link
 // leaves it unspent; she opens it, presses Sign in, and cannot
-// approve her own call, sees the fleet graph, signs out and is sent to sign in,
+// approve her own call, sees the fleet graph — no edge crossing a node's
+// box as drawn, at 390 and 1280 px, the graph scrolling inside its frame on
+// the phone — answers a blocked task's question from its page and watches
+// it finish, signs out and is sent to sign in,
 // and her old session cookie and CSRF token replayed are refused (401); a page
 // on another loopback origin posting the approver's valid token with his
 // cookies is refused (403) and changes nothing; an approver signs
@@ -55,8 +58,12 @@ func TestBrowser(t *testing.T) {
 	set.Runner.MaxConcurrentTasks = 2
 	set.Schedules = []config.Schedule{{Name: "nightly", Cron: "0 3 1 1 *", Timezone: "Europe/Berlin", Prompt: "update deps",
 		Overlap: config.OverlapSkip, CatchUp: config.CatchUpLatest, MaxFailures: 3}}
+	// The blocked task's model answers its first turn and, after the
+	// requester's answer from the page, its second.
+	asked := &byPrompt{word: "pick the release branch", to: agenttest.NewScriptedProvider(agenttest.Turn{Text: "ok"}, agenttest.Turn{Text: "releasing from the branch you named"}),
+		Provider: &slowAfterFirst{Provider: hostileOutput(), delay: 3 * time.Second}}
 	e := newEnvWith(t, &byPrompt{word: "ship the fix", to: agenttest.NewScriptedProvider(agenttest.Turn{Text: "shipped"}),
-		Provider: &slowAfterFirst{Provider: hostileOutput(), delay: 3 * time.Second}}, set,
+		Provider: asked}, set,
 		[]config.Webhook{{Name: "ci", Kind: "github"}})
 	for _, d := range []store.Delivery{
 		{Webhook: "ci", DeliveryID: "d-1", Event: "check_run.completed", Outcome: store.DeliveryAccepted, Status: 202},
@@ -72,10 +79,14 @@ func TestBrowser(t *testing.T) {
 	bob := e.token("bob", store.RoleAdmin)
 	e.token("alice", store.RoleApprove)
 	taskID, _ := e.parked("token:alice", `tidy the <script>alert("x")</script> tag`)
-	// The task's fleet, as a goal's fleet tool reports it.
+	// The task's fleet, as a goal's fleet tool reports it: four layers
+	// with edges that skip a layer (scan → release, lint → release), which
+	// a careless layout draws through the boxes between.
 	fleet, _ := json.Marshal(goals.FleetSnapshot{FleetID: "f1", Nodes: []goals.NodeStatus{
 		{ID: "scan", State: goals.NodeDone}, {ID: "fix", State: goals.NodeRunning, DependsOn: []string{"scan"}},
-		{ID: "docs", State: goals.NodeSkipped, DependsOn: []string{"fix"}, Reason: "upstream fix failed"}}})
+		{ID: "lint", State: goals.NodeDone, DependsOn: []string{"scan"}},
+		{ID: "docs", State: goals.NodeSkipped, DependsOn: []string{"fix"}, Reason: "upstream fix failed"},
+		{ID: "release", State: goals.NodePending, DependsOn: []string{"scan", "lint", "docs"}}}})
 	if _, err := e.st.AppendEvent(t.Context(), taskID, string(goals.EventFleetUpdated), fleet); err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +115,17 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A task of alice's blocked on a goal's question, which she answers
+	// from its page.
+	asking := e.finished("pick the release branch")
+	q, _ := json.Marshal(map[string]string{"goal_id": "g1", "question": "Which branch should the release come from?"})
+	if _, err := e.st.AppendEvent(t.Context(), asking.ID, "question", q); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.SetTaskState(t.Context(), asking.ID, []store.State{store.StateSucceeded}, store.StateBlocked,
+		&store.StateOpts{Result: &store.Result{Reason: "the goal asks the requester a question"}}); err != nil {
+		t.Fatal(err)
+	}
 	code, err := e.st.CreateLoginCode(t.Context(), "alice", time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +137,7 @@ func TestBrowser(t *testing.T) {
 	cmd.Dir = "e2e"
 	cmd.Env = append(os.Environ(), "DASH_URL="+e.srv.URL, "DASH_SHOTS="+shots, "DASH_TASK="+taskID,
 		"DASH_APPROVER_TOKEN="+bob, "DASH_CHROMIUM="+chromium, "DASH_NODE="+e.svc.Node(),
-		"DASH_PR_TASK="+prTask.ID, "DASH_CTL="+ctl.URL,
+		"DASH_PR_TASK="+prTask.ID, "DASH_CTL="+ctl.URL, "DASH_QUESTION_TASK="+asking.ID,
 		"DASH_REQUESTER_LINK="+e.srv.URL+"/login/link?code="+url.QueryEscape(code))
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -127,7 +149,7 @@ func TestBrowser(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
 		t.Fatal("the browser script did not finish")
 	}
-	for _, f := range []string{"login-link.png", "fleet.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-desktop.png", "task-dark.png",
+	for _, f := range []string{"login-link.png", "fleet.png", "fleet-desktop.png", "question.png", "question-answered-desktop.png", "task-requester.png", "approvals.png", "tasks.png", "task-done.png", "task-desktop.png", "task-dark.png",
 		"schedules.png", "webhooks.png", "nodes.png", "pr-checks.png", "pr-checks-desktop.png", "memories.png", "memories-desktop.png"} {
 		if st, err := os.Stat(filepath.Join(shots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("screenshot %s: %v", f, err)

@@ -41,11 +41,14 @@ func TestApprovalAuthorization(t *testing.T) {
 
 	own := e.browser()
 	own.signIn(alice)
-	if p := own.get("/tasks/" + taskID); !strings.Contains(p.Body, "requested this task and may not approve") {
-		t.Errorf("the requester's task page offers the decision")
+	// She is told in her own words why, not the rule's third person.
+	if p := own.get("/tasks/" + taskID); !strings.Contains(p.Body, "You cannot decide this: you asked for this task; another approver must decide.") ||
+		strings.Contains(p.Body, "token:alice requested this task") {
+		t.Errorf("the requester's task page offers the decision, or refuses her as a stranger:\n%s", p.Body)
 	}
 	form.Set("csrf", own.csrf())
-	if p := own.post("/approvals/"+ap.ID, form); p.StatusCode != http.StatusForbidden || !strings.Contains(p.Body, "may not approve") {
+	if p := own.post("/approvals/"+ap.ID, form); p.StatusCode != http.StatusForbidden ||
+		!strings.Contains(p.Body, "You asked for this task; another approver must decide. Nothing changed.") {
 		t.Errorf("the requester deciding = %d:\n%s", p.StatusCode, p.Body)
 	}
 	if a, _ := e.st.Approval(t.Context(), ap.ID); a.State != store.ApprovalPending {

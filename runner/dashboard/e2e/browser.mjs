@@ -15,7 +15,7 @@ const env = (k) => {
 };
 const base = env("DASH_URL"), shots = env("DASH_SHOTS"), taskID = env("DASH_TASK");
 const approverToken = env("DASH_APPROVER_TOKEN"), requesterLink = env("DASH_REQUESTER_LINK");
-const node = env("DASH_NODE"), prTask = env("DASH_PR_TASK"), ctl = env("DASH_CTL");
+const node = env("DASH_NODE"), prTask = env("DASH_PR_TASK"), ctl = env("DASH_CTL"), questionTask = env("DASH_QUESTION_TASK");
 const profile = mkdtempSync(join(tmpdir(), "rx-chromium-"));
 const problems = [];
 // Console errors a step provokes on purpose (a refused request logs one).
@@ -23,6 +23,32 @@ const expectedErrors = [];
 
 function step(name) { console.log("step: " + name); }
 function check(ok, what) { if (!ok) throw new Error("check failed: " + what); }
+async function noOverflow(p, what) {
+  check(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), what + " has no horizontal overflow");
+}
+
+// edgeCrossings walks every fleet edge as the browser drew it, a point
+// every 2 px, and lists each point strictly inside a node's box (2 px in
+// from its border, so an edge may start and end on one): what a person
+// would see as a line through a box.
+function edgeCrossings() {
+  const out = [];
+  for (const svg of document.querySelectorAll(".fleet-scroll svg")) {
+    const boxes = [...svg.querySelectorAll("g.fn")].map((g) => {
+      const r = g.querySelector("rect");
+      return { id: g.querySelector("text").textContent, x: r.x.baseVal.value, y: r.y.baseVal.value, w: r.width.baseVal.value, h: r.height.baseVal.value };
+    });
+    for (const e of svg.querySelectorAll("path.edge")) {
+      const n = e.getTotalLength();
+      for (let l = 0; l <= n; l += 2) {
+        const pt = e.getPointAtLength(l);
+        const b = boxes.find((b) => pt.x > b.x + 2 && pt.x < b.x + b.w - 2 && pt.y > b.y + 2 && pt.y < b.y + b.h - 2);
+        if (b) { out.push(e.getAttribute("d") + " crosses " + b.id); break; }
+      }
+    }
+  }
+  return out;
+}
 
 const ctx = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.DASH_CHROMIUM || "/usr/bin/chromium",
@@ -52,7 +78,8 @@ try {
   check(new URL(page.url()).search === "", "the link's code is gone from the URL: " + page.url());
   await page.goto(base + "/tasks/" + taskID);
   check((await page.locator("h1 [data-state]").textContent()) === "waiting_approval", "task waits");
-  check(await page.getByText("requested this task and may not approve").isVisible(), "the requester is told she cannot decide");
+  check(await page.getByText("You cannot decide this: you asked for this task; another approver must decide.").isVisible(),
+    "the requester is told, in her own words, that she cannot decide");
   check(await page.locator("button[value=allow_once]").count() === 0, "no Allow button for the requester");
   check(await page.getByRole("button", { name: "Cancel" }).isVisible(), "the requester may cancel her waiting task");
   check(!(await page.getByRole("button", { name: "Resume" }).isVisible()), "no Resume for a task still going");
@@ -60,8 +87,57 @@ try {
   check(await page.locator("#fleet-f1 svg").isVisible(), "the fleet graph is drawn");
   check(await page.locator("#fleet-f1 .f-skipped title").textContent() === "docs: skipped (upstream fix failed)\ndepends on fix",
     "a skipped node says why on hover");
+  check(await page.locator("#fleet-f1 path.edge").count() === 6 && await page.locator("#fleet-f1 g.fn").count() === 5,
+    "every node and edge is drawn");
+  let crossings = await page.evaluate(edgeCrossings);
+  check(crossings.length === 0, "no fleet edge crosses a node's box on a phone: " + crossings.join("; "));
+  // The check itself sees a crossing: an edge planted straight through
+  // the first node's box is caught.
+  await page.evaluate(() => {
+    const svg = document.querySelector("#fleet-f1 svg");
+    const r = svg.querySelector("g.fn rect");
+    const x = r.x.baseVal.value, y = r.y.baseVal.value + r.height.baseVal.value / 2;
+    const bad = document.createElementNS("http://www.w3.org/2000/svg", "path");
+    bad.setAttribute("class", "edge");
+    bad.id = "planted-edge";
+    bad.setAttribute("d", `M${x - 20} ${y}L${x + r.width.baseVal.value + 20} ${y}`);
+    svg.appendChild(bad);
+  });
+  const caught = (await page.evaluate(edgeCrossings)).length;
+  await page.evaluate(() => document.getElementById("planted-edge").remove());
+  check(caught === 1, "the crossing check sees an edge drawn through a box, found " + caught);
+  const frame = await page.locator("#fleet-f1 .fleet-scroll").evaluate((f) =>
+    ({ scrolls: f.scrollWidth > f.clientWidth, overflow: getComputedStyle(f).overflowX }));
+  check(frame.scrolls && frame.overflow === "auto", "on a phone the graph scrolls inside its frame: " + JSON.stringify(frame));
+  await noOverflow(page, "the requester's task page on a phone");
   await page.locator("#fleet-f1").screenshot({ path: join(shots, "fleet.png") });
   await page.screenshot({ path: join(shots, "task-requester.png"), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  crossings = await page.evaluate(edgeCrossings);
+  check(crossings.length === 0, "no fleet edge crosses a node's box on a desktop: " + crossings.join("; "));
+  await noOverflow(page, "the requester's task page on a desktop");
+  await page.locator("#fleet-f1").screenshot({ path: join(shots, "fleet-desktop.png") });
+  await page.setViewportSize({ width: 390, height: 844 });
+
+  step("she answers a blocked task's question from its page, and it goes on");
+  await page.goto(base + "/tasks/" + questionTask);
+  check(await page.locator("header.outcome.o-warn").isVisible(), "a blocked task's header is amber");
+  check((await page.locator("header.outcome h1").textContent()).includes("Blocked"), "and says it is blocked");
+  check((await page.locator("#question").textContent()).includes("Which branch should the release come from?"), "the question is at the top");
+  await noOverflow(page, "the question on a phone");
+  await page.screenshot({ path: join(shots, "question.png"), fullPage: true });
+  await page.fill("#answer", "the release/2.4 branch");
+  await Promise.all([page.waitForURL(base + "/tasks/" + questionTask), page.getByRole("button", { name: "Answer" }).click()]);
+  await page.locator("h1 [data-state]", { hasText: "succeeded" }).waitFor({ timeout: 20000 });
+  await page.reload();
+  check(await page.locator("#question").count() === 0, "the answered question is settled");
+  check(await page.getByText("the release/2.4 branch").first().isVisible(), "her answer is on the page");
+  check(await page.getByText("releasing from the branch you named").first().isVisible(), "and the task's reply to it");
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await noOverflow(page, "the answered task on a desktop");
+  await page.screenshot({ path: join(shots, "question-answered-desktop.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(base + "/tasks/" + taskID);
   const oldCSRF = await page.locator(`form[action="/tasks/${taskID}/cancel"] input[name=csrf]`).getAttribute("value");
   const oldSession = (await ctx.cookies(base)).find((c) => c.name === "rx_session");
   check(oldCSRF && oldSession, "the requester's page has a CSRF token and she a session cookie");
@@ -116,8 +192,6 @@ try {
   await page.screenshot({ path: join(shots, "nodes.png"), fullPage: true });
 
   step("a task waiting for CI shows its pull request and checks, and follows a check live");
-  const noOverflow = async (p, what) => check(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
-    what + " has no horizontal overflow");
   await page.goto(base + "/tasks/" + prTask);
   check((await page.locator("h1 [data-state]").textContent()) === "waiting_ci", "the task waits for CI");
   const pr = page.locator("#pr");
