@@ -66,6 +66,8 @@ type Store struct {
 	// deliveries counts RecordDelivery calls, to trim histories now and
 	// then rather than on every delivery.
 	deliveries atomic.Uint64
+	// asked signals this process's scratch answerers (see ScratchAsked).
+	asked signals
 }
 
 // dialect selects the few SQL texts that differ between the databases.
