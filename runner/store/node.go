@@ -104,6 +104,11 @@ func (s *Store) Leader(ctx context.Context) (string, error) {
 	var id string
 	err := s.db.queryRow(ctx, "SELECT leader_id FROM river_leader").Scan(&id)
 	if isNoRows(err) {
+		// A queue that stopped River while idle, alone (see
+		// Queue.doze), leads: nobody else can.
+		if q := s.dozer.Load(); q != nil && q.id != "" {
+			return q.id, nil
+		}
 		return "", nil
 	}
 	if err != nil {

@@ -106,7 +106,8 @@ func (s *Scratch) Others(n int) {
 	}
 }
 
-func (s *Scratch) alone() bool { return s.others.Load() == 1 }
+// Alone reports whether the last heartbeat found no other node alive.
+func (s *Scratch) Alone() bool { return s.others.Load() == 1 }
 
 // Move packs the scratch directory dir of task id, being handed over, into
 // the store and, once it is there, removes the local copy (so if the task
@@ -283,7 +284,7 @@ func (s *Scratch) Answer(ctx context.Context) {
 		// The timer runs only while someone else may ask; a signal that
 		// arrives meanwhile restarts it.
 		t.Stop()
-		if !s.alone() {
+		if !s.Alone() {
 			t.Reset(s.cfg.Interval)
 		}
 	}
