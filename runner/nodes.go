@@ -62,7 +62,8 @@ func newNodeLife(s *Service) nodeLife {
 	return nodeLife{
 		beat: cluster.NewHeartbeat(cluster.HeartbeatConfig{
 			Store: s.st, Node: store.Node{ID: s.node, Version: s.cfg.Version, Addr: s.cfg.Addr, MaxTasks: s.maxConcurrent()},
-			Interval: s.cfg.HeartbeatInterval, Beside: []func(context.Context){scratch.Answer}, Now: s.now, Log: s.log,
+			Interval: s.cfg.HeartbeatInterval, Beside: []func(context.Context){scratch.Answer},
+			StaleAfter: s.cfg.StaleAfter, Others: scratch.Others, Now: s.now, Log: s.log,
 		}),
 		hand: cluster.NewHandOver(cluster.HandOverConfig{
 			Store: s.st, Node: s.node, StaleAfter: s.cfg.StaleAfter, Events: ev, Hub: s.hub,

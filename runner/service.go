@@ -198,6 +198,7 @@ func New(cfg Config) (*Service, error) {
 		PollInterval: cfg.PollInterval,
 		WakeInterval: min(max(cfg.PollInterval, 200*time.Millisecond), time.Second),
 		ID:           cfg.Node,
+		Alone:        s.life.scratch.Alone,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("runner: queue: %w", err)

@@ -37,6 +37,7 @@ func (s *Store) Requeue(ctx context.Context, id string, from []State, evs ...Eve
 			return &StateError{TaskID: id, Current: cur.State}
 		}
 		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id, Goal: cur.Goal})
+		s.jobs.signal("") // see Queue.doze
 		if err != nil {
 			return fmt.Errorf("store: insert job: %w", err)
 		}

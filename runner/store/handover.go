@@ -27,6 +27,7 @@ func (s *Store) RequeueStale(ctx context.Context, id, owner string, cutoff time.
 			return err
 		}
 		res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id, Goal: cur.Goal})
+		s.jobs.signal("") // see Queue.doze
 		if err != nil {
 			return fmt.Errorf("store: insert job: %w", err)
 		}

@@ -33,19 +33,35 @@ type Node struct {
 // BeatNode records that node n is alive now, creating its row on first
 // use; n.HeartbeatAt is ignored (the store's clock stamps it).
 func (s *Store) BeatNode(ctx context.Context, n Node) error {
+	_, err := s.BeatNodeOthers(ctx, n, 0)
+	return err
+}
+
+// BeatNodeOthers is BeatNode, and in the same statement counts the other
+// nodes that are not stopped and beat within staleAfter before now (with
+// staleAfter 0: none is counted). A node alone needs to look for nothing
+// another node might ask of it.
+func (s *Store) BeatNodeOthers(ctx context.Context, n Node, staleAfter time.Duration) (int, error) {
 	if n.ID == "" {
-		return invalid("node id is empty")
+		return 0, invalid("node id is empty")
 	}
-	now := micros(s.now())
-	_, err := s.db.exec(ctx, `INSERT INTO nodes (id, version, addr, state, max_tasks, started_at, heartbeat_at)
+	now := s.now()
+	since := micros(now.Add(-staleAfter))
+	if staleAfter <= 0 {
+		since = micros(now) + 1
+	}
+	var others int
+	err := s.db.queryRow(ctx, `INSERT INTO nodes (id, version, addr, state, max_tasks, started_at, heartbeat_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET version = excluded.version, addr = excluded.addr, state = excluded.state,
-			max_tasks = excluded.max_tasks, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
-		n.ID, n.Version, n.Addr, string(n.State), n.MaxTasks, micros(n.StartedAt), now)
+			max_tasks = excluded.max_tasks, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at
+		RETURNING (SELECT count(*) FROM nodes o WHERE o.id <> ? AND o.state <> ? AND o.heartbeat_at >= ?)`,
+		n.ID, n.Version, n.Addr, string(n.State), n.MaxTasks, micros(n.StartedAt), micros(now),
+		n.ID, string(NodeStopped), since).Scan(&others)
 	if err != nil {
-		return fmt.Errorf("store: node heartbeat: %w", err)
+		return 0, fmt.Errorf("store: node heartbeat: %w", err)
 	}
-	return nil
+	return others, nil
 }
 
 // Nodes lists every node that ever shared the database, most recently
@@ -88,6 +104,11 @@ func (s *Store) Leader(ctx context.Context) (string, error) {
 	var id string
 	err := s.db.queryRow(ctx, "SELECT leader_id FROM river_leader").Scan(&id)
 	if isNoRows(err) {
+		// A queue that stopped River while idle, alone (see
+		// Queue.doze), leads: nobody else can.
+		if q := s.dozer.Load(); q != nil && q.id != "" {
+			return q.id, nil
+		}
 		return "", nil
 	}
 	if err != nil {

@@ -55,3 +55,49 @@ func TestNodes(t *testing.T) {
 		})
 	}
 }
+
+// TestBeatNodeOthers: a heartbeat counts the other nodes alive (not
+// stopped, beaten within the window) in its own statement, on both
+// databases.
+func TestBeatNodeOthers(t *testing.T) {
+	for name, open := range storetest.Openers {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := newClock()
+			s := open(t, store.Config{Now: clk.Now})
+			const window = 30 * time.Second
+			beat := func(id string, state store.NodeState) int {
+				t.Helper()
+				n, err := s.BeatNodeOthers(ctx, store.Node{ID: id, State: state}, window)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			if n := beat("a", store.NodeRunning); n != 0 {
+				t.Fatalf("a alone counts %d others", n)
+			}
+			if n := beat("b", store.NodeRunning); n != 1 {
+				t.Fatalf("b counts %d others, want a", n)
+			}
+			if n := beat("a", store.NodeRunning); n != 1 {
+				t.Fatalf("a counts %d others, want b", n)
+			}
+			if n, err := s.BeatNodeOthers(ctx, store.Node{ID: "a", State: store.NodeRunning}, 0); err != nil || n != 0 {
+				t.Fatalf("without a window: %d, %v; want none counted", n, err)
+			}
+			beat("b", store.NodeStopped)
+			if n := beat("a", store.NodeRunning); n != 0 {
+				t.Fatalf("a counts %d others; b stopped", n)
+			}
+			beat("c", store.NodeDraining)
+			if n := beat("a", store.NodeRunning); n != 1 {
+				t.Fatalf("a counts %d others, want the draining c", n)
+			}
+			clk.Advance(window + time.Second)
+			if n := beat("a", store.NodeRunning); n != 0 {
+				t.Fatalf("a counts %d others; c fell silent", n)
+			}
+		})
+	}
+}

@@ -3,10 +3,12 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -70,6 +72,15 @@ type QueueConfig struct {
 	WakeInterval time.Duration
 	// ID names this node's client in River's tables; default random.
 	ID string
+	// IdleAfter is how long a queue runs no job and has none due before
+	// it stops River until one is (see Queue.doze); default 30s, negative
+	// never.
+	IdleAfter time.Duration
+	// Alone reports whether this node is the only one alive (from its
+	// heartbeat). A Postgres queue dozes only while it is: other nodes'
+	// jobs and leadership need River's notifications and elections.
+	// Nil: a Postgres queue never dozes.
+	Alone func() bool
 }
 
 // Queue is a node's set of workers pulling task jobs. Build it with
@@ -82,9 +93,22 @@ type Queue struct {
 
 	freed chan struct{} // a worker finished a job (capacity 1)
 
+	// Dozing: see doze.
+	idleAfter time.Duration
+	poll      time.Duration
+	id        string
+	alone     func() bool
+	running   atomic.Int64      // jobs in Work
+	lastDone  atomic.Int64      // when a job last returned, Unix nanoseconds
+	snoozed   chan *river.Event // River's snooze events, across restarts
+	dozing    atomic.Bool
+	// forwarding runs while River's client does (see startClient).
+	forwarding sync.WaitGroup
+
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	swept   chan struct{}
+	dozed   chan struct{} // closed when doze returned (nil: no doze)
 	started bool
 }
 
@@ -103,6 +127,11 @@ func (w *taskWorker) Timeout(job *river.Job[TaskArgs]) time.Duration {
 }
 
 func (w *taskWorker) Work(ctx context.Context, job *river.Job[TaskArgs]) error {
+	w.q.running.Add(1)
+	defer func() {
+		w.q.lastDone.Store(time.Now().UnixNano())
+		w.q.running.Add(-1)
+	}()
 	// A wake that arrives from here on is seen by this run (it reads fresh
 	// state); one that arrived earlier is consumed by starting the run.
 	task, err := w.q.s.clearWake(ctx, job.Args.TaskID)
@@ -159,7 +188,12 @@ func (s *Store) NewQueue(cfg QueueConfig) (*Queue, error) {
 	case cfg.WakeInterval < time.Millisecond:
 		return nil, invalid("wake interval must be at least 1ms (got %s)", cfg.WakeInterval)
 	}
-	q := &Queue{s: s, handler: cfg.Handler, wakeInt: cfg.WakeInterval, freed: make(chan struct{}, 1)}
+	q := &Queue{s: s, handler: cfg.Handler, wakeInt: cfg.WakeInterval, freed: make(chan struct{}, 1),
+		idleAfter: cmp.Or(cfg.IdleAfter, defaultIdleAfter), poll: cfg.PollInterval, id: cfg.ID, alone: cfg.Alone,
+		snoozed: make(chan *river.Event, 16)}
+	if s.river.notifications() == nil && cfg.Alone == nil {
+		q.idleAfter = -1
+	}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &taskWorker{q: q}); err != nil {
 		return nil, fmt.Errorf("store: register worker: %w", err)
@@ -189,17 +223,37 @@ func (q *Queue) Start(ctx context.Context) error {
 	if q.started {
 		return errors.New("store: queue already started")
 	}
-	snoozed, unsubscribe := q.client.Subscribe(river.EventKindJobSnoozed)
-	if err := q.client.Start(ctx); err != nil {
-		unsubscribe()
+	if err := q.startClient(ctx); err != nil {
 		return fmt.Errorf("store: start queue: %w", err)
 	}
-	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	q.cancel, q.swept, q.started = cancel, make(chan struct{}), true
-	go func() {
+	go q.sweep(bg)
+	q.dozed = nil
+	if q.idleAfter > 0 {
+		q.dozed = make(chan struct{})
+		go q.doze(bg)
+	}
+	return nil
+}
+
+// startClient starts River's client and forwards its snooze events to
+// q.snoozed until the client stops.
+func (q *Queue) startClient(ctx context.Context) error {
+	events, unsubscribe := q.client.Subscribe(river.EventKindJobSnoozed)
+	if err := q.client.Start(ctx); err != nil {
+		unsubscribe()
+		return err
+	}
+	q.forwarding.Go(func() {
 		defer unsubscribe()
-		q.sweep(sweepCtx, snoozed)
-	}()
+		for ev := range events { // closed when the client stops
+			select {
+			case q.snoozed <- ev:
+			default: // the sweeps still retry its wake
+			}
+		}
+	})
 	return nil
 }
 
@@ -217,6 +271,11 @@ func (q *Queue) Stop(ctx context.Context) error {
 	q.started = false
 	q.cancel()
 	<-q.swept
+	if q.dozed != nil {
+		<-q.dozed
+	}
+	q.dozing.Store(false)
+	q.s.dozer.CompareAndSwap(q, nil)
 	err := q.client.Stop(ctx)
 	if err != nil && ctx.Err() != nil {
 		err = q.client.StopAndCancel(context.WithoutCancel(ctx))
@@ -224,7 +283,157 @@ func (q *Queue) Stop(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: stop queue: %w", err)
 	}
+	q.forwarding.Wait()
 	return nil
+}
+
+// defaultIdleAfter is QueueConfig.IdleAfter's default.
+const defaultIdleAfter = 30 * time.Second
+
+// doze stops River on an idle node and starts it again when a job is
+// due. River's completer wakes every 50 ms whether or not a job ran (20
+// wake-ups a second, about 0.4 % of a core on a loaded machine, most of
+// what an idle node spent), and River offers no setting for it. A queue
+// that has run no job for IdleAfter and has none available or due within
+// IdleAfter stops its client. While it dozes, it starts the client again
+// at once when this process makes a job available (an insert, a Wake:
+// told through the notification hub on SQLite, through Store.jobs on
+// Postgres), when the earliest scheduled job falls due (a snooze ends, a
+// retry's backoff), and within the poll interval when a job that another
+// process inserted waits. On Postgres it dozes only while the heartbeat
+// finds no other node alive (QueueConfig.Alone) and wakes when one
+// comes. A dozing node leads while no River client does (see
+// Store.Leader): its maintenance (approval expiry, schedules) goes on.
+func (q *Queue) doze(ctx context.Context) {
+	defer close(q.dozed)
+	var wake <-chan struct{}
+	var unsubscribe func()
+	if hub := q.s.river.notifications(); hub != nil {
+		wake, unsubscribe = hub.subscribeAll()
+	} else {
+		wake, unsubscribe = q.s.jobs.subscribe("")
+	}
+	defer unsubscribe()
+	t := time.NewTimer(q.idleAfter)
+	defer t.Stop()
+	for {
+		// Awake: look again IdleAfter after the last sign of work.
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+			t.Reset(q.idleAfter)
+			continue
+		case <-t.C:
+		}
+		if q.running.Load() > 0 {
+			t.Reset(q.idleAfter)
+			continue
+		}
+		if since := time.Since(time.Unix(0, q.lastDone.Load())); since < q.idleAfter {
+			t.Reset(q.idleAfter - since)
+			continue
+		}
+		if q.alone != nil && !q.alone() {
+			t.Reset(q.idleAfter)
+			continue
+		}
+		due, ok, err := q.s.nextJobDue(ctx)
+		if err != nil || (ok && due < q.idleAfter) {
+			t.Reset(q.idleAfter)
+			continue
+		}
+		if err := q.client.Stop(ctx); err != nil {
+			if ctx.Err() == nil {
+				q.s.log.Warn("store: stopping the idle queue failed; it stays awake", "err", err)
+			}
+			t.Reset(q.idleAfter)
+			continue
+		}
+		q.dozing.Store(true)
+		q.s.dozer.CompareAndSwap(nil, q)
+		// Stopping told the hub (River resigned its leadership): that is
+		// no job. One that arrived meanwhile is found by sleep's first
+		// look at the jobs.
+		select {
+		case <-wake:
+		default:
+		}
+		if !q.sleep(ctx, wake) {
+			return
+		}
+		q.s.dozer.CompareAndSwap(q, nil)
+		q.dozing.Store(false)
+		if err := q.startClient(context.WithoutCancel(ctx)); err != nil {
+			// Not running is not idling: keep trying at the poll interval.
+			q.s.log.Error("store: starting the queue again failed", "err", err)
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(q.poll):
+				}
+				if err := q.startClient(context.WithoutCancel(ctx)); err == nil {
+					break
+				}
+			}
+		}
+		t.Reset(q.idleAfter)
+	}
+}
+
+// sleep waits while the queue dozes; it returns false when ctx ended and
+// true when a job is due.
+func (q *Queue) sleep(ctx context.Context, wake <-chan struct{}) bool {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
+	for {
+		if q.alone != nil && !q.alone() {
+			return true // another node came: River elects and listens again
+		}
+		next := min(q.poll, q.idleAfter) // looks at least as often as it would doze
+
+		due, ok, err := q.s.nextJobDue(ctx)
+		if err == nil && ok {
+			if due <= 0 {
+				return true
+			}
+			next = min(next, due)
+		}
+		t.Reset(next)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-wake:
+			return true
+		case <-t.C:
+		}
+	}
+}
+
+// Dozing reports whether the queue stopped River while idle (see doze).
+func (q *Queue) Dozing() bool { return q.dozing.Load() }
+
+// nextJobDue is how long until the earliest job that is neither finished
+// nor running may run (0 or less: it may now); ok is false when there is
+// none. River stamps its jobs with its own clock, so this compares with
+// the database's.
+func (s *Store) nextJobDue(ctx context.Context) (due time.Duration, ok bool, err error) {
+	var secs sql.NullFloat64
+	wait := "(julianday(min(scheduled_at)) - julianday('now')) * 86400.0"
+	if s.dialect == dialectPostgres {
+		wait = "EXTRACT(EPOCH FROM min(scheduled_at) - now())::float8"
+	}
+	err = s.db.queryRow(ctx, "SELECT "+wait+` FROM river_job
+		WHERE state IN ('available', 'scheduled', 'retryable', 'pending')`).Scan(&secs)
+	if err != nil {
+		return 0, false, fmt.Errorf("store: next job due: %w", err)
+	}
+	if !secs.Valid {
+		return 0, false, nil
+	}
+	return time.Duration(secs.Float64 * float64(time.Second)), true, nil
 }
 
 // sweep retries pending wakes, and after a worker finished a job tells the
@@ -245,7 +454,8 @@ func (q *Queue) Stop(ctx context.Context) error {
 // fallback: every WakeInterval after a worker freed, until no wake is
 // pending and wakeGrace sweeps have passed; an idle queue sweeps every
 // wakeIdle intervals, for a wake whose job ran on a node that died.
-func (q *Queue) sweep(ctx context.Context, snoozed <-chan *river.Event) {
+func (q *Queue) sweep(ctx context.Context) {
+	snoozed := q.snoozed
 	defer close(q.swept)
 	t := time.NewTimer(wakeIdle * q.wakeInt)
 	defer t.Stop()
@@ -266,11 +476,7 @@ func (q *Queue) sweep(ctx context.Context, snoozed <-chan *river.Event) {
 				q.s.log.Warn("store: telling the queues a worker is free failed; they find the next job at their next poll", "err", err)
 			}
 			continue
-		case ev, ok := <-snoozed:
-			if !ok {
-				snoozed = nil // unsubscribed: the sweeps still retry
-				continue
-			}
+		case ev := <-snoozed:
 			if err := q.s.retryWakeOf(ctx, ev.Job); err != nil && ctx.Err() == nil {
 				q.s.log.Warn("store: retrying a wake after a snooze failed; the sweep retries it", "err", err)
 			}
@@ -358,6 +564,7 @@ func (s *Store) notifyAvailable(ctx context.Context) error {
 		hub.publish(insertTopic, []string{payload})
 		return nil
 	}
+	s.jobs.signal("") // see Queue.doze
 	if _, err := s.db.exec(ctx, "SELECT pg_notify(current_schema() || '.river_insert', ?)", payload); err != nil {
 		return fmt.Errorf("store: notify the queue: %w", err)
 	}

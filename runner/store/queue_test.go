@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,4 +236,87 @@ func TestQueueNotifiedWithoutPoll(t *testing.T) {
 			waitJobState(t, s, park.JobID, "completed")
 		})
 	}
+}
+
+// TestQueueDozesWhenIdle: an idle SQLite queue stops River (whose
+// completer would wake 20 times a second) and still runs what comes: a
+// task submitted while it dozes, and a snoozed job whose snooze ends with
+// nobody waking it. While it dozes its node leads. On Postgres it dozes
+// only while alone, and wakes when another node comes.
+func TestQueueDozesWhenIdle(t *testing.T) {
+	for name, open := range storetest.Openers {
+		t.Run(name, func(t *testing.T) { testDozes(t, open) })
+	}
+}
+
+func testDozes(t *testing.T, open storetest.Opener) {
+	ctx := context.Background()
+	s := open(t, store.Config{})
+	var alone atomic.Bool
+	alone.Store(true)
+	runs := make(chan run, 16)
+	var mu sync.Mutex
+	snoozed := map[string]bool{}
+	const idle = 2 * time.Second
+	q, err := s.NewQueue(store.QueueConfig{
+		ID:           "node-a",
+		MaxWorkers:   1,
+		PollInterval: time.Hour, // only the hub and the due time may wake it
+		WakeInterval: time.Hour,
+		IdleAfter:    idle,
+		Alone:        alone.Load,
+		Handler: store.HandlerFunc(func(ctx context.Context, job store.Job) error {
+			runs <- run{job.TaskID, job.Attempt}
+			task, err := s.Task(ctx, job.TaskID)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if task.Prompt == "snooze" && !snoozed[task.ID] {
+				snoozed[task.ID] = true
+				// Longer than River's scheduler interval (5s), so the job
+				// waits as scheduled, and ends while the queue dozes.
+				return store.Snooze(idle + 6*time.Second)
+			}
+			return nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := q.Stop(stopCtx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	dozes := func() {
+		t.Helper()
+		eventually.True(t, 30*time.Second, q.Dozing, "the idle queue did not doze")
+		if l, err := s.Leader(ctx); err != nil || l != "node-a" {
+			t.Fatalf("leader while dozing = %q, %v; want node-a", l, err)
+		}
+	}
+	dozes()
+	first := mustCreate(t, s, newTask("quick"), "")
+	want(t, runs, first.ID)
+	if q.Dozing() {
+		t.Fatal("the queue runs a job and says it dozes")
+	}
+	waitJobState(t, s, first.JobID, "completed")
+	dozes()
+	park := mustCreate(t, s, newTask("snooze"), "")
+	want(t, runs, park.ID)
+	waitJobState(t, s, park.JobID, "scheduled")
+	dozes() // before the snooze ends
+	want(t, runs, park.ID)
+	waitJobState(t, s, park.JobID, "completed")
+	dozes()
+	alone.Store(false) // another node's heartbeat
+	eventually.True(t, 30*time.Second, func() bool { return !q.Dozing() }, "the queue dozes on beside another node")
 }

@@ -132,10 +132,12 @@ func postgresUnwrap(tx txn) pgx.Tx { return tx.(*postgresTx).tx }
 // whatever a listener does about it (a fetch) queues behind the
 // transaction and sees its outcome.
 
-// notifyHub fans notifications out to the listeners of one Store.
+// notifyHub fans notifications out to the listeners of one Store, and
+// signals every dozing queue (see Queue.doze) of any notification.
 type notifyHub struct {
 	mu        sync.Mutex
 	listeners map[*hubListener]struct{}
+	any       signals
 }
 
 func (h *notifyHub) publish(topic string, payloads []string) {
@@ -144,7 +146,12 @@ func (h *notifyHub) publish(topic string, payloads []string) {
 	for l := range h.listeners {
 		l.deliver(topic, payloads)
 	}
+	h.any.signal("")
 }
+
+// subscribeAll returns a channel signalled (coalesced) on every
+// notification, and the function that ends the subscription.
+func (h *notifyHub) subscribeAll() (<-chan struct{}, func()) { return h.any.subscribe("") }
 
 // sqliteDriver is River's SQLite driver with notifications through hub.
 type sqliteDriver struct {

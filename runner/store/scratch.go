@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -67,8 +68,16 @@ func (s *Store) RequestScratch(ctx context.Context, taskID, node string) (Scratc
 		ON CONFLICT (task_id) DO NOTHING`, taskID, node, micros(s.now())); err != nil {
 		return ScratchRequest{}, fmt.Errorf("store: request the scratch directory of task %s: %w", taskID, err)
 	}
+	s.asked.signal(node)
 	return s.ScratchRequestOf(ctx, taskID)
 }
+
+// ScratchAsked returns a channel that receives a signal (coalesced: at
+// most one waits) whenever RequestScratch through this Store asks node for
+// a directory, and the function that ends the subscription. It saves a
+// node's answerer the poll for what this process asks; a request another
+// process makes is found only by reading ScratchRequests.
+func (s *Store) ScratchAsked(node string) (<-chan struct{}, func()) { return s.asked.subscribe(node) }
 
 // ScratchRequestOf returns the request for task taskID's scratch
 // directory, or an error wrapping ErrNotFound when there is none.
@@ -132,4 +141,42 @@ func (s *Store) DropScratchRequest(ctx context.Context, taskID string) error {
 		return fmt.Errorf("store: drop the scratch request of task %s: %w", taskID, err)
 	}
 	return nil
+}
+
+// signals fans a coalesced signal out to the subscribers of a key.
+type signals struct {
+	mu   sync.Mutex
+	subs map[string]map[chan struct{}]struct{}
+}
+
+func (g *signals) subscribe(key string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.subs == nil {
+		g.subs = map[string]map[chan struct{}]struct{}{}
+	}
+	if g.subs[key] == nil {
+		g.subs[key] = map[chan struct{}]struct{}{}
+	}
+	g.subs[key][ch] = struct{}{}
+	return ch, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		delete(g.subs[key], ch)
+		if len(g.subs[key]) == 0 {
+			delete(g.subs, key)
+		}
+	}
+}
+
+func (g *signals) signal(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for ch := range g.subs[key] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }

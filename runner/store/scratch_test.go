@@ -59,10 +59,24 @@ func TestScratchRequests(t *testing.T) {
 			if _, err := s.ScratchRequestOf(ctx, task.ID); !errors.Is(err, store.ErrNotFound) {
 				t.Fatalf("before any request: %v", err)
 			}
+			askedA, stopA := s.ScratchAsked("a")
+			askedB, stopB := s.ScratchAsked("b")
+			defer stopA()
 			first, err := s.RequestScratch(ctx, task.ID, "a")
 			if err != nil || first.Node != "a" || first.RequestedAt.IsZero() || !first.AnsweredAt.IsZero() {
 				t.Fatalf("RequestScratch = %+v, %v", first, err)
 			}
+			select { // signalled before RequestScratch returned
+			case <-askedA:
+			default:
+				t.Fatal("node a's answerer was not told of the request")
+			}
+			select {
+			case <-askedB:
+				t.Fatal("node b's answerer was told of a request for a")
+			default:
+			}
+			stopB()
 			again, err := s.RequestScratch(ctx, task.ID, "b")
 			if err != nil || again != first {
 				t.Fatalf("a second request replaced the first: %+v, %v", again, err)

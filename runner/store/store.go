@@ -66,6 +66,14 @@ type Store struct {
 	// deliveries counts RecordDelivery calls, to trim histories now and
 	// then rather than on every delivery.
 	deliveries atomic.Uint64
+	// asked signals this process's scratch answerers (see ScratchAsked).
+	asked signals
+	// dozer is a queue of this Store that stopped River while idle (see
+	// Queue.doze); it leads while no River client does.
+	dozer atomic.Pointer[Queue]
+	// jobs signals a dozing Postgres queue that this process inserted or
+	// woke a job (on SQLite the notification hub does).
+	jobs signals
 }
 
 // dialect selects the few SQL texts that differ between the databases.

@@ -361,6 +361,7 @@ func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKeys
 		return task, false, nil
 	}
 	res, err := s.river.insertTx(ctx, tx, TaskArgs{TaskID: id, Goal: nt.Goal})
+	s.jobs.signal("") // see Queue.doze
 	if err != nil {
 		return Task{}, false, fmt.Errorf("store: insert job: %w", err)
 	}

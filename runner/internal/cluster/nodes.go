@@ -104,7 +104,7 @@ func NodeID(dataDir string) (string, error) {
 // HeartbeatConfig configures a Heartbeat. Store and Interval are required.
 type HeartbeatConfig struct {
 	Store interface {
-		BeatNode(ctx context.Context, n store.Node) error
+		BeatNodeOthers(ctx context.Context, n store.Node, staleAfter time.Duration) (int, error)
 	}
 	// Node is this node's row: ID, Version, Addr and MaxTasks; the
 	// heartbeat fills in its state and start time.
@@ -115,8 +115,12 @@ type HeartbeatConfig struct {
 	// until its context ends (the answers to scratch requests: other nodes
 	// may wait for them).
 	Beside []func(ctx context.Context)
-	Now    func() time.Time // nil is time.Now
-	Log    *slog.Logger
+	// StaleAfter and Others, when set, are told after each beat how many
+	// other nodes beat within StaleAfter (see store.BeatNodeOthers).
+	StaleAfter time.Duration
+	Others     func(n int)
+	Now        func() time.Time // nil is time.Now
+	Log        *slog.Logger
 }
 
 // Heartbeat keeps this node's row in the nodes table: its own loop, apart
@@ -183,5 +187,9 @@ func (h *Heartbeat) Beat(ctx context.Context, state store.NodeState) error {
 	h.state.Store(state)
 	n := h.cfg.Node
 	n.State, n.StartedAt = state, h.started
-	return h.cfg.Store.BeatNode(ctx, n)
+	others, err := h.cfg.Store.BeatNodeOthers(ctx, n, h.cfg.StaleAfter)
+	if err == nil && h.cfg.Others != nil {
+		h.cfg.Others(others)
+	}
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"reasonix/runner/store"
@@ -46,6 +47,7 @@ type ScratchStore interface {
 	RequestScratch(ctx context.Context, taskID, node string) (store.ScratchRequest, error)
 	ScratchRequestOf(ctx context.Context, taskID string) (store.ScratchRequest, error)
 	ScratchRequests(ctx context.Context, node string) ([]string, error)
+	ScratchAsked(node string) (<-chan struct{}, func())
 	AnswerScratchRequest(ctx context.Context, taskID, node string) error
 	DropScratchRequest(ctx context.Context, taskID string) error
 }
@@ -60,7 +62,8 @@ type ScratchConfig struct {
 	MoveLimit int64
 	// Wait bounds how long a node waits for the holder's answer.
 	Wait time.Duration
-	// Interval is how often this node looks for requests addressed to it.
+	// Interval is how often this node looks for requests addressed to it
+	// while other nodes are alive (see Others).
 	Interval time.Duration
 	// StaleAfter is when a silent node counts as dead (see List).
 	StaleAfter time.Duration
@@ -79,13 +82,32 @@ type ScratchConfig struct {
 }
 
 // Scratch moves scratch directories between nodes with their tasks.
-type Scratch struct{ cfg ScratchConfig }
+type Scratch struct {
+	cfg    ScratchConfig
+	others atomic.Int64  // other live nodes at the last heartbeat
+	joined chan struct{} // others went from none to some (capacity 1)
+}
 
 // NewScratch builds a Scratch.
 func NewScratch(cfg ScratchConfig) *Scratch {
 	cfg.Now, cfg.Log = now(cfg.Now), quiet(cfg.Log)
-	return &Scratch{cfg: cfg}
+	return &Scratch{cfg: cfg, joined: make(chan struct{}, 1)}
 }
+
+// Others tells the answerer how many other nodes are alive; the
+// heartbeat calls it after each beat (HeartbeatConfig.Others). Until the
+// first call the node counts as not alone.
+func (s *Scratch) Others(n int) {
+	if s.others.Swap(int64(n)+1) == 1 && n > 0 {
+		select {
+		case s.joined <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Alone reports whether the last heartbeat found no other node alive.
+func (s *Scratch) Alone() bool { return s.others.Load() == 1 }
 
 // Move packs the scratch directory dir of task id, being handed over, into
 // the store and, once it is there, removes the local copy (so if the task
@@ -232,25 +254,38 @@ func (s *Scratch) dropRequest(ctx context.Context, id string) {
 }
 
 // Answer hands over the scratch directories other nodes asked this node
-// for, every Interval until ctx ends.
+// for, until ctx ends. It looks once at start (requests left from before
+// a restart), at once when this process asks (store.ScratchAsked: every
+// request on SQLite, whose one process holds all nodes), and every
+// Interval while another node is alive. A node alone, as every SQLite
+// node is, never reads the store for nothing: an idle service stays idle.
+// A node that joins is noticed at this node's next heartbeat, well within
+// the ScratchWait its requests are given.
 func (s *Scratch) Answer(ctx context.Context) {
-	t := time.NewTicker(s.cfg.Interval)
+	asked, unsubscribe := s.cfg.Store.ScratchAsked(s.cfg.Node)
+	defer unsubscribe()
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-asked:
+		case <-s.joined:
 		case <-t.C:
 		}
 		ids, err := s.cfg.Store.ScratchRequests(ctx, s.cfg.Node)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.cfg.Log.Warn("runner: reading scratch requests", "err", err)
-			}
-			continue
+		if err != nil && ctx.Err() == nil {
+			s.cfg.Log.Warn("runner: reading scratch requests", "err", err)
 		}
 		for _, id := range ids {
 			s.handOver(ctx, id)
+		}
+		// The timer runs only while someone else may ask; a signal that
+		// arrives meanwhile restarts it.
+		t.Stop()
+		if !s.Alone() {
+			t.Reset(s.cfg.Interval)
 		}
 	}
 }

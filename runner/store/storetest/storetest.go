@@ -70,21 +70,23 @@ var sqliteTemplate = sync.OnceValues(func() ([]byte, error) {
 	return os.ReadFile(filepath.Join(dir, store.SQLiteFile))
 })
 
-// Postgres opens a store in a new schema of the test Postgres database (see
-// PostgresDSN).
+// Postgres opens a store in a schema of its own in the test Postgres
+// database (REASONIX_TEST_POSTGRES_DSN or DefaultPostgresDSN), migrated and
+// empty: one this test binary migrated before and emptied after an earlier
+// test (see schemaPool), else a new one.
 func Postgres(t testing.TB, cfg store.Config) *store.Store {
 	t.Helper()
-	cfg.Driver, cfg.DSN = store.DriverPostgres, PostgresDSN(t)
+	cfg.Driver, cfg.DSN = store.DriverPostgres, pooledDSN(t)
 	return open(t, cfg)
 }
 
-// SharedPostgres makes a fresh schema in the test Postgres database (see
-// PostgresDSN) and returns an opener of stores on it: the stores share one
-// database, as the nodes of a cluster do. Each is closed when the test
+// SharedPostgres takes a schema of its own in the test Postgres database,
+// as Postgres does, and returns an opener of stores on it: the stores share
+// one database, as the nodes of a cluster do. Each is closed when the test
 // ends.
 func SharedPostgres(t testing.TB) func() *store.Store {
 	t.Helper()
-	dsn := PostgresDSN(t)
+	dsn := pooledDSN(t)
 	return func() *store.Store {
 		t.Helper()
 		return open(t, store.Config{Driver: store.DriverPostgres, DSN: dsn})
