@@ -77,13 +77,32 @@ func (p Principal) MayManageSchedules() error {
 // Schedules lists the configured schedules with their state, in
 // configuration order.
 func (s *Service) Schedules(ctx context.Context) ([]Schedule, error) {
+	// Two reads for the whole list, whatever its length: the relay judges
+	// every schedule's health on each scan.
+	all, err := s.st.Schedules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	states := make(map[string]*store.ScheduleState, len(all))
+	var unsettled []string
+	for i := range all {
+		states[all[i].Name] = &all[i]
+		if all[i].LastTaskID != "" && !all[i].Settled {
+			unsettled = append(unsettled, all[i].LastTaskID)
+		}
+	}
+	ended, err := s.st.TaskStates(ctx, unsettled)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Schedule, 0, len(s.sched.list))
 	for _, sc := range s.sched.list {
-		v, err := s.scheduleView(ctx, sc, nil)
-		if err != nil {
-			return nil, err
+		st := states[sc.cfg.Name]
+		if st == nil {
+			// Not started yet on this database: it would be anchored now.
+			st = &store.ScheduleState{Name: sc.cfg.Name, Anchor: s.now(), Settled: true}
 		}
-		out = append(out, v)
+		out = append(out, s.scheduleView(sc, *st, ended[st.LastTaskID]))
 	}
 	return out, nil
 }
@@ -95,7 +114,14 @@ func (s *Service) ScheduleByName(ctx context.Context, name string) (Schedule, er
 	if err != nil {
 		return Schedule{}, err
 	}
-	return s.scheduleView(ctx, sc, nil)
+	st, err := s.st.Schedule(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		// Not started yet on this database: it would be anchored now.
+		st = store.ScheduleState{Name: name, Anchor: s.now(), Settled: true}
+	} else if err != nil {
+		return Schedule{}, err
+	}
+	return s.scheduleOne(ctx, sc, st), nil
 }
 
 // RunSchedule starts a run of schedule name now, on behalf of by (an
@@ -153,7 +179,20 @@ func (s *Service) changeSchedule(ctx context.Context, by Principal, name string,
 		return Schedule{}, mapStoreErr(err, "schedule "+name)
 	}
 	s.log.Info("runner: schedule changed", "schedule", name, "paused", st.Paused, "by", by.ID)
-	return s.scheduleView(ctx, sc, &st)
+	return s.scheduleOne(ctx, sc, st), nil
+}
+
+// scheduleOne is scheduleView of one schedule, with its last run's state
+// read when the loop has not counted that run yet. A task that cannot be
+// read shows as still running.
+func (s *Service) scheduleOne(ctx context.Context, sc *scheduled, st store.ScheduleState) Schedule {
+	var last store.State
+	if st.LastTaskID != "" && !st.Settled {
+		if t, err := s.st.Task(ctx, st.LastTaskID); err == nil {
+			last = t.State
+		}
+	}
+	return s.scheduleView(sc, st, last)
 }
 
 func (s *Service) knownSchedule(name string) (*scheduled, error) {
@@ -163,28 +202,18 @@ func (s *Service) knownSchedule(name string) (*scheduled, error) {
 	return nil, failf(ErrNotFound, "schedule %q is not configured", name)
 }
 
-func (s *Service) scheduleView(ctx context.Context, sc *scheduled, st *store.ScheduleState) (Schedule, error) {
+func (s *Service) scheduleView(sc *scheduled, st store.ScheduleState, last store.State) Schedule {
 	c := sc.cfg
 	v := Schedule{Name: c.Name, Cron: c.Cron, Timezone: sc.spec.Location().String(), Enabled: c.IsEnabled(),
 		MaxFailures: c.MaxFailures, Overlap: c.Overlap, CatchUp: c.CatchUp, Posture: c.Posture}
-	if st == nil {
-		got, err := s.st.Schedule(ctx, c.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			// Not started yet on this database: it would be anchored now.
-			got = store.ScheduleState{Name: c.Name, Anchor: s.now(), Settled: true}
-		} else if err != nil {
-			return Schedule{}, err
-		}
-		st = &got
-	}
 	v.Paused, v.PausedReason, v.Failures = st.Paused, st.PausedReason, st.Failures
 	v.LastRunAt, v.LastTaskID, v.LastOutcome = st.LastRunAt, st.LastTaskID, string(st.LastOutcome)
 	v.Skipped, v.LastSkippedAt, v.Missed = st.Skipped, st.LastSkippedAt, st.Missed
 	v.LastSuccessAt, v.LastMissedAt = st.LastSuccessAt, st.LastMissedAt
 	if st.LastTaskID != "" && !st.Settled {
 		v.LastOutcome = "running"
-		if t, err := s.st.Task(ctx, st.LastTaskID); err == nil && t.State.Terminal() {
-			v.LastOutcome = string(t.State) // ended, not yet counted by the loop
+		if last.Terminal() {
+			v.LastOutcome = string(last) // ended, not yet counted by the loop
 		}
 	}
 	if v.Enabled && !v.Paused {
@@ -198,7 +227,7 @@ func (s *Service) scheduleView(ctx context.Context, sc *scheduled, st *store.Sch
 		}
 	}
 	v.Health, v.HealthReason = v.health(s.now())
-	return v, nil
+	return v
 }
 
 // health judges v at now.

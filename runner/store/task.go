@@ -389,6 +389,33 @@ func (s *Store) Task(ctx context.Context, id string) (Task, error) {
 	return getTask(ctx, s.db, id)
 }
 
+// TaskStates returns the state of each task of ids that exists, in one
+// read: a list that needs only where each task stands (the schedules'
+// health, say) need not read every task's whole row.
+func (s *Store) TaskStates(ctx context.Context, ids []string) (map[string]State, error) {
+	out := make(map[string]State, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rs, err := s.db.query(ctx, "SELECT id, state FROM tasks WHERE id IN ("+placeholders(len(ids))+")", idArgs(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("store: read task states: %w", err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var id string
+		var st State
+		if err := rs.Scan(&id, &st); err != nil {
+			return nil, fmt.Errorf("store: read task states: %w", err)
+		}
+		out[id] = st
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("store: read task states: %w", err)
+	}
+	return out, nil
+}
+
 func getTask(ctx context.Context, q querier, id string) (Task, error) {
 	t, err := scanTask(q.queryRow(ctx, "SELECT "+taskCols+" FROM tasks WHERE id = ?", id))
 	if isNoRows(err) {
