@@ -107,6 +107,9 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	if task.Goal || task.PlanFirst {
 		return s.runGoal(ctx, r, sess, history, inbox)
 	}
+	if task.Ablate == store.AblateSubagent {
+		sess.NoDelegation()
+	}
 	if len(skills.Profiles().Names()) > 0 {
 		// A sub-agent skill's child counts as a goal's task child does:
 		// its spend and tokens are the task's, its steps the task's events.
@@ -114,6 +117,7 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 		if err != nil {
 			return outcome{}, err
 		}
+		r.countDelegation(host, nil)
 		defer func() { s.metrics.addDelegation(host.Counters()) }()
 	}
 	base := sess.Agent

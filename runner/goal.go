@@ -55,6 +55,7 @@ func (s *Service) runGoal(ctx context.Context, r *run, sess *session.Session, hi
 		return outcome{}, err
 	}
 	gstore.host = ctl.Host
+	r.countDelegation(ctl.Host, gstore.counters)
 	defer func() { s.metrics.addDelegation(ctl.Host.Counters()) }()
 
 	message := inboxText(inbox)

@@ -39,8 +39,8 @@ type TaskRequest struct {
 	// BudgetUSD is a goal's own cost budget per slice (USD, priced calls);
 	// 0 means [agent] goal_budget_usd. Only goal tasks take one.
 	BudgetUSD float64
-	// Ablate "subagent" runs a goal as the control arm of the delegation
-	// measurement: no task or fleet tool. Only goal tasks take it.
+	// Ablate "subagent" runs the task as the control arm of the delegation
+	// measurement: no task or fleet tool, no sub-agent skill.
 	Ablate string
 	// Workspace names a [[workspaces]] entry; "" is a scratch directory.
 	Workspace string
@@ -82,8 +82,8 @@ func (r *TaskRequest) validate(s *Service) error {
 	if r.BudgetUSD > 0 && !r.Goal && !r.PlanFirst {
 		return invalidf("budget_usd is a goal's cost budget; submit the task as a goal, or bound any task with [runner] max_cost_per_task")
 	}
-	if r.Ablate != "" && (r.Ablate != store.AblateSubagent || !r.Goal && !r.PlanFirst) {
-		return invalidf("ablate takes %q, on a goal only", store.AblateSubagent)
+	if r.Ablate != "" && r.Ablate != store.AblateSubagent {
+		return invalidf("ablate takes %q", store.AblateSubagent)
 	}
 	if (r.Goal || r.PlanFirst) && len(r.Prompt) > maxGoalPrompt {
 		return invalidf("a goal's prompt is %d bytes; at most %d are accepted", len(r.Prompt), maxGoalPrompt)

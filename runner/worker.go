@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/goals"
 	"reasonix/runner/internal/execute"
 	"reasonix/runner/session"
 	"reasonix/runner/store"
@@ -53,6 +54,7 @@ type run struct {
 	controlSeen time.Time
 	// deliverables are the files the model last declared with present.
 	deliverables []agent.Deliverable
+	delegation   func() goals.Counters // the task's delegation counters (delegation.go)
 
 	events *execute.EventQueue // the step events, written behind the run
 
@@ -567,6 +569,9 @@ func (s *Service) reportPayload(ctx context.Context, t store.Task, state store.S
 	if len(result.Deliverables) > 0 {
 		report["deliverables"] = result.Deliverables
 	}
+	if result.Delegation != nil { // a goal's are its goal entry's (finish)
+		report["counters"] = *result.Delegation
+	}
 	// The split is of the task's whole life, every attempt, as the API and
 	// the dashboard show it; duration_ms is this run's alone.
 	if d, err := s.Durations(ctx, t); err == nil {
@@ -640,7 +645,8 @@ func cmpStr(a, b string) string {
 //
 // A task's first run (attempt 1) is all of its spend, and the run tallied
 // every usage event it wrote as it went: it reads nothing back.
-func (r *run) spendSoFar(ctx context.Context) store.Result {
+func (r *run) spendSoFar(ctx context.Context) (res store.Result) {
+	defer func() { res.Delegation = r.delegationSoFar() }()
 	own := func() store.Result {
 		r.mu.Lock()
 		res := store.Result{Tokens: r.usage}

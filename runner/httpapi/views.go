@@ -44,6 +44,12 @@ func viewResult(r *store.Result) *apitype.Result {
 	for _, d := range r.Deliverables {
 		v.Deliverables = append(v.Deliverables, apitype.Deliverable{Path: d.Path, Description: d.Description, Bytes: d.Bytes})
 	}
+	if d := r.Delegation; d != nil {
+		// The same ten fields: a counter added to one and not the other
+		// stops this conversion from compiling.
+		dv := apitype.Delegation(*d)
+		v.Delegation = &dv
+	}
 	if r.Models != nil {
 		v.Models = make(map[string]apitype.ModelCost, len(r.Models))
 		for name, m := range r.Models {

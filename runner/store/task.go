@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/goals"
 	"reasonix/internal/ids"
 	"reasonix/policy"
 )
@@ -109,6 +110,10 @@ type Result struct {
 	PR *PullRequest `json:"pr,omitempty"`
 	// Deliverables are the files the model declared for people (present).
 	Deliverables []agent.Deliverable `json:"deliverables,omitempty"`
+	// Delegation is the task's ten delegation counters (seed §3.17) over
+	// all its runs, plain and goal tasks alike; nil on results stored
+	// before they were kept here.
+	Delegation *goals.Counters `json:"delegation,omitempty"`
 }
 
 // PullRequest is a task's pull request as result.pr shows it.
