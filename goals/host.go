@@ -27,7 +27,8 @@ type HostConfig struct {
 	// symlink-free form. Nil resolves symlinks under Workdir directly.
 	Paths agent.PathGuard
 	// MaxConcurrency bounds children running at once
-	// (`max_subagent_concurrency`); 0 means 6.
+	// (`max_subagent_concurrency`), in each fleet and in the whole tree of
+	// nested fleets (slots.go); 0 means 6.
 	MaxConcurrency int
 	// MaxParallelWriters bounds writer children running at once
 	// (`max_parallel_writers`); 0 means 3.
@@ -188,6 +189,10 @@ type Host struct {
 	fleets                                                      atomic.Int64
 	spent                                                       spend // the children's cost, USD
 
+	// slots bound the children running at once in the whole tree
+	// (slots.go).
+	slots chan struct{}
+
 	writersMu sync.Mutex
 	writers   map[string]string // path -> the first child ref that wrote it ("" once a second did)
 }
@@ -213,7 +218,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &Host{cfg: cfg, records: map[string]*ChildRecord{}, writers: map[string]string{}}
+	h := &Host{cfg: cfg, records: map[string]*ChildRecord{}, writers: map[string]string{}, slots: make(chan struct{}, cfg.MaxConcurrency)}
 	wd, err := h.resolve(cfg.Workdir)
 	if err != nil {
 		return nil, fmt.Errorf("goals: host workdir: %w", err)
