@@ -130,6 +130,8 @@ func (s *Service) runSession(ctx context.Context, r *run, ws *Workdir) (outcome,
 	r.ag = ag
 	r.mu.Unlock()
 	switch {
+	case len(history) == 0 && task.PlanOnly:
+		return s.planOnlyTurn(ctx, r, sess, ag, inbox), nil
 	case len(history) == 0:
 		return s.userTurn(ctx, r, sess, ag, task.Prompt, false, inbox), nil
 	case len(inbox) > 0 && finalAnswer(history):

@@ -70,6 +70,7 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 				fs.Var(postureValue{&posture}, "posture", "`ask|auto|yolo`: the tool-approval posture (default [permissions] posture)")
 				goal := fs.Bool("goal", false, "run the task as a goal")
 				planFirst := fs.Bool("plan-first", false, "plan read-only first and wait for the plan's approval")
+				planOnly := fs.Bool("plan-only", false, "with [agent] planner_model: the first turn writes the plan and executes nothing; a message continues it")
 				budget := fs.Float64("budget-usd", 0, "with --goal: the goal's cost budget per slice in `USD` (default [agent] goal_budget_usd)")
 				ablate := fs.String("ablate", "", "`subagent` runs the task without delegation: no task, fleet or sub-agent skill (the delegation control arm)")
 				wait := fs.Bool("wait", false, "follow the task until it ends, exiting like reasonix run")
@@ -87,8 +88,11 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 					if *ablate != "" && *ablate != ablateSubagent {
 						return usageErrorf("--ablate takes subagent")
 					}
+					if *planOnly && (*goal || *planFirst) {
+						return usageErrorf("--plan-only plans one turn of a plain task; it cannot be combined with --goal or --plan-first")
+					}
 					sub, err := c.Submit(context.Background(), apitype.SubmitRequest{Prompt: prompt, Source: apitype.SourceCLI,
-						Workspace: *ws, Posture: apitype.Posture(posture), Goal: *goal, PlanFirst: *planFirst, BudgetUSD: *budget, Ablate: *ablate})
+						Workspace: *ws, Posture: apitype.Posture(posture), Goal: *goal, PlanFirst: *planFirst, PlanOnly: *planOnly, BudgetUSD: *budget, Ablate: *ablate})
 					if err != nil {
 						return err
 					}

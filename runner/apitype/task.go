@@ -67,6 +67,7 @@ type Task struct {
 	Prompt    string         `json:"prompt"`
 	Goal      bool           `json:"goal"`
 	PlanFirst bool           `json:"plan_first"`
+	PlanOnly  bool           `json:"plan_only,omitempty"`
 	BudgetUSD float64        `json:"budget_usd,omitempty"`
 	Ablate    string         `json:"ablate,omitempty"`
 	Workspace string         `json:"workspace"`
@@ -198,6 +199,9 @@ type SubmitRequest struct {
 	Args      []string `json:"args,omitempty"`
 	Goal      bool     `json:"goal,omitempty"`
 	PlanFirst bool     `json:"plan_first,omitempty"`
+	// PlanOnly: the first turn only plans (the plan kept, nothing
+	// executed); needs [agent] planner_model; not with Goal or PlanFirst.
+	PlanOnly bool `json:"plan_only,omitempty"`
 	// BudgetUSD is a goal's cost budget per slice; 0 means the configured one.
 	BudgetUSD float64 `json:"budget_usd,omitempty"`
 	// Ablate "subagent" runs the task without delegation: no task or fleet

@@ -14,7 +14,7 @@ import (
 
 func viewTask(t store.Task) apitype.Task {
 	v := apitype.Task{ID: t.ID, Source: apitype.Source(t.Source), Requester: t.Requester, Prompt: t.Prompt,
-		Goal: t.Goal, PlanFirst: t.PlanFirst, BudgetUSD: t.BudgetUSD, Ablate: t.Ablate, Workspace: t.Workspace,
+		Goal: t.Goal, PlanFirst: t.PlanFirst, PlanOnly: t.PlanOnly, BudgetUSD: t.BudgetUSD, Ablate: t.Ablate, Workspace: t.Workspace,
 		Posture: apitype.Posture(t.Posture), Notify: make([]apitype.NotifyTarget, 0, len(t.Notify)),
 		Approvers: nonNil(t.Approvers), State: apitype.TaskState(t.State), Attempt: t.Attempt,
 		Result: viewResult(t.Result), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
