@@ -93,7 +93,10 @@ type Counters struct {
 	SubagentToolCalls int `json:"subagent_tool_calls"`
 	// SubagentMutations counts paths children wrote through path-aware
 	// writers (one per path per call); DuplicateWorkPaths the paths more
-	// than one child wrote.
+	// than one child wrote. A bash command's writes are not among them:
+	// the host sees the command and its exit code (a receipt), not which
+	// paths it changed, and guessing them from the text would count what
+	// a command only reads.
 	SubagentMutations  int `json:"subagent_mutations"`
 	DuplicateWorkPaths int `json:"duplicate_work_paths"`
 	// CompletionReports counts writer children that closed with
