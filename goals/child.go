@@ -88,6 +88,10 @@ type childRun struct {
 	receipts Receipts
 	report   *CompletionReport
 	cost     spend
+	// holds says the child holds one of the host's slots; awaiting counts
+	// its task and fleet calls in flight (slots.go).
+	holds    bool
+	awaiting int
 }
 
 // inClaim reports whether abs lies in the claim; no explicit claim means
@@ -335,6 +339,11 @@ func (h *Host) runChild(ctx context.Context, spec ChildSpec, o childOpts) (out c
 		rec.Answer = err.Error()
 		return childOutcome{state: NodeFailed, reason: "unclassified"}
 	}
+	if err := h.hold(ctx, run); err != nil {
+		rec.Answer = "the sub-agent was stopped before it started"
+		return childOutcome{state: NodeFailed, reason: "interrupted"}
+	}
+	defer h.unhold(run)
 	h.runs.Add(1)
 	if spec.Depth > 1 {
 		h.nested.Add(1)

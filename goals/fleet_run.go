@@ -83,6 +83,7 @@ func (h *Host) runGraph(ctx context.Context, g *Graph, parent *childRun) (FleetR
 		depth = parent.spec.Depth + 1
 	}
 	s := &scheduler{h: h, g: g, id: fleetID, nodes: nodes, done: make(chan finished), parent: parent, depth: depth}
+	defer h.awaitChildren(ctx, parent)()
 	// Adopted nodes are done before anything runs; their dependents see them
 	// as ordinary completed dependencies.
 	for i, n := range nodes {

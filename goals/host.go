@@ -27,7 +27,8 @@ type HostConfig struct {
 	// symlink-free form. Nil resolves symlinks under Workdir directly.
 	Paths agent.PathGuard
 	// MaxConcurrency bounds children running at once
-	// (`max_subagent_concurrency`); 0 means 6.
+	// (`max_subagent_concurrency`), in each fleet and in the whole tree of
+	// nested fleets (slots.go); 0 means 6.
 	MaxConcurrency int
 	// MaxParallelWriters bounds writer children running at once
 	// (`max_parallel_writers`); 0 means 3.
@@ -92,7 +93,10 @@ type Counters struct {
 	SubagentToolCalls int `json:"subagent_tool_calls"`
 	// SubagentMutations counts paths children wrote through path-aware
 	// writers (one per path per call); DuplicateWorkPaths the paths more
-	// than one child wrote.
+	// than one child wrote. A bash command's writes are not among them:
+	// the host sees the command and its exit code (a receipt), not which
+	// paths it changed, and guessing them from the text would count what
+	// a command only reads.
 	SubagentMutations  int `json:"subagent_mutations"`
 	DuplicateWorkPaths int `json:"duplicate_work_paths"`
 	// CompletionReports counts writer children that closed with
@@ -188,6 +192,10 @@ type Host struct {
 	fleets                                                      atomic.Int64
 	spent                                                       spend // the children's cost, USD
 
+	// slots bound the children running at once in the whole tree
+	// (slots.go).
+	slots chan struct{}
+
 	writersMu sync.Mutex
 	writers   map[string]string // path -> the first child ref that wrote it ("" once a second did)
 }
@@ -213,7 +221,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &Host{cfg: cfg, records: map[string]*ChildRecord{}, writers: map[string]string{}}
+	h := &Host{cfg: cfg, records: map[string]*ChildRecord{}, writers: map[string]string{}, slots: make(chan struct{}, cfg.MaxConcurrency)}
 	wd, err := h.resolve(cfg.Workdir)
 	if err != nil {
 		return nil, fmt.Errorf("goals: host workdir: %w", err)

@@ -106,6 +106,9 @@ func (s *Service) runSession(ctx context.Context, r *taskrun.Run, ws *Workdir) (
 	if task.Goal || task.PlanFirst {
 		return s.runGoal(ctx, r, sess, history, inbox)
 	}
+	if task.Ablate == store.AblateSubagent {
+		sess.NoDelegation()
+	}
 	if len(skills.Profiles().Names()) > 0 {
 		// A sub-agent skill's child counts as a goal's task child does:
 		// its spend and tokens are the task's, its steps the task's events.
@@ -113,6 +116,7 @@ func (s *Service) runSession(ctx context.Context, r *taskrun.Run, ws *Workdir) (
 		if err != nil {
 			return outcome{}, err
 		}
+		r.CountDelegation(host, nil)
 		defer func() { s.metrics.addDelegation(host.Counters()) }()
 	}
 	base := sess.Agent
@@ -123,6 +127,8 @@ func (s *Service) runSession(ctx context.Context, r *taskrun.Run, ws *Workdir) (
 	}
 	r.SetAgent(ag)
 	switch {
+	case len(history) == 0 && task.PlanOnly:
+		return s.planOnlyTurn(ctx, r, sess, ag, inbox), nil
 	case len(history) == 0:
 		return s.userTurn(ctx, r, sess, ag, task.Prompt, false, inbox), nil
 	case len(inbox) > 0 && finalAnswer(history):

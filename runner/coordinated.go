@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"reasonix/agent"
 	"reasonix/goals"
@@ -25,7 +26,29 @@ const approvedPlanTurn = "The plan above is approved. Carry it out now; check it
 // more are the messages that arrived with the turn: they steer the
 // executor's run, or join a held turn so they are kept with it.
 func (s *Service) userTurn(ctx context.Context, r *taskrun.Run, sess *session.Session, ag *agent.Agent, text string, synthetic bool, more []store.InboxMessage) outcome {
-	c := sess.Coordinate(ctx, session.Turn{Text: text, Input: expandReferences(ctx, sess, r.Task(), text), Synthetic: synthetic})
+	return s.coordinatedTurn(ctx, r, sess, ag, session.Turn{Text: text, Input: expandReferences(ctx, sess, r.Task(), text), Synthetic: synthetic}, more)
+}
+
+// PlansOnly reports whether a plain task may be plan_only: [agent]
+// planner_model names a planner. Chat's plan verb is then a plan-only
+// task, else a plan-first goal.
+func (s *Service) PlansOnly() bool { return strings.TrimSpace(s.set.Agent.PlannerModel) != "" }
+
+// planOnlyTurn is the first turn of a plan_only task: the plan-only route
+// whatever the text says. A planner is needed (submit checked it); one
+// unconfigured since, the task fails rather than execute what was asked
+// only to be planned.
+func (s *Service) planOnlyTurn(ctx context.Context, r *taskrun.Run, sess *session.Session, ag *agent.Agent, more []store.InboxMessage) outcome {
+	if !sess.PlannerConfigured() {
+		return outcome{state: store.StateFailed, code: "plan_only"}
+	}
+	text := r.Task().Prompt
+	return s.coordinatedTurn(ctx, r, sess, ag, session.Turn{Text: text, Input: expandReferences(ctx, sess, r.Task(), text), PlanOnly: true}, more)
+}
+
+// coordinatedTurn routes turn t and runs what the route says (userTurn).
+func (s *Service) coordinatedTurn(ctx context.Context, r *taskrun.Run, sess *session.Session, ag *agent.Agent, t session.Turn, more []store.InboxMessage) outcome {
+	c := sess.Coordinate(ctx, t)
 	if c.Execute {
 		for _, m := range more {
 			ag.Steer(m.Text)

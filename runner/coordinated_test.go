@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"reasonix/agent"
@@ -141,5 +142,45 @@ func TestTaskPlanForApproval(t *testing.T) {
 	}
 	if len(executor.Requests()) != 2 {
 		t.Fatal("the executor ran an unapproved plan")
+	}
+}
+
+// TestTaskPlanOnlyOption: plan_only makes the first turn plan-only even
+// though the text asks for the work itself; the plan is the answer and
+// nothing executes; a message continues it and the executor carries it
+// out. Without a planner, or with goal, plan_only is refused at submit.
+func TestTaskPlanOnlyOption(t *testing.T) {
+	ctx := context.Background()
+	planner := agenttest.NewScriptedProvider(answer("1. write notes.txt"))
+	executor := agenttest.NewScriptedProvider(
+		calls(call("w1", "write_file", map[string]string{"path": "notes.txt", "content": "n\n"})), answer("wrote it"))
+	svc, scratch := startCoordinated(t, planner, executor)
+	task, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Requester: "token:root",
+		Prompt: "Write notes.txt for the release", Posture: "auto", PlanOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if done.State != store.StateSucceeded || !done.PlanOnly || done.Result.FinalAnswer != "1. write notes.txt" || len(executor.Requests()) != 0 {
+		t.Fatalf("task = %s plan_only %v %+v; executor asked %d times", done.State, done.PlanOnly, done.Result, len(executor.Requests()))
+	}
+	if d := phaseDetails(t, svc, task.ID); len(d) != 1 || d[0].Route != session.RoutePlanOnly {
+		t.Fatalf("phase_detail = %+v", d)
+	}
+	if _, err := svc.Message(ctx, task.ID, runner.Principal{ID: "token:root", Role: store.RoleSubmit}, "go ahead"); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, 0, func() bool { return len(executor.Requests()) == 2 }, "the continuation did not reach the executor")
+	runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded)
+	if _, err := os.Stat(filepath.Join(*scratch, task.ID, "notes.txt")); err != nil {
+		t.Fatalf("the plan was not carried out: %v", err)
+	}
+
+	if _, _, err := svc.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Requester: "token:root", Prompt: "x", PlanOnly: true, Goal: true}); err == nil {
+		t.Error("plan_only with goal was accepted")
+	}
+	plain := runnertest.Start(t, runnertest.Options{Provider: agenttest.NewScriptedProvider(answer("done")), Settings: settings(1)})
+	if _, _, err := plain.Submit(ctx, runner.TaskRequest{Source: store.SourceAPI, Requester: "token:root", Prompt: "x", PlanOnly: true}); err == nil || !strings.Contains(err.Error(), "planner_model") {
+		t.Errorf("plan_only without a planner: %v", err)
 	}
 }

@@ -71,8 +71,8 @@ func TestGoalAblateSubagentTaskOption(t *testing.T) {
 		}
 	})...)
 	svc := runnertest.Start(t, runnertest.Options{Provider: rt})
-	if _, _, err := svc.Submit(t.Context(), runner.TaskRequest{Source: store.SourceAPI, Requester: "api:alice", Prompt: "x", Ablate: "subagent"}); err == nil {
-		t.Fatal("ablate on a plain task was accepted")
+	if _, _, err := svc.Submit(t.Context(), runner.TaskRequest{Source: store.SourceAPI, Requester: "api:alice", Prompt: "x", Ablate: "other"}); err == nil {
+		t.Fatal("an unknown ablate arm was accepted")
 	}
 	task := submitGoal(t, svc, runner.TaskRequest{Prompt: "work alone", Goal: true, Posture: "auto", Ablate: "subagent"})
 	done := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked, store.StateBudgetExhausted)

@@ -53,6 +53,7 @@ func (s *Service) runGoal(ctx context.Context, r *taskrun.Run, sess *session.Ses
 		return outcome{}, err
 	}
 	gstore.host = ctl.Host
+	r.CountDelegation(ctl.Host, gstore.counters)
 	defer func() { s.metrics.addDelegation(ctl.Host.Counters()) }()
 
 	message := inboxText(inbox)

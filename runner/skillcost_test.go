@@ -10,6 +10,8 @@ import (
 	"reasonix/agent"
 	"reasonix/agent/agenttest"
 	"reasonix/config"
+	"reasonix/goals"
+	"reasonix/internal/eventually"
 	"reasonix/runner"
 	"reasonix/runner/runnertest"
 	"reasonix/runner/store"
@@ -80,6 +82,100 @@ func checkSkillChildCounted(t *testing.T, svc *runner.Service, task store.Task) 
 	}
 	if line := fmt.Sprintf("reasonix_delegation_total{counter=%q} 1\n", "subagent_runs"); !strings.Contains(scrape(t, svc), line) {
 		t.Errorf("metrics lack %q", line)
+	}
+	// The counters are the task's too: its result and its final report.
+	if d := res.Delegation; d == nil || d.SubagentRuns != 1 || d.SubagentNestedRuns != 0 {
+		t.Errorf("result delegation = %+v, want 1 sub-agent run", d)
+	}
+	if c, _ := finalReport(t, svc, task.ID)["counters"].(map[string]any); c["subagent_runs"] != float64(1) || len(c) != 10 {
+		t.Errorf("final report counters = %v", c)
+	}
+}
+
+// TestPlainTaskDelegationAddsUpOverRuns: a plain task's counters are
+// summed over its runs: a continuation's run_skill child adds to the
+// first run's, and a task that started none shows zeros, not nothing.
+func TestPlainTaskDelegationAddsUpOverRuns(t *testing.T) {
+	t.Parallel()
+	rt := newSubRouter()
+	rt.script("use the helper skill twice",
+		calls(call("s1", "run_skill", map[string]any{"name": "helper", "arguments": "child: look at the README"})),
+		answer("The helper looked."),
+		calls(call("s2", "run_skill", map[string]any{"name": "helper", "arguments": "child: look at the README"})),
+		answer("It looked again."))
+	rt.script("child: look at the README", answer("README looked at"), answer("README looked at again"))
+	rt.script("say hello", answer("hello"))
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: skillCostSettings(t), Configure: pricedModels(rt)})
+	task, _, err := svc.Submit(t.Context(), runner.TaskRequest{Source: store.SourceAPI, Requester: "api:alice",
+		Prompt: "use the helper skill twice", Posture: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := runnertest.WaitState(t, svc, task.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if d := first.Result.Delegation; first.State != store.StateSucceeded || d == nil || d.SubagentRuns != 1 {
+		t.Fatalf("first run: %s %+v", first.State, first.Result)
+	}
+	if _, err := svc.Message(t.Context(), task.ID, runner.Principal{ID: "api:alice", Role: store.RoleSubmit}, "once more"); err != nil {
+		t.Fatal(err)
+	}
+	var done store.Task
+	eventually.True(t, 0, func() bool {
+		done, _ = svc.Task(t.Context(), task.ID)
+		return done.Attempt > first.Attempt && done.State != store.StateQueued && done.State != store.StateRunning
+	}, "the continuation did not end")
+	if d := done.Result.Delegation; done.State != store.StateSucceeded || done.Result.FinalAnswer != "It looked again." || d == nil || d.SubagentRuns != 2 {
+		t.Fatalf("after the continuation: %s %+v delegation %+v", done.State, done.Result, done.Result.Delegation)
+	}
+
+	plain, _, err := svc.Submit(t.Context(), runner.TaskRequest{Source: store.SourceAPI, Requester: "api:alice", Prompt: "say hello", Posture: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := runnertest.WaitState(t, svc, plain.ID, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked)
+	if d := end.Result.Delegation; d == nil || *d != (goals.Counters{}) {
+		t.Fatalf("a task without sub-agents: delegation %+v", d)
+	}
+}
+
+// TestAblatedTaskRunsNoSubagentSkill: the control arm of --ablate
+// subagent delegates through nothing, run_skill included: a plain task's
+// and a goal's run_skill of a sub-agent skill is refused with a reason,
+// no child model call is made and subagent_runs stays 0.
+func TestAblatedTaskRunsNoSubagentSkill(t *testing.T) {
+	t.Parallel()
+	rt := newSubRouter()
+	plainParent := rt.script("use the helper skill, ablated",
+		calls(call("s1", "run_skill", map[string]any{"name": "helper", "arguments": "child: look at the README"})),
+		answer("I looked myself."))
+	goalParent := rt.script("Objective: use the helper skill in a goal, ablated",
+		append([]agenttest.Turn{calls(call("g1", "run_skill", map[string]any{"name": "helper", "arguments": "child: look at the README"}))},
+			endGoal("complete", map[string]any{"summary": "Looked myself."}, "Done.", nil)...)...)
+	child := rt.script("child: look at the README", answer("README looked at"))
+	svc := runnertest.Start(t, runnertest.Options{Provider: rt, Settings: skillCostSettings(t), Configure: pricedModels(rt)})
+	task, _, err := svc.Submit(t.Context(), runner.TaskRequest{Source: store.SourceAPI, Requester: "api:alice",
+		Prompt: "use the helper skill, ablated", Posture: "auto", Ablate: store.AblateSubagent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goal := submitGoal(t, svc, runner.TaskRequest{Prompt: "use the helper skill in a goal, ablated", Goal: true, Posture: "auto", Ablate: store.AblateSubagent})
+	for _, c := range []struct {
+		id     string
+		parent *agenttest.ScriptedProvider
+		call   string
+	}{{task.ID, plainParent, "s1"}, {goal.ID, goalParent, "g1"}} {
+		done := runnertest.WaitState(t, svc, c.id, 0, store.StateSucceeded, store.StateFailed, store.StateBlocked, store.StateBudgetExhausted)
+		if done.State != store.StateSucceeded {
+			t.Fatalf("task = %s %+v", done.State, done.Result)
+		}
+		if got := toolResult(c.parent, c.call); !strings.Contains(got, "--ablate subagent") {
+			t.Errorf("run_skill in the control arm answered %q", got)
+		}
+		if d := done.Result.Delegation; d == nil || d.SubagentRuns != 0 {
+			t.Errorf("control arm delegation = %+v", d)
+		}
+	}
+	if n := len(child.Requests()); n != 0 {
+		t.Fatalf("the sub-agent skill's model was asked %d times in the control arm", n)
 	}
 }
 

@@ -36,11 +36,16 @@ type TaskRequest struct {
 	Args      []string
 	Goal      bool
 	PlanFirst bool
+	// PlanOnly makes the task's first turn the Coordinator's plan-only
+	// route: the planner's plan is the answer, kept in the conversation,
+	// and nothing executes until a message continues the task. It needs
+	// [agent] planner_model and is neither a goal nor plan-first.
+	PlanOnly bool
 	// BudgetUSD is a goal's own cost budget per slice (USD, priced calls);
 	// 0 means [agent] goal_budget_usd. Only goal tasks take one.
 	BudgetUSD float64
-	// Ablate "subagent" runs a goal as the control arm of the delegation
-	// measurement: no task or fleet tool. Only goal tasks take it.
+	// Ablate "subagent" runs the task as the control arm of the delegation
+	// measurement: no task or fleet tool, no sub-agent skill.
 	Ablate string
 	// Workspace names a [[workspaces]] entry; "" is a scratch directory.
 	Workspace string
@@ -82,8 +87,16 @@ func (r *TaskRequest) validate(s *Service) error {
 	if r.BudgetUSD > 0 && !r.Goal && !r.PlanFirst {
 		return invalidf("budget_usd is a goal's cost budget; submit the task as a goal, or bound any task with [runner] max_cost_per_task")
 	}
-	if r.Ablate != "" && (r.Ablate != store.AblateSubagent || !r.Goal && !r.PlanFirst) {
-		return invalidf("ablate takes %q, on a goal only", store.AblateSubagent)
+	if r.Ablate != "" && r.Ablate != store.AblateSubagent {
+		return invalidf("ablate takes %q", store.AblateSubagent)
+	}
+	if r.PlanOnly && (r.Goal || r.PlanFirst) {
+		return invalidf("plan_only plans one turn of a plain task; it cannot be combined with goal or plan_first")
+	}
+	if r.PlanOnly && strings.TrimSpace(s.set.Agent.PlannerModel) == "" {
+		// Without a planner the turn would go to the executor: refuse
+		// rather than run what was asked only to be planned.
+		return invalidf("plan_only needs [agent] planner_model")
 	}
 	if (r.Goal || r.PlanFirst) && len(r.Prompt) > maxGoalPrompt {
 		return invalidf("a goal's prompt is %d bytes; at most %d are accepted", len(r.Prompt), maxGoalPrompt)
@@ -177,7 +190,7 @@ func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task,
 	}
 	task, created, err = s.st.CreateTask(ctx, store.NewTask{
 		Source: req.Source, Requester: req.Requester, Prompt: req.Prompt, Goal: req.Goal,
-		PlanFirst: req.PlanFirst, BudgetUSD: req.BudgetUSD, Ablate: req.Ablate, Workspace: req.Workspace, Posture: req.Posture,
+		PlanFirst: req.PlanFirst, PlanOnly: req.PlanOnly, BudgetUSD: req.BudgetUSD, Ablate: req.Ablate, Workspace: req.Workspace, Posture: req.Posture,
 		Notify: req.Notify, Approvers: req.Approvers, Events: s.arrival(req.Source, req.Origin),
 	}, append([]string{req.DedupeKey}, req.DedupeKeys...)...)
 	if err != nil {

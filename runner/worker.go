@@ -445,6 +445,9 @@ func (s *Service) reportPayload(ctx context.Context, t store.Task, state store.S
 	if len(result.Deliverables) > 0 {
 		report["deliverables"] = result.Deliverables
 	}
+	if result.Delegation != nil { // a goal's are its goal entry's (finish)
+		report["counters"] = *result.Delegation
+	}
 	// The split is of the task's whole life, every attempt, as the API and
 	// the dashboard show it; duration_ms is this run's alone.
 	if d, err := s.Durations(ctx, t); err == nil {

@@ -65,6 +65,28 @@ func TestChatPlanOnlyThenGoAhead(t *testing.T) {
 	}
 }
 
+// TestChatPlanVerbIsPlanOnly: with a planner, the plan verb submits a
+// plan-only task: the plan is the thread's report, nothing executes (the
+// text does not ask for a plan only), and the task says plan_only.
+func TestChatPlanVerbIsPlanOnly(t *testing.T) {
+	var executed atomic.Int32
+	r := plannerRig(t, "1. move the cache into its own package", &executed, func(agenttest.Request) agenttest.Turn {
+		return agenttest.Turn{Text: "moved"}
+	})
+	mention := r.slack.Mention(alice, channel, "", "plan move the cache into its own package and update every caller")
+	var taskID string
+	eventually(t, "the task", func() bool {
+		id, err := r.st.ThreadTask(context.Background(), "slack", channel, mention.TS)
+		taskID = id
+		return err == nil && id != ""
+	})
+	done := runnertest.WaitState(t, r.svc, taskID, 20*time.Second, store.StateSucceeded, store.StateFailed, store.StateBlocked, store.StateWaitingApproval)
+	if done.State != store.StateSucceeded || !done.PlanOnly || done.PlanFirst || done.Goal || !strings.Contains(done.Result.FinalAnswer, "1. move the cache") || executed.Load() != 0 {
+		t.Fatalf("task = %s plan_only %v plan_first %v %+v, executor asked %d times", done.State, done.PlanOnly, done.PlanFirst, done.Result, executed.Load())
+	}
+	eventually(t, "the plan in the thread", func() bool { return strings.Contains(r.threadText(mention.TS), "1. move the cache") })
+}
+
 // TestChatPlanForApproval: a mention asking to wait for approval posts the
 // planner's plan as an approval with buttons; nothing executes before an
 // approver allows it.

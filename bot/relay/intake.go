@@ -125,7 +125,10 @@ func (r *Relay) submit(ctx context.Context, t bot.Transport, in bot.Inbound, cmd
 		Requester: in.Requester(),
 		Prompt:    cmd.Text,
 		Goal:      cmd.Verb == bot.VerbGoal,
-		PlanFirst: cmd.Verb == bot.VerbPlan,
+		// plan: with a planner the plan is written and kept, nothing
+		// executes and a reply continues it; without one, a plan-first goal.
+		PlanOnly:  cmd.Verb == bot.VerbPlan && r.cfg.Service.PlansOnly(),
+		PlanFirst: cmd.Verb == bot.VerbPlan && !r.cfg.Service.PlansOnly(),
 		Workspace: cmd.Workspace,
 		Notify:    []runner.NotifyTarget{target},
 		// No approvers list: who may decide is checked at each decision —

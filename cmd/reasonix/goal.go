@@ -36,6 +36,18 @@ func (t *goalTotals) observe(e agent.Event) {
 	}
 }
 
+// addTo returns res with the totals (a plain run's sub-agents') added to
+// its steps, calls and tokens.
+func (t *goalTotals) addTo(res agent.Result) agent.Result {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	res.Steps += t.steps
+	res.ToolCalls += t.toolCalls
+	res.RefusedCalls += t.refused
+	res.Usage = res.Usage.Add(t.usage)
+	return res
+}
+
 // runGoal drives task as a goal: continuation turns until the goal is
 // complete, blocked, out of budget or interrupted, with fleets of
 // sub-agents available through the task and fleet tools.
@@ -62,9 +74,6 @@ type goalJSON struct {
 	jsonResult
 	Reason   string `json:"reason,omitempty"`
 	Question string `json:"question,omitempty"`
-	// Ablate names the removed arm ("subagent") of an ablation run.
-	Ablate string `json:"ablate,omitempty"`
-	goals.Counters
 }
 
 // ablateSubagent is --ablate's one value (seed §3.17).
@@ -83,10 +92,10 @@ func goalResultJSON(res goals.Result, totals *goalTotals, d time.Duration, trans
 			DurationMS:   d.Milliseconds(),
 			Transcript:   transcript,
 			costJSON:     cost,
+			Counters:     res.Counters,
 		},
 		Reason:   res.Reason,
 		Question: res.Question,
-		Counters: res.Counters,
 	}
 	if res.Err != nil {
 		out.Error = errorSummary(res.Err)

@@ -36,3 +36,27 @@ func TestInstructionsUsedLine(t *testing.T) {
 		t.Errorf("a task without instruction files has the line:\n%s", b.String())
 	}
 }
+
+// tasks show prints the task's delegation counters: "none" without a
+// sub-agent, else the runs and every counter above 0 by its name.
+func TestPrintTaskDelegationLine(t *testing.T) {
+	for _, c := range []struct {
+		d    *apitype.Delegation
+		want string
+	}{
+		{&apitype.Delegation{}, "delegation none (no sub-agent ran)\n"},
+		{&apitype.Delegation{SubagentRuns: 3, SubagentNestedRuns: 1, SubagentToolCalls: 9, FalseCompletions: 1},
+			"delegation 3 sub-agents (1 nested), subagent_tool_calls 9, false_completions 1\n"},
+	} {
+		var b strings.Builder
+		printTask(&b, apitype.Task{ID: "t_1", State: "succeeded", Result: &apitype.Result{Delegation: c.d}}, instructionsUsed(nil))
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("tasks show printed\n%s\nwant the line %q", b.String(), c.want)
+		}
+	}
+	var b strings.Builder
+	printTask(&b, apitype.Task{ID: "t_1", State: "succeeded", Result: &apitype.Result{}}, instructionsUsed(nil))
+	if strings.Contains(b.String(), "delegation") {
+		t.Errorf("a result without counters printed a delegation line:\n%s", b.String())
+	}
+}

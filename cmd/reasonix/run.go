@@ -51,7 +51,7 @@ func runFlags(fs *flag.FlagSet) action {
 	fs.BoolVar(&o.trust, "trust", false, "obey this directory's own reasonix.toml and .mcp.json in full for this run (see reasonix trust)")
 	fs.BoolVar(&o.planOnly, "plan-only", false, "with [agent] planner_model: write the plan and stop; nothing is executed")
 	fs.BoolVar(&o.goal, "goal", false, "run the task as a goal: keep going until it is complete or blocked, with sub-agent fleets")
-	fs.StringVar(&o.ablate, "ablate", "", "`subagent`: run the control arm without the task and fleet tools, to measure whether delegation pays (--goal)")
+	fs.StringVar(&o.ablate, "ablate", "", "`subagent`: run the control arm without delegation (no task or fleet tool, no sub-agent skill), to measure whether it pays")
 	return func(args []string, stdout, stderr io.Writer) error {
 		if deprecated.used {
 			fmt.Fprintln(stderr, "reasonix: --permission-mode is deprecated; use --posture")
@@ -116,11 +116,17 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 	if o.goal {
 		return goalCommand(ctx, setup, pristine, task, o, progress, stdout, stderr)
 	}
+	if o.ablate == ablateSubagent {
+		setup.session.NoDelegation()
+	}
+	// children sums what run_skill's sub-agents did; host counts them.
+	children := &goalTotals{}
+	var host *goals.Host
 	if len(setup.session.Skills().Profiles().Names()) > 0 {
 		// A sub-agent skill's child costs, prints and is recorded as a goal's
-		// task child is.
-		childObserver := agent.Observers(progress.childObserve, setup.transcript.Observe, setup.cost.observe)
-		if _, err := setup.session.SkillHost(session.GoalConfig{Child: func(_ goals.ChildSpec, tools *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
+		// task child is, and its tokens, steps and calls are the run's.
+		childObserver := agent.Observers(children.observe, progress.childObserve, setup.transcript.Observe, setup.cost.observe)
+		if host, err = setup.session.SkillHost(session.GoalConfig{Child: func(_ goals.ChildSpec, tools *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error) {
 			return tools, childObserver, nil
 		}}); err != nil {
 			return reportError(stderr, &commandError{"run", err})
@@ -145,6 +151,7 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 		// The budget, not a person, stopped it: budget_exhausted, exit 4.
 		res.Outcome, res.Err = agent.OutcomeStepLimit, costBudgetError(setup.cost.reason())
 	}
+	res = children.addTo(res)
 	if !o.json && res.FinalAnswer != "" && !strings.HasSuffix(res.FinalAnswer, "\n") {
 		fmt.Fprintln(stdout)
 	}
@@ -154,7 +161,11 @@ func runCommand(o runOptions, positional []string, stdout, stderr io.Writer) int
 	progress.summary(res, setup.transcriptPath)
 	setup.cost.summary(stderr)
 	if o.json {
-		if err := writeJSONResult(stdout, res, setup.transcriptPath, setup.cost.json()); err != nil {
+		var counters goals.Counters
+		if host != nil {
+			counters = host.Counters()
+		}
+		if err := writeJSONResult(stdout, res, setup.transcriptPath, setup.cost.json(), o.ablate, counters); err != nil {
 			fmt.Fprintf(stderr, "reasonix: %v\n", err)
 			return exitFailed
 		}
@@ -252,10 +263,16 @@ type jsonResult struct {
 	Error        string      `json:"error,omitempty"`
 	Transcript   string      `json:"transcript,omitempty"`
 	costJSON
+	// Ablate names the removed arm ("subagent") of an ablation run.
+	Ablate string `json:"ablate,omitempty"`
+	// The ten delegation counters (seed §3.17), beside tool_calls.
+	goals.Counters
 }
 
-func writeJSONResult(w io.Writer, res agent.Result, transcript string, cost costJSON) error {
+func writeJSONResult(w io.Writer, res agent.Result, transcript string, cost costJSON, ablate string, counters goals.Counters) error {
 	out := jsonResult{
+		Ablate:       ablate,
+		Counters:     counters,
 		Status:       status(res.Outcome),
 		Outcome:      outcomeDetail(res),
 		FinalAnswer:  res.FinalAnswer,

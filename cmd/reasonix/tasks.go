@@ -70,8 +70,9 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 				fs.Var(postureValue{&posture}, "posture", "`ask|auto|yolo`: the tool-approval posture (default [permissions] posture)")
 				goal := fs.Bool("goal", false, "run the task as a goal")
 				planFirst := fs.Bool("plan-first", false, "plan read-only first and wait for the plan's approval")
+				planOnly := fs.Bool("plan-only", false, "with [agent] planner_model: the first turn writes the plan and executes nothing; a message continues it")
 				budget := fs.Float64("budget-usd", 0, "with --goal: the goal's cost budget per slice in `USD` (default [agent] goal_budget_usd)")
-				ablate := fs.String("ablate", "", "with --goal: `subagent` runs the goal without the task and fleet tools (the delegation control arm)")
+				ablate := fs.String("ablate", "", "`subagent` runs the task without delegation: no task, fleet or sub-agent skill (the delegation control arm)")
 				wait := fs.Bool("wait", false, "follow the task until it ends, exiting like reasonix run")
 				return clientAction(fs, func(c *client.Client, args []string, stdout, stderr io.Writer) error {
 					prompt := strings.TrimSpace(strings.Join(args, " "))
@@ -84,11 +85,14 @@ reasonix tasks submit --goal --posture auto "upgrade the dependencies"`,
 					if *budget > 0 && !*goal && !*planFirst {
 						return usageErrorf("--budget-usd is a goal's cost budget; add --goal")
 					}
-					if *ablate != "" && (*ablate != ablateSubagent || !*goal && !*planFirst) {
-						return usageErrorf("--ablate takes subagent, with --goal")
+					if *ablate != "" && *ablate != ablateSubagent {
+						return usageErrorf("--ablate takes subagent")
+					}
+					if *planOnly && (*goal || *planFirst) {
+						return usageErrorf("--plan-only plans one turn of a plain task; it cannot be combined with --goal or --plan-first")
 					}
 					sub, err := c.Submit(context.Background(), apitype.SubmitRequest{Prompt: prompt, Source: apitype.SourceCLI,
-						Workspace: *ws, Posture: apitype.Posture(posture), Goal: *goal, PlanFirst: *planFirst, BudgetUSD: *budget, Ablate: *ablate})
+						Workspace: *ws, Posture: apitype.Posture(posture), Goal: *goal, PlanFirst: *planFirst, PlanOnly: *planOnly, BudgetUSD: *budget, Ablate: *ablate})
 					if err != nil {
 						return err
 					}
@@ -462,6 +466,9 @@ func printTask(w io.Writer, t apitype.Task, instructions usedInstructions) {
 			}
 			fmt.Fprintf(w, "cost      %s\n", costText(r.Cost, r.UnpricedTokens, models))
 		}
+		if d := r.Delegation; d != nil {
+			fmt.Fprintf(w, "delegation %s\n", delegationLine(*d))
+		}
 		if r.Reason != "" {
 			fmt.Fprintf(w, "why       %s\n", r.Reason)
 		}
@@ -543,6 +550,31 @@ func ciLine(ci *apitype.CI) string {
 	}
 	if len(failing) > 0 {
 		line += "; failing: " + strings.Join(failing, ", ")
+	}
+	return line
+}
+
+// delegationLine is a task's delegation counters on one line: "none"
+// without a sub-agent, else the children's runs and every counter above 0
+// by its JSON name ("2 sub-agents (1 nested), subagent_tool_calls 9, …").
+func delegationLine(d apitype.Delegation) string {
+	if d == (apitype.Delegation{}) {
+		return "none (no sub-agent ran)"
+	}
+	line := plural(d.SubagentRuns, "sub-agent")
+	if d.SubagentNestedRuns > 0 {
+		line += fmt.Sprintf(" (%d nested)", d.SubagentNestedRuns)
+	}
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"subagent_tool_calls", d.SubagentToolCalls}, {"subagent_mutations", d.SubagentMutations},
+		{"duplicate_work_paths", d.DuplicateWorkPaths}, {"completion_reports", d.CompletionReports},
+		{"completions_prose_only", d.CompletionsProseOnly}, {"false_completions", d.FalseCompletions},
+		{"criterion_downgrades", d.CriterionDowngrades}, {"write_scope_violations", d.WriteScopeViolations}} {
+		if f.n > 0 {
+			line += fmt.Sprintf(", %s %d", f.name, f.n)
+		}
 	}
 	return line
 }

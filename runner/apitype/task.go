@@ -67,6 +67,7 @@ type Task struct {
 	Prompt    string         `json:"prompt"`
 	Goal      bool           `json:"goal"`
 	PlanFirst bool           `json:"plan_first"`
+	PlanOnly  bool           `json:"plan_only,omitempty"`
 	BudgetUSD float64        `json:"budget_usd,omitempty"`
 	Ablate    string         `json:"ablate,omitempty"`
 	Workspace string         `json:"workspace"`
@@ -123,6 +124,24 @@ type Result struct {
 	PR *PullRequest `json:"pr,omitempty"`
 	// Deliverables are the files the task declared for people (present).
 	Deliverables []Deliverable `json:"deliverables,omitempty"`
+	// Delegation is the task's delegation counters over all its runs.
+	Delegation *Delegation `json:"delegation,omitempty"`
+}
+
+// Delegation is the ten delegation counters of a task (the SPEC's
+// "Measuring delegation"): which shape ran, the children's share of the
+// work, and the claims the service refused to back.
+type Delegation struct {
+	SubagentRuns         int `json:"subagent_runs"`
+	SubagentNestedRuns   int `json:"subagent_nested_runs"`
+	SubagentToolCalls    int `json:"subagent_tool_calls"`
+	SubagentMutations    int `json:"subagent_mutations"`
+	DuplicateWorkPaths   int `json:"duplicate_work_paths"`
+	CompletionReports    int `json:"completion_reports"`
+	CompletionsProseOnly int `json:"completions_prose_only"`
+	FalseCompletions     int `json:"false_completions"`
+	CriterionDowngrades  int `json:"criterion_downgrades"`
+	WriteScopeViolations int `json:"write_scope_violations"`
 }
 
 // PullRequest is a task's pull request.
@@ -184,10 +203,14 @@ type SubmitRequest struct {
 	Args      []string `json:"args,omitempty"`
 	Goal      bool     `json:"goal,omitempty"`
 	PlanFirst bool     `json:"plan_first,omitempty"`
+	// PlanOnly: the first turn only plans (the plan kept, nothing
+	// executed); needs [agent] planner_model; not with Goal or PlanFirst.
+	PlanOnly bool `json:"plan_only,omitempty"`
 	// BudgetUSD is a goal's cost budget per slice; 0 means the configured one.
 	BudgetUSD float64 `json:"budget_usd,omitempty"`
-	// Ablate "subagent" runs a goal without the task and fleet tools (the
-	// control arm of the delegation measurement).
+	// Ablate "subagent" runs the task without delegation: no task or fleet
+	// tool, no sub-agent skill (the control arm of the delegation
+	// measurement).
 	Ablate string `json:"ablate,omitempty"`
 	// Workspace names a [[workspaces]] entry; empty means a scratch directory.
 	Workspace string `json:"workspace,omitempty"`

@@ -75,6 +75,7 @@ func (d *Dashboard) taskPage(w http.ResponseWriter, r *http.Request, s *session)
 	case "story":
 		data["Turns"], data["Plan"], data["Fleets"] = conversation(evs), planOf(all), fleetsOf(all)
 		data["Deliverables"] = deliverablesOf(t, all)
+		data["Delegation"] = delegationOf(t)
 		data["Instructions"] = instructionsOf(all)
 		data["Approvals"] = d.approvalViews(r.Context(), aps, s.principal)
 	case "diff":

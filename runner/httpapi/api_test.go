@@ -254,7 +254,7 @@ func TestErrorMessagesAreForPeople(t *testing.T) {
 		{"POST", "/api/v1/tasks", `{"prompt":"x","workspace":"nowhere"}`, `unknown workspace "nowhere": no workspaces are configured`},
 		{"POST", "/api/v1/tasks", `{"prompt":"x","budget_usd":2}`, `budget_usd is a goal's cost budget; submit the task as a goal, or bound any task with [runner] max_cost_per_task`},
 		{"POST", "/api/v1/tasks", `{"prompt":"x","goal":true,"budget_usd":-2}`, `budget_usd must be between 0 and 1000000 USD`},
-		{"POST", "/api/v1/tasks", `{"prompt":"x","goal":true,"ablate":"planner"}`, `ablate takes "subagent", on a goal only`},
+		{"POST", "/api/v1/tasks", `{"prompt":"x","goal":true,"ablate":"planner"}`, `ablate takes "subagent"`},
 	} {
 		var er struct{ Code, Message string }
 		e.do(tc.method, tc.path, tc.body, nil, &er)

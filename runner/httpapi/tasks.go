@@ -37,7 +37,7 @@ func (c createRequest) toTaskRequest(p runner.Principal, idempotencyKey string) 
 		notify = append(notify, store.NotifyTarget{Transport: n.Transport, Channel: n.Channel, Thread: n.Thread})
 	}
 	return runner.TaskRequest{Source: src, Requester: p.ID, MaxPosture: p.MaxPosture, Prompt: c.Prompt,
-		Command: c.Command, Args: c.Args, Goal: c.Goal, PlanFirst: c.PlanFirst, BudgetUSD: c.BudgetUSD, Ablate: c.Ablate,
+		Command: c.Command, Args: c.Args, Goal: c.Goal, PlanFirst: c.PlanFirst, PlanOnly: c.PlanOnly, BudgetUSD: c.BudgetUSD, Ablate: c.Ablate,
 		Workspace: c.Workspace, Posture: posture, Notify: notify,
 		Approvers: c.Approvers, DedupeKey: idempotencyKey}, ""
 }

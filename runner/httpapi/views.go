@@ -14,7 +14,7 @@ import (
 
 func viewTask(t store.Task) apitype.Task {
 	v := apitype.Task{ID: t.ID, Source: apitype.Source(t.Source), Requester: t.Requester, Prompt: t.Prompt,
-		Goal: t.Goal, PlanFirst: t.PlanFirst, BudgetUSD: t.BudgetUSD, Ablate: t.Ablate, Workspace: t.Workspace,
+		Goal: t.Goal, PlanFirst: t.PlanFirst, PlanOnly: t.PlanOnly, BudgetUSD: t.BudgetUSD, Ablate: t.Ablate, Workspace: t.Workspace,
 		Posture: apitype.Posture(t.Posture), Notify: make([]apitype.NotifyTarget, 0, len(t.Notify)),
 		Approvers: nonNil(t.Approvers), State: apitype.TaskState(t.State), Attempt: t.Attempt,
 		Result: viewResult(t.Result), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
@@ -43,6 +43,12 @@ func viewResult(r *store.Result) *apitype.Result {
 	}
 	for _, d := range r.Deliverables {
 		v.Deliverables = append(v.Deliverables, apitype.Deliverable{Path: d.Path, Description: d.Description, Bytes: d.Bytes})
+	}
+	if d := r.Delegation; d != nil {
+		// The same ten fields: a counter added to one and not the other
+		// stops this conversion from compiling.
+		dv := apitype.Delegation(*d)
+		v.Delegation = &dv
 	}
 	if r.Models != nil {
 		v.Models = make(map[string]apitype.ModelCost, len(r.Models))

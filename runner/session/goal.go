@@ -30,7 +30,8 @@ type GoalConfig struct {
 	// keeps the tools and drops those events.
 	Child func(spec goals.ChildSpec, tools *agent.ToolRegistry) (*agent.ToolRegistry, agent.Observer, error)
 	// NoDelegation runs the control arm of `--ablate subagent`: the goal's
-	// turns get no task or fleet tool (goals.Config.NoDelegation).
+	// turns get no task or fleet tool (goals.Config.NoDelegation) and
+	// run_skill no sub-agent skill (Session.NoDelegation).
 	NoDelegation bool
 }
 
@@ -63,6 +64,9 @@ func (g *Goal) Resume(ctx context.Context, st *goals.State, message string) (goa
 // when the OS sandbox can bind it to the claim.
 func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 	set := s.cfg.Settings
+	if gc.NoDelegation {
+		s.NoDelegation()
+	}
 	childGate, err := s.newChildGate()
 	if err != nil {
 		return nil, err
@@ -99,7 +103,7 @@ func (s *Session) Goal(gc GoalConfig) (*Goal, error) {
 		Policy:       s.Policy,
 		Workdir:      s.cfg.Workdir,
 		Host:         host,
-		NoDelegation: gc.NoDelegation,
+		NoDelegation: s.noDelegation.Load(),
 		OnTurn:       gc.OnTurn,
 	})
 	if err != nil {

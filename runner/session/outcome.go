@@ -114,6 +114,7 @@ var reasons = map[string]string{
 	"goal":               "the goal controller failed; the service log has the details under the reference",
 	"store":              "the task's progress could not be saved; the service log has the details under the reference",
 	"internal":           "Reasonix failed; quote the reference when reporting it",
+	"plan_only":          "the task asked for a plan only, and no planner is configured ([agent] planner_model) to write one; nothing was executed",
 }
 
 // Reason explains an end code for a person; "" for success or an unknown

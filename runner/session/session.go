@@ -116,7 +116,17 @@ type Session struct {
 	// skillHost runs run_skill's sub-agent skills (Goal, SkillHost); nil
 	// builds them directly.
 	skillHost atomic.Pointer[goals.Host]
+	// noDelegation: the control arm of --ablate subagent (NoDelegation).
+	noDelegation atomic.Bool
 }
+
+// NoDelegation makes the session the control arm of `--ablate subagent`
+// (seed §3.17) with no delegation at all: run_skill refuses sub-agent
+// skills (inline skills stay), and a goal built later gets no task or
+// fleet tool (GoalConfig.NoDelegation does the same). The seed's arm
+// still let a runAs: subagent skill start a child; here subagent_runs of
+// the control arm is 0 by construction.
+func (s *Session) NoDelegation() { s.noDelegation.Store(true) }
 
 // New assembles a session. An error names the part of the configuration
 // that is wrong ("[permissions]: …", "[sandbox]: …", "[tools] enabled: …",

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,9 @@ func (k *sessionSkills) Skill(name string) (agent.SkillText, error) {
 // fleet's, with the sub-agent gate (nobody to ask), whose events stay its
 // own. Only its answer comes back.
 func (k *sessionSkills) RunSubagent(ctx context.Context, name, task string) (string, error) {
+	if k.s.noDelegation.Load() {
+		return "", errNoDelegation
+	}
 	if h := k.s.skillHost.Load(); h != nil {
 		rec, err := h.RunTask(ctx, "skill:"+name, task, name)
 		if err != nil {
@@ -75,6 +79,10 @@ func (k *sessionSkills) RunSubagent(ctx context.Context, name, task string) (str
 	}
 	return "", fmt.Errorf("the sub-agent ended %s without an answer", res.Outcome)
 }
+
+// errNoDelegation is run_skill's answer, for a sub-agent skill, in the
+// control arm of --ablate subagent.
+var errNoDelegation = errors.New("this run measures work without delegation (--ablate subagent): sub-agent skills are off; do the work yourself")
 
 // diskSkills remembers the skill roots on this machine's disk: every task
 // start reads them again, and mostly only stats them (recipe.DirCache).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reasonix/agent"
+	"reasonix/goals"
 	"reasonix/internal/ids"
 	"reasonix/policy"
 )
@@ -109,6 +110,10 @@ type Result struct {
 	PR *PullRequest `json:"pr,omitempty"`
 	// Deliverables are the files the model declared for people (present).
 	Deliverables []agent.Deliverable `json:"deliverables,omitempty"`
+	// Delegation is the task's ten delegation counters (seed §3.17) over
+	// all its runs, plain and goal tasks alike; nil on results stored
+	// before they were kept here.
+	Delegation *goals.Counters `json:"delegation,omitempty"`
 }
 
 // PullRequest is a task's pull request as result.pr shows it.
@@ -171,6 +176,9 @@ type NewTask struct {
 	Prompt    string // required
 	Goal      bool
 	PlanFirst bool
+	// PlanOnly: the task's first turn is the Coordinator's plan-only route
+	// (the plan kept, nothing executed); not with Goal or PlanFirst.
+	PlanOnly bool
 	// BudgetUSD is a goal's cost budget per slice; 0 = [agent] goal_budget_usd.
 	BudgetUSD float64
 	// Ablate is the goal's ablation arm: "" or AblateSubagent.
@@ -194,6 +202,7 @@ type Task struct {
 	Prompt     string
 	Goal       bool
 	PlanFirst  bool
+	PlanOnly   bool    // the first turn only plans (NewTask.PlanOnly)
 	BudgetUSD  float64 // a goal's cost budget per slice; 0 = the configured one
 	Ablate     string  // "" or AblateSubagent: the goal runs without task and fleet
 	Workspace  string
@@ -232,7 +241,7 @@ func scanTask(r row) (Task, error) {
 		return Task{}, err
 	}
 	t.Source, t.State = Source(source), State(state)
-	t.Goal, t.PlanFirst = goal != 0, planFirst != 0
+	t.Goal, t.PlanFirst, t.PlanOnly = goal != 0, planFirst == planModeFirst, planFirst == planModeOnly
 	t.JobID = jobID.Int64
 	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
 	t.StartedAt, t.FinishedAt = fromNullMicros(started), fromNullMicros(finished)
@@ -264,7 +273,31 @@ func (nt *NewTask) validate() error {
 	if nt.Ablate != "" && nt.Ablate != AblateSubagent {
 		return invalid("task ablate must be empty or %q", AblateSubagent)
 	}
+	if nt.PlanOnly && (nt.Goal || nt.PlanFirst) {
+		return invalid("a plan-only task is neither a goal nor plan-first")
+	}
 	return nil
+}
+
+// The plan_first column holds the task's planning mode: none, plan-first
+// (a goal whose plan is approved before it runs) or plan-only (a plain
+// task whose first turn only plans). One column, since the two exclude
+// each other.
+const (
+	planModeNone  = 0
+	planModeFirst = 1
+	planModeOnly  = 2
+)
+
+// planMode is nt's plan_first column.
+func (nt *NewTask) planMode() int {
+	switch {
+	case nt.PlanFirst:
+		return planModeFirst
+	case nt.PlanOnly:
+		return planModeOnly
+	}
+	return planModeNone
 }
 
 // CreateTask is the intake: in ONE transaction it records the dedupe keys
@@ -372,7 +405,7 @@ func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKeys
 	task, err = scanTask(tx.queryRow(ctx, `INSERT INTO tasks (id, source, requester, prompt, goal, plan_first,
 			workspace, posture, notify, state, job_id, created_at, updated_at, approvers, budget_usd, event_seq, ablate)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
-		id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), boolInt(nt.PlanFirst),
+		id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), nt.planMode(),
 		nt.Workspace, nt.Posture, string(notifyJSON), string(StateQueued), res.Job.ID, micros(now), micros(now),
 		string(approversJSON), nt.BudgetUSD, int64(len(evs)), nt.Ablate))
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"reasonix/agent"
 	"reasonix/config"
+	"reasonix/goals"
 	"reasonix/internal/redact"
 	"reasonix/runner/internal/execute"
 	"reasonix/runner/session"
@@ -93,6 +94,7 @@ type Run struct {
 	controlSeen time.Time
 	// deliverables are the files the model last declared with present.
 	deliverables []agent.Deliverable
+	delegation   func() goals.Counters // the task's delegation counters (delegation.go)
 
 	events *execute.EventQueue // the step events, written behind the run
 
@@ -268,7 +270,8 @@ func (r *Run) ReturnUnsteered(ctx context.Context) {
 //
 // A task's first run (attempt 1) is all of its spend, and the run tallied
 // every usage event it wrote as it went: it reads nothing back.
-func (r *Run) SpendSoFar(ctx context.Context) store.Result {
+func (r *Run) SpendSoFar(ctx context.Context) (res store.Result) {
+	defer func() { res.Delegation = r.delegationSoFar() }()
 	own := func() store.Result {
 		r.mu.Lock()
 		res := store.Result{Tokens: r.usage}
