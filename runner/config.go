@@ -33,6 +33,11 @@ const (
 	DefaultDrainTimeout         = config.DefaultDrainTimeout
 	DefaultScratchWait          = 30 * time.Second
 	DefaultScheduleInterval     = time.Second
+	// DefaultSlotRetry is when a task parked for a free slot of its
+	// workspace tries again if no freed slot woke it (slotwake.go). It
+	// stays short: a slot freed where no wake is sent (a node that died,
+	// whose task another node takes over) is found only by this retry.
+	DefaultSlotRetry = 2 * time.Second
 	// DefaultCIPollInterval is the fallback poll of a task waiting for CI:
 	// the forge's check webhooks wake it at once; the poll covers a forge
 	// without webhooks, and a lost delivery, at one API call a task.
@@ -64,6 +69,7 @@ func (c Config) WithDefaults() Config {
 	}
 	c.PollInterval = cmp.Or(c.PollInterval, poll)
 	c.ControlInterval = cmp.Or(c.ControlInterval, DefaultControlInterval)
+	c.SlotRetry = cmp.Or(c.SlotRetry, DefaultSlotRetry)
 	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, DefaultHeartbeatInterval)
 	c.StaleAfter = cmp.Or(c.StaleAfter, DefaultStaleAfter)
 	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)
@@ -107,6 +113,7 @@ func (c Config) Validate() error {
 		{"HeartbeatInterval", c.HeartbeatInterval}, {"StaleAfter", c.StaleAfter},
 		{"SweepInterval", c.SweepInterval}, {"ScratchWait", c.ScratchWait},
 		{"ScheduleInterval", c.ScheduleInterval}, {"CIPollInterval", c.CIPollInterval},
+		{"SlotRetry", c.SlotRetry},
 	} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("runner: %s must not be negative (got %s)", d.name, d.v))

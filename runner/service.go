@@ -79,6 +79,9 @@ type Config struct {
 	// ControlInterval is how often a running task checks the store for a
 	// cancel request or a steering message from another node; default 1s.
 	ControlInterval time.Duration
+	// SlotRetry is when a task waiting for a free slot of its workspace
+	// tries again without a wake; default DefaultSlotRetry.
+	SlotRetry time.Duration
 	// HeartbeatInterval is how often running tasks prove their node alive;
 	// default 10s. StaleAfter is when a silent running task belongs to a
 	// dead node; default 60s.

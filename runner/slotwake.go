@@ -12,7 +12,7 @@ import (
 // workspace stops running here — it ended, parked for an approval or CI,
 // or failed — the node wakes the workspace's oldest queued tasks, so a
 // freed slot is taken at once instead of after the parked job's snooze.
-// The snooze (workspaceWait) stays as the fallback for a slot freed where
+// The snooze (Config.SlotRetry) stays as the fallback for a slot freed where
 // no wake is sent: a node that died, a task cancelled elsewhere.
 
 // slotWakes is how many queued tasks of a workspace one freed slot wakes.

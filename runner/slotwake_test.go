@@ -78,12 +78,17 @@ func slotService(t testing.TB) *runner.Service {
 	set := settings(4)
 	set.Workspaces = []config.Workspace{{Name: "repo", Repo: repo, Base: "main", MaxParallel: 1}}
 	return runnertest.Start(t, runnertest.Options{Provider: slowModel{}, Settings: set,
-		Configure: func(c *runner.Config) { c.Workspaces = runner.NewWorkspaces(wm) }})
+		Configure: func(c *runner.Config) {
+			c.Workspaces = runner.NewWorkspaces(wm)
+			// Long enough that only the wake can start the waiting task
+			// within the test's bound.
+			c.SlotRetry = time.Minute
+		}})
 }
 
 // TestFreedWorkspaceSlotWakesTheNextTask: with max_parallel = 1 the second
 // task parks while the first runs; the first's end wakes it. Its parked
-// job would otherwise sleep out its 15 s snooze, so a gap under 7 s (the
+// job would otherwise sleep out its minute-long retry, so a gap under 7 s (the
 // first task takes about a second; loaded machines get the rest) shows
 // the wake.
 func TestFreedWorkspaceSlotWakesTheNextTask(t *testing.T) {

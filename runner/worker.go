@@ -23,11 +23,6 @@ import (
 // stop a run early are taskrun's. Each maps to a task state (stopped).
 var errTimeout = errors.New("runner: the task's time budget is exhausted")
 
-// workspaceWait is how long a task waits before trying again while its
-// workspace runs as many tasks as it may (max_parallel), when no freed
-// slot woke it sooner (slotwake.go).
-const workspaceWait = 15 * time.Second
-
 // runJob is the queue's Handler: it claims the task and runs it.
 func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	var task store.Task
@@ -77,7 +72,7 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	claimed, err := s.claim(ctx, task)
 	if errors.Is(err, store.ErrWorkspaceBusy) {
 		// The workspace runs as many tasks as it may; wait without a worker.
-		return store.Snooze(workspaceWait)
+		return store.Snooze(s.cfg.SlotRetry)
 	}
 	if errors.Is(err, store.ErrStateConflict) {
 		return nil // someone else moved it (cancelled meanwhile)
@@ -219,7 +214,12 @@ func (s *Service) execute(jobCtx context.Context, task store.Task) (err error) {
 	}
 	s.restoreScratch(ctx, task, ws) // a scratch task handed over by another node
 	if o, stop, err := s.budgetAnswer(ctx, r); err != nil || stop {
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// The read was cut by the run's end (a drain, a cancel), not
+			// by the store: the run ends as that end says.
+			o = s.stopped(ctx)
+		case err != nil:
 			ref := newRef()
 			s.log.Error("runner: reading the budget card's answer", "task", task.ID, "ref", ref, "err", err)
 			o = outcome{state: store.StateFailed, code: "store", ref: ref}
