@@ -555,3 +555,79 @@ func TestCheckoutSkillsReachTheSession(t *testing.T) {
 		t.Errorf("the system prompt does not list the skill:\n%s", sys)
 	}
 }
+
+// TestToolApprovalChangesOnlyTheGate: tool_approval changes the gate's
+// posture in place (issue 28 item 3). A background job started before the
+// change still runs after it (the session was not rebuilt, which would
+// have closed its jobs), a write asked about under ask runs unasked under
+// yolo, and is asked about again after going back to ask.
+func TestToolApprovalChangesOnlyTheGate(t *testing.T) {
+	jobOutput := func(id string) agent.ToolCall {
+		return agent.ToolCall{ID: id, Name: "job_output", Arguments: `{"job_id":"job-1"}`}
+	}
+	second, third := writeTurn("w2", "out.txt"), writeTurn("w3", "out2.txt")
+	second.ToolCalls = append(second.ToolCalls, jobOutput("j2"))
+	third.ToolCalls = append(third.ToolCalls, jobOutput("j3"))
+	c := newClient(t,
+		agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "b1", Name: "bash", Arguments: `{"command":"echo started; sleep 300","run_in_background":true}`}}},
+		agenttest.Turn{Text: "started"},
+		second, agenttest.Turn{Text: "written"},
+		third, agenttest.Turn{Text: "asked"})
+	c.initialize()
+	cwd := t.TempDir()
+	id := c.newSession(cwd)
+	setApproval := func(v string) {
+		t.Helper()
+		c.call("session/set_config_option", map[string]string{"sessionId": id, "configId": "tool_approval", "value": v}, nil)
+	}
+
+	stop := c.promptAsync(id, "start the server")
+	(<-c.perms).Reply <- optAllowOnce // bash under ask
+	if got := <-stop; got != "end_turn" {
+		t.Fatal(got)
+	}
+
+	setApproval("yolo")
+	if got := c.prompt(id, "write it"); got != "end_turn" {
+		t.Fatal(got)
+	}
+	if len(c.perms) != 0 {
+		t.Error("yolo asked for permission")
+	}
+	if b, err := os.ReadFile(filepath.Join(cwd, "out.txt")); err != nil || string(b) != "written\n" {
+		t.Fatalf("the write under yolo did not run: %q, %v", b, err)
+	}
+
+	setApproval("ask")
+	stop = c.promptAsync(id, "write another")
+	p := <-c.perms
+	if p.Params.ToolCall.ToolCallId != "w3" {
+		t.Errorf("asked about %q, want w3", p.Params.ToolCall.ToolCallId)
+	}
+	// Only the gate changes, so the change is taken while a prompt runs;
+	// the call already asking ends under ask.
+	setApproval("auto")
+	p.Reply <- optReject
+	if got := <-stop; got != "end_turn" {
+		t.Fatal(got)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "out2.txt")); !os.IsNotExist(err) {
+		t.Errorf("the rejected write ran: %v", err)
+	}
+
+	// What job_output told the model after each change: the job from the
+	// first turn, still running.
+	results := map[string]string{}
+	for _, r := range c.prov.Requests() {
+		for _, m := range r.Messages {
+			if m.ToolCallID != "" {
+				results[m.ToolCallID] = m.Content
+			}
+		}
+	}
+	for _, call := range []string{"j2", "j3"} {
+		if out := results[call]; !strings.Contains(out, "job-1") || !strings.Contains(out, "running for") {
+			t.Errorf("job_output after a tool_approval change (%s): %q, want job-1 still running", call, out)
+		}
+	}
+}

@@ -154,15 +154,15 @@ func (l *live) state() map[string]any {
 }
 
 // apply changes the session's controls. A new model, request effort (the
-// effort option or the work mode's), posture or mode rebuilds the
-// controller through runner/session, keeping the conversation and the
-// grants made so far. Not while a prompt runs.
+// effort option or the work mode's) or mode rebuilds the controller
+// through runner/session, keeping the conversation and the grants made so
+// far; not while a prompt runs. A new tool approval alone changes only the
+// gate's posture, in place (session.SetPosture): the MCP plugins and the
+// background jobs stay, and it may change while a prompt runs — the calls
+// after it are decided under the new posture.
 func (l *live) apply(ctx context.Context, change func(*controls) error) *sdk.RequestError {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.turn != nil {
-		return invalidRequest("session %s is running a prompt; change it after the turn", l.id)
-	}
 	next := l.ctl
 	if err := change(&next); err != nil {
 		return invalidParams("%v", err)
@@ -170,9 +170,17 @@ func (l *live) apply(ctx context.Context, change func(*controls) error) *sdk.Req
 	if next == l.ctl {
 		return nil
 	}
-	if next.model == l.ctl.model && next.requestEffort() == l.ctl.requestEffort() && next.posture == l.ctl.posture && next.mode == l.ctl.mode {
+	if next.model == l.ctl.model && next.requestEffort() == l.ctl.requestEffort() && next.mode == l.ctl.mode {
+		if next.posture != l.ctl.posture {
+			if err := l.sess.SetPosture(next.posture); err != nil {
+				return invalidParams("tool_approval: %v", err)
+			}
+		}
 		l.ctl = next
 		return nil
+	}
+	if l.turn != nil {
+		return invalidRequest("session %s is running a prompt; change it after the turn", l.id)
 	}
 	var grants []string
 	if g, ok := l.sess.Agent.Gate.(*policy.Gate); ok {

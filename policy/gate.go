@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"reasonix/agent"
 )
@@ -18,6 +19,11 @@ type GateConfig struct {
 	Policy *Policy
 	// Posture resolves Ask decisions; empty means PostureAsk.
 	Posture Posture
+	// SharePosture, when set, makes the new gate follow that gate's
+	// posture instead of having its own: a SetPosture on either changes
+	// both (a session's sub-agents follow the session's tool-approval
+	// setting this way). Posture must then be empty.
+	SharePosture *Gate
 	// Approver asks a person; nil means nobody can be asked and every call
 	// that needs a person is refused as unattended.
 	Approver Approver
@@ -60,8 +66,11 @@ type GateConfig struct {
 // Gate is the agent.Gate of one task: the policy, the posture, the task's
 // grants and the approver. It is safe for concurrent use.
 type Gate struct {
-	policy     *Policy
-	posture    Posture
+	policy *Policy
+	// posture is read once per decision, so a decision in flight ends
+	// under the posture it started with; it may be shared with other
+	// gates (GateConfig.SharePosture).
+	posture    *atomic.Pointer[Posture]
 	approver   Approver
 	standing   Standing
 	workdir    string
@@ -83,11 +92,20 @@ func NewGate(c GateConfig) (*Gate, error) {
 	if c.Policy == nil {
 		return nil, errors.New("policy: gate needs a Policy")
 	}
-	posture, err := ParsePosture(string(c.Posture))
-	if err != nil {
-		return nil, err
+	cell := new(atomic.Pointer[Posture])
+	if c.SharePosture != nil {
+		if c.Posture != "" {
+			return nil, errors.New("policy: a gate that shares another's posture has none of its own")
+		}
+		cell = c.SharePosture.posture
+	} else {
+		posture, err := ParsePosture(string(c.Posture))
+		if err != nil {
+			return nil, err
+		}
+		cell.Store(&posture)
 	}
-	g := &Gate{policy: c.Policy, posture: posture, approver: c.Approver, standing: c.Standing, workdir: c.Workdir, grants: newRuleSet(),
+	g := &Gate{policy: c.Policy, posture: cell, approver: c.Approver, standing: c.Standing, workdir: c.Workdir, grants: newRuleSet(),
 		sandboxed: c.ShellSandboxed, allowWrite: slices.Clone(c.AllowWrite), humanOnly: slices.Clone(c.HumanOnly), network: c.Network}
 	g.readRoot = c.Workdir
 	if real, err := resolvePath(c.Workdir, "/"); err == nil {
@@ -104,6 +122,23 @@ func NewGate(c GateConfig) (*Gate, error) {
 		}
 	}
 	return g, nil
+}
+
+// Posture is the posture the gate decides under now.
+func (g *Gate) Posture() Posture { return *g.posture.Load() }
+
+// SetPosture changes the posture in place (an editor's tool-approval
+// setting), for this gate and every gate sharing its posture: decisions
+// already in flight end under the old one, every later decision uses p.
+// Deny rules, explicit ask rules and human-only tools hold in every
+// posture, as always; grants are kept. The empty string is PostureAsk.
+func (g *Gate) SetPosture(p Posture) error {
+	posture, err := ParsePosture(string(p))
+	if err != nil {
+		return err
+	}
+	g.posture.Store(&posture)
+	return nil
 }
 
 // Grant adds a task grant (a rule in allow form). Grants cover the writer
@@ -135,6 +170,7 @@ func (g *Gate) Grants() []string {
 // Authorize decides one call. It blocks while the approver asks a person
 // and honours ctx; an error means the decision itself failed.
 func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, error) {
+	posture := g.Posture()
 	q := Query{Tool: call.Tool, ReadOnly: call.ReadOnly, Args: call.Args, Workdir: g.workdir}
 	ev, f := g.policy.evaluate(q)
 	humanOnly := ev.Decision != Deny && humanOnlyCall(g.humanOnly, call)
@@ -143,7 +179,7 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 		// answers either.
 		ev.Decision, ev.Rule, ev.Reason = Ask, call.Tool, call.Tool+" needs a person's approval in this task"
 	}
-	if ev.Decision == Allow && ev.Rule == "" && g.posture == PostureAsk {
+	if ev.Decision == Allow && ev.Rule == "" && posture == PostureAsk {
 		if p := g.readsOutside(call.Tool, f); p != "" {
 			ev.Decision, ev.Reason = Ask, call.Tool+" would read "+p+", which is outside the workspace"
 		}
@@ -161,13 +197,13 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 	}
 	switch {
 	case humanOnly:
-	case g.posture == PostureYolo && ev.DenyUnseen != "":
+	case posture == PostureYolo && ev.DenyUnseen != "":
 		// Nobody is asked under yolo, and a deny rule may be what this
 		// command hides (see denyreach.go).
 		return agent.Verdict{Code: agent.RefusedByRule, Reason: "Blocked by the permission policy: " + ev.Reason + "; under yolo nobody can. Write the command out as plain commands, or report that you are blocked."}, nil
-	case g.posture == PostureYolo:
+	case posture == PostureYolo:
 		return agent.Allow, nil
-	case g.posture == PostureAuto && !explicit && !ev.HumanOnly:
+	case posture == PostureAuto && !explicit && !ev.HumanOnly:
 		why := g.unconfinedWrite(f)
 		if why == "" && call.Tool == webFetchTool && !g.network {
 			why = "web_fetch would send a request to " + cmp.Or(f.sub.host, "a URL without a host") +
@@ -193,7 +229,7 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 		}
 	}
 	if g.approver == nil {
-		hint := g.hint(explicit, ev.HumanOnly)
+		hint := g.hint(posture, explicit, ev.HumanOnly)
 		if unconfined {
 			hint = "Without a sandbox, --auto runs only bash commands proven to write inside the workspace: use literal relative paths and known commands, or report that you are blocked."
 		}
@@ -211,7 +247,7 @@ func (g *Gate) Authorize(ctx context.Context, call agent.Call) (agent.Verdict, e
 	case errors.Is(err, ErrExpired):
 		return agent.Verdict{Code: agent.RefusedExpired, Reason: "A person was asked to approve this call and did not answer in time, so it did not run (" + ev.Reason + ")."}, nil
 	case errors.Is(err, ErrUnattended):
-		return agent.Verdict{Code: agent.RefusedUnattended, Reason: "Refused without asking anyone: " + ev.Reason + ", and no approver was reachable. " + g.hint(explicit, ev.HumanOnly)}, nil
+		return agent.Verdict{Code: agent.RefusedUnattended, Reason: "Refused without asking anyone: " + ev.Reason + ", and no approver was reachable. " + g.hint(posture, explicit, ev.HumanOnly)}, nil
 	case err != nil:
 		return agent.Verdict{}, fmt.Errorf("policy: approval of %s: %w", call.Tool, err)
 	}
@@ -262,13 +298,13 @@ func (g *Gate) granted(q Query, f *callFacts, humanOnly bool) bool {
 	return g.grants.allows(q, f) >= 0
 }
 
-func (g *Gate) hint(explicit, humanOnly bool) string {
+func (g *Gate) hint(posture Posture, explicit, humanOnly bool) string {
 	switch {
 	case humanOnly:
 		return "Only a person (or the yolo posture) can approve commands that run code indirectly; run it as a plain command instead, or report that you are blocked."
 	case explicit:
 		return "An ask rule needs a person for this call; report that you are blocked if it is required."
-	case g.posture == PostureAsk:
+	case posture == PostureAsk:
 		return "This run fails closed; it needs --auto (or an allow rule) to make ordinary changes."
 	}
 	return ""

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"reasonix/agent"
@@ -258,4 +260,110 @@ func TestParsePosture(t *testing.T) {
 	if _, err := policy.NewGate(policy.GateConfig{}); err == nil {
 		t.Error("policy.NewGate without a policy")
 	}
+}
+
+// TestGateSetPosture: a posture change applies to the next decision, of
+// the gate and of every gate sharing its posture; deny rules hold in
+// every posture and a bad posture changes nothing.
+func TestGateSetPosture(t *testing.T) {
+	ctx := context.Background()
+	pol := mustPolicy(t, policy.Config{Deny: []string{"Edit(secrets/**)"}})
+	g, err := policy.NewGate(policy.GateConfig{Policy: pol, Workdir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := policy.NewGate(policy.GateConfig{Policy: pol, SharePosture: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policy.NewGate(policy.GateConfig{Policy: pol, SharePosture: g, Posture: policy.PostureYolo}); err == nil {
+		t.Error("a gate sharing a posture accepted its own too")
+	}
+	write := agent.Call{Tool: "write_file", Args: fileArgs("a.go")}
+	secret := agent.Call{Tool: "write_file", Args: fileArgs("secrets/k")}
+	check := func(when string, want string) {
+		t.Helper()
+		for name, gate := range map[string]*policy.Gate{"gate": g, "child": child} {
+			if v, err := gate.Authorize(ctx, write); err != nil || v.Code != want {
+				t.Errorf("%s, %s: write %q %v, want %q", when, name, v.Code, err, want)
+			}
+			if v, _ := gate.Authorize(ctx, secret); v.Code != agent.RefusedByRule {
+				t.Errorf("%s, %s: denied write %q, want refused by rule", when, name, v.Code)
+			}
+		}
+	}
+	check("ask", agent.RefusedUnattended)
+	if err := g.SetPosture(policy.PostureYolo); err != nil {
+		t.Fatal(err)
+	}
+	check("yolo", "")
+	if err := g.SetPosture("sometimes"); err == nil || g.Posture() != policy.PostureYolo {
+		t.Errorf("a bad posture: %v, posture now %q", err, g.Posture())
+	}
+	if err := child.SetPosture(""); err != nil || g.Posture() != policy.PostureAsk {
+		t.Fatalf("the shared posture: %v, %q", err, g.Posture())
+	}
+	check("back to ask", agent.RefusedUnattended)
+}
+
+// TestGateSetPostureInFlight: a decision that is asking a person ends
+// under the posture it started with; the next one uses the new posture.
+// Run under -race with decisions and changes at once.
+func TestGateSetPostureInFlight(t *testing.T) {
+	ctx := context.Background()
+	asked, answer := make(chan struct{}, 1), make(chan policy.Answer)
+	var calls atomic.Int32
+	g, err := policy.NewGate(policy.GateConfig{Policy: mustPolicy(t, policy.Config{Deny: []string{"Edit(secrets/**)"}}), Workdir: t.TempDir(),
+		Approver: policy.ApproverFunc(func(ctx context.Context, r policy.Request) (policy.Answer, error) {
+			if calls.Add(1) == 1 {
+				asked <- struct{}{}
+				return <-answer, nil
+			}
+			return policy.Answer{Choice: policy.Decline}, nil
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := agent.Call{Tool: "write_file", Args: fileArgs("a.go")}
+	first := make(chan agent.Verdict, 1)
+	go func() {
+		v, _ := g.Authorize(ctx, write)
+		first <- v
+	}()
+	<-asked
+	if err := g.SetPosture(policy.PostureYolo); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := g.Authorize(ctx, write); err != nil || v.Code != "" {
+		t.Errorf("a decision after the change: %q %v, want allowed", v.Code, err)
+	}
+	answer <- policy.Answer{Choice: policy.Decline}
+	if v := <-first; v.Code != agent.RefusedByPerson {
+		t.Errorf("the decision in flight: %q, want the person's refusal", v.Code)
+	}
+
+	// Decisions and changes at once: every verdict is one of the two
+	// postures' (allowed, or the approver's refusal), a denied path is
+	// refused by its rule in both.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				if v, _ := g.Authorize(ctx, write); v.Code != "" && v.Code != agent.RefusedByPerson {
+					t.Errorf("a write under a changing posture: %q", v.Code)
+				}
+				if v, _ := g.Authorize(ctx, agent.Call{Tool: "edit_file", Args: fileArgs("secrets/k")}); v.Code != agent.RefusedByRule {
+					t.Errorf("a denied write under a changing posture: %q", v.Code)
+				}
+			}
+		}()
+	}
+	for i := range 400 {
+		if err := g.SetPosture([]policy.Posture{policy.PostureAsk, policy.PostureYolo, policy.PostureAuto}[i%3]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
 }

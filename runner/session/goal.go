@@ -228,9 +228,11 @@ func cmpObserver(a, b agent.Observer) agent.Observer {
 }
 
 // newChildGate is the sub-agents' gate: the session's policy and posture
-// with nobody to ask, so a call that needs a person is refused.
+// with nobody to ask, so a call that needs a person is refused. It shares
+// the session gate's posture, so a posture change (SetPosture) reaches
+// the sub-agents already running too.
 func (s *Session) newChildGate() (agent.Gate, error) {
-	g, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, Posture: s.cfg.Posture,
+	g, err := policy.NewGate(policy.GateConfig{Policy: s.Policy, SharePosture: s.gate,
 		Workdir: s.cfg.Workdir, Grants: s.cfg.Grants, Standing: s.cfg.Standing,
 		ShellSandboxed: s.Confinement.ShellSandboxed(), AllowWrite: s.Confinement.Writable()[1:],
 		AllowRead: append(s.Confinement.Writable()[1:], s.cfg.Settings.Sandbox.AllowRead...), HumanOnly: s.cfg.HumanOnly,

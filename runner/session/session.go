@@ -113,12 +113,26 @@ type Session struct {
 
 	cfg     Config
 	plugins *mcp.Manager
+	// gate is the session's gate (Agent.Gate before anyone wraps it); its
+	// sub-agents' gates share its posture (SetPosture).
+	gate *policy.Gate
 	// skillHost runs run_skill's sub-agent skills (Goal, SkillHost); nil
 	// builds them directly.
 	skillHost atomic.Pointer[goals.Host]
 	// noDelegation: the control arm of --ablate subagent (NoDelegation).
 	noDelegation atomic.Bool
 }
+
+// SetPosture changes the session's tool-approval posture in place: the
+// session's gate and every sub-agent gate it made or makes decide their
+// next calls under p (one already asking a person ends under the old
+// one). Nothing else is rebuilt: the conversation, the grants, the MCP
+// plugins and the background jobs all stay. A posture the parse rejects
+// changes nothing.
+func (s *Session) SetPosture(p policy.Posture) error { return s.gate.SetPosture(p) }
+
+// Posture is the session's tool-approval posture now.
+func (s *Session) Posture() policy.Posture { return s.gate.Posture() }
 
 // NoDelegation makes the session the control arm of `--ablate subagent`
 // (seed §3.17) with no delegation at all: run_skill refuses sub-agent
@@ -198,7 +212,7 @@ func New(ctx context.Context, cfg Config) (_ *Session, err error) {
 	// A task worktree's git writes objects to its own directory (policy:
 	// Confinement.GitEnv), never to the store other tasks read.
 	cfg.ShellEnv = append(slices.Clip(cfg.ShellEnv), confine.GitEnv()...)
-	s := &Session{cfg: cfg, Policy: cfg.Policy, Confinement: confine}
+	s := &Session{cfg: cfg, Policy: cfg.Policy, Confinement: confine, gate: gate}
 	s.Env = agent.ToolEnv{
 		Workdir:            cfg.Workdir,
 		BashTimeoutSeconds: set.Tools.BashTimeoutSeconds,

@@ -348,3 +348,38 @@ func (stubTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"obje
 func (s stubTool) Execute(context.Context, json.RawMessage) (string, error) {
 	return "", s.err
 }
+
+// TestSetPostureReachesSubAgentGates: SetPosture changes the session's
+// gate and the sub-agents' gates, the one made before the change
+// included; a bad posture changes nothing.
+func TestSetPostureReachesSubAgentGates(t *testing.T) {
+	s := newSession(t, nil, nil)
+	before, err := s.newChildGate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(when, want string) {
+		t.Helper()
+		after, err := s.newChildGate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, g := range map[string]agent.Gate{"session": s.Agent.Gate, "earlier child": before, "later child": after} {
+			if v, err := g.Authorize(t.Context(), writeCall("a.txt")); err != nil || v.Code != want {
+				t.Errorf("%s, %s gate: %q %v, want %q", when, name, v.Code, err, want)
+			}
+		}
+	}
+	check("ask", agent.RefusedUnattended)
+	if err := s.SetPosture(policy.PostureAuto); err != nil || s.Posture() != policy.PostureAuto {
+		t.Fatalf("SetPosture(auto): %v, now %q", err, s.Posture())
+	}
+	check("auto", "")
+	if err := s.SetPosture("everything"); err == nil || s.Posture() != policy.PostureAuto {
+		t.Errorf("a bad posture: %v, now %q", err, s.Posture())
+	}
+	if err := s.SetPosture(policy.PostureAsk); err != nil {
+		t.Fatal(err)
+	}
+	check("back to ask", agent.RefusedUnattended)
+}
