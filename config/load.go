@@ -31,8 +31,8 @@ type LoadOptions struct {
 	Home string
 	// Env looks up environment variables for ${VAR} expansion and the home
 	// directory; nil = secretenv.Lookup (the environment, then NAME_FILE,
-	// then the systemd credential NAME, and what survives the re-exec that
-	// takes secrets out of the environment).
+	// then the systemd credential NAME, and the secrets it took out of the
+	// environment at start).
 	Env func(string) (string, bool)
 	// SkipMCPJSON ignores the project's .mcp.json, e.g. for a service that
 	// refuses servers declared by a checkout.
