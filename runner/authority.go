@@ -139,6 +139,10 @@ func directChat(transport, channel string) bool {
 //     self-approval included: a second person decides.
 //
 // Choosing "Allow always" also takes mayGrant.
+//
+// A refusal goes back to p alone — the API caller, the CLI, the
+// dashboard's viewer, the chat user who clicked — so it speaks to p as
+// "you", and no surface has to reword it.
 func (s *Service) MayDecide(ctx context.Context, p Principal, a store.Approval) error {
 	t, err := s.st.Task(ctx, a.TaskID)
 	if err != nil {
@@ -155,24 +159,24 @@ func (s *Service) mayDecide(p Principal, t store.Task, a store.Approval) error {
 		return err
 	}
 	if len(a.Approvers) > 0 && !slices.Contains(a.Approvers, p.ID) {
-		return failf(ErrForbidden, "task %s names its approvers, and %s is not one of them", t.ID, p.ID)
+		return failf(ErrForbidden, "task %s names its approvers, and you (%s) are not one of them", t.ID, p.ID)
 	}
 	// Principal ids come from credentials, so an exact comparison is the
 	// whole check: "alice", "API:alice" or "token:Alice" are other
 	// principals' ids, which a request cannot claim.
 	if t.Requester != "" && p.ID == t.Requester && s.requireSecondApprover(t) {
-		return failf(ErrForbidden, "%s requested this task, and its calls need a second person (require_second_approver); another approver must decide", p.ID)
+		return failf(ErrForbidden, "you asked for this task, and its calls need a second person (require_second_approver); another approver must decide")
 	}
 	if !s.cfg.AllowSelfApproval {
 		if !p.Role.AtLeast(store.RoleAdmin) && t.Requester != "" && p.ID == t.Requester {
-			return failf(ErrForbidden, "%s requested this task and may not approve its calls; another approver must decide", p.ID)
+			return failf(ErrForbidden, "you asked for this task; another approver must decide")
 		}
 		if p.ID != t.Requester && slices.Contains(a.Instructors, p.ID) {
-			return failf(ErrForbidden, "%s sent this task a message before it asked for this call, so may not approve it; another approver must decide", p.ID)
+			return failf(ErrForbidden, "you sent this task a message before it asked for this call, so you may not approve it; another approver must decide")
 		}
 	}
 	if transport, _, chat := chatIdentity(p.ID); chat && !p.Role.AtLeast(store.RoleAdmin) && !s.globalApprover(p.ID) && !s.relayedTo(t, transport) {
-		return failf(ErrForbidden, "task %s is not relayed where %s approves; an approver of its own channel, a global approver or an admin must decide", t.ID, p.ID)
+		return failf(ErrForbidden, "task %s is not relayed where you (%s) approve; an approver of its own channel, a global approver or an admin must decide", t.ID, p.ID)
 	}
 	return nil
 }
@@ -197,10 +201,10 @@ func (s *Service) requireSecondApprover(t store.Task) bool {
 // task's requester — not even an admin, not even with self-approval on.
 func (s *Service) mayGrant(p Principal, t store.Task) error {
 	if !p.Role.AtLeast(store.RoleGrant) {
-		return failf(ErrForbidden, "%s may decide this call but not allow it always (role %s); a principal with the grant or admin role must", p.ID, p.Role)
+		return failf(ErrForbidden, "you may decide this call but not allow it always (role %s); a principal with the grant or admin role must", p.Role)
 	}
 	if t.Requester != "" && p.ID == t.Requester {
-		return failf(ErrForbidden, "%s requested this task and may not allow its calls always; another principal with the grant or admin role must decide", p.ID)
+		return failf(ErrForbidden, "you asked for this task; another principal with the grant or admin role must allow its calls always")
 	}
 	return nil
 }

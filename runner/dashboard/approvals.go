@@ -42,7 +42,7 @@ func (d *Dashboard) approvalViews(ctx context.Context, list []store.Approval, p 
 		case err == nil:
 			v.MayDecide = true
 		case errors.As(err, &re) && errors.Is(re.Kind, runner.ErrForbidden):
-			v.Why = forViewer(p, re.Message)
+			v.Why = re.Message
 		default:
 			v.Why = "it could not be checked whether you may decide this"
 		}
@@ -111,10 +111,8 @@ func (d *Dashboard) decide(w http.ResponseWriter, r *http.Request, s *session) {
 		Scope: r.PostFormValue("scope"), CallHash: r.PostFormValue("call_hash"), GrantFor: r.PostFormValue("grant_for")})
 	var re *runner.Error
 	if errors.As(err, &re) && errors.Is(re.Kind, runner.ErrForbidden) {
-		if why := forViewer(p, re.Message); why != re.Message {
-			d.problem(w, r, s, http.StatusForbidden, capitalized(why)+". Nothing changed.")
-			return
-		}
+		d.problem(w, r, s, http.StatusForbidden, capitalized(re.Message)+". Nothing changed.")
+		return
 	}
 	if err != nil {
 		d.fail(w, r, s, err)
@@ -125,23 +123,6 @@ func (d *Dashboard) decide(w http.ResponseWriter, r *http.Request, s *session) {
 		back = "/tasks/" + a.TaskID
 	}
 	http.Redirect(w, r, back, http.StatusSeeOther)
-}
-
-// forViewer speaks a refusal to the person it refuses: the runner's rule
-// names the requester in the third person ("token:alice requested this
-// task and may not approve its calls; …"), which reads as a stranger's
-// text to token:alice herself. Any other refusal is left as it is.
-func forViewer(p runner.Principal, why string) string {
-	if p.ID == "" || !strings.HasPrefix(why, p.ID+" requested this task") {
-		return why
-	}
-	if strings.Contains(why, "require_second_approver") {
-		return "you asked for this task, and its calls need a second person (require_second_approver); another approver must decide"
-	}
-	if strings.Contains(why, "allow its calls always") {
-		return "you asked for this task; another principal with the grant or admin role must allow its calls always"
-	}
-	return "you asked for this task; another approver must decide"
 }
 
 // capitalized is s with its first letter upper-case.

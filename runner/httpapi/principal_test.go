@@ -110,7 +110,7 @@ func TestRevokedToken(t *testing.T) {
 func TestSelfApprovalComparesPrincipals(t *testing.T) {
 	e, alice, taskID, approvalID := parkedTask(t)
 	var er struct{ Code, Message string }
-	if res := alice.do("POST", "/api/v1/approvals/"+approvalID, `{"decision":"allow_once"}`, nil, &er); res.StatusCode != 403 || !strings.Contains(er.Message, "token:alice requested this task") {
+	if res := alice.do("POST", "/api/v1/approvals/"+approvalID, `{"decision":"allow_once"}`, nil, &er); res.StatusCode != 403 || !strings.Contains(er.Message, "you asked for this task") {
 		t.Errorf("alice approving her own call = %d %+v", res.StatusCode, er)
 	}
 	for _, name := range []string{"alice", "API:alice", "token:Alice", "api:alice", "bob"} {
