@@ -136,7 +136,7 @@ func (s *Service) expandCommand(ctx context.Context, req *TaskRequest) error {
 	if len(req.Args) > maxArgs {
 		return invalidf("at most %d command arguments are accepted", maxArgs)
 	}
-	if err := s.checkWorkspace(req.Workspace); err != nil {
+	if err := checkWorkspace(s.set, req.Workspace); err != nil {
 		return err
 	}
 	// Plugins are asked only for a name of the MCP form that no file

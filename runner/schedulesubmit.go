@@ -34,33 +34,50 @@ type scheduleSet struct {
 }
 
 // loadSchedules parses the configured schedules and checks each run they
-// would submit with the intake's own validation, so a schedule whose
-// prompt the intake would refuse stops New rather than failing every tick.
+// would submit (CheckSchedules), so a schedule whose prompt the intake
+// would refuse stops New rather than failing every tick.
 func (s *Service) loadSchedules() (scheduleSet, error) {
-	list, err := parseSchedules(s.set)
+	list, err := checkedSchedules(s.set)
 	if err != nil {
 		return scheduleSet{}, err
-	}
-	for _, sc := range list {
-		req := s.scheduleRequest(sc, cron.Key(sc.cfg.Name, time.Time{}))
-		if req.Command != "" && req.Prompt == "" {
-			// The command is read from the repository when the schedule
-			// fires; its name stands in for the prompt here.
-			req.Prompt = "/" + req.Command
-		}
-		if err := req.validate(s); err != nil {
-			var re *Error
-			if errors.As(err, &re) {
-				err = errors.New(re.Message)
-			}
-			return scheduleSet{}, fmt.Errorf("runner: schedule %s: %w", sc.cfg.Name, err)
-		}
 	}
 	occ := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "reasonix_schedule_occurrences_total", Help: "Schedule occurrences handled by this node, by schedule and outcome.",
 	}, []string{"schedule", "outcome"})
 	s.metrics.reg.MustRegister(occ)
 	return scheduleSet{list: list, occurrences: occ, firer: s.newScheduleFirer(list, occ)}, nil
+}
+
+// CheckSchedules is the check New makes of set's [[schedules]]: each
+// expression parses and each run a schedule would submit passes the
+// intake's own validation. `config check` runs it, so a schedule it
+// accepts is one serve starts with.
+func CheckSchedules(set *config.Config) error {
+	_, err := checkedSchedules(set)
+	return err
+}
+
+func checkedSchedules(set *config.Config) ([]*scheduled, error) {
+	list, err := parseSchedules(set)
+	if err != nil {
+		return nil, err
+	}
+	for _, sc := range list {
+		req := scheduleRequest(sc, cron.Key(sc.cfg.Name, time.Time{}))
+		if req.Command != "" && req.Prompt == "" {
+			// The command is read from the repository when the schedule
+			// fires; its name stands in for the prompt here.
+			req.Prompt = "/" + req.Command
+		}
+		if err := req.validate(set); err != nil {
+			var re *Error
+			if errors.As(err, &re) {
+				err = errors.New(re.Message)
+			}
+			return nil, fmt.Errorf("runner: schedule %s: %w", sc.cfg.Name, err)
+		}
+	}
+	return list, nil
 }
 
 func parseSchedules(set *config.Config) ([]*scheduled, error) {
@@ -139,11 +156,11 @@ func (s *Service) fireSchedule(ctx context.Context, sc *scheduled, anchor, occ t
 		runAt = s.now().UTC().Truncate(time.Second)
 		key = "schedule:" + c.Name + ":manual:" + newRef() + newRef()
 	}
-	req := s.scheduleRequest(sc, key)
+	req := scheduleRequest(sc, key)
 	if err := s.expandCommand(ctx, &req); err != nil {
 		return store.Task{}, false, err
 	}
-	if err := req.validate(s); err != nil {
+	if err := req.validate(s.set); err != nil {
 		return store.Task{}, false, err
 	}
 	task, fired, err := s.st.FireSchedule(ctx, store.Fire{
@@ -169,7 +186,7 @@ func (s *Service) fireSchedule(ctx context.Context, sc *scheduled, anchor, occ t
 }
 
 // scheduleRequest is the intake of one run of sc under dedupe key key.
-func (s *Service) scheduleRequest(sc *scheduled, key string) TaskRequest {
+func scheduleRequest(sc *scheduled, key string) TaskRequest {
 	c := sc.cfg
 	notify := make([]store.NotifyTarget, 0, len(c.Notify))
 	for _, n := range c.Notify {

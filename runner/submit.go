@@ -3,9 +3,11 @@ package runner
 import (
 	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"reasonix/config"
 	"reasonix/policy"
 	"reasonix/runner/store"
 )
@@ -74,7 +76,10 @@ type TaskRequest struct {
 	Approvers []string
 }
 
-func (r *TaskRequest) validate(s *Service) error {
+// validate checks r against the intake's limits and the configuration
+// set, and fills its default posture. It needs no running service, so
+// `config check` applies it to the schedules (CheckSchedules).
+func (r *TaskRequest) validate(set *config.Config) error {
 	if strings.TrimSpace(r.Prompt) == "" {
 		return invalidf("the prompt is empty")
 	}
@@ -93,7 +98,7 @@ func (r *TaskRequest) validate(s *Service) error {
 	if r.PlanOnly && (r.Goal || r.PlanFirst) {
 		return invalidf("plan_only plans one turn of a plain task; it cannot be combined with goal or plan_first")
 	}
-	if r.PlanOnly && strings.TrimSpace(s.set.Agent.PlannerModel) == "" {
+	if r.PlanOnly && strings.TrimSpace(set.Agent.PlannerModel) == "" {
 		// Without a planner the turn would go to the executor: refuse
 		// rather than run what was asked only to be planned.
 		return invalidf("plan_only needs [agent] planner_model")
@@ -105,7 +110,7 @@ func (r *TaskRequest) validate(s *Service) error {
 		return invalidf("the prompt is not valid UTF-8")
 	}
 	if r.Posture == "" {
-		r.Posture = cmp.Or(s.set.Permissions.Posture, policy.PostureAsk)
+		r.Posture = cmp.Or(set.Permissions.Posture, policy.PostureAsk)
 	}
 	if _, err := policy.ParsePosture(string(r.Posture)); err != nil {
 		return invalidf("%v", err) // a caller that built the value without parsing it
@@ -113,7 +118,7 @@ func (r *TaskRequest) validate(s *Service) error {
 	if err := (Principal{ID: r.Requester, MaxPosture: r.MaxPosture}).allowsPosture(r.Posture); err != nil {
 		return err
 	}
-	if err := s.checkWorkspace(r.Workspace); err != nil {
+	if err := checkWorkspace(set, r.Workspace); err != nil {
 		return err
 	}
 	if len(r.Notify) > maxNotify {
@@ -149,13 +154,14 @@ func (r *TaskRequest) validate(s *Service) error {
 	return nil
 }
 
-// checkWorkspace refuses a workspace name no [[workspaces]] entry has.
-func (s *Service) checkWorkspace(name string) error {
-	if name == "" || s.workspaceSpec(name) != nil {
+// checkWorkspace refuses a workspace name no [[workspaces]] entry of set
+// has.
+func checkWorkspace(set *config.Config, name string) error {
+	if name == "" || slices.ContainsFunc(set.Workspaces, func(w config.Workspace) bool { return w.Name == name }) {
 		return nil
 	}
-	names := make([]string, 0, len(s.set.Workspaces))
-	for _, w := range s.set.Workspaces {
+	names := make([]string, 0, len(set.Workspaces))
+	for _, w := range set.Workspaces {
 		names = append(names, w.Name)
 	}
 	if len(names) == 0 {
@@ -185,7 +191,7 @@ func (s *Service) Submit(ctx context.Context, req TaskRequest) (task store.Task,
 	if err := s.expandCommand(ctx, &req); err != nil {
 		return store.Task{}, false, err
 	}
-	if err := req.validate(s); err != nil {
+	if err := req.validate(s.set); err != nil {
 		return store.Task{}, false, err
 	}
 	task, created, err = s.st.CreateTask(ctx, store.NewTask{

@@ -13,6 +13,7 @@ import (
 
 	"reasonix/config"
 	"reasonix/internal/secretenv"
+	"reasonix/runner"
 	"reasonix/runner/forge"
 	"reasonix/runner/session"
 	"reasonix/runner/webhook"
@@ -139,6 +140,8 @@ func configRules(usable func(config.Workspace)) []configRule {
 			return nil
 		}},
 		{"runner", func(cfg *config.Config) error { return runnerSettings(cfg).Validate() }},
+		// The intake's own limits on each run a schedule would submit.
+		{"schedules", runner.CheckSchedules},
 		// The same check serve makes: secrets set, templates and filters parse.
 		{"webhooks", func(cfg *config.Config) error { _, err := webhook.Compile(cfg.Webhooks, secretenv.Lookup); return err }},
 		{"chat", func(cfg *config.Config) error { _, err := readChatTokens(cfg); return err }},
