@@ -267,7 +267,26 @@ func TestStalledTaskPostsOnceWithCancel(t *testing.T) {
 		}
 		return out
 	}
-	settle(t, r.relay, false)
+	// The relay's clock jumps below, but the runner stamps events with
+	// the real one: an event of the second turn written after the jump
+	// would look 11 minutes old and start a second silence. Jump only once
+	// the task has written all it will write before the model hangs.
+	lastSeq := func() int64 {
+		evs, err := r.svc.Events(context.Background(), id, 0, 10000)
+		if err != nil || len(evs) == 0 {
+			return -1
+		}
+		return evs[len(evs)-1].Seq
+	}
+	for quiet := 0; quiet < 2; {
+		before := lastSeq()
+		settle(t, r.relay, false)
+		if lastSeq() == before {
+			quiet++
+		} else {
+			quiet = 0
+		}
+	}
 	if n := len(stalls()); n != 0 {
 		t.Fatalf("%d stall notices before stall_after", n)
 	}
