@@ -64,6 +64,8 @@ type live struct {
 	waitingGoal *goals.State
 	// questions numbers the goal questions asked as tool calls.
 	questions atomic.Int64
+	// plan: the session is in plan mode (modeGate refuses writers).
+	plan atomic.Bool
 	// inGoal keeps a goal's turn messages out of the transcript's
 	// conversation (see goalTurn).
 	inGoal atomic.Bool
@@ -312,9 +314,7 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 	sess.Agent.Thinking = l.think
 	cfg := sess.Agent
 	cfg.History = history
-	if ctl.mode == modePlan {
-		cfg.Gate = planGate(cfg.Gate)
-	}
+	cfg.Gate = l.modeGate(cfg.Gate)
 	ag, err := agent.New(cfg)
 	if err != nil {
 		sess.Close()
