@@ -22,6 +22,9 @@ func acpFlags(fs *flag.FlagSet) action {
 	fs.StringVar(&profile, "profile", "balanced", "startup work mode: `economy|balanced|delivery`")
 	fs.StringVar(&server, "server", "", "the service's base `URL`: the editor's sessions are its tasks (token: REASONIX_API_TOKEN, [serve] api_token_env, or <data dir>/api-token)")
 	return func(args []string, stdout, stderr io.Writer) error {
+		if len(args) > 0 && args[0] == "attach" {
+			return acpAttach(args[1:], stdout)
+		}
 		if len(args) > 0 {
 			return usageErrorf("acp takes no arguments; the editor sends the work over the protocol")
 		}
@@ -91,4 +94,27 @@ func projectSettings(cfg *config.Config, file, server string) func(string) (*con
 		}
 		return config.Load(config.LoadOptions{ProjectDir: cwd, RequireTrust: true})
 	}
+}
+
+// acpAttach is `reasonix acp attach SOCKET`, the command an editor's
+// terminal runs (terminal/create) to show a bash command that runs in the
+// agent's sandbox: it prints the command's output as it comes and exits
+// with its exit status. The one-time token is in the environment, never
+// in the arguments; it is dropped from the environment at once.
+func acpAttach(args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return usageErrorf("acp attach takes the agent's socket; the editor runs it as the agent asks")
+	}
+	token := os.Getenv(acp.AttachTokenEnv)
+	os.Unsetenv(acp.AttachTokenEnv)
+	ctx, stop := signalContext()
+	defer stop()
+	code, err := acp.Attach(ctx, args[0], token, stdout)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return &exitError{code: acp.ExitStatus(code)}
+	}
+	return nil
 }
