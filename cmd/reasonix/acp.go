@@ -22,9 +22,6 @@ func acpFlags(fs *flag.FlagSet) action {
 	fs.StringVar(&profile, "profile", "balanced", "startup work mode: `economy|balanced|delivery`")
 	fs.StringVar(&server, "server", "", "the service's base `URL`: the editor's sessions are its tasks (token: REASONIX_API_TOKEN, [serve] api_token_env, or <data dir>/api-token)")
 	return func(args []string, stdout, stderr io.Writer) error {
-		if len(args) > 0 && args[0] == "attach" {
-			return acpAttach(args[1:], stdout)
-		}
 		if len(args) > 0 {
 			return usageErrorf("acp takes no arguments; the editor sends the work over the protocol")
 		}
@@ -96,25 +93,29 @@ func projectSettings(cfg *config.Config, file, server string) func(string) (*con
 	}
 }
 
-// acpAttach is `reasonix acp attach SOCKET`, the command an editor's
+// acpAttachExec is `reasonix acp attach SOCKET`, the command an editor's
 // terminal runs (terminal/create) to show a bash command that runs in the
 // agent's sandbox: it prints the command's output as it comes and exits
-// with its exit status. The one-time token is in the environment, never
-// in the arguments; it is dropped from the environment at once.
-func acpAttach(args []string, stdout io.Writer) error {
-	if len(args) != 1 {
-		return usageErrorf("acp attach takes the agent's socket; the editor runs it as the agent asks")
+// with its exit status. It runs before anything else (no configuration,
+// no secrets) and exits; any other command line returns at once. The
+// one-time token is in the environment, never in the arguments, and is
+// dropped from it at once.
+func acpAttachExec() {
+	if len(os.Args) < 3 || os.Args[1] != "acp" || os.Args[2] != "attach" {
+		return
+	}
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "reasonix: acp attach takes the agent's socket; the editor runs it as the agent asks")
+		os.Exit(exitUsage)
 	}
 	token := os.Getenv(acp.AttachTokenEnv)
 	os.Unsetenv(acp.AttachTokenEnv)
 	ctx, stop := signalContext()
-	defer stop()
-	code, err := acp.Attach(ctx, args[0], token, stdout)
+	code, err := acp.Attach(ctx, os.Args[3], token, os.Stdout)
+	stop()
 	if err != nil {
-		return err
+		fmt.Fprintf(os.Stderr, "reasonix: acp attach: %v\n", err)
+		os.Exit(exitFailed)
 	}
-	if code != 0 {
-		return &exitError{code: acp.ExitStatus(code)}
-	}
-	return nil
+	os.Exit(acp.ExitStatus(code))
 }
