@@ -72,12 +72,16 @@ func (a *Agent) terminals() (*terminals, error) {
 	}
 	ts := &terminals{dir: dir, socket: sock, ln: ln, terms: map[[32]byte]*term{},
 		logf: func(msg string, args ...any) { a.cfg.Logger.Warn(msg, args...) }}
+	// The accept loop counts as a connection, so no Add ever races with
+	// close's Wait at zero.
+	ts.conns.Add(1)
 	go ts.accept()
 	a.terms = ts
 	return ts, nil
 }
 
 func (ts *terminals) accept() {
+	defer ts.conns.Done()
 	for {
 		c, err := ts.ln.Accept()
 		if err != nil {
