@@ -391,6 +391,14 @@ func (lc *liveCall) Done(code int) {
 		}
 		lc.closeConn()
 		l.terminals.Store(lc.call, id)
+		// Releasing a terminal kills what it runs: let the attach exit
+		// with the command's status first.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(lc.ctx), drainWait)
+		if _, err := sdk.SendRequest[map[string]any](l.a.conn, wctx, "terminal/wait_for_exit",
+			sdk.WaitForTerminalExitRequest{SessionId: sdk.SessionId(l.id), TerminalId: id}); err != nil {
+			l.a.cfg.Logger.Debug("acp: terminal/wait_for_exit", "err", err)
+		}
+		cancel()
 	case <-time.After(attachWait):
 		l.a.cfg.Logger.Warn("acp: the editor's terminal did not attach; commands are shown as their results from now on", "session", l.id)
 		l.noTerminal.Store(true)

@@ -50,8 +50,8 @@ func (w *syncBuffer) String() string {
 	return w.b.String()
 }
 
-// terminalEditor answers terminal/create by running the command, and
-// terminal/release by noting it.
+// terminalEditor answers terminal/create by running the command,
+// terminal/wait_for_exit when it exited, and terminal/release by noting it.
 type terminalEditor struct {
 	mu       sync.Mutex
 	terms    []*editorTerminal
@@ -90,6 +90,23 @@ func (e *terminalEditor) handle(_ context.Context, method string, params json.Ra
 		defer e.mu.Unlock()
 		e.terms = append(e.terms, term)
 		return sdk.CreateTerminalResponse{TerminalId: fmt.Sprintf("term-%d", len(e.terms))}, nil, true
+	case "terminal/wait_for_exit":
+		var p struct {
+			TerminalID string `json:"terminalId"`
+		}
+		json.Unmarshal(params, &p)
+		e.mu.Lock()
+		var term *editorTerminal
+		var i int
+		if _, err := fmt.Sscanf(p.TerminalID, "term-%d", &i); err == nil && i >= 1 && i <= len(e.terms) {
+			term = e.terms[i-1]
+		}
+		e.mu.Unlock()
+		if term == nil {
+			return nil, sdk.NewInvalidParams("unknown terminal"), true
+		}
+		<-term.exited
+		return map[string]any{"exitCode": term.code}, nil, true
 	case "terminal/release":
 		var p struct {
 			TerminalID string `json:"terminalId"`
