@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,7 +171,13 @@ func (e *editorTerminals) created() []*editorTerm {
 
 // newTerminalClient is a client with terminals (running them when run),
 // whose sessions run under yolo so no call is asked.
-func newTerminalClient(t *testing.T, run bool, turns ...agenttest.Turn) (*client, *editorTerminals) {
+func newTerminalClient(t testing.TB, run bool, turns ...agenttest.Turn) (*client, *editorTerminals) {
+	t.Helper()
+	return newYoloClient(t, true, run, turns...)
+}
+
+// newYoloClient is newTerminalClient with the terminal capability or not.
+func newYoloClient(t testing.TB, capable, run bool, turns ...agenttest.Turn) (*client, *editorTerminals) {
 	t.Helper()
 	prov := agenttest.NewScriptedProvider(turns...)
 	dir := t.TempDir()
@@ -183,7 +190,7 @@ func newTerminalClient(t *testing.T, run bool, turns ...agenttest.Turn) (*client
 	c.prov, c.dir = prov, dir
 	terms := &editorTerminals{t: t, run: run}
 	c.extra = terms.handle
-	c.initializeWith(map[string]any{"terminal": true})
+	c.initializeWith(map[string]any{"terminal": capable})
 	return c, terms
 }
 
@@ -366,5 +373,35 @@ func TestNoTerminalWithoutTheCapability(t *testing.T) {
 	}
 	if got := toolResult(c.prov, "b1"); got != "one\nexit code: 0" {
 		t.Errorf("the model got %q", got)
+	}
+}
+
+// BenchmarkTerminalBashCall is one prompt with one bash call and an
+// answer, with the editor's terminal (create, attach, show, wait for exit,
+// release) and without: the terminal's cost per call.
+func BenchmarkTerminalBashCall(b *testing.B) {
+	for _, withTerminal := range []bool{false, true} {
+		name := "text"
+		if withTerminal {
+			name = "terminal"
+		}
+		b.Run(name, func(b *testing.B) {
+			turns := make([]agenttest.Turn, 0, 2*b.N)
+			for i := 0; i < b.N; i++ {
+				turns = append(turns, bashTurn(fmt.Sprintf("b%d", i), "echo hi"), agenttest.Turn{Text: "ran"})
+			}
+			c, terms := newYoloClient(b, withTerminal, true, turns...)
+			id := c.newSession(b.TempDir())
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if got := c.prompt(id, "run it"); got != "end_turn" {
+					b.Fatal(got)
+				}
+			}
+			b.StopTimer()
+			if n := len(terms.created()); withTerminal != (n == b.N) {
+				b.Fatalf("%d terminals for %d calls", n, b.N)
+			}
+		})
 	}
 }
