@@ -631,3 +631,66 @@ func TestToolApprovalChangesOnlyTheGate(t *testing.T) {
 		}
 	}
 }
+
+// TestSetModeChangesOnlyTheMode: a collaboration mode change is made in
+// place, so a background job started before it is still running after
+// normal → plan → normal (a rebuild would have stopped it), plan mode
+// still refuses a writer, and a mode change during a prompt is refused.
+func TestSetModeChangesOnlyTheMode(t *testing.T) {
+	jobOutput := func(id string) agent.ToolCall {
+		return agent.ToolCall{ID: id, Name: "job_output", Arguments: `{"job_id":"job-1"}`}
+	}
+	planned := writeTurn("w2", "out.txt")
+	planned.ToolCalls = append(planned.ToolCalls, jobOutput("j2"))
+	c := newClient(t,
+		agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "b1", Name: "bash", Arguments: `{"command":"echo started; sleep 300","run_in_background":true}`}}},
+		agenttest.Turn{Text: "started"},
+		planned, agenttest.Turn{Text: "planned"},
+		agenttest.Turn{ToolCalls: []agent.ToolCall{jobOutput("j3")}}, agenttest.Turn{Text: "checked"})
+	c.initialize()
+	cwd := t.TempDir()
+	id := c.newSession(cwd)
+	setMode := func(m string) {
+		t.Helper()
+		c.call("session/set_mode", map[string]string{"sessionId": id, "modeId": m}, nil)
+	}
+
+	stop := c.promptAsync(id, "start the server")
+	p := <-c.perms // bash under ask
+	if code := c.errCode("session/set_mode", map[string]string{"sessionId": id, "modeId": "plan"}); code != -32600 {
+		t.Errorf("set_mode during a prompt: %d, want -32600", code)
+	}
+	p.Reply <- optAllowOnce
+	if got := <-stop; got != "end_turn" {
+		t.Fatal(got)
+	}
+
+	setMode("plan")
+	if got := c.prompt(id, "plan it"); got != "end_turn" {
+		t.Fatal(got)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "out.txt")); !os.IsNotExist(err) {
+		t.Fatalf("plan mode let a write run: %v", err)
+	}
+	setMode("normal")
+	if got := c.prompt(id, "check it"); got != "end_turn" {
+		t.Fatal(got)
+	}
+
+	results := map[string]string{}
+	for _, r := range c.prov.Requests() {
+		for _, m := range r.Messages {
+			if m.ToolCallID != "" {
+				results[m.ToolCallID] = m.Content
+			}
+		}
+	}
+	if !strings.Contains(results["w2"], "plan mode") {
+		t.Errorf("the write in plan mode: %q, want refused by plan mode", results["w2"])
+	}
+	for _, call := range []string{"j2", "j3"} {
+		if out := results[call]; !strings.Contains(out, "job-1") || !strings.Contains(out, "running for") {
+			t.Errorf("job_output after a mode change (%s): %q, want job-1 still running", call, out)
+		}
+	}
+}

@@ -54,11 +54,13 @@ func (c controls) requestEffort() string {
 	return ""
 }
 
-// planGate refuses every writer before the session's gate is asked: plan
-// mode can only remove what the policy allows.
-func planGate(g agent.Gate) agent.Gate {
+// modeGate asks the session's gate, except that in plan mode it refuses
+// every writer first: plan mode can only remove what the policy allows.
+// It reads the mode at each call, so a set_mode changes it in place,
+// without rebuilding the session.
+func (l *live) modeGate(g agent.Gate) agent.Gate {
 	return agent.GateFunc(func(ctx context.Context, c agent.Call) (agent.Verdict, error) {
-		if !c.ReadOnly {
+		if !c.ReadOnly && l.plan.Load() {
 			return agent.Verdict{Code: agent.RefusedByRule, Reason: "The session is in plan mode: " + c.Tool + " changes files or runs commands. Read and investigate, then answer with your plan; the user switches modes to carry it out."}, nil
 		}
 		return g.Authorize(ctx, c)
@@ -153,13 +155,16 @@ func (l *live) state() map[string]any {
 	return map[string]any{"modes": l.ctl.modes(), "configOptions": l.configOptions()}
 }
 
-// apply changes the session's controls. A new model, request effort (the
-// effort option or the work mode's) or mode rebuilds the controller
-// through runner/session, keeping the conversation and the grants made so
-// far; not while a prompt runs. A new tool approval alone changes only the
-// gate's posture, in place (session.SetPosture): the MCP plugins and the
-// background jobs stay, and it may change while a prompt runs — the calls
-// after it are decided under the new posture.
+// apply changes the session's controls. A new model or request effort
+// (the effort option or the work mode's) rebuilds the controller through
+// runner/session, keeping the conversation and the grants made so far;
+// not while a prompt runs. Everything else changes in place, keeping the
+// MCP plugins, the background jobs and the conversation: a new tool
+// approval changes only the gate's posture (session.SetPosture), and may
+// change while a prompt runs — the calls after it are decided under the
+// new posture; a new collaboration mode changes what the next prompt is
+// (plan, goal) and the plan gate (modeGate), not while a prompt runs,
+// whose turn was chosen by the mode it started in.
 func (l *live) apply(ctx context.Context, change func(*controls) error) *sdk.RequestError {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -170,12 +175,16 @@ func (l *live) apply(ctx context.Context, change func(*controls) error) *sdk.Req
 	if next == l.ctl {
 		return nil
 	}
-	if next.model == l.ctl.model && next.requestEffort() == l.ctl.requestEffort() && next.mode == l.ctl.mode {
+	if next.model == l.ctl.model && next.requestEffort() == l.ctl.requestEffort() {
+		if next.mode != l.ctl.mode && l.turn != nil {
+			return invalidRequest("session %s is running a prompt; change its mode after the turn", l.id)
+		}
 		if next.posture != l.ctl.posture {
 			if err := l.sess.SetPosture(next.posture); err != nil {
 				return invalidParams("tool_approval: %v", err)
 			}
 		}
+		l.plan.Store(next.mode == modePlan)
 		l.ctl = next
 		return nil
 	}
@@ -192,6 +201,7 @@ func (l *live) apply(ctx context.Context, change func(*controls) error) *sdk.Req
 	}
 	old := l.sess
 	l.sess, l.agent, l.ctl = sess, ag, next
+	l.plan.Store(next.mode == modePlan)
 	old.Close()
 	return nil
 }

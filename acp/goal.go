@@ -114,9 +114,7 @@ func (l *live) extend(sess *session.Session, add []agent.Message) {
 	defer l.mu.Unlock()
 	cfg := sess.Agent
 	cfg.History = append(l.agent.Messages(), add...)
-	if l.ctl.mode == modePlan {
-		cfg.Gate = planGate(cfg.Gate)
-	}
+	cfg.Gate = l.modeGate(cfg.Gate)
 	if ag, err := agent.New(cfg); err == nil {
 		l.agent = ag
 	} else {

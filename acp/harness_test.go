@@ -35,6 +35,9 @@ type client struct {
 	fsCalls []string
 	perms   chan permission
 	elicits chan elicitation
+	// extra, when set before initialize, answers the methods it knows
+	// (ok) before the ones above: the editor's terminals.
+	extra func(ctx context.Context, method string, params json.RawMessage) (res any, rerr *sdk.RequestError, ok bool)
 
 	in        *io.PipeWriter
 	served    chan error
@@ -122,6 +125,11 @@ func newClientWith(t testing.TB, cfg Config) *client {
 }
 
 func (c *client) handle(ctx context.Context, method string, params json.RawMessage) (any, *sdk.RequestError) {
+	if c.extra != nil {
+		if res, rerr, ok := c.extra(ctx, method, params); ok {
+			return res, rerr
+		}
+	}
 	switch method {
 	case "session/update":
 		var n struct {

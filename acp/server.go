@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -66,6 +67,10 @@ type Config struct {
 	// client's principal. Settings then only maps an editor's cwd to a
 	// workspace ([[workspaces]]).
 	Server *apiclient.Client
+	// Attach is the command an editor's terminal runs to show a bash
+	// command (`reasonix acp attach`), without the socket argument; nil
+	// is this executable's `acp attach`.
+	Attach []string
 }
 
 // Agent serves ACP on one connection. Build it with New; Serve runs it.
@@ -85,6 +90,10 @@ type Agent struct {
 	client   string // the editor's name from initialize, for approval records
 	caps     clientCaps
 	sessions map[string]*live
+	// terms is the attach socket of the editor's terminals, opened on
+	// first use (terminal.go); attach is the command that attaches.
+	terms  *terminals
+	attach []string
 }
 
 // New checks cfg and returns an Agent.
@@ -106,7 +115,14 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{cfg: cfg, store: store{dir: cfg.Dir}, sessions: map[string]*live{}, ownModels: ownModels}
+	a := &Agent{cfg: cfg, store: store{dir: cfg.Dir}, sessions: map[string]*live{}, ownModels: ownModels, attach: cfg.Attach}
+	if len(a.attach) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("acp: this executable, for the editor's terminals: %w", err)
+		}
+		a.attach = []string{exe, "acp", "attach"}
+	}
 	if cfg.Server != nil {
 		a.remote = newRemote(a, cfg.Server)
 	}
@@ -144,6 +160,13 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	pr.CloseWithError(io.ErrClosedPipe)
 	a.closeAll()
+	a.mu.Lock()
+	ts := a.terms
+	a.terms = nil
+	a.mu.Unlock()
+	if ts != nil {
+		ts.close()
+	}
 	if a.remote != nil {
 		a.remote.closeAll()
 	}

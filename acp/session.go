@@ -64,6 +64,14 @@ type live struct {
 	waitingGoal *goals.State
 	// questions numbers the goal questions asked as tool calls.
 	questions atomic.Int64
+	// plan: the session is in plan mode (modeGate refuses writers).
+	plan atomic.Bool
+	// shown holds the ids of the tool calls the editor was shown, which a
+	// terminal may show (terminal.go); terminals maps a call a terminal
+	// showed to the terminal's id, for its completed update. noTerminal:
+	// a terminal did not attach, so commands are shown as text.
+	shown, terminals sync.Map
+	noTerminal       atomic.Bool
 	// inGoal keeps a goal's turn messages out of the transcript's
 	// conversation (see goalTurn).
 	inGoal atomic.Bool
@@ -312,9 +320,7 @@ func (l *live) build(ctx context.Context, ctl controls, history []agent.Message,
 	sess.Agent.Thinking = l.think
 	cfg := sess.Agent
 	cfg.History = history
-	if ctl.mode == modePlan {
-		cfg.Gate = planGate(cfg.Gate)
-	}
+	cfg.Gate = l.modeGate(cfg.Gate)
 	ag, err := agent.New(cfg)
 	if err != nil {
 		sess.Close()
@@ -342,7 +348,28 @@ func (l *live) observe(e agent.Event) {
 		l.tr.Observe(e)
 	}
 	l.usage.observe(e)
-	for _, u := range updatesFor(l.cwd, e) {
+	ups := updatesFor(l.cwd, e)
+	switch e.Type {
+	case agent.EventMessage:
+		if e.Message != nil && e.Message.Role == agent.RoleAssistant {
+			for _, c := range e.Message.ToolCalls {
+				l.shown.Store(c.ID, true)
+			}
+		}
+	case agent.EventToolFinished, agent.EventToolRefused:
+		if e.Call == nil {
+			break
+		}
+		l.shown.Delete(e.Call.ID)
+		if id, ok := l.terminals.LoadAndDelete(e.Call.ID); ok && e.Type == agent.EventToolFinished {
+			status := sdk.ToolCallStatusCompleted
+			if e.IsError {
+				status = sdk.ToolCallStatusFailed
+			}
+			ups = []sdk.SessionUpdate{finishTerminal(e.Call.ID, id.(string), status, e.Result)}
+		}
+	}
+	for _, u := range ups {
 		l.a.notify(l.id, u)
 	}
 }
@@ -403,6 +430,10 @@ func (a *Agent) prompt(ctx context.Context, params json.RawMessage) (any, *sdk.R
 		text = refSess.ExpandReferences(ctx, text)
 	}
 	tctx, cancel := context.WithCancelCause(ctx)
+	if a.clientCaps().terminal {
+		// Its foreground commands are shown in the editor's terminals.
+		tctx = agent.ContextWithLiveOutput(tctx, l.liveOutput)
+	}
 	t := &turn{cancel: cancel, done: make(chan struct{})}
 	l.mu.Lock()
 	if l.turn != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"reasonix/agent"
@@ -103,7 +104,19 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 		defer cancel()
 	}
 	out := newHeadTail(bashKeep)
-	state, err := runGroup(runCtx, argv, t.env.Workdir, t.env.ShellEnv, out, starter, t.reporter(ctx))
+	// A live output (an editor's terminal showing the command) gets the
+	// same bytes as they come; the result below is the same either way.
+	var sink io.Writer = out
+	runCtx, kill := context.WithCancelCause(runCtx)
+	defer kill(nil)
+	live := agent.OpenLiveOutput(ctx, a.Command, func() { kill(errKilledLive) })
+	if live != nil {
+		sink = tee{out, live}
+	}
+	state, err := runGroup(runCtx, argv, t.env.Workdir, t.env.ShellEnv, sink, starter, t.reporter(ctx))
+	if live != nil {
+		live.Done(exitStatus(state))
+	}
 	if err != nil {
 		return "", fmt.Errorf("bash: %w", err)
 	}
@@ -116,6 +129,8 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 	switch {
 	case ctx.Err() != nil:
 		b.WriteString("cancelled: the command and its child processes were killed\n")
+	case errors.Is(context.Cause(runCtx), errKilledLive):
+		b.WriteString("stopped by the user where it was shown: the command and its child processes were killed\n")
 	case runCtx.Err() != nil:
 		fmt.Fprintf(&b, "timed out after %ds: the command and its child processes were killed\n", timeout)
 	}
@@ -132,6 +147,35 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 		return b.String(), fmt.Errorf("bash: command cancelled: %w", ctx.Err())
 	}
 	return b.String(), nil
+}
+
+// errKilledLive is why a command stopped from its live output (a person
+// killing the editor's terminal that shows it) ended.
+var errKilledLive = errors.New("stopped from its live output")
+
+// tee writes to the result's buffer and to a live output, whose errors are
+// not the command's: the result gets every byte whatever the live output
+// does.
+type tee struct {
+	out  io.Writer
+	live agent.LiveOutput
+}
+
+func (w tee) Write(p []byte) (int, error) {
+	_, _ = w.live.Write(p)
+	return w.out.Write(p)
+}
+
+// exitStatus is a command's exit status as a shell reports it: its exit
+// code, 128 + the signal that killed it, or -1 when it did not run.
+func exitStatus(st *os.ProcessState) int {
+	if st == nil {
+		return -1
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return st.ExitCode()
 }
 
 // reporter tells ctx's process reporter about a command's process group, so

@@ -92,3 +92,30 @@ func projectSettings(cfg *config.Config, file, server string) func(string) (*con
 		return config.Load(config.LoadOptions{ProjectDir: cwd, RequireTrust: true})
 	}
 }
+
+// acpAttachExec is `reasonix acp attach SOCKET`, the command an editor's
+// terminal runs (terminal/create) to show a bash command that runs in the
+// agent's sandbox: it prints the command's output as it comes and exits
+// with its exit status. It runs before anything else (no configuration,
+// no secrets) and exits; any other command line returns at once. The
+// one-time token is in the environment, never in the arguments, and is
+// dropped from it at once.
+func acpAttachExec() {
+	if len(os.Args) < 3 || os.Args[1] != "acp" || os.Args[2] != "attach" {
+		return
+	}
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "reasonix: acp attach takes the agent's socket; the editor runs it as the agent asks")
+		os.Exit(exitUsage)
+	}
+	token := os.Getenv(acp.AttachTokenEnv)
+	os.Unsetenv(acp.AttachTokenEnv)
+	ctx, stop := signalContext()
+	code, err := acp.Attach(ctx, os.Args[3], token, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "reasonix: acp attach: %v\n", err)
+		os.Exit(exitFailed)
+	}
+	os.Exit(acp.ExitStatus(code))
+}

@@ -140,3 +140,43 @@ func TestACPConformanceServer(t *testing.T) {
 		t.Fatalf("the goal after the client's go-on: %+v\n%s", got, s.events(goal))
 	}
 }
+
+// TestACPConformanceTerminal drives the built binary with the official
+// ACP TypeScript SDK as an editor with terminals
+// (acp/conformance/terminal.mjs): its terminal/create runs the `reasonix
+// acp attach` it is given, which shows the bash call's output and exits
+// with its status; the call's card shows the terminal; it is released.
+// This test checks the model got the same output.
+func TestACPConformanceTerminal(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, testenv.ACPClient, "node is not installed (apt-get install nodejs npm)")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "..", "acp", "conformance"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+		testenv.Missing(t, testenv.ACPClient, "@agentclientprotocol/sdk is not installed: run `npm ci` in acp/conformance")
+	}
+	e := newE2E(t, toolTurn(call("b1", "bash", `{"command":"echo out; echo err >&2; exit 3"}`)), answer("ran it"))
+	cmd := exec.Command(node, filepath.Join(dir, "terminal.mjs"), binary, e.work)
+	cmd.Dir = dir
+	cmd.Env = baseEnv(e.home)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("the terminal script failed: %v", err)
+	}
+	var result string
+	for _, r := range e.srv.Requests() {
+		for _, m := range r.Messages {
+			if m.ToolCallID == "b1" {
+				result = m.Content
+			}
+		}
+	}
+	if result != "out\nerr\nexit code: 3" {
+		t.Errorf("the model got %q", result)
+	}
+}

@@ -26,12 +26,20 @@ type acpProcess struct {
 	stdin  io.WriteCloser
 	stderr *bytes.Buffer
 	lines  chan []string // every stdout line, when stdout ends
+	extra  func(ctx context.Context, method string, params json.RawMessage) (any, *sdk.RequestError, bool)
 
 	mu      sync.Mutex
 	updates []string
 }
 
 func startACP(t testing.TB, e *e2e, args ...string) *acpProcess {
+	t.Helper()
+	return startACPWith(t, e, nil, args...)
+}
+
+// startACPWith is startACP with a handler for more client methods (ok
+// when it answered), such as the editor's terminals.
+func startACPWith(t testing.TB, e *e2e, extra func(ctx context.Context, method string, params json.RawMessage) (any, *sdk.RequestError, bool), args ...string) *acpProcess {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"acp"}, args...)...)
 	cmd.Dir = e.work
@@ -44,7 +52,7 @@ func startACP(t testing.TB, e *e2e, args ...string) *acpProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &acpProcess{t: t, cmd: cmd, stdin: stdin, stderr: &bytes.Buffer{}, lines: make(chan []string, 1)}
+	p := &acpProcess{t: t, cmd: cmd, stdin: stdin, stderr: &bytes.Buffer{}, lines: make(chan []string, 1), extra: extra}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -64,7 +72,12 @@ func startACP(t testing.TB, e *e2e, args ...string) *acpProcess {
 	return p
 }
 
-func (p *acpProcess) handle(_ context.Context, method string, params json.RawMessage) (any, *sdk.RequestError) {
+func (p *acpProcess) handle(ctx context.Context, method string, params json.RawMessage) (any, *sdk.RequestError) {
+	if p.extra != nil {
+		if res, rerr, ok := p.extra(ctx, method, params); ok {
+			return res, rerr
+		}
+	}
 	switch method {
 	case "session/update":
 		p.mu.Lock()
