@@ -13,9 +13,10 @@ import (
 // read-only data (not the page cache: the pages stay in memory for every
 // other process and come back on the next touch). By the time main runs,
 // the Go runtime and the initialisation of ~200 packages have touched
-// pages all over the 35 MB binary, and the kernel maps 64 KiB around
-// each fault: ~20 MB counted in RSS that a `reasonix run` or the
-// sandbox's proxy mostly never executes again.
+// pages all over the 35 MB binary: ~9 MB counted in RSS that a `reasonix
+// run` mostly never executes again (~18 MB before internal/faultaround
+// kept the kernel from mapping 64 KiB around each fault; the runtime's
+// own start, before any package initialises, still faults that way).
 //
 // Only a read-only mapping that still holds the file's own bytes is
 // dropped. A writable one would lose what was written, and so would a
