@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 
+	_ "reasonix/internal/faultaround" // first: the binary's pages are mapped one at a time
 	"reasonix/internal/secretenv"
 
 	_ "reasonix/agent/anthropic" // kind "anthropic": the Messages API

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	byteorder "encoding/binary"
 	"os"
 	"strconv"
 	"strings"
@@ -13,53 +13,93 @@ import (
 // read-only data (not the page cache: the pages stay in memory for every
 // other process and come back on the next touch). By the time main runs,
 // the Go runtime and the initialisation of ~200 packages have touched
-// pages all over the 35 MB binary, and the kernel maps 64 KiB around
-// each fault: ~20 MB counted in RSS that a `reasonix run` or the
-// sandbox's proxy mostly never executes again.
+// pages all over the 35 MB binary: ~9 MB counted in RSS that a `reasonix
+// run` mostly never executes again (~18 MB before internal/faultaround
+// kept the kernel from mapping 64 KiB around each fault; the runtime's
+// own start, before any package initialises, still faults that way).
 //
 // Only a read-only mapping that still holds the file's own bytes is
 // dropped. A writable one would lose what was written, and so would a
 // read-only one with private copies in it: a binary linked with cgo has
 // its relocated pointers (RELRO) written at load and then made read-only,
 // and dropping those pages would bring back the unrelocated file bytes.
-// smaps shows such copies as Anonymous.
+// /proc/self/pagemap tells such a copy from a page of the file (its
+// "file page" bit is clear). /proc/self/maps and the pagemap entries of
+// the binary's few mappings are what is read, not smaps: smaps walks
+// every mapping of the process to count its pages, which cost ~10 % of
+// `reasonix version`'s start-up CPU.
 func releaseStartPages() {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return
 	}
-	f, err := os.Open("/proc/self/smaps")
+	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		return
 	}
-	defer f.Close()
-	var start, end uint64
-	ours := false // the mapping being read is a read-only one of exe
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
+	pagemap, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		return
+	}
+	defer pagemap.Close()
+	page := uint64(os.Getpagesize())
+	// Adjacent mappings (code, then read-only data) are dropped in one
+	// call: each call flushes the TLB of every CPU the process ran on,
+	// which costs a millisecond or more in a virtual machine.
+	var from, to uint64
+	drop := func() {
+		if to > from {
+			_, _, _ = unix.Syscall(unix.SYS_MADVISE, uintptr(from), uintptr(to-from), unix.MADV_DONTNEED)
+		}
+	}
+	for line := range strings.SplitSeq(string(maps), "\n") {
+		// "start-end perms offset dev inode [path]"
 		fields := strings.Fields(line)
-		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			// A mapping's header: "start-end perms offset dev inode [path]".
-			ours = false
-			if len(fields) < 6 || fields[5] != exe || (fields[1] != "r-xp" && fields[1] != "r--p") {
-				continue
-			}
-			lo, hi, _ := strings.Cut(fields[0], "-")
-			var err1, err2 error
-			start, err1 = strconv.ParseUint(lo, 16, 64)
-			end, err2 = strconv.ParseUint(hi, 16, 64)
-			ours = err1 == nil && err2 == nil && end > start
+		if len(fields) != 6 || fields[5] != exe || (fields[1] != "r-xp" && fields[1] != "r--p") {
 			continue
 		}
-		// "Anonymous:" comes once per mapping, after its header.
-		if !ours || len(fields) < 2 || fields[0] != "Anonymous:" {
+		lo, hi, _ := strings.Cut(fields[0], "-")
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || end <= start || start%page != 0 || end%page != 0 {
 			continue
 		}
-		ours = false
-		if fields[1] != "0" {
+		if !fileBytesOnly(pagemap, start, end, page) {
 			continue // private copies: not the file's bytes any more
 		}
-		_, _, _ = unix.Syscall(unix.SYS_MADVISE, uintptr(start), uintptr(end-start), unix.MADV_DONTNEED)
+		if start != to {
+			drop()
+			from = start
+		}
+		to = end
 	}
+	drop()
+}
+
+// Bits of a /proc/self/pagemap entry (Documentation/admin-guide/mm/pagemap.rst).
+const (
+	pagePresent  = 1 << 63
+	pageSwapped  = 1 << 62
+	pageFileOrSh = 1 << 61
+)
+
+// fileBytesOnly reports whether every page of [start, end) that is in
+// memory is a page of the file, none a private copy (or swapped out,
+// which only a private copy can be); false when the pagemap cannot be read.
+func fileBytesOnly(pagemap *os.File, start, end, page uint64) bool {
+	buf := make([]byte, 8*min((end-start)/page, 4096))
+	for addr := start; addr < end; {
+		n := min(uint64(len(buf)), (end-addr)/page*8)
+		if _, err := pagemap.ReadAt(buf[:n], int64(addr/page*8)); err != nil {
+			return false
+		}
+		for i := uint64(0); i < n; i += 8 {
+			e := byteorder.NativeEndian.Uint64(buf[i:])
+			if e&pageSwapped != 0 || e&pagePresent != 0 && e&pageFileOrSh == 0 {
+				return false
+			}
+		}
+		addr += n / 8 * page
+	}
+	return true
 }
