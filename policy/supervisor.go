@@ -24,7 +24,8 @@ import (
 //     fails with EACCES without the network (unless the sandbox has its
 //     own network namespace); an abstract address is reached only where
 //     Landlock's scope or the sandbox's own network namespace let the
-//     caller reach it;
+//     caller reach it. Where pidfd_getfd is refused, each of these calls
+//     fails with EACCES instead (the supervisor never checks and continues);
 //   - chmod, chown and utimes outside the writable roots fail with EPERM
 //     (Landlock only: bubblewrap's read-only mounts refuse them already).
 //

@@ -62,12 +62,16 @@ func (s *supervisor) refuseCall(rc syscall.RawConn, n *seccompNotif, why string,
 
 // takeSocket duplicates the caller's descriptor sockfd into this process.
 // When ok is false, vd answers the call instead. Where pidfd_getfd is
-// refused altogether (a container's seccomp profile), the call continues
-// after the check: there the race the supervisor closes elsewhere remains
-// (SPEC §7.1).
+// refused (a container's seccomp profile), the call fails with EACCES and
+// the bash call's result says why: the supervisor cannot make the call
+// itself, and letting the kernel continue after the check would let
+// another thread of the caller rewrite the address (or swap the socket)
+// in between — to an outside socket such as docker.sock. No sandbox
+// allows every destination (pathname sockets outside the writable roots
+// are always checked), so no call is let through unchecked.
 func (s *supervisor) takeSocket(rc syscall.RawConn, n *seccompNotif, sockfd int) (sock int, vd verdict, ok bool) {
-	if !getfdWorks() {
-		return -1, allowCall, false
+	if !PidfdGetfdWorks() {
+		return -1, s.refuseCall(rc, n, noGetfdWhy, unix.EACCES), false
 	}
 	sock, err := callerFD(int(n.Pid), sockfd)
 	if !valid(rc, n.ID) {
@@ -133,16 +137,11 @@ func (s *supervisor) onSend(rc syscall.RawConn, n *seccompNotif, v *sandboxView)
 func (s *supervisor) send(rc syscall.RawConn, n *seccompNotif, v *sandboxView) verdict {
 	pid, a := int(n.Pid), n.Data.Args
 	sock, vd, ok := s.takeSocket(rc, n, int(int32(a[0])))
-	if !ok && !vd.cont {
+	if !ok {
 		return vd
 	}
-	// !ok with cont: pidfd_getfd is refused here; the messages are only
-	// checked (sock < 0), then the kernel sends them.
-	stream := true
-	if ok {
-		defer s.dropSocket(sock)
-		stream = isStream(sock)
-	}
+	defer s.dropSocket(sock)
+	stream := isStream(sock)
 	switch n.Data.Nr {
 	case unix.SYS_SENDTO:
 		name, err := readSockaddr(pid, a[4], a[5])
@@ -180,23 +179,14 @@ func (s *supervisor) send(rc syscall.RawConn, n *seccompNotif, v *sandboxView) v
 			if err == nil {
 				sent, e = s.sendOne(rc, n, v, sock, m, int(int32(a[3])))
 			}
-			if e == errChecked {
-				count++
-				continue
-			}
 			if e != 0 {
 				if count == 0 {
 					return refuse(e)
 				}
 				break
 			}
-			if sock >= 0 {
-				writeUint32(pid, at+56, uint32(sent))
-			}
+			writeUint32(pid, at+56, uint32(sent))
 			count++
-		}
-		if sock < 0 {
-			return allowCall
 		}
 		return verdict{val: int64(count)}
 	}
@@ -204,20 +194,13 @@ func (s *supervisor) send(rc syscall.RawConn, n *seccompNotif, v *sandboxView) v
 
 // sendVerdict answers a send of one message.
 func sendVerdict(sent int, e unix.Errno) verdict {
-	switch {
-	case e == errChecked:
-		return allowCall
-	case e != 0:
+	if e != 0 {
 		return refuse(e)
 	}
 	return verdict{val: int64(sent)}
 }
 
-// errChecked is sendOne's answer where it only checks (no socket): the
-// kernel sends.
-const errChecked = unix.Errno(^uintptr(0))
-
-// sendOne decides m's address and sends m on sock (sock < 0: checks only).
+// sendOne decides m's address and sends m on sock.
 func (s *supervisor) sendOne(rc syscall.RawConn, n *seccompNotif, v *sandboxView, sock int, m outMsg, flags int) (int, unix.Errno) {
 	pid := int(n.Pid)
 	d, why, errno := s.checkDest(pid, m.name, v, "send")
@@ -228,9 +211,6 @@ func (s *supervisor) sendOne(rc syscall.RawConn, n *seccompNotif, v *sandboxView
 		return 0, errno
 	}
 	defer d.close()
-	if sock < 0 {
-		return 0, errChecked
-	}
 	control, release, err := takeRights(pid, m.control)
 	if err != nil {
 		return 0, errnoOf(err, unix.EBADF)
