@@ -209,36 +209,42 @@ func readTimes(pid int, addr uint64, kind int) ([]unix.Timespec, error) {
 	if addr == 0 {
 		return nil, nil
 	}
+	b := make([]byte, timesSize(kind))
+	if err := readFull(pid, addr, b); err != nil {
+		return nil, unix.EFAULT
+	}
+	return parseTimes(b, kind)
+}
+
+// timesSize is the size of a times argument of kind.
+func timesSize(kind int) int {
+	if kind == timesUtimbuf {
+		return 16 // struct utimbuf: two time_t
+	}
+	return 32 // two struct timespec or timeval
+}
+
+// parseTimes reads the caller's times argument b (timesSize(kind) bytes):
+// a timeval's microseconds out of range is the kernel's EINVAL.
+func parseTimes(b []byte, kind int) ([]unix.Timespec, error) {
+	if len(b) != timesSize(kind) {
+		return nil, unix.EFAULT
+	}
 	ne := binary.NativeEndian
-	switch kind {
-	case timesUtimbuf:
-		var b [16]byte
-		if err := readFull(pid, addr, b[:]); err != nil {
-			return nil, unix.EFAULT
-		}
-		return []unix.Timespec{{Sec: int64(ne.Uint64(b[0:]))}, {Sec: int64(ne.Uint64(b[8:]))}}, nil
-	case timesTimeval:
-		var b [32]byte
-		if err := readFull(pid, addr, b[:]); err != nil {
-			return nil, unix.EFAULT
-		}
-		ts := make([]unix.Timespec, 2)
-		for i := range ts {
+	ts := make([]unix.Timespec, 2)
+	for i := range ts {
+		switch kind {
+		case timesUtimbuf:
+			ts[i] = unix.Timespec{Sec: int64(ne.Uint64(b[8*i:]))}
+		case timesTimeval:
 			usec := int64(ne.Uint64(b[16*i+8:]))
 			if usec < 0 || usec >= 1e6 {
 				return nil, unix.EINVAL
 			}
 			ts[i] = unix.Timespec{Sec: int64(ne.Uint64(b[16*i:])), Nsec: usec * 1000}
+		default:
+			ts[i] = unix.Timespec{Sec: int64(ne.Uint64(b[16*i:])), Nsec: int64(ne.Uint64(b[16*i+8:]))}
 		}
-		return ts, nil
-	default:
-		var b [32]byte
-		if err := readFull(pid, addr, b[:]); err != nil {
-			return nil, unix.EFAULT
-		}
-		return []unix.Timespec{
-			{Sec: int64(ne.Uint64(b[0:])), Nsec: int64(ne.Uint64(b[8:]))},
-			{Sec: int64(ne.Uint64(b[16:])), Nsec: int64(ne.Uint64(b[24:]))},
-		}, nil
 	}
+	return ts, nil
 }

@@ -133,3 +133,35 @@ ls v* | wc -l`, rm, tr, n, n))
 		t.Logf("%s: of %d racing execs, %d were refused as rm and %d ran the copy of rm anyway (the residual)", kind, n, len(refusals)-1, n+1-left)
 	})
 }
+
+// FuzzParseTimes: the caller's times argument, whatever its bytes, gives
+// two times or an error, never a panic; a timeval's microseconds become
+// nanoseconds below a second.
+func FuzzParseTimes(f *testing.F) {
+	f.Add(make([]byte, 32), timesTimespec)
+	f.Add(make([]byte, 32), timesTimeval)
+	f.Add(make([]byte, 16), timesUtimbuf)
+	f.Add([]byte(strings.Repeat("\xff", 32)), timesTimeval) // negative microseconds
+	f.Add([]byte(strings.Repeat("\x7f", 32)), timesTimeval) // too many
+	f.Add([]byte("short"), timesTimespec)
+	f.Fuzz(func(t *testing.T, b []byte, kind int) {
+		if kind < timesTimespec || kind > timesUtimbuf {
+			return
+		}
+		ts, err := parseTimes(b, kind)
+		if err != nil {
+			return
+		}
+		if len(ts) != 2 {
+			t.Fatalf("%d times", len(ts))
+		}
+		for _, x := range ts {
+			if kind == timesTimeval && (x.Nsec < 0 || x.Nsec >= 1e9) {
+				t.Fatalf("timeval gave %d ns", x.Nsec)
+			}
+			if kind == timesUtimbuf && x.Nsec != 0 {
+				t.Fatalf("utimbuf gave %d ns", x.Nsec)
+			}
+		}
+	})
+}
