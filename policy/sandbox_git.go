@@ -39,8 +39,12 @@ const taskRefDir = "refs/heads/reasonix"
 // the runner imports the task's objects, re-hashed, and moves its branch
 // when it finishes.
 //
-// Limits: a user's own linked worktree on a reasonix/ branch (reasonix run
-// there) can move the other branches under refs/heads/reasonix.
+// A user's own linked worktree on a reasonix/ branch gets the branch
+// directory, so that the model's `git commit` can move its branch; a
+// command could then move the other reasonix/ branches too. `reasonix
+// run` therefore detaches HEAD there before the sandbox is made and moves
+// the branch itself when the run ends (runner/workspace/checkout.go), so
+// for it no shared ref is writable; `reasonix acp` still gets the grant.
 func gitShared(root string) []string {
 	b, err := os.ReadFile(filepath.Join(root, ".git"))
 	if err != nil {

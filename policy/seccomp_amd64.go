@@ -17,24 +17,24 @@ var legacyMetadataCalls = []uint32{unix.SYS_CHMOD, unix.SYS_CHOWN, unix.SYS_LCHO
 	unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_FUTIMESAT}
 
 // legacyMetadata reads the arguments of the legacy metadata calls.
-func legacyMetadata(nr int32, a [6]uint64) (dirfd int32, pathp uint64, follow bool, fdOnly int32, call string, ok bool) {
-	dirfd, fdOnly, follow, ok = unix.AT_FDCWD, -1, true, true
+func legacyMetadata(nr int32, a [6]uint64) (m metaCall, ok bool) {
+	m = metaCall{dirfd: unix.AT_FDCWD, fdOnly: -1, follow: true}
 	switch nr {
 	case unix.SYS_CHMOD:
-		pathp, call = a[0], "chmod"
-	case unix.SYS_CHOWN:
-		pathp, call = a[0], "chown"
-	case unix.SYS_LCHOWN:
-		pathp, call, follow = a[0], "chown", false
-	case unix.SYS_UTIME, unix.SYS_UTIMES:
-		pathp, call = a[0], "utimes"
+		m.pathp, m.call, m.mode = a[0], "chmod", uint32(a[1])
+	case unix.SYS_CHOWN, unix.SYS_LCHOWN:
+		m.pathp, m.call, m.uid, m.gid, m.follow = a[0], "chown", int(int32(a[1])), int(int32(a[2])), nr == unix.SYS_CHOWN
+	case unix.SYS_UTIME:
+		m.pathp, m.call, m.times, m.timesKind = a[0], "utimes", a[1], timesUtimbuf
+	case unix.SYS_UTIMES:
+		m.pathp, m.call, m.times, m.timesKind = a[0], "utimes", a[1], timesTimeval
 	case unix.SYS_FUTIMESAT:
-		dirfd, pathp, call = int32(a[0]), a[1], "utimes"
-		if pathp == 0 {
-			fdOnly = dirfd
+		m.dirfd, m.pathp, m.call, m.times, m.timesKind = int32(a[0]), a[1], "utimes", a[2], timesTimeval
+		if m.pathp == 0 {
+			m.fdOnly = m.dirfd
 		}
 	default:
-		ok = false
+		return m, false
 	}
-	return
+	return m, true
 }

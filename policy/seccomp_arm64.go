@@ -11,6 +11,4 @@ const (
 
 var legacyMetadataCalls []uint32
 
-func legacyMetadata(int32, [6]uint64) (int32, uint64, bool, int32, string, bool) {
-	return 0, 0, false, -1, "", false
-}
+func legacyMetadata(int32, [6]uint64) (metaCall, bool) { return metaCall{}, false }

@@ -24,9 +24,12 @@ import (
 //     fails with EACCES without the network (unless the sandbox has its
 //     own network namespace); an abstract address is reached only where
 //     Landlock's scope or the sandbox's own network namespace let the
-//     caller reach it;
+//     caller reach it. Where pidfd_getfd is refused, each of these calls
+//     fails with EACCES instead (the supervisor never checks and continues);
 //   - chmod, chown and utimes outside the writable roots fail with EPERM
-//     (Landlock only: bubblewrap's read-only mounts refuse them already).
+//     (Landlock only: bubblewrap's read-only mounts refuse them already);
+//     inside them the supervisor makes the call itself, on the file it
+//     checked (supervisor_meta_linux.go).
 //
 // The filter also refuses, on its own and without a round trip: io_uring
 // (whose operations never pass seccomp), and without the network every

@@ -62,12 +62,16 @@ func (s *supervisor) refuseCall(rc syscall.RawConn, n *seccompNotif, why string,
 
 // takeSocket duplicates the caller's descriptor sockfd into this process.
 // When ok is false, vd answers the call instead. Where pidfd_getfd is
-// refused altogether (a container's seccomp profile), the call continues
-// after the check: there the race the supervisor closes elsewhere remains
-// (SPEC §7.1).
+// refused (a container's seccomp profile), the call fails with EACCES and
+// the bash call's result says why: the supervisor cannot make the call
+// itself, and letting the kernel continue after the check would let
+// another thread of the caller rewrite the address (or swap the socket)
+// in between — to an outside socket such as docker.sock. No sandbox
+// allows every destination (pathname sockets outside the writable roots
+// are always checked), so no call is let through unchecked.
 func (s *supervisor) takeSocket(rc syscall.RawConn, n *seccompNotif, sockfd int) (sock int, vd verdict, ok bool) {
-	if !getfdWorks() {
-		return -1, allowCall, false
+	if !PidfdGetfdWorks() {
+		return -1, s.refuseCall(rc, n, noGetfdWhy, unix.EACCES), false
 	}
 	sock, err := callerFD(int(n.Pid), sockfd)
 	if !valid(rc, n.ID) {
@@ -133,16 +137,11 @@ func (s *supervisor) onSend(rc syscall.RawConn, n *seccompNotif, v *sandboxView)
 func (s *supervisor) send(rc syscall.RawConn, n *seccompNotif, v *sandboxView) verdict {
 	pid, a := int(n.Pid), n.Data.Args
 	sock, vd, ok := s.takeSocket(rc, n, int(int32(a[0])))
-	if !ok && !vd.cont {
+	if !ok {
 		return vd
 	}
-	// !ok with cont: pidfd_getfd is refused here; the messages are only
-	// checked (sock < 0), then the kernel sends them.
-	stream := true
-	if ok {
-		defer s.dropSocket(sock)
-		stream = isStream(sock)
-	}
+	defer s.dropSocket(sock)
+	stream := isStream(sock)
 	switch n.Data.Nr {
 	case unix.SYS_SENDTO:
 		name, err := readSockaddr(pid, a[4], a[5])
@@ -180,23 +179,14 @@ func (s *supervisor) send(rc syscall.RawConn, n *seccompNotif, v *sandboxView) v
 			if err == nil {
 				sent, e = s.sendOne(rc, n, v, sock, m, int(int32(a[3])))
 			}
-			if e == errChecked {
-				count++
-				continue
-			}
 			if e != 0 {
 				if count == 0 {
 					return refuse(e)
 				}
 				break
 			}
-			if sock >= 0 {
-				writeUint32(pid, at+56, uint32(sent))
-			}
+			writeUint32(pid, at+56, uint32(sent))
 			count++
-		}
-		if sock < 0 {
-			return allowCall
 		}
 		return verdict{val: int64(count)}
 	}
@@ -204,20 +194,13 @@ func (s *supervisor) send(rc syscall.RawConn, n *seccompNotif, v *sandboxView) v
 
 // sendVerdict answers a send of one message.
 func sendVerdict(sent int, e unix.Errno) verdict {
-	switch {
-	case e == errChecked:
-		return allowCall
-	case e != 0:
+	if e != 0 {
 		return refuse(e)
 	}
 	return verdict{val: int64(sent)}
 }
 
-// errChecked is sendOne's answer where it only checks (no socket): the
-// kernel sends.
-const errChecked = unix.Errno(^uintptr(0))
-
-// sendOne decides m's address and sends m on sock (sock < 0: checks only).
+// sendOne decides m's address and sends m on sock.
 func (s *supervisor) sendOne(rc syscall.RawConn, n *seccompNotif, v *sandboxView, sock int, m outMsg, flags int) (int, unix.Errno) {
 	pid := int(n.Pid)
 	d, why, errno := s.checkDest(pid, m.name, v, "send")
@@ -228,9 +211,6 @@ func (s *supervisor) sendOne(rc syscall.RawConn, n *seccompNotif, v *sandboxView
 		return 0, errno
 	}
 	defer d.close()
-	if sock < 0 {
-		return 0, errChecked
-	}
 	control, release, err := takeRights(pid, m.control)
 	if err != nil {
 		return 0, errnoOf(err, unix.EBADF)
@@ -256,79 +236,4 @@ func writeUint32(pid int, addr uint64, v uint32) {
 	local[0].SetLen(len(b))
 	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
 	_, _ = unix.ProcessVMWritev(pid, local, remote, 0)
-}
-
-// onMetadata decides chmod, chown and utimes: passed on inside the
-// writable roots, refused with EPERM elsewhere. The kernel resolves the
-// path again after the check, so a link swapped in between inside a
-// writable root can still redirect the call: a residual (Landlock still
-// refuses every write of content there).
-func (s *supervisor) onMetadata(rc syscall.RawConn, n *seccompNotif, v *sandboxView) verdict {
-	if !v.metadata {
-		return allowCall
-	}
-	pid, a := int(n.Pid), n.Data.Args
-	dirfd, pathp, follow, fdOnly, flags := int32(unix.AT_FDCWD), uint64(0), true, int32(-1), uint64(0)
-	call := "chmod"
-	switch n.Data.Nr {
-	case unix.SYS_FCHMOD:
-		fdOnly = int32(a[0])
-	case unix.SYS_FCHOWN:
-		fdOnly, call = int32(a[0]), "chown"
-	case unix.SYS_FCHMODAT:
-		dirfd, pathp = int32(a[0]), a[1]
-	case unix.SYS_FCHMODAT2:
-		dirfd, pathp, flags = int32(a[0]), a[1], a[3]
-	case unix.SYS_FCHOWNAT:
-		dirfd, pathp, flags, call = int32(a[0]), a[1], a[4], "chown"
-	case unix.SYS_UTIMENSAT:
-		dirfd, pathp, flags, call = int32(a[0]), a[1], a[3], "utimes"
-		if pathp == 0 {
-			fdOnly = dirfd
-		}
-	default:
-		var ok bool
-		if dirfd, pathp, follow, fdOnly, call, ok = legacyMetadata(n.Data.Nr, a); !ok {
-			return allowCall
-		}
-	}
-	if flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
-		follow = false
-	}
-	var target string
-	if fdOnly < 0 && pathp != 0 {
-		p, err := readCString(pid, pathp, unix.PathMax)
-		if err != nil {
-			return refuse(errnoOf(err, unix.EFAULT))
-		}
-		if p == "" && flags&unix.AT_EMPTY_PATH != 0 {
-			fdOnly = dirfd
-		} else {
-			abs, err := absIn(pid, dirfd, p)
-			if err != nil {
-				return refuse(errnoOf(err, unix.EBADF))
-			}
-			f, err := resolveIn(pid, abs, follow)
-			if err != nil {
-				return refuse(errnoOf(err, unix.ENOENT))
-			}
-			f.close()
-			target = f.path
-		}
-	}
-	if fdOnly >= 0 {
-		p, err := fdPath(pid, fdOnly)
-		if err != nil {
-			return allowCall // not a file of a directory tree: a pipe, a socket
-		}
-		target = p
-	}
-	if target == "" || v.writable(target) {
-		return allowCall
-	}
-	if !valid(rc, n.ID) {
-		return verdict{drop: true}
-	}
-	s.record(pid, fmt.Sprintf("%s of %s: refused by the sandbox (outside the writable directories)", call, target))
-	return refuse(unix.EPERM)
 }

@@ -23,3 +23,6 @@ func (s *supervisor) attach(*sandboxView, bool) error {
 }
 
 func (s *supervisor) close() {}
+
+// PidfdGetfdWorks is false: there is no supervisor to use it.
+func PidfdGetfdWorks() bool { return false }

@@ -254,3 +254,40 @@ func TestSupervisorRefusesTCPWithoutNetwork(t *testing.T) {
 		}
 	})
 }
+
+// Where pidfd_getfd is refused (forced here: no container refuses it),
+// the supervisor cannot make a connect or send itself, and letting the
+// kernel continue after the check is the race above. So it fails closed:
+// a connect to a socket the sandbox may reach fails with EACCES, the bash
+// call's result names pidfd_getfd, and the racing helper never reaches
+// the outside socket (with the old continue-after-check fallback this
+// test failed: the probe connected, and the outside socket was reached 7
+// and 2 times of 300 attempts under Landlock and bubblewrap).
+func TestSupervisorWithoutPidfdGetfdFailsClosed(t *testing.T) {
+	noGetfd.Store(true)
+	t.Cleanup(func() { noGetfd.Store(false) })
+	probe := `perl -e 'use Socket; socket(C, PF_UNIX, SOCK_STREAM, 0) or die; print connect(C, pack_sockaddr_un("in.sock")) ? "connected" : "errno " . ($!+0)'`
+	eachSupervised(t, func(t *testing.T, kind string) {
+		ws, outside := hostDirs(t)
+		bin := buildConnectRace(t, ws)
+		c := confined(t, SandboxConfig{WorkspaceRoot: ws, force: kind})
+		inside := filepath.Join(ws, "in.sock")
+		acceptAll(t, inside)
+		out, err, refusals := runStarted(t, c, probe)
+		// Under bubblewrap without the network its own set-up of the
+		// sandbox's loopback (a netlink sendmsg) is refused already, so
+		// nothing starts at all.
+		if kind == SandboxLandlock && (err != nil || out != "errno 13") || strings.Contains(out, "connected") {
+			t.Errorf("%s: connecting to a socket inside the workspace: %v: %q, want errno 13 (EACCES)", kind, err, out)
+		}
+		if len(refusals) != 1 || !strings.Contains(refusals[0], "pidfd_getfd") {
+			t.Errorf("%s: refusals %q, want one naming pidfd_getfd", kind, refusals)
+		}
+		target := filepath.Join(outside, "path.sock")
+		sentinel := countStream(t, target)
+		out, _, _ = runStarted(t, c, fmt.Sprintf("%s path %s %s 300", bin, target, inside))
+		if n := sentinel(); n != 0 {
+			t.Errorf("%s: the outside socket was reached %d times (helper: %s)", kind, n, strings.TrimSpace(out))
+		}
+	})
+}

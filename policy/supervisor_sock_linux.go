@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -150,10 +151,24 @@ func describeAddr(name []byte) string {
 	}
 }
 
+// PidfdGetfdWorks reports whether the supervisor can take a sandboxed
+// process's socket (pidfd_getfd) here. Without it every connect and send
+// it is notified of fails with EACCES (takeSocket): `reasonix doctor`
+// says so.
+func PidfdGetfdWorks() bool { return !noGetfd.Load() && getfdWorks() }
+
+// noGetfd makes the supervisor act as where pidfd_getfd is refused: set
+// only by tests, which have no container to refuse it.
+var noGetfd atomic.Bool
+
+// noGetfdWhy is the refusal's reason in the bash call's result.
+const noGetfdWhy = "connect or send: refused by the sandbox: pidfd_getfd is refused here (a container's seccomp profile?), " +
+	"without which the supervisor cannot make the call safely; allow pidfd_getfd (see reasonix doctor)"
+
 // getfdWorks says whether pidfd_getfd works here at all (a container's
 // seccomp profile may refuse it). Probed once on this process, not per
-// call: a caller that makes itself undumpable must not turn a call into
-// a "continue".
+// call: an error on one call (the caller gone, say) must not turn the
+// next into a refusal of all.
 var getfdWorks = sync.OnceValue(func() bool {
 	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"reasonix/config"
 	"reasonix/internal/secretenv"
+	"reasonix/policy"
 	"reasonix/runner/forge"
 	"reasonix/runner/session"
 )
@@ -214,8 +215,12 @@ func (d *checklist) sandbox(cfg *config.Config) {
 		d.fail("sandbox", err.Error())
 	case kind != "" && warning != "":
 		d.warn("sandbox", fmt.Sprintf("bash runs in the %s sandbox, but %s", kind, warning))
+	case kind != "" && !policy.PidfdGetfdWorks():
+		// The supervisor works but cannot take a caller's socket: it
+		// refuses every connect and send rather than check and continue.
+		d.warn("sandbox", fmt.Sprintf("bash runs in the %s sandbox, but pidfd_getfd is refused here (a container's seccomp profile?): every connect and send of sandboxed bash fails with EACCES; allow pidfd_getfd (docs/SPEC.md §7.1)", kind))
 	case kind != "":
-		d.ok("sandbox", fmt.Sprintf("bash runs in the %s sandbox ([sandbox] bash = %q)", kind, cmpString(cfg.Sandbox.Bash, config.BashAuto)))
+		d.ok("sandbox", fmt.Sprintf("bash runs in the %s sandbox ([sandbox] bash = %q; the supervisor takes sockets with pidfd_getfd)", kind, cmpString(cfg.Sandbox.Bash, config.BashAuto)))
 	case cfg.Sandbox.Bash == config.BashRequire || cfg.Sandbox.Bash == config.BashEnforce:
 		d.fail("sandbox", warning)
 	default:

@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"reasonix/agent"
 	"reasonix/config"
 	"reasonix/policy"
 	"reasonix/runner/session"
+	"reasonix/runner/workspace"
 )
 
 // runSetup is everything a run needs: the session assembled from
@@ -96,6 +98,9 @@ func prepareRun(o runOptions, stderr io.Writer) (_ *runSetup, err error) {
 	}
 	s.transcript, s.transcriptPath = agent.NewTranscript(f), path
 	s.closers = append(s.closers, func() { f.Close() })
+	if err := detachCheckout(s, workdir, stderr); err != nil {
+		return nil, err
+	}
 	// A person's own checkout: its skills are theirs, like its instruction files.
 	skills := session.CheckoutSkills(cfg.Home(), &cfg.Skills, workdir)
 	if !cfg.Skills.SuppressWarnings {
@@ -128,6 +133,35 @@ func prepareRun(o runOptions, stderr io.Writer) (_ *runSetup, err error) {
 	}
 	return s, nil
 }
+
+// detachCheckout detaches HEAD of a linked worktree on a reasonix/ branch
+// before the sandbox is built, so that no command of the run can write the
+// shared refs (it could move the other reasonix/ branches otherwise), and
+// registers the step that moves the branch to the run's commit at the end,
+// after the session (and every sandboxed process) is closed.
+func detachCheckout(s *runSetup, workdir string, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), checkoutTimeout)
+	defer cancel()
+	co, err := workspace.DetachCheckout(ctx, workdir)
+	if err != nil {
+		return &commandError{"run", err}
+	}
+	if co == nil {
+		return nil
+	}
+	s.closers = append(s.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), checkoutTimeout)
+		defer cancel()
+		if _, err := co.Restore(ctx); err != nil {
+			fmt.Fprintf(stderr, "reasonix: warning: %v\n", err)
+		}
+	})
+	return nil
+}
+
+// checkoutTimeout bounds each of the git commands that detach a checkout
+// and move its branch back.
+const checkoutTimeout = 30 * time.Second
 
 // choosePosture combines --auto, --posture and [permissions] posture.
 func choosePosture(o runOptions, cfg *config.Config) (policy.Posture, error) {
