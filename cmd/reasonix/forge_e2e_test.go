@@ -1,0 +1,381 @@
+package main
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"reasonix/agent"
+	"reasonix/agent/agenttest"
+	"reasonix/internal/eventually"
+	"reasonix/internal/testenv"
+	"reasonix/runner/forge"
+	"reasonix/runner/forge/forgetest"
+	"reasonix/runner/store"
+)
+
+// The issue's "E2E on the built binary" (#25 Tests): the built `reasonix
+// serve` publishes to a fake forge (runner/forge/forgetest) whose pushes
+// go to a real git server, and is driven as a team's forge would drive it:
+// signed webhook deliveries for CI and reviews, the HTTP API for the rest.
+
+const forgeHookSecret = "e2e-forge-hook-secret-value"
+
+// forgeE2E is one installation whose workspace "app" publishes to a fake
+// forge of one kind backed by a real git server. Its webhook "forge", of
+// the same kind, starts a task when CI fails on main (GitHub check_run,
+// GitLab pipeline) and carries the forge's CI and review deliveries.
+type forgeE2E struct {
+	*e2e
+	kind forge.Kind
+	srv  *forgetest.Server
+	git  *forgetest.GitServer
+	seq  atomic.Int64
+}
+
+// newForgeE2E sets the installation up; publish is added to its
+// [workspaces.publish].
+func newForgeE2E(t *testing.T, kind forge.Kind, scripts map[string]func(agenttest.Request) agenttest.Turn, publish string) *forgeE2E {
+	t.Helper()
+	testenv.LookPath(t, testenv.Git)
+	f := &forgeE2E{e2e: newE2E(t, byPrompt(scripts)...), kind: kind, srv: forgetest.New(t, kind, forgetest.Options{})}
+	f.git = forgetest.NewGitServer(t, f.srv.Project(), f.srv.Token())
+	f.srv.UseGit(f.git)
+	repo := gitRepo(t)
+	push := exec.Command("git", "-c", "http.extraHeader=Authorization: Bearer "+f.srv.Token(), "push", "-q", f.git.URL, "main")
+	push.Dir = repo
+	push.Env = forgetest.GitEnv(t.TempDir())
+	if out, err := push.CombinedOutput(); err != nil {
+		t.Fatalf("push main: %v\n%s", err, out)
+	}
+	hook := `events = ["check_run.completed"]
+filter = 'check_run.conclusion == "failure"'
+prompt = "CI failed on {{.check_run.head_branch}}: fix it"`
+	if kind == forge.GitLab {
+		hook = `events = ["pipeline"]
+filter = 'object_attributes.status == "failed"'
+prompt = "CI failed on {{.object_attributes.ref}}: fix it"`
+	}
+	f.configure(fmt.Sprintf(`
+[[workspaces]]
+name = "app"
+repo = %q
+allow_reviewers = ["%s:carol"]
+[workspaces.publish]
+forge = %q
+api_url = %q
+project = %q
+token_env = "FORGE_TOKEN"
+push_url = %q
+base = "main"
+%s
+
+[[webhooks]]
+name = "forge"
+kind = %q
+secret_env = "FORGE_HOOK_SECRET"
+workspace = "app"
+posture = "auto"
+%s
+`, repo, kind, kind, f.srv.URL, f.srv.Project(), f.git.URL, publish, kind, hook))
+	f.extra = append(f.extra, "FORGE_TOKEN="+f.srv.Token(), "FORGE_HOOK_SECRET="+forgeHookSecret)
+	return f
+}
+
+// deliver signs and posts one delivery of event to the webhook, as the
+// forge would, with a fresh delivery id; it returns the status and the
+// JSON answer.
+func (f *forgeE2E) deliver(s *service, event string, payload map[string]any) (int, map[string]any) {
+	s.t.Helper()
+	body, _ := json.Marshal(payload)
+	req, _ := http.NewRequest("POST", s.url+"/hooks/forge", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	id := fmt.Sprintf("e2e-delivery-%d", f.seq.Add(1))
+	if f.kind == forge.GitHub {
+		m := hmac.New(sha256.New, []byte(forgeHookSecret))
+		m.Write(body)
+		req.Header.Set("X-GitHub-Event", event)
+		req.Header.Set("X-GitHub-Delivery", id)
+		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(m.Sum(nil)))
+	} else {
+		req.Header.Set("X-Gitlab-Event", event)
+		req.Header.Set("X-Gitlab-Token", forgeHookSecret)
+		req.Header.Set("X-Gitlab-Event-Uuid", id)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("delivering %s: %v", event, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(data, &out)
+	return resp.StatusCode, out
+}
+
+// ciFailedOnMain is the forge telling that CI failed on main's commit sha.
+func (f *forgeE2E) ciFailedOnMain(s *service, sha string) (int, map[string]any) {
+	if f.kind == forge.GitHub {
+		return f.deliver(s, "check_run", map[string]any{"action": "completed",
+			"repository": map[string]any{"full_name": f.srv.Project()},
+			"check_run": map[string]any{"id": 1, "name": "test", "head_sha": sha, "head_branch": "main",
+				"status": "completed", "conclusion": "failure"}})
+	}
+	return f.deliver(s, "Pipeline Hook", map[string]any{"object_kind": "pipeline",
+		"project":           map[string]any{"path_with_namespace": f.srv.Project()},
+		"object_attributes": map[string]any{"id": 1, "sha": sha, "ref": "main", "status": "failed"}})
+}
+
+// ciChanged is the forge's check webhook for commit sha (GitHub
+// check_suite, GitLab pipeline): only a hint to look, never the verdict.
+func (f *forgeE2E) ciChanged(s *service, sha string) (int, map[string]any) {
+	if f.kind == forge.GitHub {
+		return f.deliver(s, "check_suite", map[string]any{"action": "completed",
+			"repository":  map[string]any{"full_name": f.srv.Project()},
+			"check_suite": map[string]any{"id": 2, "head_sha": sha, "status": "completed"}})
+	}
+	return f.deliver(s, "Pipeline Hook", map[string]any{"object_kind": "pipeline",
+		"project":           map[string]any{"path_with_namespace": f.srv.Project()},
+		"object_attributes": map[string]any{"id": 2, "sha": sha, "ref": "whatever", "status": "success"}})
+}
+
+// comment is author's comment on pull request pr as the forge delivers it.
+func (f *forgeE2E) comment(s *service, pr int, author, text string) (int, map[string]any) {
+	if f.kind == forge.GitHub {
+		return f.deliver(s, "issue_comment", map[string]any{"action": "created",
+			"repository": map[string]any{"full_name": f.srv.Project()},
+			"issue":      map[string]any{"number": pr, "pull_request": map[string]any{"url": "https://example.invalid/pr"}},
+			"comment":    map[string]any{"id": f.seq.Add(1), "body": text, "user": map[string]any{"login": author, "type": "User"}}})
+	}
+	return f.deliver(s, "Note Hook", map[string]any{"object_kind": "note",
+		"project":           map[string]any{"path_with_namespace": f.srv.Project()},
+		"user":              map[string]any{"username": author},
+		"merge_request":     map[string]any{"iid": pr},
+		"object_attributes": map[string]any{"noteable_type": "MergeRequest", "note": text, "system": false}})
+}
+
+// branches lists the reasonix/ branches on the git server.
+func (f *forgeE2E) branches(t *testing.T) []string {
+	t.Helper()
+	cmd := exec.Command("git", "-C", f.git.Dir, "for-each-ref", "--format=%(refname)", "refs/heads/reasonix/")
+	cmd.Env = forgetest.GitEnv(t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git for-each-ref: %v", err)
+	}
+	return strings.Fields(string(out))
+}
+
+// forgeTask is a task as the API shows it, with the result's publishing.
+type forgeTask struct {
+	ID     string        `json:"id"`
+	State  string        `json:"state"`
+	Result *store.Result `json:"result"`
+}
+
+func (t forgeTask) pr() store.PullRequest {
+	if t.Result == nil || t.Result.PR == nil {
+		return store.PullRequest{}
+	}
+	return *t.Result.PR
+}
+
+func (t forgeTask) ci() store.CI {
+	if pr := t.pr(); pr.CI != nil {
+		return *pr.CI
+	}
+	return store.CI{}
+}
+
+// waitTask polls task id until cond holds.
+func waitTask(s *service, id, what string, cond func(forgeTask) bool) forgeTask {
+	s.t.Helper()
+	var got forgeTask
+	eventually.NoError(s.t, forgeWait, func() error {
+		got = forgeTask{}
+		s.call("GET", "/api/v1/tasks/"+id, nil, &got)
+		if cond(got) {
+			return nil
+		}
+		res, _ := json.Marshal(got.Result)
+		return fmt.Errorf("task %s: waiting for %s; it is %s, result %s\nevents:\n%s\nservice log:\n%s",
+			id, what, got.State, res, s.events(id), s.stderr.String())
+	})
+	return got
+}
+
+// forgeWait bounds each wait: a task here runs, pushes and talks to the
+// forge, on a loaded machine.
+const forgeWait = 60 * time.Second
+
+// waitingCI waits until task id waits for CI on a commit other than not,
+// its pull request recorded, and returns that commit.
+func waitingCI(s *service, id, not string) (forgeTask, string) {
+	s.t.Helper()
+	got := waitTask(s, id, "waiting for CI on a new commit", func(t forgeTask) bool {
+		if isEnded(t.State) {
+			s.t.Fatalf("task %s ended %s before CI: %+v\n%s", id, t.State, t.Result, s.events(id))
+		}
+		return t.State == "waiting_ci" && t.pr().Number > 0 && t.ci().Commit != "" && t.ci().Commit != not
+	})
+	return got, got.ci().Commit
+}
+
+func isEnded(state string) bool {
+	switch state {
+	case "succeeded", "failed", "blocked", "cancelled", "interrupted", "budget_exhausted":
+		return true
+	}
+	return false
+}
+
+// lastMessage is the newest message of a model request.
+func lastMessage(req agenttest.Request) agent.Message {
+	return req.Messages[len(req.Messages)-1]
+}
+
+// concurrently runs each case as a subtest, all at once: they wait on
+// separate serve processes, so the test takes as long as its slowest case
+// (t.Parallel would hold them to -parallel, the machine's CPU count).
+func concurrently(t *testing.T, names []string, test func(t *testing.T, name string)) {
+	var wg sync.WaitGroup
+	for _, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(name, func(t *testing.T) { test(t, name) })
+		}()
+	}
+	wg.Wait()
+}
+
+// noToken fails the test when the forge token is anywhere it must never
+// be: the task's events, the service's log, what the model was sent (the
+// transcript, tool results included), or any file of the data directory
+// (the store, transcripts, logs).
+func (f *forgeE2E) noToken(t *testing.T, s *service, ids ...string) {
+	t.Helper()
+	token := f.srv.Token()
+	for _, id := range ids {
+		if strings.Contains(s.events(id), token) {
+			t.Errorf("task %s's events hold the forge token", id)
+		}
+	}
+	if strings.Contains(s.stderr.String(), token) || strings.Contains(s.stdout.String(), token) {
+		t.Error("the service's log holds the forge token")
+	}
+	for _, req := range f.e2e.srv.Requests() {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, token) {
+				t.Errorf("the model was sent the forge token: %.200q", m.Content)
+			}
+		}
+	}
+	_ = filepath.WalkDir(f.home, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if data, err := os.ReadFile(path); err == nil && bytes.Contains(data, []byte(token)) {
+			t.Errorf("%s holds the forge token", path)
+		}
+		return nil
+	})
+}
+
+// TestCIRedToGreenOnTheBinary: a signed "CI failed on main" delivery
+// starts a task; its pull request is opened once; the checks fail, the
+// check webhook wakes the task, which is fed the failure and pushes a fix
+// to the same pull request; the checks pass and the task ends succeeded
+// with ci.state = success. Over GitHub and GitLab. The task's sandboxed
+// bash reads its own environment and its parent's: neither holds the
+// forge token nor its variable, and no event, log, stored file or model
+// request holds the token.
+func TestCIRedToGreenOnTheBinary(t *testing.T) {
+	t.Parallel()
+	concurrently(t, []string{string(forge.GitHub), string(forge.GitLab)}, func(t *testing.T, kind string) {
+		probe := `env; echo ---; tr '\0' '\n' < /proc/$PPID/environ`
+		f := newForgeE2E(t, forge.Kind(kind), map[string]func(agenttest.Request) agenttest.Turn{
+			"CI failed on main": func(req agenttest.Request) agenttest.Turn {
+				last := lastMessage(req)
+				switch {
+				case last.Role == agent.RoleUser && strings.Contains(last.Content, "CI failed on the pull request"):
+					return toolTurn(call("v2", "write_file", `{"path":"fix.txt","content":"v2\n"}`))
+				case last.Role == agent.RoleUser:
+					return toolTurn(call("env", "bash", fmt.Sprintf(`{"command":%q}`, probe)))
+				case last.ToolCallID == "env":
+					return toolTurn(call("v1", "write_file", `{"path":"fix.txt","content":"v1\n"}`))
+				case last.ToolCallID == "v1":
+					return answer("Fixed the build.")
+				default:
+					return answer("Fixed what CI reported.")
+				}
+			},
+		}, "wait_ci = true\nci_fix_attempts = 2")
+		s := f.serve(t)
+		main := f.git.Ref(t, "refs/heads/main")
+		code, body := f.ciFailedOnMain(s, main)
+		id, _ := body["task_id"].(string)
+		if code != http.StatusAccepted || id == "" {
+			t.Fatalf("CI failed delivery: %d %v", code, body)
+		}
+
+		_, sha1 := waitingCI(s, id, "")
+		prs := f.srv.PRs()
+		if len(prs) != 1 || prs[0].Head != "reasonix/"+id || f.git.Ref(t, "refs/heads/reasonix/"+id) != sha1 {
+			t.Fatalf("PRs = %+v, waiting on %s", prs, sha1)
+		}
+		f.srv.SetChecks(sha1, forgetest.Check{Name: "test", State: forge.CIFailure, Summary: "1 test failed",
+			Log: "--- FAIL: TestFix (0.00s)\n    fix.txt says v1, want v2"},
+			forgetest.Check{Name: "lint", State: forge.CISuccess})
+		if code, body := f.ciChanged(s, sha1); code != http.StatusAccepted || body["woke"] != 1.0 {
+			t.Fatalf("check webhook on %s: %d %v", sha1, code, body)
+		}
+
+		_, sha2 := waitingCI(s, id, sha1)
+		if prs := f.srv.PRs(); len(prs) != 1 || f.git.Ref(t, "refs/heads/reasonix/"+id) != sha2 {
+			t.Fatalf("after the fix: PRs = %+v, branch at %s, want one PR at %s",
+				prs, f.git.Ref(t, "refs/heads/reasonix/"+id), sha2)
+		}
+		f.srv.SetChecks(sha2, forgetest.Check{Name: "test", State: forge.CISuccess}, forgetest.Check{Name: "lint", State: forge.CISuccess})
+		if code, body := f.ciChanged(s, sha2); code != http.StatusAccepted || body["woke"] != 1.0 {
+			t.Fatalf("check webhook on %s: %d %v", sha2, code, body)
+		}
+		done := waitTask(s, id, "to end", func(t forgeTask) bool { return isEnded(t.State) })
+		ci := done.ci()
+		if done.State != "succeeded" || ci.State != "success" || ci.Commit != sha2 || ci.Fixes != 1 || done.pr().Number != prs[0].Number {
+			t.Fatalf("task ended %s, pr %+v, ci %+v\n%s", done.State, done.pr(), ci, s.events(id))
+		}
+		if prs := f.srv.PRs(); len(prs) != 1 || len(f.branches(t)) != 1 {
+			t.Errorf("at the end: PRs %+v, branches %v", prs, f.branches(t))
+		}
+
+		// The sandboxed probe ran, and saw neither the token nor its name.
+		var seen string
+		for _, req := range f.e2e.srv.Requests() {
+			if m := lastMessage(req); m.ToolCallID == "env" {
+				seen = m.Content
+			}
+		}
+		if !strings.Contains(seen, "PATH=") || !strings.Contains(seen, "---") {
+			t.Fatalf("the environment probe did not run: %q", seen)
+		}
+		if strings.Contains(seen, f.srv.Token()) || strings.Contains(seen, "FORGE_TOKEN") {
+			t.Errorf("the sandboxed process saw the forge token:\n%s", seen)
+		}
+		f.noToken(t, s, id)
+	})
+}
