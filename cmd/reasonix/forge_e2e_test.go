@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -375,6 +376,169 @@ func TestCIRedToGreenOnTheBinary(t *testing.T) {
 		}
 		if strings.Contains(seen, f.srv.Token()) || strings.Contains(seen, "FORGE_TOKEN") {
 			t.Errorf("the sandboxed process saw the forge token:\n%s", seen)
+		}
+		f.noToken(t, s, id)
+	})
+}
+
+// killPoint is a place in publishing where the test kills serve with
+// SIGKILL: hold keeps the request that marks it waiting (on the fake
+// forge or the git server) and returns it; the kill comes once it is
+// reached. killed checks what the dead publisher left behind.
+type killPoint struct {
+	name   string
+	hold   func(t *testing.T, f *forgeE2E) *forgetest.Hold
+	killed func(t *testing.T, f *forgeE2E, id string)
+	// ci: the point is in the wait for CI, once the pull request is
+	// recorded; the hold is set and the check webhook delivered then.
+	ci bool
+}
+
+// forgeE2ECheck is a passing check.
+var forgeE2ECheck = forgetest.Check{Name: "test", State: forge.CISuccess}
+
+var killPoints = []killPoint{
+	{
+		// The record is claimed; git asks the server what it has before
+		// it sends a thing.
+		name: "before_the_push",
+		hold: func(t *testing.T, f *forgeE2E) *forgetest.Hold {
+			return f.git.Hold(t, func(r *http.Request) bool {
+				return r.URL.Query().Get("service") == "git-receive-pack"
+			}, forgetest.Before)
+		},
+		killed: func(t *testing.T, f *forgeE2E, id string) {
+			if b, prs := f.branches(t), f.srv.PRs(); len(b) != 0 || len(prs) != 0 {
+				t.Fatalf("killed before the push, yet branches %v, PRs %+v", b, prs)
+			}
+		},
+	},
+	{
+		// The server took the push; the publisher never heard, so its
+		// record still says pending.
+		name: "after_the_push_before_it_is_recorded",
+		hold: func(t *testing.T, f *forgeE2E) *forgetest.Hold {
+			return f.git.Hold(t, func(r *http.Request) bool {
+				return r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/git-receive-pack")
+			}, forgetest.After)
+		},
+		killed: func(t *testing.T, f *forgeE2E, id string) {
+			if b, prs := f.branches(t), f.srv.PRs(); len(b) != 1 || len(prs) != 0 {
+				t.Fatalf("killed after the push, want the branch and no PR: branches %v, PRs %+v", b, prs)
+			}
+		},
+	},
+	{
+		// The forge opened the pull request; the publisher never heard,
+		// so its record does not know it.
+		name: "after_the_pr_is_opened_before_it_is_recorded",
+		hold: func(t *testing.T, f *forgeE2E) *forgetest.Hold {
+			return f.srv.Hold(t, func(r *http.Request) bool {
+				return r.Method == "POST" && (strings.HasSuffix(r.URL.Path, "/pulls") || strings.HasSuffix(r.URL.Path, "/merge_requests"))
+			}, forgetest.After)
+		},
+		killed: func(t *testing.T, f *forgeE2E, id string) {
+			if b, prs := f.branches(t), f.srv.PRs(); len(b) != 1 || len(prs) != 1 {
+				t.Fatalf("killed after the PR was opened: branches %v, PRs %+v", b, prs)
+			}
+		},
+	},
+	{
+		// The pull request is recorded and the task waits for CI; the
+		// service is reading the checks when it dies.
+		name: "after_it_is_recorded_before_the_task_ends",
+		ci:   true,
+		hold: func(t *testing.T, f *forgeE2E) *forgetest.Hold {
+			return f.srv.Hold(t, func(r *http.Request) bool {
+				return r.Method == "GET" && (strings.HasSuffix(r.URL.Path, "/check-runs") || strings.HasSuffix(r.URL.Path, "/pipelines"))
+			}, forgetest.Before)
+		},
+		killed: func(t *testing.T, f *forgeE2E, id string) {
+			if b, prs := f.branches(t), f.srv.PRs(); len(b) != 1 || len(prs) != 1 {
+				t.Fatalf("killed in the CI wait: branches %v, PRs %+v", b, prs)
+			}
+		},
+	},
+}
+
+// TestPublishKilledAtEachPointOnTheBinary: serve is killed with SIGKILL at
+// each point of publishing a task's branch. Started again on the same data
+// directory, it finds what the dead process left — the task of a crash
+// before its end is interrupted and a person resumes it; a task that
+// waited for CI waits on — and the task ends succeeded with exactly one
+// branch and one pull request on the forge.
+func TestPublishKilledAtEachPointOnTheBinary(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for _, p := range killPoints {
+		names = append(names, p.name)
+	}
+	concurrently(t, names, func(t *testing.T, name string) {
+		var p killPoint
+		for _, kp := range killPoints {
+			if kp.name == name {
+				p = kp
+			}
+		}
+		f := newForgeE2E(t, forge.GitHub, map[string]func(agenttest.Request) agenttest.Turn{
+			"ship the notes": func(req agenttest.Request) agenttest.Turn {
+				for _, m := range req.Messages {
+					if m.Role == agent.RoleTool {
+						return answer("Shipped the notes.")
+					}
+				}
+				return toolTurn(call("w", "write_file", `{"path":"NOTES.md","content":"# Notes\n"}`))
+			},
+		}, "wait_ci = true")
+		s := f.serve(t)
+		var hold *forgetest.Hold
+		if !p.ci {
+			hold = p.hold(t, f)
+		}
+		id := s.submit("ship the notes", map[string]any{"workspace": "app", "posture": "auto"})
+		if p.ci {
+			_, sha := waitingCI(s, id, "")
+			hold = p.hold(t, f)
+			f.srv.SetChecks(sha, forgeE2ECheck)
+			if code, body := f.ciChanged(s, sha); code != http.StatusAccepted {
+				t.Fatalf("check webhook: %d %v", code, body)
+			}
+		}
+		select {
+		case <-hold.Reached():
+		case <-s.done:
+			t.Fatalf("serve exited before the point\n%s", s.stderr.String())
+		case <-time.After(forgeWait):
+			t.Fatalf("the point was never reached\n%s\n%s", s.events(id), s.stderr.String())
+		}
+		if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-s.done
+		// A git push the dead service started may outlive it: the answer
+		// it waits for never comes.
+		hold.Release(false)
+		p.killed(t, f, id)
+
+		s = f.serve(t)
+		if !p.ci {
+			waitTask(s, id, "interrupted by the crash", func(t forgeTask) bool { return t.State == "interrupted" })
+			if code := s.call("POST", "/api/v1/tasks/"+id+"/resume", nil, nil); code/100 != 2 {
+				t.Fatalf("resume: %d", code)
+			}
+		}
+		_, sha := waitingCI(s, id, "")
+		f.srv.SetChecks(sha, forgeE2ECheck)
+		// 204: the task no longer waits — the restarted service looked at
+		// CI by itself and found it green.
+		if code, body := f.ciChanged(s, sha); code != http.StatusAccepted && code != http.StatusNoContent {
+			t.Fatalf("check webhook: %d %v", code, body)
+		}
+		done := waitTask(s, id, "to end", func(t forgeTask) bool { return isEnded(t.State) })
+		prs, branches := f.srv.PRs(), f.branches(t)
+		if done.State != "succeeded" || done.ci().State != "success" || len(prs) != 1 || len(branches) != 1 ||
+			prs[0].Head != "reasonix/"+id || done.pr().Number != prs[0].Number || f.git.Ref(t, branches[0]) != sha {
+			t.Fatalf("after the restart: task %s %+v, PRs %+v, branches %v\n%s", done.State, done.pr(), prs, branches, s.events(id))
 		}
 		f.noToken(t, s, id)
 	})
