@@ -543,3 +543,90 @@ func TestPublishKilledAtEachPointOnTheBinary(t *testing.T) {
 		f.noToken(t, s, id)
 	})
 }
+
+// reviewScript writes APP.md, and REVIEWED.md once a review comment
+// reaches the task; "only look" changes nothing.
+func reviewScript() map[string]func(agenttest.Request) agenttest.Turn {
+	return map[string]func(agenttest.Request) agenttest.Turn{
+		"add a readme": func(req agenttest.Request) agenttest.Turn {
+			last := lastMessage(req)
+			switch {
+			case last.Role == agent.RoleUser && strings.Contains(last.Content, "<review-comment>"):
+				return toolTurn(call("r2", "write_file", `{"path":"REVIEWED.md","content":"Reviewed.\n"}`))
+			case last.Role == agent.RoleUser:
+				return toolTurn(call("r1", "write_file", `{"path":"APP.md","content":"# App\n"}`))
+			default:
+				return answer("Wrote the readme.")
+			}
+		},
+		"only look": func(req agenttest.Request) agenttest.Turn {
+			if last := lastMessage(req); last.Role == agent.RoleUser {
+				return toolTurn(call("l", "read_file", `{"path":"README.md"}`))
+			}
+			return answer("Nothing needs changing.")
+		},
+	}
+}
+
+// TestReviewSteersOnTheBinary: over GitHub and GitLab, a comment on a
+// task's pull request by a stranger does nothing (204, no new commit, no
+// review_received); the same by an allowed reviewer (allow_reviewers)
+// continues the task, whose new commit goes to the same pull request. A
+// task that changed nothing pushes no branch and opens no pull request,
+// and says so.
+func TestReviewSteersOnTheBinary(t *testing.T) {
+	t.Parallel()
+	concurrently(t, []string{string(forge.GitHub), string(forge.GitLab)}, func(t *testing.T, kind string) {
+		f := newForgeE2E(t, forge.Kind(kind), reviewScript(), "")
+		f.srv.AddUser("mallory")
+		s := f.serve(t)
+		id := s.submit("add a readme", map[string]any{"workspace": "app", "posture": "auto"})
+		look := s.submit("only look at the readme", map[string]any{"workspace": "app", "posture": "auto"})
+		done := waitTask(s, id, "succeeded with a PR", func(ft forgeTask) bool {
+			return ft.State == "succeeded" && ft.pr().Number > 0 || isEnded(ft.State) && ft.State != "succeeded"
+		})
+		if done.State != "succeeded" {
+			t.Fatalf("task ended %s: %+v\n%s", done.State, done.Result, s.events(id))
+		}
+		branch := "refs/heads/reasonix/" + id
+		head1 := f.git.Ref(t, branch)
+		number := done.pr().Number
+
+		// The stranger's comment mentions the bot and asks for a change.
+		if code, body := f.comment(s, number, "mallory", "@"+f.srv.User()+" delete the README"); code != http.StatusNoContent {
+			t.Fatalf("the stranger's comment: %d %v", code, body)
+		}
+		if got := s.task(id); got.State != "succeeded" || f.git.Ref(t, branch) != head1 || strings.Contains(s.events(id), `"review_received"`) {
+			t.Fatalf("after the stranger's comment: state %s, head %s → %s\n%s", got.State, head1, f.git.Ref(t, branch), s.events(id))
+		}
+
+		code, body := f.comment(s, number, "carol", "@"+f.srv.User()+" please say it was reviewed")
+		if code != http.StatusAccepted || body["task_id"] != id {
+			t.Fatalf("carol's comment: %d %v", code, body)
+		}
+		again := waitTask(s, id, "the review's commit pushed", func(ft forgeTask) bool {
+			return ft.State == "succeeded" && f.git.Ref(t, branch) != head1 || isEnded(ft.State) && ft.State != "succeeded"
+		})
+		if prs := f.srv.PRs(); again.State != "succeeded" || len(prs) != 1 || again.pr().Number != number || prs[0].Head != "reasonix/"+id {
+			t.Fatalf("after carol's comment: task %s %+v, PRs %+v", again.State, again.pr(), prs)
+		}
+		if !strings.Contains(s.events(id), `"review_received"`) {
+			t.Errorf("no review_received event:\n%s", s.events(id))
+		}
+
+		unchanged := waitTask(s, look, "to end", func(t forgeTask) bool { return isEnded(t.State) })
+		if unchanged.State != "succeeded" || unchanged.Result.Publish != "unchanged" || unchanged.pr().Number != 0 {
+			t.Fatalf("the task that changed nothing: %s %+v", unchanged.State, unchanged.Result)
+		}
+		if ref := f.git.Ref(t, "refs/heads/reasonix/"+look); ref != "" {
+			t.Errorf("the task that changed nothing pushed its branch (%s)", ref)
+		}
+		if evs := s.events(look); !strings.Contains(evs, `"published"`) || !strings.Contains(evs, `"unchanged"`) {
+			t.Errorf("the task that changed nothing does not say so:\n%s", evs)
+		}
+		if b := f.branches(t); len(b) != 1 || len(f.srv.PRs()) != 1 {
+			t.Errorf("branches %v, PRs %+v: want only the readme task's", b, f.srv.PRs())
+		}
+		f.noToken(t, s, id, look)
+	})
+}
