@@ -630,3 +630,60 @@ func TestReviewSteersOnTheBinary(t *testing.T) {
 		f.noToken(t, s, id, look)
 	})
 }
+
+// TestAskModeOnTheBinary: with mode = "ask" a task's branch is pushed and
+// its pull request waits for an approval "open_pull_request"; the person
+// who asked for the task may not give it (403, nothing opens), another
+// approver may, and the pull request opens once.
+func TestAskModeOnTheBinary(t *testing.T) {
+	t.Parallel()
+	f := newForgeE2E(t, forge.GitHub, map[string]func(agenttest.Request) agenttest.Turn{
+		"add a license": func(req agenttest.Request) agenttest.Turn {
+			if last := lastMessage(req); last.Role == agent.RoleUser {
+				return toolTurn(call("l", "write_file", `{"path":"LICENSE","content":"MIT\n"}`))
+			}
+			return answer("Added the license.")
+		},
+	}, `mode = "ask"`)
+	s := f.serve(t)
+	secret, stderr, code := f.run("tokens", "create", "alice", "--role", "approve")
+	if secret = strings.TrimSpace(secret); code != 0 || secret == "" {
+		t.Fatalf("tokens create: %d %s", code, stderr)
+	}
+	code, body := s.callAs(secret, "POST", "/api/v1/tasks", `{"prompt":"add a license","workspace":"app","posture":"auto"}`)
+	var created struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &created); code != http.StatusAccepted || err != nil || created.ID == "" {
+		t.Fatalf("alice's submit: %d %s", code, body)
+	}
+	id := created.ID
+	got := waitTask(s, id, "its pull request to await an approval", func(ft forgeTask) bool {
+		return ft.Result != nil && ft.Result.Publish == "awaiting_approval" || isEnded(ft.State) && ft.State != "succeeded"
+	})
+	aps := s.pending(id)
+	if got.State != "succeeded" || len(aps) != 1 || aps[0].Tool != "open_pull_request" || aps[0].Requester != "token:alice" {
+		t.Fatalf("task %s %+v, pending approvals %+v", got.State, got.Result, aps)
+	}
+	if ref := f.git.Ref(t, "refs/heads/reasonix/"+id); ref == "" || len(f.srv.PRs()) != 0 {
+		t.Fatalf("before the approval: branch at %q, PRs %+v; want the branch pushed and no PR", ref, f.srv.PRs())
+	}
+
+	code, body = s.callAs(secret, "POST", "/api/v1/approvals/"+aps[0].ID, `{"decision":"allow_once"}`)
+	if code != http.StatusForbidden {
+		t.Fatalf("the requester's own approval: %d %s", code, body)
+	}
+	if aps := s.pending(id); len(aps) != 1 || len(f.srv.PRs()) != 0 {
+		t.Fatalf("after the requester's refused approval: pending %+v, PRs %+v", aps, f.srv.PRs())
+	}
+
+	var decided approval
+	if code := s.call("POST", "/api/v1/approvals/"+aps[0].ID, map[string]string{"decision": "allow_once"}, &decided); code != http.StatusOK || decided.DecidedBy != "token:admin" {
+		t.Fatalf("another approver's approval: %d %+v", code, decided)
+	}
+	done := waitTask(s, id, "the pull request opened", func(ft forgeTask) bool {
+		return ft.Result != nil && ft.Result.Publish == "pr" && ft.pr().Number > 0
+	})
+	if prs := f.srv.PRs(); len(prs) != 1 || prs[0].Head != "reasonix/"+id || done.pr().Number != prs[0].Number || done.State != "succeeded" {
+		t.Fatalf("after the approval: task %s %+v, PRs %+v", done.State, done.pr(), prs)
+	}
+	f.noToken(t, s, id)
+}
