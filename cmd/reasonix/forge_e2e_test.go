@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -221,7 +223,7 @@ func waitTask(s *service, id, what string, cond func(forgeTask) bool) forgeTask 
 
 // forgeWait bounds each wait: a task here runs, pushes and talks to the
 // forge, on a loaded machine.
-const forgeWait = 60 * time.Second
+const forgeWait = 2 * time.Minute
 
 // waitingCI waits until task id waits for CI on a commit other than not,
 // its pull request recorded, and returns that commit.
@@ -264,6 +266,22 @@ func concurrently(t *testing.T, names []string, test func(t *testing.T, name str
 	wg.Wait()
 }
 
+// TestForgeOnTheBinary is the issue's (#25) end-to-end tests on the built
+// binary, each case against its own installation, fake forge and git
+// server, all at once (see concurrently): CIRedToGreen, PublishKilled (at
+// four points), ReviewSteers (with a task that changed nothing) and
+// AskMode. Every case ends by looking for the forge token where it must
+// never be (noToken).
+func TestForgeOnTheBinary(t *testing.T) {
+	cases := map[string]func(*testing.T){
+		"CIRedToGreen":  ciRedToGreen,
+		"PublishKilled": publishKilled,
+		"ReviewSteers":  reviewSteers,
+		"AskMode":       askMode,
+	}
+	concurrently(t, slices.Sorted(maps.Keys(cases)), func(t *testing.T, name string) { cases[name](t) })
+}
+
 // noToken fails the test when the forge token is anywhere it must never
 // be: the task's events, the service's log, what the model was sent (the
 // transcript, tool results included), or any file of the data directory
@@ -297,16 +315,14 @@ func (f *forgeE2E) noToken(t *testing.T, s *service, ids ...string) {
 	})
 }
 
-// TestCIRedToGreenOnTheBinary: a signed "CI failed on main" delivery
-// starts a task; its pull request is opened once; the checks fail, the
-// check webhook wakes the task, which is fed the failure and pushes a fix
-// to the same pull request; the checks pass and the task ends succeeded
-// with ci.state = success. Over GitHub and GitLab. The task's sandboxed
-// bash reads its own environment and its parent's: neither holds the
-// forge token nor its variable, and no event, log, stored file or model
-// request holds the token.
-func TestCIRedToGreenOnTheBinary(t *testing.T) {
-	t.Parallel()
+// ciRedToGreen: a signed "CI failed on main" delivery starts a task; its
+// pull request is opened once; the checks fail, the check webhook wakes the
+// task, which is fed the failure and pushes a fix to the same pull request;
+// the checks pass and the task ends succeeded with ci.state = success. Over
+// GitHub and GitLab. The task's sandboxed bash reads its own environment
+// and its parent's: neither holds the forge token nor its variable, and no
+// event, log, stored file or model request holds the token.
+func ciRedToGreen(t *testing.T) {
 	concurrently(t, []string{string(forge.GitHub), string(forge.GitLab)}, func(t *testing.T, kind string) {
 		probe := `env; echo ---; tr '\0' '\n' < /proc/$PPID/environ`
 		f := newForgeE2E(t, forge.Kind(kind), map[string]func(agenttest.Request) agenttest.Turn{
@@ -461,14 +477,13 @@ var killPoints = []killPoint{
 	},
 }
 
-// TestPublishKilledAtEachPointOnTheBinary: serve is killed with SIGKILL at
-// each point of publishing a task's branch. Started again on the same data
-// directory, it finds what the dead process left — the task of a crash
-// before its end is interrupted and a person resumes it; a task that
-// waited for CI waits on — and the task ends succeeded with exactly one
-// branch and one pull request on the forge.
-func TestPublishKilledAtEachPointOnTheBinary(t *testing.T) {
-	t.Parallel()
+// publishKilled: serve is killed with SIGKILL at each point of publishing a
+// task's branch. Started again on the same data directory, it finds what
+// the dead process left — the task of a crash before its end is interrupted
+// and a person resumes it; a task that waited for CI waits on — and the
+// task ends succeeded with exactly one branch and one pull request on the
+// forge.
+func publishKilled(t *testing.T) {
 	var names []string
 	for _, p := range killPoints {
 		names = append(names, p.name)
@@ -568,14 +583,12 @@ func reviewScript() map[string]func(agenttest.Request) agenttest.Turn {
 	}
 }
 
-// TestReviewSteersOnTheBinary: over GitHub and GitLab, a comment on a
-// task's pull request by a stranger does nothing (204, no new commit, no
-// review_received); the same by an allowed reviewer (allow_reviewers)
-// continues the task, whose new commit goes to the same pull request. A
-// task that changed nothing pushes no branch and opens no pull request,
-// and says so.
-func TestReviewSteersOnTheBinary(t *testing.T) {
-	t.Parallel()
+// reviewSteers: over GitHub and GitLab, a comment on a task's pull request
+// by a stranger does nothing (204, no new commit, no review_received); the
+// same by an allowed reviewer (allow_reviewers) continues the task, whose
+// new commit goes to the same pull request. A task that changed nothing
+// pushes no branch and opens no pull request, and says so.
+func reviewSteers(t *testing.T) {
 	concurrently(t, []string{string(forge.GitHub), string(forge.GitLab)}, func(t *testing.T, kind string) {
 		f := newForgeE2E(t, forge.Kind(kind), reviewScript(), "")
 		f.srv.AddUser("mallory")
@@ -631,12 +644,11 @@ func TestReviewSteersOnTheBinary(t *testing.T) {
 	})
 }
 
-// TestAskModeOnTheBinary: with mode = "ask" a task's branch is pushed and
-// its pull request waits for an approval "open_pull_request"; the person
-// who asked for the task may not give it (403, nothing opens), another
-// approver may, and the pull request opens once.
-func TestAskModeOnTheBinary(t *testing.T) {
-	t.Parallel()
+// askMode: with mode = "ask" a task's branch is pushed and its pull request
+// waits for an approval "open_pull_request"; the person who asked for the
+// task may not give it (403, nothing opens), another approver may, and the
+// pull request opens once.
+func askMode(t *testing.T) {
 	f := newForgeE2E(t, forge.GitHub, map[string]func(agenttest.Request) agenttest.Turn{
 		"add a license": func(req agenttest.Request) agenttest.Turn {
 			if last := lastMessage(req); last.Role == agent.RoleUser {
