@@ -28,6 +28,7 @@ type GitServer struct {
 
 	mu       sync.Mutex
 	requests []Request
+	holds    holds
 }
 
 // NewGitServer starts a git server for project ("acme/app") with an empty
@@ -83,7 +84,7 @@ func NewGitServer(t testing.TB, project, token string) *GitServer {
 		// has been checked and stays out of the backend's environment.
 		r = r.Clone(r.Context())
 		r.Header.Del("Authorization")
-		h.ServeHTTP(w, r)
+		g.holds.serve(w, r, h)
 	}))
 	t.Cleanup(srv.Close)
 	g.URL = srv.URL + "/" + project + ".git"

@@ -105,6 +105,8 @@ type Server struct {
 	fail     []failure
 	nextID   int64
 	git      *GitServer
+
+	holds holds
 }
 
 // run is one published check: its id and the commit's pipeline (GitLab).
@@ -345,7 +347,7 @@ func (s *Server) serve(next http.Handler) http.Handler {
 		case f != nil:
 			s.errorJSON(w, f.status, f.body)
 		default:
-			next.ServeHTTP(w, r)
+			s.holds.serve(w, r, next)
 		}
 	})
 }

@@ -48,6 +48,7 @@ type HandOverStore interface {
 	RunningTasks(ctx context.Context) ([]store.RunningTask, error)
 	ListTasks(ctx context.Context, f store.TaskFilter) (store.TaskPage, error)
 	JobRunning(ctx context.Context, id string) (bool, error)
+	RenewJob(ctx context.Context, id string, state store.State) error
 	JournalReader
 }
 
@@ -157,15 +158,19 @@ func (h *HandOver) Recover(ctx context.Context) error {
 	return h.recoverParked(ctx)
 }
 
-// recoverParked requeues the tasks this node parked on an approval whose
-// job never recorded its snooze: the process died between setting the task
-// waiting and returning the snooze, leaving the job "running" where no wake
-// reaches it. The requeued run finds the pending approval and parks again.
+// recoverParked gives a job back to the tasks this node parked whose job
+// the process died in: one parked on an approval whose job never recorded
+// its snooze (the process died between setting the task waiting and
+// returning the snooze), and one waiting for CI whose job died while it
+// asked the forge how CI stood. Either job stays "running" where no wake
+// reaches it until River rescues it an hour later. The approval's task is
+// requeued (its run finds the pending approval and parks again); the CI
+// wait's gets a new job in the same state, which looks at CI again.
 func (h *HandOver) recoverParked(ctx context.Context) error {
 	st := h.cfg.Store
 	var waiting []store.Task
 	for cursor := ""; ; {
-		page, err := st.ListTasks(ctx, store.TaskFilter{States: []store.State{store.StateWaitingApproval}, Cursor: cursor, Limit: 500})
+		page, err := st.ListTasks(ctx, store.TaskFilter{States: []store.State{store.StateWaitingApproval, store.StateWaitingCI}, Cursor: cursor, Limit: 500})
 		if err != nil {
 			return fmt.Errorf("runner: crash recovery: %w", err)
 		}
@@ -186,10 +191,15 @@ func (h *HandOver) recoverParked(ctx context.Context) error {
 		if !stuck {
 			continue
 		}
-		if _, err := st.Requeue(ctx, t.ID, []store.State{store.StateWaitingApproval}); err != nil && !errors.Is(err, store.ErrStateConflict) {
+		if t.State == store.StateWaitingCI {
+			err = st.RenewJob(ctx, t.ID, store.StateWaitingCI)
+		} else {
+			_, err = st.Requeue(ctx, t.ID, []store.State{store.StateWaitingApproval})
+		}
+		if err != nil && !errors.Is(err, store.ErrStateConflict) {
 			return fmt.Errorf("runner: crash recovery: %w", err)
 		}
-		h.cfg.Log.Info("runner: requeued a parked task whose job died", "task", t.ID)
+		h.cfg.Log.Info("runner: gave a job back to a parked task whose job died", "task", t.ID, "state", t.State)
 	}
 	return nil
 }

@@ -43,6 +43,8 @@ func (f *fakeTasks) ListTasks(context.Context, store.TaskFilter) (store.TaskPage
 
 func (f *fakeTasks) JobRunning(context.Context, string) (bool, error) { return false, nil }
 
+func (f *fakeTasks) RenewJob(context.Context, string, store.State) error { return nil }
+
 func (f *fakeTasks) UnfinishedCalls(context.Context, string) ([]store.JournalEntry, error) {
 	return nil, nil
 }
