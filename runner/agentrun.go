@@ -21,9 +21,11 @@ func (s *Service) runSession(ctx context.Context, r *taskrun.Run, ws *Workdir) (
 	if err != nil {
 		return outcome{}, fmt.Errorf("provider: %w", err)
 	}
-	grants, err := s.st.Grants(ctx, task.ID)
-	if err != nil {
-		return outcome{}, err
+	var grants []string
+	if !firstRun(task) {
+		if grants, err = s.st.Grants(ctx, task.ID); err != nil {
+			return outcome{}, err
+		}
 	}
 	// The skills (and the profiles among them) come from the task's base
 	// commit, never from what the task itself wrote.
@@ -71,9 +73,11 @@ func (s *Service) runSession(ctx context.Context, r *taskrun.Run, ws *Workdir) (
 	defer sess.Close()
 	tools := sess.Agent.Tools
 
-	history, err := s.st.Messages(ctx, task.ID)
-	if err != nil {
-		return outcome{}, err
+	var history []agent.Message
+	if !firstRun(task) {
+		if history, err = s.st.Messages(ctx, task.ID); err != nil {
+			return outcome{}, err
+		}
 	}
 	r.SetStored(len(history))
 	if len(history) == 0 && (len(instr.Files) > 0 || ierr != nil) {
@@ -145,6 +149,13 @@ func (s *Service) runSession(ctx context.Context, r *taskrun.Run, ws *Workdir) (
 	}
 	return s.classify(ctx, r, ag.Continue(ctx)), nil
 }
+
+// firstRun reports whether task, as claimed, runs for the first time
+// (attempt 1). Its conversation, its grants for the task and its budget
+// cards are written by its runs alone, so a first run has none of them and
+// reads none back (as taskrun.Run.SpendSoFar reads no spend); its inbox
+// may hold messages posted while it was queued, and is read.
+func firstRun(task store.Task) bool { return task.Attempt <= 1 }
 
 // finalAnswer reports whether the conversation ends with an answer that
 // has no calls pending, so continuing it needs a new user message. A

@@ -239,6 +239,9 @@ func (s *Service) budgetWait(ctx context.Context, t store.Task) (time.Duration, 
 // the outcome that ends the task without a run (ok true).
 func (s *Service) budgetAnswer(ctx context.Context, r *taskrun.Run) (outcome, bool, error) {
 	id := r.Task().ID
+	if firstRun(r.Task()) {
+		return outcome{}, false, nil // a card is made by a run that ended (parkOnBudget)
+	}
 	list, err := s.st.ApprovalsForCall(ctx, id, budgetHash(id))
 	if err != nil {
 		return outcome{}, false, err

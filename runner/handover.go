@@ -127,13 +127,22 @@ func (s *Service) awaitScratch(ctx context.Context, task store.Task) error {
 // A failure, like that case, only costs precision: a later continuation in
 // a fresh worktree names calls as lost although the branch holds them.
 func (s *Service) checkpointed(ctx context.Context, r *taskrun.Run) {
-	if r.LostNoteUntold() {
-		s.log.Info("runner: checkpoint not recorded: the note on lost changes was not delivered", "task", r.Task().ID)
+	if !s.checkpointNow(r) {
 		return
 	}
 	if err := s.st.MarkCheckpointed(ctx, r.Task().ID); err != nil {
 		s.log.Warn("runner: record the workspace checkpoint", "task", r.Task().ID, "err", err)
 	}
+}
+
+// checkpointNow reports whether run r's journaled calls are to be
+// marked checkpointed now (see checkpointed), logging when they are not.
+func (s *Service) checkpointNow(r *taskrun.Run) bool {
+	if r.LostNoteUntold() {
+		s.log.Info("runner: checkpoint not recorded: the note on lost changes was not delivered", "task", r.Task().ID)
+		return false
+	}
+	return true
 }
 
 // lostChanges tells the continuation of a task the truth about its

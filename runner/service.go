@@ -269,9 +269,16 @@ type maintainer interface {
 	Stop()
 }
 
+// approvalLooks is how many SweepIntervals the approval expirer waits at
+// most (30 s by default): it waits for the next deadline, or for an
+// approval with one stored on this node; the bound finds one stored on
+// another node, or pending when this node became the leader.
+const approvalLooks = 15
+
 // startMaintenance starts the node's upkeep, each loop handed only what it
 // needs. On River's elected leader only (see leads): approvals are expired
-// every SweepInterval and their tasks woken, old chat deliveries pruned
+// at their deadline (looked for at least every approvalLooks
+// SweepIntervals) and their tasks woken, old chat deliveries pruned
 // hourly, and the schedules woken every ScheduleInterval. On every node,
 // every quarter of StaleAfter, the running tasks whose node stopped
 // sending heartbeats are taken over (see takeOverStale): the dead node may
@@ -281,7 +288,7 @@ type maintainer interface {
 // ctx bounds nothing: the loops run until Stop.
 func (s *Service) startMaintenance(ctx context.Context) {
 	s.expirer = maintenance.NewApprovalExpirer(s.st, maintenance.ApprovalExpirerConfig{
-		Interval: s.cfg.SweepInterval, Now: s.now, Leads: s.leads, Expired: s.approvalExpired, Log: s.log,
+		Interval: approvalLooks * s.cfg.SweepInterval, Now: s.now, Leads: s.leads, Expired: s.approvalExpired, Log: s.log,
 	})
 	s.maint = []maintainer{
 		s.expirer,

@@ -80,9 +80,6 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	if err != nil {
 		return fmt.Errorf("runner: claim task: %w", err)
 	}
-	if err := s.st.Heartbeat(ctx, task.ID); err != nil {
-		s.log.Warn("runner: heartbeat", "task", task.ID, "err", err)
-	}
 	if task.State == store.StateQueued {
 		s.metrics.queueWait.Observe(s.now().Sub(task.UpdatedAt).Seconds())
 	}
@@ -95,15 +92,17 @@ func (s *Service) runJob(ctx context.Context, job store.Job) (err error) {
 	return s.followUpIssue(ctx, task)
 }
 
-// claim makes task running on this node. The claim of a scratch task
-// whose directory is here waits for a hand-over of it under way
-// (cluster.Scratch): the run then finds it in the store.
+// claim makes task running on this node, stamping its heartbeat. The
+// claim of a scratch task whose directory is here waits for a hand-over
+// of it under way (cluster.Scratch): the run then finds it in the store.
+// The claim is of task as the job read it (its attempt): if another claim
+// came in between, it is refused as busy and the job reads it again.
 func (s *Service) claim(ctx context.Context, task store.Task) (store.Task, error) {
 	if task.Workspace == "" && task.LeaseOwner == s.node {
 		s.scratchMu.Lock()
 		defer s.scratchMu.Unlock()
 	}
-	return s.st.ClaimTask(ctx, task.ID, []store.State{task.State}, s.node, s.maxParallel(task.Workspace), func(t store.Task) []store.EventInput {
+	return s.st.ClaimTaskAt(ctx, task.ID, task.Attempt, []store.State{task.State}, s.node, s.maxParallel(task.Workspace), func(t store.Task) []store.EventInput {
 		return s.encodeAll(t.ID, event{"task_state", map[string]any{"state": store.StateRunning, "node": s.node, "attempt": t.Attempt}})
 	})
 }
@@ -369,7 +368,7 @@ func (s *Service) finish(ctx context.Context, r *taskrun.Run, ws *Workdir, o out
 		}
 	}
 	var published []event
-	waitCI := false
+	waitCI, checkpoint := false, false
 	if ws != nil { // commit even a cancelled task's work: its branch keeps it
 		wr, err := s.cfg.Workspaces.Finish(ctx, ws, commitMessage(r.Task().Prompt))
 		if err != nil {
@@ -383,7 +382,7 @@ func (s *Service) finish(ctx context.Context, r *taskrun.Run, ws *Workdir, o out
 				result.Error, result.Reason = "workspace_commit (ref "+ref+")", session.Reason("workspace_commit")
 			}
 		} else {
-			s.checkpointed(ctx, r)
+			checkpoint = s.checkpointNow(r) // recorded with the state change below
 		}
 		result.Branch, result.DiffStat = cmpStr(wr.Branch, ws.Branch), wr.DiffStat
 		if err == nil {
@@ -398,7 +397,7 @@ func (s *Service) finish(ctx context.Context, r *taskrun.Run, ws *Workdir, o out
 		// (ci.go). The final report comes with that end.
 		evs := append(published, ciEvent(result.PR), event{"task_state", map[string]any{"state": store.StateWaitingCI}})
 		if _, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, store.StateWaitingCI,
-			&store.StateOpts{Result: result, Events: s.announce(id, evs...)}); err != nil {
+			&store.StateOpts{Result: result, Events: s.announce(id, evs...), Checkpoint: checkpoint}); err != nil {
 			return s.lostState(ctx, id, err)
 		}
 		s.hub.Notify(id)
@@ -416,15 +415,17 @@ func (s *Service) finish(ctx context.Context, r *taskrun.Run, ws *Workdir, o out
 	if o.tampered != "" {
 		ends = append([]event{tamperedEvent(o.tampered)}, ends...)
 	}
+	// A message that arrived as the run ended continues the task: the
+	// change reads whether one waits (after it, no run takes one).
+	var inbox bool
 	t, err := s.st.SetTaskState(ctx, id, []store.State{store.StateRunning}, o.state, &store.StateOpts{Result: result,
-		Events: s.announce(id, ends...)})
+		Events: s.announce(id, ends...), Checkpoint: checkpoint, InboxWaiting: &inbox})
 	if err != nil {
 		return s.lostState(ctx, id, err)
 	}
 	s.hub.Notify(id)
 	s.finishedMetrics(t, time.Duration(result.DurationMS)*time.Millisecond)
-	// A message that arrived as the run ended continues the task.
-	if has, err := s.st.HasInbox(ctx, id); err == nil && has && t.State != store.StateCancelled {
+	if inbox && t.State != store.StateCancelled {
 		if _, err := s.st.Requeue(ctx, id, []store.State{t.State},
 			s.announce(id, event{"task_state", map[string]any{"state": store.StateQueued, "reason": "continued"}})...); err == nil {
 			s.hub.Notify(id)

@@ -210,8 +210,29 @@ func (s *Store) CreateApproval(ctx context.Context, na NewApproval) (Approval, e
 	if err != nil {
 		return Approval{}, err
 	}
+	if expires != noDeadline {
+		s.deadlines.signal("")
+	}
 	return a, nil
 }
+
+// NextApprovalDeadline is the earliest deadline of a pending approval
+// (one due already included), zero when no pending approval has one: an
+// expirer waits for it rather than sweeping on a timer.
+func (s *Store) NextApprovalDeadline(ctx context.Context) (time.Time, error) {
+	var at sql.NullInt64
+	if err := s.db.queryRow(ctx, "SELECT MIN(expires_at) FROM approvals WHERE state = ? AND expires_at <> ?",
+		string(ApprovalPending), noDeadline).Scan(&at); err != nil {
+		return time.Time{}, fmt.Errorf("store: next approval deadline: %w", err)
+	}
+	return fromNullMicros(at), nil
+}
+
+// ApprovalDeadlines returns a channel that receives when this process
+// stores an approval with a deadline (CreateApproval), for an expirer
+// waiting for the next deadline; stop ends the subscription. An approval
+// stored by another process sends nothing here.
+func (s *Store) ApprovalDeadlines() (<-chan struct{}, func()) { return s.deadlines.subscribe("") }
 
 func (s *Store) audit(ctx context.Context, tx txn, a Approval, action, actor, detail string, now time.Time) error {
 	if _, err := tx.exec(ctx, `INSERT INTO approval_audit (id, approval_id, task_id, action, actor, detail, created_at)

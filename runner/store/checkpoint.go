@@ -10,9 +10,15 @@ import (
 // commit on the task's branch (workspace Release or Finish) succeeded, when
 // no call of the task runs. Calls journaled later stay unmarked until the
 // next checkpoint.
+// (StateOpts.Checkpoint does it with a state change.)
 func (s *Store) MarkCheckpointed(ctx context.Context, taskID string) error {
-	if _, err := s.db.exec(ctx, `UPDATE tool_journal SET checkpointed = 1
-		WHERE task_id = ? AND checkpointed = 0`, taskID); err != nil {
+	return markCheckpointed(ctx, s.db, taskID)
+}
+
+const markCheckpointedSQL = `UPDATE tool_journal SET checkpointed = 1 WHERE task_id = ? AND checkpointed = 0`
+
+func markCheckpointed(ctx context.Context, q querier, taskID string) error {
+	if _, err := q.exec(ctx, markCheckpointedSQL, taskID); err != nil {
 		return fmt.Errorf("store: mark checkpoint of %s: %w", taskID, err)
 	}
 	return nil

@@ -158,26 +158,68 @@ func TestClaimWorkspaceAcrossNodes(t *testing.T) {
 }
 
 // TestClaimStatements counts what one claim of a workspace's task sends,
-// with its announcing event: on Postgres BEGIN, the read that takes the
-// workspace's lock, the guarded change with its events, COMMIT (the claim
-// used to send 8 with its event: a read, the lock, a count, the change,
-// the event counter and the events each their own); on SQLite the change
-// and its events are three statements of their own (it used to send 7).
+// with its announcing event. On Postgres a claim of a task read at its
+// attempt (ClaimTaskAt, as the worker claims) is one statement, the
+// guarded change with its events, whose guard takes the workspace's lock
+// (migration 28); ClaimTask reads the attempt first (2). The claim used
+// to send 4: BEGIN, the read that took the lock, the change, COMMIT (and
+// 8 before that). On SQLite the change and its events are three
+// statements of their own in a transaction with the read (6; it used to
+// send 7).
 func TestClaimStatements(t *testing.T) {
-	want := map[string]int64{store.DriverPostgres: 4, store.DriverSQLite: 6}
+	want := map[string][2]int64{store.DriverPostgres: {2, 1}, store.DriverSQLite: {6, 6}}
 	for name, open := range storetest.Openers {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			s := open(t, store.Config{})
-			task := mustCreate(t, s, newTask("count"), "")
-			n, stop := s.CountStatementsForTest()
-			defer stop()
 			announce := func(c store.Task) []store.EventInput { return []store.EventInput{{Type: "claimed"}} }
-			if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node-a", 3, announce); err != nil {
+			for i, at := range []bool{false, true} {
+				task := mustCreate(t, s, newTask(fmt.Sprint("count ", i)), "")
+				n, stop := s.CountStatementsForTest()
+				var err error
+				if at {
+					_, err = s.ClaimTaskAt(ctx, task.ID, task.Attempt, []store.State{store.StateQueued}, "node-a", 3, announce)
+				} else {
+					_, err = s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node-a", 3, announce)
+				}
+				stop()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := n.Load(); got != want[name][i] {
+					t.Errorf("claim (attempt known: %v) sent %d statements, want %d", at, got, want[name][i])
+				}
+			}
+		})
+	}
+}
+
+// TestClaimAtAMovedAttempt: a claim of a task read at an attempt that a
+// claim since moved is refused as busy (the caller reads it again), and
+// changes nothing.
+func TestClaimAtAMovedAttempt(t *testing.T) {
+	for name, open := range storetest.Openers {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t, store.Config{})
+			task := mustCreate(t, s, newTask("moved"), "")
+			if _, err := s.ClaimTask(ctx, task.ID, []store.State{store.StateQueued}, "node-a", 1, nil); err != nil {
 				t.Fatal(err)
 			}
-			if got := n.Load(); got != want[name] {
-				t.Errorf("ClaimTask sent %d statements, want %d", got, want[name])
+			if _, err := s.SetTaskState(ctx, task.ID, []store.State{store.StateRunning}, store.StateQueued, nil); err != nil {
+				t.Fatal(err)
+			}
+			// task is as read before that claim: attempt 0.
+			if _, err := s.ClaimTaskAt(ctx, task.ID, task.Attempt, []store.State{store.StateQueued}, "node-b", 1, nil); !errors.Is(err, store.ErrWorkspaceBusy) {
+				t.Fatalf("claim at a moved attempt: %v; want ErrWorkspaceBusy", err)
+			}
+			got, err := s.Task(ctx, task.ID)
+			if err != nil || got.State != store.StateQueued || got.Attempt != 1 || got.LeaseOwner != "node-a" {
+				t.Fatalf("after the refused claim: %+v, %v; want queued, attempt 1, node-a", got, err)
+			}
+			claimed, err := s.ClaimTaskAt(ctx, task.ID, got.Attempt, []store.State{store.StateQueued}, "node-b", 1, nil)
+			if err != nil || claimed.Attempt != 2 || claimed.LeaseOwner != "node-b" || claimed.State != store.StateRunning {
+				t.Fatalf("claim at the current attempt: %+v, %v", claimed, err)
 			}
 		})
 	}

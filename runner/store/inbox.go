@@ -78,29 +78,28 @@ func (s *Store) postMessage(ctx context.Context, taskID, requester, text, key st
 }
 
 // TakeInbox returns the task's untaken messages, oldest first, and marks
-// them taken in the same transaction, so each is delivered once.
+// them taken in the same statement, so each is delivered once: the UPDATE
+// marks and returns them at once, with no transaction around it (two takes
+// at once each return the rows they marked, never the same one).
 func (s *Store) TakeInbox(ctx context.Context, taskID string) ([]InboxMessage, error) {
 	var out []InboxMessage
-	err := s.inTx(ctx, func(tx txn) error {
-		rs, err := tx.query(ctx, `UPDATE task_inbox SET consumed_at = ? WHERE task_id = ? AND consumed_at IS NULL
-			RETURNING id, requester, body, created_at`, micros(s.now()), taskID)
-		if err != nil {
-			return fmt.Errorf("store: take inbox of %s: %w", taskID, err)
-		}
-		defer rs.Close()
-		for rs.Next() {
-			m := InboxMessage{TaskID: taskID}
-			var at int64
-			if err := rs.Scan(&m.ID, &m.Requester, &m.Text, &at); err != nil {
-				return fmt.Errorf("store: take inbox of %s: %w", taskID, err)
-			}
-			m.CreatedAt = fromMicros(at)
-			out = append(out, m)
-		}
-		return rs.Err()
-	})
+	rs, err := s.db.query(ctx, `UPDATE task_inbox SET consumed_at = ? WHERE task_id = ? AND consumed_at IS NULL
+		RETURNING id, requester, body, created_at`, micros(s.now()), taskID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store: take inbox of %s: %w", taskID, err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		m := InboxMessage{TaskID: taskID}
+		var at int64
+		if err := rs.Scan(&m.ID, &m.Requester, &m.Text, &at); err != nil {
+			return nil, fmt.Errorf("store: take inbox of %s: %w", taskID, err)
+		}
+		m.CreatedAt = fromMicros(at)
+		out = append(out, m)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("store: take inbox of %s: %w", taskID, err)
 	}
 	// RETURNING gives no order guarantee.
 	slices.SortStableFunc(out, func(a, b InboxMessage) int {

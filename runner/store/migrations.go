@@ -510,4 +510,18 @@ CREATE INDEX tasks_finished ON tasks (finished_at, id);
 	{version: 27, sql: `
 CREATE INDEX publishes_pr ON publishes (workspace, pr_number);
 `},
+	// 28: a claim in one statement on Postgres (ClaimTask). The guard on
+	// the workspace's running tasks must count after the workspace's claim
+	// lock is held, with a snapshot taken then, not at the statement's
+	// start: a VOLATILE function's queries each take a fresh snapshot, so
+	// the function takes the lock and then counts. SQLite needs nothing:
+	// its claim is a transaction holding the database's write lock.
+	{version: 28, sql: ``, postgres: `
+CREATE FUNCTION reasonix_workspace_running(ws TEXT, task TEXT, running TEXT) RETURNS BIGINT
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE n BIGINT; BEGIN
+	PERFORM pg_advisory_xact_lock(hashtextextended('reasonix/workspace/' || ws, 0)); SELECT count(*) INTO n
+	FROM tasks o WHERE o.workspace = ws AND o.state = running AND o.id <> task; RETURN n; END
+$$
+`},
 }

@@ -74,6 +74,9 @@ type Store struct {
 	// jobs signals a dozing Postgres queue that this process inserted or
 	// woke a job (on SQLite the notification hub does).
 	jobs signals
+	// deadlines signals an approval expirer that this process stored an
+	// approval with a deadline (ApprovalDeadlines).
+	deadlines signals
 }
 
 // dialect selects the few SQL texts that differ between the databases.

@@ -223,6 +223,15 @@ type Task struct {
 const taskCols = `id, source, requester, prompt, goal, plan_first, workspace, posture, notify, state,
 	job_id, attempt, lease_owner, result, created_at, updated_at, started_at, finished_at, approvers, budget_usd, ablate`
 
+// moreRow is a row with more columns after a task's: Scan fills them into
+// more.
+type moreRow struct {
+	row
+	more []any
+}
+
+func (r moreRow) Scan(dest ...any) error { return r.row.Scan(append(dest, r.more...)...) }
+
 func scanTask(r row) (Task, error) {
 	var (
 		t                 Task
@@ -402,12 +411,25 @@ func (s *Store) createTaskTx(ctx context.Context, tx txn, nt NewTask, dedupeKeys
 	if err != nil {
 		return Task{}, false, err
 	}
-	task, err = scanTask(tx.queryRow(ctx, `INSERT INTO tasks (id, source, requester, prompt, goal, plan_first,
+	insert := `INSERT INTO tasks (id, source, requester, prompt, goal, plan_first,
 			workspace, posture, notify, state, job_id, created_at, updated_at, approvers, budget_usd, event_seq, ablate)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+taskCols,
-		id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), nt.planMode(),
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ` + taskCols
+	args := []any{id, string(nt.Source), nt.Requester, nt.Prompt, boolInt(nt.Goal), nt.planMode(),
 		nt.Workspace, nt.Posture, string(notifyJSON), string(StateQueued), res.Job.ID, micros(now), micros(now),
-		string(approversJSON), nt.BudgetUSD, int64(len(evs)), nt.Ablate))
+		string(approversJSON), nt.BudgetUSD, int64(len(evs)), nt.Ablate}
+	if s.dialect == dialectPostgres && len(evs) > 0 && len(evs) <= 100 {
+		// The task and its first events in one statement, numbered 1..n.
+		values, vargs := eventValues(evs)
+		task, err = scanTask(tx.queryRow(ctx, `WITH t AS (`+insert+`),
+			e AS (INSERT INTO task_events (task_id, seq, type, payload, created_at)
+				SELECT t.id, v.i, v.t, v.p, v.at FROM t, `+values+`)
+			SELECT `+taskCols+` FROM t`, append(args, vargs...)...))
+		if err != nil {
+			return Task{}, false, fmt.Errorf("store: insert task: %w", err)
+		}
+		return task, true, nil
+	}
+	task, err = scanTask(tx.queryRow(ctx, insert, args...))
 	if err != nil {
 		return Task{}, false, fmt.Errorf("store: insert task: %w", err)
 	}
@@ -472,6 +494,14 @@ type StateOpts struct {
 	// announcing it (a chat thread closes on the terminal one) are never
 	// one without the other, and come in the order the changes did.
 	Events []EventInput
+	// Checkpoint marks the task's journaled calls checkpointed
+	// (MarkCheckpointed) with the change, whether or not it happens: the
+	// workspace's commit that holds their effects is made by then. On
+	// Postgres it is part of the change's one statement.
+	Checkpoint bool
+	// InboxWaiting, when set, receives whether the task has untaken
+	// messages (HasInbox) as the change leaves it, read with the change.
+	InboxWaiting *bool
 
 	// guard is more SQL ANDed to the change's WHERE (its placeholders
 	// bound by guardArgs), for a change with a condition of its own: the
@@ -522,41 +552,79 @@ func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []S
 	if err != nil {
 		return Task{}, err
 	}
-	args := []any{string(to), now, running, running, now, finished, result, lease, id}
+	pg := s.dialect == dialectPostgres
+	var args []any
+	// The checkpoint is a statement of its own on SQLite; on Postgres it is
+	// a CTE of the change's statement (ck), run whether the change happens
+	// or not, as MarkCheckpointed would be.
+	ck := ""
+	if opts.Checkpoint {
+		if pg {
+			ck = `k AS (` + markCheckpointedSQL + `)`
+			args = append(args, id)
+		} else if err := markCheckpointed(ctx, q, id); err != nil {
+			return Task{}, err
+		}
+	}
+	// Entering running stamps the heartbeat too: the task's node is alive
+	// as it claims it, and an older attempt's stamp must not make the new
+	// one look stale (cluster.HandOver.Stale reads heartbeat_at first).
+	args = append(args, string(to), now, running, running, now, finished, result, lease, running, now, id)
 	for _, f := range from {
 		args = append(args, string(f))
 	}
 	args = append(args, opts.guardArgs...)
+	ret := taskCols
+	var inbox int
+	scan := func(r row) (Task, error) { return scanTask(r) }
+	if opts.InboxWaiting != nil {
+		ret += `, CASE WHEN EXISTS (SELECT 1 FROM task_inbox i WHERE i.task_id = tasks.id AND i.consumed_at IS NULL)
+			THEN 1 ELSE 0 END AS inbox_waiting`
+		scan = func(r row) (Task, error) { return scanTask(moreRow{r, []any{&inbox}}) }
+	}
 	upd := `UPDATE tasks SET state = ?, updated_at = ?,
 			attempt = attempt + ?,
 			started_at = CASE WHEN ? = 1 THEN COALESCE(started_at, ?) ELSE started_at END,
 			finished_at = COALESCE(?, finished_at),
 			result = COALESCE(?, result),
-			lease_owner = COALESCE(?, lease_owner)
+			lease_owner = COALESCE(?, lease_owner),
+			heartbeat_at = CASE WHEN ? = 1 THEN ? ELSE heartbeat_at END
 		WHERE id = ? AND state IN (?` + strings.Repeat(", ?", len(from)-1) + `)` + opts.guard + `
-		RETURNING ` + taskCols
+		RETURNING ` + ret
 	var t Task
 	switch {
+	case len(evs) == 0 && ck != "":
+		t, err = scan(q.queryRow(ctx, `WITH `+ck+` `+upd, args...))
 	case len(evs) == 0:
-		t, err = scanTask(q.queryRow(ctx, upd, args...))
-	case s.dialect == dialectPostgres:
+		t, err = scan(q.queryRow(ctx, upd, args...))
+	case pg:
 		// One statement, as without events: the counter moves (counterSQL,
 		// reading the task through u so that a refused change moves
 		// nothing) and the events are numbered from it.
 		n := int64(len(evs))
 		values, vargs := eventValues(evs)
 		args = append(append(args, n, n, n), vargs...)
-		t, err = scanTask(q.queryRow(ctx, `WITH u AS (`+upd+`, event_seq),
+		if ck != "" {
+			ck += ","
+		}
+		sel := taskCols
+		if opts.InboxWaiting != nil {
+			sel += ", inbox_waiting"
+		}
+		t, err = scan(q.queryRow(ctx, `WITH `+ck+` u AS (`+upd+`, event_seq),
 			c AS (INSERT INTO task_counters (task_id, event_seq) SELECT u.id, u.event_seq + ? FROM u
 				ON CONFLICT (task_id) DO UPDATE SET event_seq = task_counters.event_seq + ?
 				RETURNING event_seq AS n),
 			e AS (INSERT INTO task_events (task_id, seq, type, payload, created_at)
 				SELECT u.id, c.n - ? + v.i, v.t, v.p, v.at FROM u, c, `+values+`)
-			SELECT `+taskCols+` FROM u`, args...))
+			SELECT `+sel+` FROM u`, args...))
 	default:
-		t, err = s.setStateWithEvents(ctx, q, upd, args, evs)
+		t, err = s.setStateWithEvents(ctx, q, upd, args, evs, scan)
 	}
 	if err == nil {
+		if opts.InboxWaiting != nil {
+			*opts.InboxWaiting = inbox != 0
+		}
 		return t, nil
 	}
 	if !isNoRows(err) {
@@ -572,11 +640,11 @@ func (s *Store) setTaskState(ctx context.Context, q querier, id string, from []S
 // setStateWithEvents runs upd, a state change returning the task, moves
 // its event counter and inserts evs numbered by it, in q's transaction or
 // a new one.
-func (s *Store) setStateWithEvents(ctx context.Context, q querier, upd string, args []any, evs []Event) (Task, error) {
+func (s *Store) setStateWithEvents(ctx context.Context, q querier, upd string, args []any, evs []Event, scan func(row) (Task, error)) (Task, error) {
 	var t Task
 	apply := func(tx querier) error {
 		var err error
-		if t, err = scanTask(tx.queryRow(ctx, upd, args...)); err != nil {
+		if t, err = scan(tx.queryRow(ctx, upd, args...)); err != nil {
 			return err
 		}
 		end, err := bumpEvents(ctx, tx, t.ID, int64(len(evs)))

@@ -68,6 +68,37 @@ func (l *loop) startAfter(ctx context.Context, first, interval time.Duration, pa
 	}(l.done)
 }
 
+// startWaiting runs pass first after starting and then after the wait
+// each pass returns, or earlier when wake receives; done is called as the
+// loop ends. Starting a running loop does nothing (done is still called).
+func (l *loop) startWaiting(ctx context.Context, first time.Duration, pass func(context.Context) time.Duration,
+	wake <-chan struct{}, done func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done != nil {
+		done()
+		return
+	}
+	ctx, l.cancel = context.WithCancel(ctx)
+	l.done = make(chan struct{})
+	go func(finished chan struct{}) {
+		defer close(finished)
+		defer done()
+		t := time.NewTimer(first)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-wake:
+				t.Stop()
+			}
+			t.Reset(pass(ctx))
+		}
+	}(l.done)
+}
+
 // stop cancels the loop's context and waits for a pass under way to
 // return. It is idempotent, and a loop never started stops at once.
 func (l *loop) stop() {

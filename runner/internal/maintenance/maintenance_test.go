@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,17 +27,53 @@ func (l *leader) leads(context.Context) bool { l.asks.Add(1); return l.yes.Load(
 type fakeApprovals struct {
 	mu      sync.Mutex
 	pending []store.Approval
-	calls   int
+	calls   int // ExpireApprovals
+	looks   int // NextApprovalDeadline
 	woken   []string
+	expired map[string]time.Time // approval id → when it was expired
+	added   chan struct{}
 }
 
 func (f *fakeApprovals) ExpireApprovals(_ context.Context, now time.Time) ([]store.Approval, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
-	out := f.pending
-	f.pending = nil
+	var out, left []store.Approval
+	for _, a := range f.pending {
+		if a.ExpiresAt.After(now) {
+			left = append(left, a)
+			continue
+		}
+		out = append(out, a)
+		if f.expired == nil {
+			f.expired = map[string]time.Time{}
+		}
+		f.expired[a.ID] = now
+	}
+	f.pending = left
 	return out, nil
+}
+
+func (f *fakeApprovals) NextApprovalDeadline(context.Context) (time.Time, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.looks++
+	var next time.Time
+	for _, a := range f.pending {
+		if next.IsZero() || a.ExpiresAt.Before(next) {
+			next = a.ExpiresAt
+		}
+	}
+	return next, nil
+}
+
+func (f *fakeApprovals) ApprovalDeadlines() (<-chan struct{}, func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.added == nil {
+		f.added = make(chan struct{}, 1)
+	}
+	return f.added, func() {}
 }
 
 func (f *fakeApprovals) Wake(_ context.Context, id string) error {
@@ -46,11 +83,30 @@ func (f *fakeApprovals) Wake(_ context.Context, id string) error {
 	return nil
 }
 
+// add stores a pending approval as CreateApproval would, signalling it.
+func (f *fakeApprovals) add(a store.Approval) {
+	f.mu.Lock()
+	f.pending = append(f.pending, a)
+	ch := f.added
+	f.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fakeApprovals) stats() (looks, calls int, expired map[string]time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.looks, f.calls, maps.Clone(f.expired)
+}
+
 // TestApprovalExpirerRunsOnTheLeaderOnly: a follower's passes touch
 // nothing; the leader's expire, report each approval, then wake its task.
 func TestApprovalExpirerRunsOnTheLeaderOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := &fakeApprovals{pending: []store.Approval{{ID: "a1", TaskID: "t1"}, {ID: "a2", TaskID: "t2"}}}
+		due := time.Now().Add(time.Second)
+		st := &fakeApprovals{pending: []store.Approval{{ID: "a1", TaskID: "t1", ExpiresAt: due}, {ID: "a2", TaskID: "t2", ExpiresAt: due}}}
 		var l leader
 		var reported []string
 		e := NewApprovalExpirer(st, ApprovalExpirerConfig{Interval: 2 * time.Second, Leads: l.leads,
@@ -60,17 +116,68 @@ func TestApprovalExpirerRunsOnTheLeaderOnly(t *testing.T) {
 
 		time.Sleep(5 * time.Second) // fake time: two passes as a follower
 		synctest.Wait()
-		if l.asks.Load() != 2 || st.calls != 0 || e.Passes() != 0 {
-			t.Fatalf("follower: asked %d, store calls %d, passes %d; want 2, 0, 0", l.asks.Load(), st.calls, e.Passes())
+		if looks, calls, _ := st.stats(); l.asks.Load() != 2 || looks != 0 || calls != 0 || e.Passes() != 0 {
+			t.Fatalf("follower: asked %d, looks %d, store calls %d, passes %d; want 2, 0, 0, 0", l.asks.Load(), looks, calls, e.Passes())
 		}
 		l.yes.Store(true)
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
-		if st.calls != 1 || e.Passes() != 1 {
-			t.Fatalf("leader: store calls %d, passes %d; want 1, 1", st.calls, e.Passes())
+		if _, calls, _ := st.stats(); calls != 1 {
+			t.Fatalf("leader: store calls %d; want 1", calls)
 		}
 		if len(reported) != 2 || reported[0] != "a1" || reported[1] != "a2" || len(st.woken) != 2 || st.woken[0] != "t1" || st.woken[1] != "t2" {
 			t.Fatalf("reported %v, woken %v", reported, st.woken)
+		}
+	})
+}
+
+// TestApprovalExpirerWaitsForTheNextDeadline: with nothing pending the
+// leader only looks once per Interval and never sweeps; an approval due
+// before the next look expires at its deadline, woken by its creation on
+// this node; one stored elsewhere (no signal) is found by the fallback
+// look and expires at its deadline too.
+func TestApprovalExpirerWaitsForTheNextDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &fakeApprovals{}
+		var l leader
+		l.yes.Store(true)
+		e := NewApprovalExpirer(st, ApprovalExpirerConfig{Interval: 30 * time.Second, Leads: l.leads})
+		start := time.Now()
+		e.Start(t.Context())
+		defer e.Stop()
+
+		time.Sleep(10*time.Minute + time.Second) // idle: 20 looks, no sweep
+		synctest.Wait()
+		if looks, calls, _ := st.stats(); looks != 20 || calls != 0 {
+			t.Fatalf("idle for 10 min: %d looks, %d sweeps; want 20, 0", looks, calls)
+		}
+
+		// Stored here, due in 5 s, between two looks 30 s apart.
+		soon := time.Now().Add(5 * time.Second)
+		st.add(store.Approval{ID: "here", TaskID: "t1", ExpiresAt: soon})
+		time.Sleep(6 * time.Second)
+		synctest.Wait()
+		_, calls, expired := st.stats()
+		if !expired["here"].Equal(soon) || calls != 1 {
+			t.Fatalf("approval due at +%s: expired at +%s after %d sweeps; want at its deadline, 1 sweep",
+				soon.Sub(start), expired["here"].Sub(start), calls)
+		}
+
+		// Stored by another node (no signal), due in 50 s: the next look
+		// (at most 30 s away) finds it and waits for its deadline.
+		later := time.Now().Add(50 * time.Second)
+		st.mu.Lock()
+		st.pending = append(st.pending, store.Approval{ID: "there", TaskID: "t2", ExpiresAt: later})
+		st.mu.Unlock()
+		time.Sleep(51 * time.Second)
+		synctest.Wait()
+		_, calls, expired = st.stats()
+		if !expired["there"].Equal(later) || calls != 2 {
+			t.Fatalf("approval from elsewhere due at +%s: expired at +%s after %d sweeps; want at its deadline, 2 sweeps",
+				later.Sub(start), expired["there"].Sub(start), calls)
+		}
+		if len(st.woken) != 2 || st.woken[0] != "t1" || st.woken[1] != "t2" {
+			t.Fatalf("woken %v; want [t1 t2]", st.woken)
 		}
 	})
 }
