@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -74,6 +75,9 @@ type Store struct {
 	// jobs signals a dozing Postgres queue that this process inserted or
 	// woke a job (on SQLite the notification hub does).
 	jobs signals
+	// parked holds, per task id, the job (int64) whose handler returned a
+	// snooze in this process that River has not recorded yet (park.go).
+	parked sync.Map
 }
 
 // dialect selects the few SQL texts that differ between the databases.
