@@ -28,7 +28,10 @@ import (
 // and claimed. Each iteration parks a fresh task first, off the clock.
 // "parked" wakes a job River has recorded as snoozed, as a check result
 // minutes later does; "racing" wakes it right after the task parked, while
-// River may still hold the job as running (a decision clicked at once).
+// River may still hold the job as running (a decision clicked at once):
+// River's batch completer records a lone snooze up to 250 ms after the
+// handler returned, so such a wake supersedes the parked job instead of
+// waiting for that record (runner/store/park.go).
 // Run with -benchtime=20x; it reports the median and the worst.
 func BenchmarkCIWakeToRunning(b *testing.B) {
 	b.Run("parked", func(b *testing.B) { benchCIWake(b, true) })

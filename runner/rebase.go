@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strings"
 
+	"reasonix/runner/forge"
 	"reasonix/runner/store"
 )
 
 // Continuing a task whose pull request conflicts with its base (the base
-// moved on the forge while it ran: result.pr.conflicts, recorded at
-// publish time) continues it to bring the branch up to date: before the
+// moved on the forge while it ran: result.pr.conflicts or the forge's
+// result.pr.mergeable, recorded at publish time; the forge is asked again
+// here, and its word decides) continues it to bring the branch up to date: before the
 // run is queued, the service fetches the base as it stands now into the
 // task's repository with its own git (publish.Rebase; nothing the task
 // wrote runs), and the task gets one more message saying to merge that
@@ -27,7 +29,8 @@ const rebaseRequester = "forge:base"
 // logged: the continuation goes ahead, and its publish records the
 // conflict again.
 func (s *Service) prepareRebase(ctx context.Context, t store.Task) {
-	if s.pub == nil || t.Result == nil || t.Result.PR == nil || len(t.Result.PR.Conflicts) == 0 {
+	if s.pub == nil || t.Result == nil || t.Result.PR == nil ||
+		len(t.Result.PR.Conflicts) == 0 && t.Result.PR.Mergeable != string(forge.MergeConflict) {
 		return
 	}
 	p := s.publishSettings(t.Workspace)
@@ -49,8 +52,8 @@ func (s *Service) prepareRebase(ctx context.Context, t store.Task) {
 		s.log.Warn("runner: rebase: fetch the base", "task", t.ID, "err", err)
 		return
 	}
-	if len(c.Files) == 0 {
-		return // the base moved again and merges cleanly now
+	if !c.Conflicting() {
+		return // the base moved again and merges cleanly now (the forge's word first)
 	}
 	msg := rebaseMessage(target.Base, c.Base, c.Files)
 	if _, _, err := s.st.PostMessageOnce(ctx, t.ID, rebaseRequester, s.redact.String(msg), "rebase:"+rec.Commit+":"+c.Base); err != nil {
@@ -63,7 +66,13 @@ func (s *Service) prepareRebase(ctx context.Context, t store.Task) {
 func rebaseMessage(branch, sha string, files []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The base branch %q moved on the forge while this task worked: it is now at commit %s, "+
-		"and this task's pull request conflicts with it in:\n", branch, sha)
+		"and this task's pull request conflicts with it", branch, sha)
+	if len(files) == 0 {
+		// The forge says so; git here did not name the files.
+		b.WriteString(" (the forge reports the conflict; the merge below shows where).\n")
+	} else {
+		b.WriteString(" in:\n")
+	}
 	for _, f := range files {
 		fmt.Fprintf(&b, "- %q\n", f)
 	}

@@ -41,17 +41,20 @@ func lastRebaseTarget(msgs []agent.Message) string {
 // TestContinueRebasesAConflictingPR: Two tasks change the same line of
 // one file. Ann's pull request is merged on the forge; Bob's task,
 // published after that, records that its pull request conflicts with the
-// base (result.pr.conflicts, the published event). Continuing Bob's task
-// gives it the instruction to merge the moved base's commit; the task
-// merges inside its sandbox, resolves the conflict, and its end moves the
-// branch of the same pull request to a commit that holds the new base
-// and merges cleanly.
+// base (result.pr.conflicts, the published event), as the forge itself
+// says (result.pr.mergeable). Continuing Bob's task gives it the
+// instruction to merge the moved base's commit; the task merges inside
+// its sandbox, resolves the conflict, and its end moves the branch of the
+// same pull request to a commit that holds the new base and merges
+// cleanly, whose diff stat is the pull request's: against the new base,
+// without Ann's other file that the merge brought in.
 func TestContinueRebasesAConflictingPR(t *testing.T) {
 	ctx := context.Background()
 	const ident = "GIT_AUTHOR_NAME=Reasonix GIT_AUTHOR_EMAIL=reasonix@localhost GIT_COMMITTER_NAME=Reasonix GIT_COMMITTER_EMAIL=reasonix@localhost "
 	rt := newRouter()
 	rt.script("greet as ann",
 		calls(call("w", "write_file", map[string]string{"path": "README.md", "content": "hello from ann\n"})),
+		calls(call("n", "write_file", map[string]string{"path": "NOTES.md", "content": "ann was here\n"})),
 		answer("Greeted as ann."))
 	var sawSHA string
 	bob := rt.script("greet as bob",
@@ -95,7 +98,7 @@ func TestContinueRebasesAConflictingPR(t *testing.T) {
 		return done
 	}
 	ann := submit("greet as ann")
-	if len(ann.Result.PR.Conflicts) != 0 {
+	if len(ann.Result.PR.Conflicts) != 0 || ann.Result.PR.Mergeable != string(forge.MergeClean) {
 		t.Fatalf("ann's pull request conflicts before anything moved: %+v", ann.Result.PR)
 	}
 	// Ann's pull request is merged (a fast-forward of main on the forge).
@@ -108,8 +111,8 @@ func TestContinueRebasesAConflictingPR(t *testing.T) {
 
 	bobTask := submit("greet as bob")
 	pr := bobTask.Result.PR
-	if !slices.Equal(pr.Conflicts, []string{"README.md"}) || pr.BaseCommit != annHead {
-		t.Fatalf("bob's pull request = %+v, want it to conflict in README.md with base %s", pr, annHead)
+	if !slices.Equal(pr.Conflicts, []string{"README.md"}) || pr.BaseCommit != annHead || pr.Mergeable != string(forge.MergeConflict) {
+		t.Fatalf("bob's pull request = %+v, want it to conflict in README.md with base %s, as the forge says", pr, annHead)
 	}
 	evs := runnertest.Events(t, b.svc, bobTask.ID, "published")
 	if len(evs) != 1 || !strings.Contains(string(evs[0].Payload), `"conflicts":["README.md"]`) {
@@ -134,12 +137,28 @@ func TestContinueRebasesAConflictingPR(t *testing.T) {
 			}
 		}
 	}
-	if len(done.Result.PR.Conflicts) != 0 || done.Result.PR.Number != pr.Number {
+	if len(done.Result.PR.Conflicts) != 0 || done.Result.PR.Number != pr.Number || done.Result.PR.Mergeable != string(forge.MergeClean) {
 		t.Fatalf("after the rebase: pr %+v, want the same pull request #%d without conflicts", done.Result.PR, pr.Number)
 	}
 	newHead := b.git.Ref(t, "refs/heads/reasonix/"+bobTask.ID)
 	if newHead == "" || newHead == oldHead {
 		t.Fatalf("bob's branch on the forge = %s, was %s: not replaced", newHead, oldHead)
+	}
+	// The diff stat is what the pull request shows, against the new base:
+	// Bob's README.md, not the NOTES.md the merge of Ann's work brought.
+	stat := exec.Command("git", "-C", b.git.Dir, "diff", "--stat", "--no-color", annHead+"..."+newHead)
+	stat.Env = forgetest.GitEnv(t.TempDir())
+	want, err := stat.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := done.Result.DiffStat; got != strings.TrimRight(string(want), "\n") || strings.Contains(got, "NOTES.md") || !strings.Contains(got, "README.md") {
+		t.Errorf("diff stat after the merge continuation = %q, want the pull request's %q", got, want)
+	}
+	if reports := runnertest.Events(t, b.svc, bobTask.ID, "final_report"); len(reports) == 0 {
+		t.Error("no final report")
+	} else if last := string(reports[len(reports)-1].Payload); strings.Contains(last, "NOTES.md") {
+		t.Errorf("the last final report counts the merged base's files: %s", last)
 	}
 	// The new head holds the merged base and the old head, with the
 	// resolved file.

@@ -156,6 +156,9 @@ type PullRequest struct {
 	// (BaseCommit) when it was published; continuing the task rebases it.
 	Conflicts  []string `json:"conflicts,omitempty"`
 	BaseCommit string   `json:"base_commit,omitempty"`
+	// Mergeable is the forge's own verdict when it was published: clean,
+	// conflict or unknown.
+	Mergeable string `json:"mergeable,omitempty"`
 }
 
 // CI is the CI a task waits for or ended on: State is waiting, fixing,

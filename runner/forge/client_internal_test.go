@@ -80,3 +80,28 @@ func TestTailStringStartsOnACharacter(t *testing.T) {
 		t.Errorf("a huge bound kept %d bytes, want MaxLogBytes", n)
 	}
 }
+
+// GitLab's merge statuses, new and old: only a conflict counts against a
+// request, and what GitLab is still computing is unknown.
+func TestGitLabMergeable(t *testing.T) {
+	for _, c := range []struct {
+		m    glMR
+		want Mergeable
+	}{
+		{glMR{DetailedMergeStatus: "mergeable", MergeStatus: "can_be_merged"}, MergeClean},
+		{glMR{DetailedMergeStatus: "conflict", MergeStatus: "cannot_be_merged", HasConflicts: true}, MergeConflict},
+		{glMR{DetailedMergeStatus: "checking", MergeStatus: "checking"}, MergeUnknown},
+		{glMR{DetailedMergeStatus: "unchecked", MergeStatus: "unchecked"}, MergeUnknown},
+		{glMR{DetailedMergeStatus: "ci_must_pass", MergeStatus: "can_be_merged"}, MergeClean},
+		{glMR{DetailedMergeStatus: "not_approved"}, MergeClean},
+		{glMR{DetailedMergeStatus: "broken_status", HasConflicts: true}, MergeConflict},
+		{glMR{MergeStatus: "can_be_merged"}, MergeClean}, // before 15.6
+		{glMR{MergeStatus: "cannot_be_merged"}, MergeConflict},
+		{glMR{MergeStatus: "cannot_be_merged_recheck"}, MergeUnknown},
+		{glMR{}, MergeUnknown},
+	} {
+		if got := c.m.mergeable(); got != c.want {
+			t.Errorf("%+v: mergeable = %q, want %q", c.m, got, c.want)
+		}
+	}
+}

@@ -29,6 +29,12 @@ type Forge interface {
 	// opened but a follow-up step failed (labels on GitHub), the
 	// PullRequest is returned together with the error.
 	OpenPR(ctx context.Context, pr PR) (PullRequest, error)
+	// GetPR reads pull request number, with Mergeable filled in: the
+	// forge's own word on whether it merges into its base. The forge
+	// computes that in the background after the head or the base moved,
+	// so the first reads may say MergeUnknown; ask again a little later
+	// (a read also starts the computation).
+	GetPR(ctx context.Context, number int) (PullRequest, error)
 	// Checks returns the combined CI state of commit sha.
 	Checks(ctx context.Context, sha string) (CI, error)
 	// Logs returns at most max bytes (DefaultLogBytes when max <= 0, at
@@ -203,7 +209,25 @@ type PullRequest struct {
 	Head   string
 	Base   string
 	SHA    string // the head commit, when the forge says
+	// Mergeable is what the forge says of merging the request into its
+	// base; only GetPR reads it ("" from the other methods).
+	Mergeable Mergeable
 }
+
+// Mergeable is a forge's verdict on merging a pull request into its base:
+// GitHub's mergeable, GitLab's detailed_merge_status (merge_status on
+// older servers).
+type Mergeable string
+
+// The verdicts. Only conflicts count against a request: one that merges
+// cleanly but waits for a review or for CI is MergeClean.
+const (
+	// MergeUnknown: the forge has not computed it yet (GitHub's null,
+	// GitLab's "checking"), or says nothing of it.
+	MergeUnknown  Mergeable = "unknown"
+	MergeClean    Mergeable = "clean"    // merges without conflicts
+	MergeConflict Mergeable = "conflict" // conflicts with its base
+)
 
 // PRState is a pull request's lifecycle state.
 type PRState string

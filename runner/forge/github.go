@@ -76,6 +76,9 @@ type ghPull struct {
 	Base struct {
 		Ref string `json:"ref"`
 	} `json:"base"`
+	// Mergeable is only in the answer for one pull request: null until
+	// GitHub has computed it in the background.
+	Mergeable *bool `json:"mergeable"`
 }
 
 func (p ghPull) pullRequest() PullRequest {
@@ -88,6 +91,29 @@ func (p ghPull) pullRequest() PullRequest {
 		pr.State = PRMerged
 	}
 	return pr
+}
+
+func (g *gitHub) GetPR(ctx context.Context, number int) (PullRequest, error) {
+	if number <= 0 {
+		return PullRequest{}, errors.New("forge: github: read pull request: no number")
+	}
+	var p ghPull
+	path := g.repoPath() + "/pulls/" + strconv.Itoa(number)
+	if err := g.c.do(ctx, "read pull request #"+strconv.Itoa(number), http.MethodGet, path, nil, nil, &p); err != nil {
+		return PullRequest{}, err
+	}
+	pr := p.pullRequest()
+	// mergeable false is a conflict with the base (mergeable_state
+	// "dirty"); a request blocked by reviews or checks is still mergeable.
+	switch {
+	case p.Mergeable == nil:
+		pr.Mergeable = MergeUnknown
+	case *p.Mergeable:
+		pr.Mergeable = MergeClean
+	default:
+		pr.Mergeable = MergeConflict
+	}
+	return pr, nil
 }
 
 func (g *gitHub) FindPR(ctx context.Context, head string) (PullRequest, bool, error) {

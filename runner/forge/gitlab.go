@@ -87,6 +87,34 @@ type glMR struct {
 	SourceBranch string `json:"source_branch"`
 	TargetBranch string `json:"target_branch"`
 	SHA          string `json:"sha"`
+	// What GitLab knows of merging it, computed in the background.
+	MergeStatus         string `json:"merge_status"`          // deprecated, what older servers send
+	DetailedMergeStatus string `json:"detailed_merge_status"` // 15.6 and later
+	HasConflicts        bool   `json:"has_conflicts"`
+}
+
+// mergeable reads GitLab's merge status: only a conflict with the target
+// counts against the request; what else blocks a merge (approvals, a
+// pipeline, a draft) leaves it clean.
+func (m glMR) mergeable() Mergeable {
+	switch m.DetailedMergeStatus {
+	case "unchecked", "checking", "preparing", "approvals_syncing":
+		return MergeUnknown
+	case "conflict":
+		return MergeConflict
+	case "":
+		switch m.MergeStatus {
+		case "can_be_merged":
+			return MergeClean
+		case "cannot_be_merged":
+			return MergeConflict
+		}
+		return MergeUnknown // unchecked, checking, cannot_be_merged_recheck, or nothing
+	}
+	if m.HasConflicts {
+		return MergeConflict
+	}
+	return MergeClean
 }
 
 func (m glMR) pullRequest() PullRequest {
@@ -99,6 +127,23 @@ func (m glMR) pullRequest() PullRequest {
 		pr.State = PRMerged
 	}
 	return pr
+}
+
+func (g *gitLab) GetPR(ctx context.Context, number int) (PullRequest, error) {
+	if number <= 0 {
+		return PullRequest{}, errors.New("forge: gitlab: read merge request: no number")
+	}
+	var m glMR
+	path := g.projectPath() + "/merge_requests/" + strconv.Itoa(number)
+	// The recheck asks GitLab to compute a merge status it has not (it
+	// does not on its own for a request nobody looks at).
+	q := url.Values{"with_merge_status_recheck": {"true"}}
+	if err := g.c.do(ctx, "read merge request !"+strconv.Itoa(number), http.MethodGet, path, q, nil, &m); err != nil {
+		return PullRequest{}, err
+	}
+	pr := m.pullRequest()
+	pr.Mergeable = m.mergeable()
+	return pr, nil
 }
 
 func (g *gitLab) FindPR(ctx context.Context, head string) (PullRequest, bool, error) {

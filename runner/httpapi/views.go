@@ -33,7 +33,7 @@ func viewResult(r *store.Result) *apitype.Result {
 		Tokens: apitype.Usage(r.Tokens), Cost: r.Cost, CostComplete: r.CostComplete, UnpricedTokens: r.UnpricedTokens,
 		DurationMS: r.DurationMS, Error: r.Error, Reason: r.Reason, Publish: r.Publish, PublishError: r.PublishError}
 	if r.PR != nil {
-		v.PR = &apitype.PullRequest{URL: r.PR.URL, Number: r.PR.Number, State: r.PR.State, Conflicts: r.PR.Conflicts, BaseCommit: r.PR.BaseCommit}
+		v.PR = &apitype.PullRequest{URL: r.PR.URL, Number: r.PR.Number, State: r.PR.State, Conflicts: r.PR.Conflicts, BaseCommit: r.PR.BaseCommit, Mergeable: r.PR.Mergeable}
 		if ci := r.PR.CI; ci != nil {
 			v.PR.CI = &apitype.CI{State: ci.State, Commit: ci.Commit, Fixes: ci.Fixes, Since: ci.Since}
 			for _, c := range ci.Checks {

@@ -134,11 +134,15 @@ func (w *taskWorker) Work(ctx context.Context, job *river.Job[TaskArgs]) error {
 	}()
 	// A wake that arrives from here on is seen by this run (it reads fresh
 	// state); one that arrived earlier is consumed by starting the run.
+	w.q.s.parked.Delete(job.Args.TaskID) // a job of the task runs: none is parked
 	task, err := w.q.s.clearWake(ctx, job.Args.TaskID)
 	if err != nil {
 		return err
 	}
 	err = w.q.handler.RunTask(ctx, Job{ID: job.ID, TaskID: job.Args.TaskID, Attempt: job.Attempt, Task: task})
+	if snoozed(err) {
+		w.q.s.park(ctx, job.Args.TaskID, job.ID) // see park.go
+	}
 	select { // see Queue.sweep
 	case w.q.freed <- struct{}{}:
 	default:
@@ -448,9 +452,11 @@ func (s *Store) nextJobDue(ctx context.Context) (due time.Duration, ok bool, err
 //
 // A wake is left pending only when it raced with a running job, which
 // frees a worker when it snoozes: a decision or a CI delivery right after
-// the task parked. River records the snooze up to one completer flush after
-// the job returns and then reports it (snoozed); the wake of that task is
-// retried at once, so it costs that flush, not a sweep. The sweeps are the
+// the task parked. In this process such a wake supersedes the parked job
+// at once (park.go); from another process it waits for River to record
+// the snooze (up to one completer flush after the job returns) and report
+// it (snoozed), and the wake of that task is retried at once, so it costs
+// that flush, not a sweep. The sweeps are the
 // fallback: every WakeInterval after a worker freed, until no wake is
 // pending and wakeGrace sweeps have passed; an idle queue sweeps every
 // wakeIdle intervals, for a wake whose job ran on a node that died.
@@ -509,7 +515,9 @@ const (
 // Wake makes the task's snoozed job runnable now, from any node: it is what
 // a decided approval or a steering reply calls. A wake that races with the
 // job still running (about to snooze) is remembered and retried by every
-// running Queue's sweeper, so it is never lost. Waking a task in a terminal
+// running Queue's sweeper, so it is never lost; one that finds the job
+// snoozed by this process but not yet recorded by River gives the task a
+// new job at once (park.go). Waking a task in a terminal
 // state does nothing; an unknown task is an error wrapping ErrNotFound.
 func (s *Store) Wake(ctx context.Context, taskID string) error {
 	var jobID int64
@@ -523,6 +531,9 @@ func (s *Store) Wake(ctx context.Context, taskID string) error {
 	}
 	if State(state).Terminal() {
 		return nil
+	}
+	if ok, err := s.wakeParked(ctx, taskID, jobID); ok || err != nil {
+		return err
 	}
 	return s.retryJob(ctx, jobID)
 }
@@ -610,8 +621,11 @@ func (s *Store) retryWakeOf(ctx context.Context, job *rivertype.JobRow) error {
 	if job == nil || json.Unmarshal(job.EncodedArgs, &args) != nil || args.TaskID == "" {
 		return nil // not a task job
 	}
+	s.unpark(args.TaskID, job.ID) // River holds it as parked now: a retry wakes it
 	var pending int
-	err := s.db.queryRow(ctx, "SELECT wake_pending FROM tasks WHERE id = ?", args.TaskID).Scan(&pending)
+	// A job superseded meanwhile (park.go) is no longer the task's: not
+	// worth running just to find that out.
+	err := s.db.queryRow(ctx, "SELECT wake_pending FROM tasks WHERE id = ? AND job_id = ?", args.TaskID, job.ID).Scan(&pending)
 	if isNoRows(err) || (err == nil && pending == 0) {
 		return nil
 	}

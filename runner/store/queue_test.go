@@ -29,8 +29,8 @@ func TestQueueSnoozeWake(t *testing.T) {
 }
 
 // TestQueueWakeWhileRunning: a wake that lands while the job is still running
-// (so River cannot retry it yet) is not lost: it is retried as soon as River
-// reports the snooze recorded. The sweep interval is an hour here, so the
+// (so River cannot retry it yet) is not lost: the task runs again as the
+// job snoozes (TestWakeWhileRunningRunsANewJobAtOnce says how). The sweep interval is an hour here, so the
 // sweeper, the fallback, cannot be what runs it.
 func TestQueueWakeWhileRunning(t *testing.T) {
 	for name, open := range storetest.Openers {

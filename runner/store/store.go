@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +78,9 @@ type Store struct {
 	// deadlines signals an approval expirer that this process stored an
 	// approval with a deadline (ApprovalDeadlines).
 	deadlines signals
+	// parked holds, per task id, the job (int64) whose handler returned a
+	// snooze in this process that River has not recorded yet (park.go).
+	parked sync.Map
 }
 
 // dialect selects the few SQL texts that differ between the databases.

@@ -129,6 +129,11 @@ type PullRequest struct {
 	// time; none when it merges cleanly. Continuing the task rebases it.
 	Conflicts  []string `json:"conflicts,omitempty"`
 	BaseCommit string   `json:"base_commit,omitempty"`
+	// Mergeable is the forge's own verdict on merging the request into
+	// its base when it was published: clean, conflict, or unknown (not
+	// computed in time); empty when the forge was not asked. A conflict
+	// it reports counts even where Conflicts names no file.
+	Mergeable string `json:"mergeable,omitempty"`
 }
 
 // CI is what a task that waits for CI ([workspaces.publish] wait_ci)

@@ -25,6 +25,7 @@ func (s *Server) gitHubRoutes(mux *http.ServeMux, p string) {
 	repo := p + "/repos/{owner}/{repo}"
 	mux.HandleFunc("GET "+repo, s.ghProject(s.ghRepo))
 	mux.HandleFunc("GET "+repo+"/pulls", s.ghProject(s.ghListPulls))
+	mux.HandleFunc("GET "+repo+"/pulls/{number}", s.ghProject(s.ghGetPull))
 	mux.HandleFunc("POST "+repo+"/pulls", s.ghProject(s.ghWrite(s.ghCreatePull)))
 	mux.HandleFunc("POST "+repo+"/issues/{number}/labels", s.ghProject(s.ghWrite(s.ghAddLabels)))
 	mux.HandleFunc("POST "+repo+"/issues/{number}/comments", s.ghProject(s.ghComment))
@@ -101,6 +102,29 @@ func (s *Server) ghPull(p *PullRequest) map[string]any {
 		"base":     map[string]any{"ref": p.Base},
 		"user":     map[string]any{"login": s.opts.User},
 	}
+}
+
+// ghGetPull answers for one pull request, with the mergeability only
+// this answer carries: mergeable null while GitHub computes it.
+func (s *Server) ghGetPull(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("number"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < 1 || n > len(s.prs) {
+		s.errorJSON(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	p := s.prs[n-1]
+	out := s.ghPull(p)
+	switch s.mergeable(p) {
+	case forge.MergeClean:
+		out["mergeable"], out["mergeable_state"] = true, "clean"
+	case forge.MergeConflict:
+		out["mergeable"], out["mergeable_state"] = false, "dirty"
+	default:
+		out["mergeable"], out["mergeable_state"] = nil, "unknown"
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) ghListPulls(w http.ResponseWriter, r *http.Request) {

@@ -27,6 +27,7 @@ func (s *Server) gitLabRoutes(mux *http.ServeMux, p string) {
 	proj := p + "/projects/{id}"
 	mux.HandleFunc("GET "+proj, s.glProject(s.glGetProject))
 	mux.HandleFunc("GET "+proj+"/merge_requests", s.glProject(s.glListMRs))
+	mux.HandleFunc("GET "+proj+"/merge_requests/{iid}", s.glProject(s.glGetMR))
 	mux.HandleFunc("POST "+proj+"/merge_requests", s.glProject(s.glWrite(s.glCreateMR)))
 	mux.HandleFunc("POST "+proj+"/merge_requests/{iid}/notes", s.glProject(s.glNote(false)))
 	mux.HandleFunc("POST "+proj+"/issues/{iid}/notes", s.glProject(s.glNote(true)))
@@ -92,6 +93,29 @@ func (s *Server) glMR(p *PullRequest) map[string]any {
 		"labels": append([]string{}, p.Labels...), "author": map[string]any{"username": s.opts.User},
 		"web_url": s.webURL("/-/merge_requests/" + strconv.Itoa(p.Number)),
 	}
+}
+
+// glGetMR answers for one merge request with its merge status, which
+// GitLab computes in the background ("checking" meanwhile).
+func (s *Server) glGetMR(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("iid"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < 1 || n > len(s.prs) {
+		s.errorJSON(w, http.StatusNotFound, "404 Not found")
+		return
+	}
+	p := s.prs[n-1]
+	out := s.glMR(p)
+	switch s.mergeable(p) {
+	case forge.MergeClean:
+		out["merge_status"], out["detailed_merge_status"], out["has_conflicts"] = "can_be_merged", "mergeable", false
+	case forge.MergeConflict:
+		out["merge_status"], out["detailed_merge_status"], out["has_conflicts"] = "cannot_be_merged", "conflict", true
+	default:
+		out["merge_status"], out["detailed_merge_status"], out["has_conflicts"] = "checking", "checking", false
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) glListMRs(w http.ResponseWriter, r *http.Request) {

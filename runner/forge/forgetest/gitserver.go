@@ -3,6 +3,7 @@ package forgetest
 import (
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"reasonix/runner/forge"
 )
 
 // GitServer is a real git server for pushes and fetches over smart HTTP:
@@ -130,6 +133,25 @@ func (g *GitServer) ref(ref string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// mergeable is git's verdict on merging head into base in the served
+// repository, as a forge computes it (merge-tree writes only objects).
+func (g *GitServer) mergeable(base, head string) forge.Mergeable {
+	if base == "" || head == "" {
+		return forge.MergeUnknown
+	}
+	cmd := exec.Command("git", "-C", g.Dir, "merge-tree", "--write-tree", "--no-messages", base, head)
+	cmd.Env = GitEnv(g.home)
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return forge.MergeClean
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		return forge.MergeConflict
+	}
+	return forge.MergeUnknown
 }
 
 // GitEnv is an environment for running git in tests: the caller's PATH,

@@ -37,6 +37,11 @@ type Options struct {
 	// PageSize caps per_page of list answers; 100 (the real maximum).
 	// A test sets it low to make the client follow pages.
 	PageSize int
+	// MergeableAfter is how many reads of one pull request (GET of that
+	// request) answer that its mergeability is not known yet after its
+	// head or base moved, as the forges compute it in the background:
+	// 1 when zero, none when negative.
+	MergeableAfter int
 }
 
 // PullRequest is a pull (merge) request the server holds.
@@ -50,6 +55,14 @@ type PullRequest struct {
 	Draft  bool
 	Labels []string
 	State  forge.PRState
+	// Mergeable, when set (SetMergeable), is the forge's verdict on
+	// merging the request whatever its commits; empty: computed by git
+	// from the linked git server's head and base branches (clean without
+	// one), once MergeableAfter reads have passed.
+	Mergeable forge.Mergeable
+
+	mergeKey   string // the head and base commits the reads below counted for
+	mergeReads int
 }
 
 // Check is a CI check a test puts on a commit.
@@ -241,6 +254,43 @@ func (s *Server) SetPRState(n int, state forge.PRState) {
 	if n >= 1 && n <= len(s.prs) {
 		s.prs[n-1].State = state
 	}
+}
+
+// SetMergeable fixes what the forge says of merging pull request n
+// (forge.MergeUnknown: it never finishes computing); "" computes it again.
+func (s *Server) SetMergeable(n int, m forge.Mergeable) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n >= 1 && n <= len(s.prs) {
+		s.prs[n-1].Mergeable = m
+	}
+}
+
+// mergeable is the verdict one read of p gets: unknown for the first
+// MergeableAfter reads after its head or base moved, then the set one or
+// git's. The caller holds s.mu.
+func (s *Server) mergeable(p *PullRequest) forge.Mergeable {
+	head, base := s.liveSHA(p), ""
+	if s.git != nil {
+		base = s.git.ref("refs/heads/" + p.Base)
+	}
+	if key := head + ".." + base; key != p.mergeKey {
+		p.mergeKey, p.mergeReads = key, 0
+	}
+	p.mergeReads++
+	after := s.opts.MergeableAfter
+	if after == 0 {
+		after = 1
+	}
+	switch {
+	case p.mergeReads <= after:
+		return forge.MergeUnknown
+	case p.Mergeable != "":
+		return p.Mergeable
+	case s.git == nil:
+		return forge.MergeClean
+	}
+	return s.git.mergeable(base, head)
 }
 
 // UseGit links the forge to the repository g serves, as a real forge's

@@ -92,7 +92,18 @@ type Config struct {
 	// (lease included). For tests.
 	Hook   func(Point) error
 	Logger *slog.Logger
+	// MergeWait bounds how long Drive and Rebase ask the forge again
+	// whether an open pull request merges into its base while the forge
+	// is still computing it (see forge.GetPR); DefaultMergeWait when
+	// zero, not asked at all when negative.
+	MergeWait time.Duration
 }
+
+// DefaultMergeWait is Config.MergeWait's default: GitHub and GitLab
+// usually compute a new request's mergeability within a second or two;
+// past that, git's own check (CheckBase) decides, and a continuation asks
+// the forge again.
+const DefaultMergeWait = 2 * time.Second
 
 // Publisher drives publish records. It is safe for concurrent use.
 type Publisher struct {
@@ -109,6 +120,7 @@ func New(cfg Config) (*Publisher, error) {
 		return nil, errors.New("publish: no owner")
 	}
 	cfg.Lease = cmp.Or(cfg.Lease, DefaultLease)
+	cfg.MergeWait = cmp.Or(cfg.MergeWait, DefaultMergeWait)
 	cfg.Git = cmp.Or(cfg.Git, "git")
 	return &Publisher{cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default())}, nil
 }
@@ -151,7 +163,8 @@ type Outcome struct {
 	// the branch is pushed and no pull request was opened.
 	Declined bool
 	// Conflict is what checking the commit against the base on the forge
-	// found (CheckBase); nil when it was not checked.
+	// found (CheckBase, and the forge's own mergeability of an open pull
+	// request); nil when neither could be checked.
 	Conflict *Conflict
 }
 
@@ -224,6 +237,10 @@ func (p *Publisher) Drive(ctx context.Context, taskID string, t Target) (Outcome
 		}()
 	}
 	pr, err := p.pullRequest(ctx, t, rec)
+	verdict := forge.Mergeable("")
+	if err == nil && pr.State == forge.PROpen {
+		verdict = p.forgeMergeable(ctx, t, pr.Number) // beside git's check, still running
+	}
 	var checked *Conflict
 	if conflict != nil {
 		checked = <-conflict
@@ -237,7 +254,7 @@ func (p *Publisher) Drive(ctx context.Context, taskID string, t Target) (Outcome
 	rec.State, rec.PRNumber, rec.PRURL, rec.PRState, rec.Error = store.PublishDone, pr.Number, pr.URL, string(pr.State), ""
 	out := Outcome{Record: rec, PR: &pr}
 	if pr.State == forge.PROpen {
-		out.Conflict = checked
+		out.Conflict = withVerdict(checked, verdict)
 	}
 	return out, p.done(ctx, rec, t, &pr, out.Conflict)
 }
@@ -282,7 +299,7 @@ func (p *Publisher) done(ctx context.Context, rec store.PublishRecord, t Target,
 	if res.PR != nil {
 		payload["pr"] = res.PR
 	}
-	if c != nil && len(c.Files) > 0 {
+	if c != nil && c.Conflicting() {
 		payload["conflicts"], payload["base_commit"] = c.Files, c.Base
 	}
 	ev, err := p.event(t, payload)
@@ -298,14 +315,24 @@ func (p *Publisher) done(ctx context.Context, rec store.PublishRecord, t Target,
 	return p.cfg.Outbox.AdvancePublish(ctx, rec, p.cfg.Owner, patch, ev)
 }
 
-// FillConflict records in res.PR what checking against the base found:
-// the conflicting files and the base's commit, or none once it merges.
+// FillConflict records in res what checking against the base found: in
+// res.PR the forge's verdict, and the conflicting files and the base's
+// commit while the request conflicts (none once it merges); in
+// res.DiffStat the diff the pull request shows, against the base it
+// merges into.
 func FillConflict(res *store.Result, c *Conflict) {
-	if res.PR == nil || c == nil {
+	if c == nil {
 		return
 	}
+	if c.DiffStat != "" {
+		res.DiffStat = c.DiffStat
+	}
+	if res.PR == nil {
+		return
+	}
+	res.PR.Mergeable = string(c.Forge)
 	res.PR.Conflicts, res.PR.BaseCommit = nil, ""
-	if len(c.Files) > 0 {
+	if c.Conflicting() {
 		res.PR.Conflicts, res.PR.BaseCommit = c.Files, c.Base
 	}
 }

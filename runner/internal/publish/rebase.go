@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 
+	"reasonix/runner/forge"
 	"reasonix/runner/store"
 )
 
@@ -32,10 +34,79 @@ func upstreamRef(taskID string) string { return "refs/reasonix/upstream/" + task
 func leaseRef(taskID string) string { return "refs/reasonix/lease/" + taskID }
 
 // Conflict is what the check found: the base's commit on the forge and the
-// files the task's commit conflicts with it in (none: it merges cleanly).
+// files the task's commit conflicts with it in (none: it merges cleanly),
+// and what the forge itself says.
 type Conflict struct {
 	Base  string
 	Files []string
+	// Forge is the forge's own verdict on merging the pull request
+	// (forge.GetPR): "" when it was not asked, forge.MergeUnknown when it
+	// had not computed one in time (Config.MergeWait).
+	Forge forge.Mergeable
+	// DiffStat is `git diff --stat` of the commit against where it
+	// branched from Base: what the pull request shows, also after the
+	// task merged a moved base. "" when it could not be computed.
+	DiffStat string
+}
+
+// Conflicting reports whether the pull request conflicts with its base:
+// the forge's word when it has one, git's otherwise. The forge decides
+// because the pull request is what it shows; git here may have seen the
+// base a moment earlier or later, or not at all.
+func (c *Conflict) Conflicting() bool {
+	switch c.Forge {
+	case forge.MergeConflict:
+		return true
+	case forge.MergeClean:
+		return false
+	}
+	return len(c.Files) > 0
+}
+
+// withVerdict joins git's check (nil: it could not run) and the forge's
+// verdict; nil when neither knows anything.
+func withVerdict(checked *Conflict, verdict forge.Mergeable) *Conflict {
+	if checked == nil {
+		if verdict == "" || verdict == forge.MergeUnknown {
+			return nil
+		}
+		checked = &Conflict{}
+	}
+	checked.Forge = verdict
+	return checked
+}
+
+// forgeMergeable asks the forge whether pull request n merges into its
+// base, again while the forge is still computing it, for at most
+// Config.MergeWait; MergeUnknown when it had no answer by then, "" when
+// it was not asked.
+func (p *Publisher) forgeMergeable(ctx context.Context, t Target, n int) forge.Mergeable {
+	if t.Forge == nil || n <= 0 || p.cfg.MergeWait < 0 {
+		return ""
+	}
+	deadline := time.Now().Add(p.cfg.MergeWait)
+	wait := 100 * time.Millisecond
+	for {
+		pr, err := t.Forge.GetPR(ctx, n)
+		if err != nil {
+			p.log.Warn("publish: asking the forge whether the pull request merges", "pr", n, "err", scrub(err.Error(), t.Token))
+			return forge.MergeUnknown
+		}
+		if pr.Mergeable != forge.MergeUnknown && pr.Mergeable != "" {
+			return pr.Mergeable
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return forge.MergeUnknown
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return forge.MergeUnknown
+		case <-timer.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // maxConflictFiles bounds the files a Conflict names.
@@ -51,14 +122,14 @@ func (p *Publisher) CheckBase(ctx context.Context, t Target, taskID, commit stri
 	// what the task's commit is built on.
 	if head, err := p.remoteHead(ctx, t, t.Base); err == nil && head != "" {
 		if _, err := p.local(ctx, t, "merge-base", "--is-ancestor", head, commit); err == nil {
-			return Conflict{Base: head}, nil
+			return Conflict{Base: head, DiffStat: p.diffStat(ctx, t, head, commit)}, nil
 		}
 	}
 	base, err := p.fetchBase(ctx, t, taskID)
 	if err != nil {
 		return Conflict{}, err
 	}
-	c := Conflict{Base: base}
+	c := Conflict{Base: base, DiffStat: p.diffStat(ctx, t, base, commit)}
 	if _, err := p.local(ctx, t, "merge-base", "--is-ancestor", base, commit); err == nil {
 		return c, nil // the task's commit is built on the base: nothing to merge
 	}
@@ -83,15 +154,35 @@ func (p *Publisher) CheckBase(ctx context.Context, t Target, taskID, commit stri
 	return Conflict{}, fmt.Errorf("publish: merge %s into the base: %w: %s", commit, err, out)
 }
 
+// diffStat is the diff stat the pull request of commit into base shows:
+// commit against where it branched from base (three dots), so a branch
+// that merged a moved base counts only its own changes. The format is the
+// workspace's (workspace.Result.DiffStat); "" when git fails.
+func (p *Publisher) diffStat(ctx context.Context, t Target, base, commit string) string {
+	cmd := exec.CommandContext(ctx, p.cfg.Git, append(append([]string{"-C", t.GitDir}, noExec...),
+		"diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv", base+"..."+commit)...)
+	cmd.Env = gitEnv(environ())
+	out, err := cmd.Output()
+	if err != nil {
+		p.log.Warn("publish: the diff stat against the base", "err", err)
+		return ""
+	}
+	return strings.TrimRight(string(out), "\n")
+}
+
 // Rebase readies a continued task to rebase onto its moved base: the base
 // is fetched again (it may have moved further) and the commit now on the
 // forge's task branch, rec.Commit, is remembered as the lease of the next
-// push, which may then replace it. It returns the base's commit and the
-// files that still conflict.
+// push, which may then replace it. It returns the base's commit, the files
+// that still conflict and, when the record names a pull request, the
+// forge's verdict on it (Conflicting decides).
 func (p *Publisher) Rebase(ctx context.Context, t Target, rec store.PublishRecord) (Conflict, error) {
 	c, err := p.CheckBase(ctx, t, rec.TaskID, rec.Commit)
 	if err != nil {
 		return Conflict{}, err
+	}
+	if rec.PRNumber > 0 {
+		c.Forge = p.forgeMergeable(ctx, t, rec.PRNumber)
 	}
 	if _, err := p.local(ctx, t, "update-ref", leaseRef(rec.TaskID), rec.Commit); err != nil {
 		return Conflict{}, fmt.Errorf("publish: remember the lease of %s: %w", rec.TaskID, err)
