@@ -299,7 +299,7 @@ func (s *Service) startMaintenance(ctx context.Context) {
 			Interval: s.cfg.SweepInterval, Every: s.cfg.StaleAfter / 4, Now: s.now,
 			Running:  s.st.RunningTasks,
 			Dead:     func(t store.RunningTask) bool { return s.life.hand.Stale(t) && s.runFor(t.ID) == nil },
-			TakeOver: s.takeOverStale, Log: s.log,
+			TakeOver: s.takeOverStale, Parked: s.life.hand.RecoverDeadNodesParked, Log: s.log,
 		}),
 	}
 	if s.pub != nil {

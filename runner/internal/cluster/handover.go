@@ -49,6 +49,7 @@ type HandOverStore interface {
 	ListTasks(ctx context.Context, f store.TaskFilter) (store.TaskPage, error)
 	JobRunning(ctx context.Context, id string) (bool, error)
 	RenewJob(ctx context.Context, id string, state store.State) error
+	Nodes(ctx context.Context) ([]store.Node, error)
 	JournalReader
 }
 
@@ -155,18 +156,41 @@ func (h *HandOver) Recover(ctx context.Context) error {
 		KillOrphans(ctx, h.cfg.Store, t.ID, h.cfg.Log)
 		h.cfg.Interrupt(ctx, t.ID, "the service stopped while this task ran")
 	}
-	return h.recoverParked(ctx)
+	return h.recoverParked(ctx, func(owner string) bool { return owner == h.cfg.Node })
 }
 
-// recoverParked gives a job back to the tasks this node parked whose job
-// the process died in: one parked on an approval whose job never recorded
+// RecoverDeadNodesParked does for the parked tasks of nodes that died
+// what Recover does at start for this node's own (recoverParked): a node
+// killed in a CI read or before its snooze was recorded may never start
+// again, and nothing else would reach the task until River's rescuer, an
+// hour later. A node is dead when it is not stopped and its heartbeat is
+// older than StaleAfter. Only the node list is read while every node lives.
+func (h *HandOver) RecoverDeadNodesParked(ctx context.Context) error {
+	nodes, err := h.cfg.Store.Nodes(ctx)
+	if err != nil {
+		return fmt.Errorf("runner: dead nodes' parked tasks: %w", err)
+	}
+	dead := map[string]bool{}
+	for _, n := range nodes {
+		if n.ID != h.cfg.Node && n.State != store.NodeStopped && h.cfg.Now().Sub(n.HeartbeatAt) > h.cfg.StaleAfter {
+			dead[n.ID] = true
+		}
+	}
+	if len(dead) == 0 {
+		return nil
+	}
+	return h.recoverParked(ctx, func(owner string) bool { return dead[owner] })
+}
+
+// recoverParked gives a job back to the parked tasks of the owners whose
+// process died in their job (this node at start, or a dead node): one parked on an approval whose job never recorded
 // its snooze (the process died between setting the task waiting and
 // returning the snooze), and one waiting for CI whose job died while it
 // asked the forge how CI stood. Either job stays "running" where no wake
 // reaches it until River rescues it an hour later. The approval's task is
 // requeued (its run finds the pending approval and parks again); the CI
 // wait's gets a new job in the same state, which looks at CI again.
-func (h *HandOver) recoverParked(ctx context.Context) error {
+func (h *HandOver) recoverParked(ctx context.Context, owned func(owner string) bool) error {
 	st := h.cfg.Store
 	var waiting []store.Task
 	for cursor := ""; ; {
@@ -181,7 +205,7 @@ func (h *HandOver) recoverParked(ctx context.Context) error {
 		cursor = page.Next
 	}
 	for _, t := range waiting {
-		if t.LeaseOwner != h.cfg.Node {
+		if !owned(t.LeaseOwner) {
 			continue
 		}
 		stuck, err := st.JobRunning(ctx, t.ID)

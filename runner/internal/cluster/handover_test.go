@@ -15,6 +15,13 @@ type fakeTasks struct {
 	tasks    map[string]store.Task
 	running  []store.RunningTask
 	requeued []string
+	// parked tasks (listed by ListTasks) whose job is still running, the
+	// nodes, and the tasks given a new job.
+	parked  []store.Task
+	stuck   map[string]bool
+	nodes   []store.Node
+	renewed []string
+	listed  int // ListTasks calls
 }
 
 func (f *fakeTasks) Task(_ context.Context, id string) (store.Task, error) {
@@ -38,12 +45,18 @@ func (f *fakeTasks) RequeueStale(_ context.Context, id, _ string, _ time.Time, _
 func (f *fakeTasks) RunningTasks(context.Context) ([]store.RunningTask, error) { return f.running, nil }
 
 func (f *fakeTasks) ListTasks(context.Context, store.TaskFilter) (store.TaskPage, error) {
-	return store.TaskPage{}, nil
+	f.listed++
+	return store.TaskPage{Tasks: f.parked}, nil
 }
 
-func (f *fakeTasks) JobRunning(context.Context, string) (bool, error) { return false, nil }
+func (f *fakeTasks) JobRunning(_ context.Context, id string) (bool, error) { return f.stuck[id], nil }
 
-func (f *fakeTasks) RenewJob(context.Context, string, store.State) error { return nil }
+func (f *fakeTasks) RenewJob(_ context.Context, id string, _ store.State) error {
+	f.renewed = append(f.renewed, id)
+	return nil
+}
+
+func (f *fakeTasks) Nodes(context.Context) ([]store.Node, error) { return f.nodes, nil }
 
 func (f *fakeTasks) UnfinishedCalls(context.Context, string) ([]store.JournalEntry, error) {
 	return nil, nil
@@ -129,5 +142,48 @@ func TestRecoverTakesOverOnlyDeadNodesTasks(t *testing.T) {
 	}
 	if _, stale := h.StaleTask(t.Context(), "alive"); stale {
 		t.Error("a live node's task counts as stale")
+	}
+}
+
+// TestDeadNodesParkedTasksGetAJob: a node killed while its task waiting
+// for CI read the checks (or before a parked job's snooze was recorded)
+// leaves the job "running" where no wake reaches it. Another node gives
+// such a task of a dead node a job again — a CI wait a new job in the same
+// state, an approval's task a requeue — and leaves alone a live node's,
+// a cleanly stopped node's, and a dead node's whose job is not stuck.
+func TestDeadNodesParkedTasksGetAJob(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	st := &fakeTasks{
+		nodes: []store.Node{
+			{ID: "n1", HeartbeatAt: now},
+			{ID: "dead", HeartbeatAt: now.Add(-2 * time.Minute)},
+			{ID: "alive", HeartbeatAt: now.Add(-10 * time.Second)},
+			{ID: "stopped", State: store.NodeStopped, HeartbeatAt: now.Add(-time.Hour)},
+		},
+		parked: []store.Task{
+			{ID: "ci", State: store.StateWaitingCI, LeaseOwner: "dead"},
+			{ID: "approval", State: store.StateWaitingApproval, LeaseOwner: "dead"},
+			{ID: "snoozed", State: store.StateWaitingCI, LeaseOwner: "dead"},
+			{ID: "live", State: store.StateWaitingCI, LeaseOwner: "alive"},
+			{ID: "drained", State: store.StateWaitingCI, LeaseOwner: "stopped"},
+		},
+		stuck: map[string]bool{"ci": true, "approval": true, "live": true, "drained": true},
+	}
+	h := NewHandOver(HandOverConfig{Store: st, Node: "n1", StaleAfter: time.Minute, Events: &eventLog{}, Hub: NewHub(),
+		Interrupt: func(context.Context, string, string) {},
+		LostState: func(_ context.Context, _ string, err error) error { return err },
+		Now:       func() time.Time { return now },
+	})
+	if err := h.RecoverDeadNodesParked(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(st.renewed, []string{"ci"}) || !slices.Equal(st.requeued, []string{"approval"}) {
+		t.Fatalf("renewed %v, requeued %v", st.renewed, st.requeued)
+	}
+
+	// With every node alive, only the node list is read.
+	st.nodes, st.listed = []store.Node{st.nodes[0], st.nodes[2], st.nodes[3]}, 0
+	if err := h.RecoverDeadNodesParked(t.Context()); err != nil || st.listed != 0 {
+		t.Fatalf("all alive: %v, %d task listings", err, st.listed)
 	}
 }

@@ -24,7 +24,10 @@ type StaleReclaimerConfig struct {
 	Dead func(t store.RunningTask) bool
 	// TakeOver hands a dead node's task to the queue again.
 	TakeOver func(ctx context.Context, t store.RunningTask) error
-	Log      *slog.Logger
+	// Parked, when set, gives a job back to the parked tasks (waiting for
+	// an approval or CI) whose job died with their node, after each scan.
+	Parked func(ctx context.Context) error
+	Log    *slog.Logger
 }
 
 // StaleReclaimer takes over, on every node, the running tasks whose node
@@ -70,6 +73,11 @@ func (r *StaleReclaimer) scan(ctx context.Context) {
 			if err := r.cfg.TakeOver(ctx, t); err != nil {
 				r.cfg.Log.Warn("runner: stale task sweep", "task", t.ID, "err", err)
 			}
+		}
+	}
+	if r.cfg.Parked != nil {
+		if err := r.cfg.Parked(ctx); err != nil && ctx.Err() == nil {
+			r.cfg.Log.Warn("runner: stale task sweep", "err", err)
 		}
 	}
 }
