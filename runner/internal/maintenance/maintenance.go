@@ -45,31 +45,12 @@ func (l *loop) start(ctx context.Context, interval time.Duration, pass func(cont
 // startAfter is start with the first pass first after starting (0: at
 // once).
 func (l *loop) startAfter(ctx context.Context, first, interval time.Duration, pass func(context.Context)) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.done != nil {
-		return
-	}
-	ctx, l.cancel = context.WithCancel(ctx)
-	l.done = make(chan struct{})
-	go func(done chan struct{}) {
-		defer close(done)
-		t := time.NewTimer(first)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			pass(ctx)
-			t.Reset(interval)
-		}
-	}(l.done)
+	l.startWaiting(ctx, first, func(ctx context.Context) time.Duration { pass(ctx); return interval }, nil, func() {})
 }
 
 // startWaiting runs pass first after starting and then after the wait
-// each pass returns, or earlier when wake receives; done is called as the
+// each pass returns, or earlier when wake receives (a nil wake never
+// does); done is called as the
 // loop ends. Starting a running loop does nothing (done is still called).
 func (l *loop) startWaiting(ctx context.Context, first time.Duration, pass func(context.Context) time.Duration,
 	wake <-chan struct{}, done func()) {
