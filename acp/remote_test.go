@@ -256,7 +256,9 @@ func TestServerRefusedDecisionIsShownAndCancelCancels(t *testing.T) {
 	ed.call("session/load", map[string]any{"sessionId": sub.ID, "mcpServers": []any{}}, nil)
 	p := <-ed.perms
 	p.Reply <- "allow_once"
-	waitFor(t, func() bool { return ed.hasUpdate(sub.ID, "agent_message_chunk", "you asked for this task; another approver must decide") })
+	waitFor(t, func() bool {
+		return ed.hasUpdate(sub.ID, "agent_message_chunk", "you asked for this task; another approver must decide")
+	})
 	list, err := alice.Approvals(t.Context(), apiclient.ApprovalFilter{TaskID: sub.ID})
 	if err != nil || len(list) != 1 || list[0].State != apitype.ApprovalPending {
 		t.Fatalf("after a refused decision: %+v, %v", list, err)
